@@ -77,15 +77,21 @@ class StoragePort(Protocol):
         """Rows with ``start <= key < stop`` (stop None: to the end) in key order.
 
         ``reverse`` walks the same range from the highest key down; ``limit`` stops after that
-        many rows; ``columns`` restricts the columns returned (rows keep only those present).
+        many rows; ``columns`` restricts the columns returned (rows keep only those present;
+        a row holding none of them is skipped, as HBase does, and does not count to ``limit``).
         The iterator may be consumed lazily; it sees a consistent snapshot.
         """
 
     def mutate(self, ops: Sequence[Put | Delete], condition: Condition | None = None) -> bool:
-        """Apply all ``ops`` atomically, if ``condition`` (when given) holds. True if applied."""
+        """Apply all ``ops`` atomically, if ``condition`` (when given) holds. True if applied.
+
+        The ops apply in order, so a later op sees the row an earlier one left; a row left with
+        no columns no longer exists.
+        """
 
     def increment(self, table: str, key: bytes, column: bytes, amount: int = 1) -> int:
-        """Atomically add ``amount`` to the 8-byte big-endian counter in ``column``; the new value."""
+        """Atomically add ``amount`` to the signed 8-byte big-endian counter in ``column``
+        (absent: 0); the new value."""
 
     def close(self) -> None:
         """Release connections and files. The port is unusable afterwards."""

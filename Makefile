@@ -1,0 +1,34 @@
+# Two commands matter: `make run` (serve on 127.0.0.1:9083, embedded store) and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PYTEST_ARGS ?=
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test test-fast lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/metastore-server serve
+
+# The whole suite runs in a private network namespace (loopback only) when this user may create
+# one: the reference Hive Metastore used by the compatibility tests listens on every interface.
+test: $(STAMP)
+	$(BIN)/ruff check .
+	sh tests/run-isolated.sh $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m 'not spark and not compat' $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) var build *.egg-info .pytest_cache .ruff_cache .hypothesis

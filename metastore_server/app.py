@@ -1,0 +1,52 @@
+"""Assemble a running metastore from a config: store, catalog, handler, server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import structlog
+
+from metastore_server import __version__
+from metastore_server.catalog.catalog import Catalog
+from metastore_server.catalog.warehouse import Warehouse, to_uri
+from metastore_server.config import ServerConfig
+from metastore_server.handler import MetastoreHandler
+from metastore_server.server import MetastoreServer
+from metastore_server.store_url import describe, open_store
+
+log = structlog.get_logger(__name__)
+
+
+def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], None]]:
+    """The handler over a freshly opened store, and a function that closes the store."""
+    store = open_store(config.storage)
+    warehouse = Warehouse(config.warehouse)
+    catalog = Catalog(store, warehouse)
+    config_values = {
+        "hive.metastore.warehouse.dir": to_uri(Path(config.warehouse).absolute()),
+        **config.extra_config,
+    }
+    return MetastoreHandler(catalog, config_values), catalog.close
+
+
+def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], None]]:
+    """A started-on-demand server for ``config`` and the function that releases its store."""
+    handler, close = build_handler(config)
+    server = MetastoreServer(
+        handler,
+        config.host,
+        config.port,
+        transport=config.transport,
+        protocol=config.protocol,
+        max_connections=config.max_connections,
+    )
+    log.info(
+        "metastore_starting",
+        version=__version__,
+        storage=describe(config.storage),
+        warehouse=str(Path(config.warehouse).absolute()),
+        transport=config.transport,
+        protocol=config.protocol,
+    )
+    return server, close

@@ -1,0 +1,69 @@
+"""The catalog: the services of each object kind, and the operations that span several."""
+
+from __future__ import annotations
+
+from metastore_server.catalog.context import CatalogContext
+from metastore_server.catalog.databases import DEFAULT_DATABASE, Databases
+from metastore_server.catalog.functions import Functions
+from metastore_server.catalog.partitions import Partitions
+from metastore_server.catalog.tables import VIRTUAL_VIEW, Tables
+from metastore_server.catalog.warehouse import Warehouse
+from metastore_server.thrift_api import hms
+from storage import layout
+from storage.port import StoragePort
+
+
+class Catalog:
+    """Databases, tables, partitions and functions of one store, with HMS semantics."""
+
+    def __init__(self, store: StoragePort, warehouse: Warehouse) -> None:
+        store.ensure_tables(layout.TABLE_SPECS)
+        self.ctx = CatalogContext(store=store, warehouse=warehouse)
+        self.databases = Databases(self.ctx)
+        self.tables = Tables(self.ctx, self.databases)
+        self.partitions = Partitions(self.ctx, self.tables)
+        self.functions = Functions(self.ctx, self.databases)
+        self.databases.ensure_default()
+
+    def drop_table(self, db: str, name: str, delete_data: bool) -> None:
+        """Drop a table and its partitions; managed data is deleted when asked."""
+        with self.ctx.write_lock:
+            ref = self.tables.get(db, name)
+            delete_files = delete_data and not ref.is_external
+            self.tables.delete_row(ref)
+            self.partitions.drop_all(ref, delete_files)
+        if delete_files and ref.table.tableType != VIRTUAL_VIEW:
+            self.ctx.warehouse.delete_dir(ref.location)
+
+    def drop_database(self, name: str, delete_data: bool, cascade: bool) -> None:
+        """Drop a database; a non-empty one only with ``cascade``."""
+        if name == DEFAULT_DATABASE:
+            raise hms.MetaException(message="Can not drop default database")
+        with self.ctx.write_lock:
+            database = self.databases.get(name)
+            table_names = self.tables.names(name)
+            function_names = self.functions.names(name)
+            if (table_names or function_names) and not cascade:
+                raise hms.InvalidOperationException(
+                    message=f"Database {name} is not empty. One or more tables exist."
+                    if table_names
+                    else f"Database {name} is not empty. One or more functions exist."
+                )
+            for table in table_names:
+                self.drop_table(name, table, delete_data)
+            for function in function_names:
+                self.functions.drop(name, function)
+            self.databases.delete_row(name)
+        if delete_data:
+            self.ctx.warehouse.delete_dir(database.locationUri)
+
+    def alter_table(self, db: str, name: str, new_tbl: hms.Table, cascade: bool) -> None:
+        """Alter (or rename) a table; ``cascade`` pushes the new columns to all partitions."""
+        with self.ctx.write_lock:
+            ref = self.tables.alter(db, name, new_tbl, cascade)
+            if cascade and ref.table.sd is not None:
+                self.partitions.propagate_columns(ref, ref.table.sd.cols)
+
+    def close(self) -> None:
+        """Close the store."""
+        self.ctx.store.close()

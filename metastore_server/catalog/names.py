@@ -1,0 +1,112 @@
+"""HMS naming rules: normalised names, catalog-prefixed database names, partition names.
+
+Partition names are ``k1=v1/k2=v2`` with keys lower-cased and keys and values path-escaped the
+way HMS does it (``%XX``, upper-case hex) so that a name is also a relative directory path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from planner.types import DEFAULT_PARTITION_NAME
+
+DEFAULT_CATALOG = "hive"
+_CATALOG_MARKER = "@"
+_CATALOG_SEPARATOR = "#"
+_EMPTY_DB_MARKER = "!"
+
+_VALID_NAME = re.compile(r"[\w_]+", re.UNICODE)
+_ESCAPED = frozenset(
+    [chr(c) for c in range(0x01, 0x20)]
+    + ['"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "[", "]", "^"]
+)
+_ESCAPE_SEQUENCE = re.compile(r"%([0-9A-Fa-f]{2})")
+
+
+class NameError_(ValueError):
+    """A name that breaks an HMS naming rule (the message is HMS's wording)."""
+
+
+def normalize(name: str | None) -> str:
+    """Lower-cased, trimmed identifier (HMS stores db, table and column names lower-case)."""
+    return (name or "").strip().lower()
+
+
+def is_valid_name(name: str) -> bool:
+    """True for names HMS accepts for databases and tables: word characters only."""
+    return bool(name) and _VALID_NAME.fullmatch(name) is not None
+
+
+def split_catalog(db_name: str | None) -> tuple[str, str]:
+    """Split a possibly catalog-prefixed database name (``@hive#db``) into (catalog, db).
+
+    Hive 3+ clients prepend the catalog to the database argument of legacy calls; ``!`` stands
+    for an empty database name. Names without the marker belong to the default catalog.
+    """
+    text = db_name or ""
+    if not text.startswith(_CATALOG_MARKER):
+        return DEFAULT_CATALOG, normalize(text)
+    catalog, sep, db = text[1:].partition(_CATALOG_SEPARATOR)
+    if not sep:
+        return normalize(catalog), ""
+    if db == _EMPTY_DB_MARKER:
+        db = ""
+    return normalize(catalog), normalize(db)
+
+
+def escape_path_name(text: str) -> str:
+    """Escape a key or value for use in a partition name / directory name (HMS rules)."""
+    if not any(ch in _ESCAPED for ch in text):
+        return text
+    return "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in text)
+
+
+def unescape_path_name(text: str) -> str:
+    """Undo :func:`escape_path_name`; malformed ``%`` sequences are kept as they are."""
+    if "%" not in text:
+        return text
+    return _ESCAPE_SEQUENCE.sub(lambda m: chr(int(m.group(1), 16)), text)
+
+
+def make_partition_name(keys: Sequence[str], values: Sequence[str]) -> str:
+    """``k1=v1/k2=v2`` for the given key names and raw values (empty value: default partition)."""
+    parts = []
+    for key, value in zip(keys, values, strict=True):
+        shown = value if value else DEFAULT_PARTITION_NAME
+        parts.append(f"{escape_path_name(key.lower())}={escape_path_name(shown)}")
+    return "/".join(parts)
+
+
+def parse_partition_name(name: str) -> list[tuple[str, str]]:
+    """The (key, value) pairs of a partition name, unescaped, in order.
+
+    Raises NameError_ for a component without ``=`` or an empty name.
+    """
+    if not name:
+        raise NameError_("Invalid partition name: empty")
+    pairs = []
+    for component in name.split("/"):
+        if not component:
+            continue
+        key, sep, value = component.partition("=")
+        if not sep or not key:
+            raise NameError_(f"Invalid partition key & values; partition name: {name}")
+        pairs.append((unescape_path_name(key), unescape_path_name(value)))
+    if not pairs:
+        raise NameError_(f"Invalid partition key & values; partition name: {name}")
+    return pairs
+
+
+def pattern_to_regex(pattern: str | None) -> re.Pattern[str]:
+    """The regex of an HMS name pattern: ``*`` is any run, ``|`` separates alternatives.
+
+    Matching is case-insensitive and whole-name, as in HMS's get_databases / get_tables.
+    """
+    text = (pattern or "*").strip() or "*"
+    alternatives = []
+    for alternative in text.split("|"):
+        alternative = alternative.strip()
+        pieces = [re.escape(piece) for piece in alternative.split("*")]
+        alternatives.append(".*".join(pieces))
+    return re.compile("(?:" + "|".join(alternatives) + ")", re.IGNORECASE)

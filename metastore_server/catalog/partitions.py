@@ -1,0 +1,508 @@
+"""Partitions: add, get, list, filter, alter, rename, drop, with HMS's rules and messages.
+
+Partitions of a table are one contiguous, typed-ordered key range (``storage.layout``); every
+listing is a scan of that range, narrowed to a prefix when leading values are known.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator, Sequence
+
+from metastore_server.catalog import names
+from metastore_server.catalog.context import CatalogContext
+from metastore_server.catalog.serde import from_bytes, to_bytes
+from metastore_server.catalog.tables import DDL_TIME, TableRef, Tables, fill_storage_defaults
+from metastore_server.thrift_api import hms
+from planner.errors import FilterError
+from planner.evaluate import compile_predicate
+from planner.grammar import parse_filter
+from storage import layout
+from storage.codec import decode_values
+from storage.port import Delete, Put
+
+_KEY_ID_LENGTH = 8
+Predicate = Callable[[Sequence[str]], bool]
+
+
+def _limit(max_parts: int | None) -> int | None:
+    """HMS max_parts: a negative number means no limit."""
+    if max_parts is None or max_parts < 0:
+        return None
+    return max_parts
+
+
+class Partitions:
+    """Partition rows on the store."""
+
+    def __init__(self, ctx: CatalogContext, tables: Tables) -> None:
+        self._ctx = ctx
+        self._tables = tables
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _values(self, ref: TableRef, values: Sequence[str] | None) -> list[str]:
+        values = list(values or [])
+        if len(values) != len(ref.key_names):
+            raise hms.MetaException(
+                message=(
+                    f"Incorrect number of partition values. numPartKeys={len(ref.key_names)}, "
+                    f"part_val={values}"
+                )
+            )
+        return values
+
+    def _key(self, ref: TableRef, values: Sequence[str]) -> bytes:
+        return layout.partition_key(ref.table_id, ref.kinds, values)
+
+    def _decode(self, ref: TableRef, data: bytes) -> hms.Partition:
+        partition = from_bytes(hms.Partition, data)
+        partition.dbName, partition.tableName = ref.db, ref.name
+        return partition
+
+    def _name(self, ref: TableRef, values: Sequence[str]) -> str:
+        return names.make_partition_name(ref.key_names, values)
+
+    def _scan(
+        self,
+        ref: TableRef,
+        predicate: Predicate | None = None,
+        prefix: Sequence[str] = (),
+        limit: int | None = None,
+        with_objects: bool = True,
+    ) -> Iterator[tuple[list[str], bytes | None]]:
+        """(values, partition bytes) of the partitions matching, in key order."""
+        if limit == 0:
+            return
+        start, stop = layout.prefix_range(layout.partition_prefix(ref.table_id, ref.kinds, prefix))
+        columns = [layout.OBJECT] if with_objects else [layout.value_column(0)]
+        produced = 0
+        for key, row in self._ctx.store.scan(layout.PARTITIONS, start, stop, columns=columns):
+            values = decode_values(ref.kinds, key[_KEY_ID_LENGTH:])
+            if predicate is not None and not predicate(values):
+                continue
+            yield values, row.get(layout.OBJECT)
+            produced += 1
+            if limit is not None and produced >= limit:
+                return
+
+    def _filter_predicate(self, ref: TableRef, filter_text: str | None) -> Predicate | None:
+        try:
+            expr = parse_filter(filter_text or "")
+            if expr is None:
+                return None
+            return compile_predicate(expr, ref.key_types)
+        except FilterError as exc:
+            raise hms.MetaException(message=str(exc)) from exc
+
+    def _partial_spec(
+        self, ref: TableRef, part_vals: Sequence[str] | None
+    ) -> tuple[list[str], Predicate | None]:
+        """Leading fixed values and a predicate for the other fixed ones of a partial spec."""
+        part_vals = list(part_vals or [])
+        if len(part_vals) > len(ref.key_names):
+            raise hms.MetaException(
+                message=(
+                    f"Incorrect number of partition values. numPartKeys={len(ref.key_names)}, "
+                    f"part_val={part_vals}"
+                )
+            )
+        prefix: list[str] = []
+        for value in part_vals:
+            if not value:
+                break
+            prefix.append(value)
+        fixed = [(i, v) for i, v in enumerate(part_vals) if v and i >= len(prefix)]
+        if not fixed:
+            return prefix, None
+
+        def predicate(values: Sequence[str]) -> bool:
+            return all(values[i] == v for i, v in fixed)
+
+        return prefix, predicate
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def get(self, db: str, table: str, values: Sequence[str] | None) -> hms.Partition:
+        """One partition by its values; NoSuchObjectException when missing."""
+        ref = self._tables.get(db, table)
+        values = self._values(ref, values)
+        row = self._ctx.store.get(layout.PARTITIONS, self._key(ref, values))
+        if row is None:
+            raise hms.NoSuchObjectException(message=f"partition values={values}")
+        return self._decode(ref, row[layout.OBJECT])
+
+    def get_by_name(self, db: str, table: str, name: str) -> hms.Partition:
+        """One partition by its name ``k=v/...``."""
+        ref = self._tables.get(db, table)
+        values = self.values_from_name(ref, name)
+        row = self._ctx.store.get(layout.PARTITIONS, self._key(ref, values))
+        if row is None:
+            raise hms.NoSuchObjectException(message=f"partition values={values}")
+        return self._decode(ref, row[layout.OBJECT])
+
+    def get_by_names(
+        self, db: str, table: str, part_names: Sequence[str] | None
+    ) -> list[hms.Partition]:
+        """The partitions that exist among ``part_names`` (unknown names are skipped)."""
+        ref = self._tables.get(db, table)
+        keys = []
+        seen = set()
+        for name in part_names or []:
+            try:
+                values = self.values_from_name(ref, name)
+            except hms.MetaException:
+                continue
+            key = self._key(ref, values)
+            if key not in seen:
+                seen.add(key)
+                keys.append(key)
+        rows = self._ctx.store.get_many(layout.PARTITIONS, keys)
+        return [self._decode(ref, row[layout.OBJECT]) for _key, row in rows]
+
+    def values_from_name(self, ref: TableRef, name: str) -> list[str]:
+        """Partition values of a name, checked against the table's keys."""
+        try:
+            pairs = names.parse_partition_name(name)
+        except names.NameError_ as exc:
+            raise hms.MetaException(message=str(exc)) from exc
+        if [k.lower() for k, _ in pairs] != ref.key_names:
+            raise hms.MetaException(
+                message=(
+                    f"Invalid partition key & values; keys {ref.key_names}, partition name {name}"
+                )
+            )
+        return [v for _, v in pairs]
+
+    def list_all(self, db: str, table: str, max_parts: int | None = -1) -> list[hms.Partition]:
+        """All partitions (up to max_parts), in key order."""
+        ref = self._tables.get(db, table)
+        return [self._decode(ref, data) for _, data in self._scan(ref, limit=_limit(max_parts))]
+
+    def list_names(self, db: str, table: str, max_parts: int | None = -1) -> list[str]:
+        """All partition names, sorted by name as HMS does (up to max_parts)."""
+        ref = self._tables.get(db, table)
+        return self._sorted_names(ref, self._scan(ref, with_objects=False), max_parts)
+
+    def list_ps(
+        self, db: str, table: str, part_vals: Sequence[str] | None, max_parts: int | None = -1
+    ) -> list[hms.Partition]:
+        """Partitions matching a partial spec (empty values are wildcards)."""
+        ref = self._tables.get(db, table)
+        prefix, predicate = self._partial_spec(ref, part_vals)
+        rows = self._scan(ref, predicate, prefix, _limit(max_parts))
+        return [self._decode(ref, data) for _, data in rows]
+
+    def list_names_ps(
+        self, db: str, table: str, part_vals: Sequence[str] | None, max_parts: int | None = -1
+    ) -> list[str]:
+        """Names of the partitions matching a partial spec, sorted by name."""
+        ref = self._tables.get(db, table)
+        prefix, predicate = self._partial_spec(ref, part_vals)
+        rows = self._scan(ref, predicate, prefix, with_objects=False)
+        return self._sorted_names(ref, rows, max_parts)
+
+    def by_filter(
+        self, db: str, table: str, filter_text: str | None, max_parts: int | None = -1
+    ) -> list[hms.Partition]:
+        """Partitions matching an HMS filter string, in key order."""
+        ref = self._tables.get(db, table)
+        predicate = self._filter_predicate(ref, filter_text)
+        rows = self._scan(ref, predicate, limit=_limit(max_parts))
+        return [self._decode(ref, data) for _, data in rows]
+
+    def names_by_filter(
+        self, db: str, table: str, filter_text: str | None, max_parts: int | None = -1
+    ) -> list[str]:
+        """Names of the partitions matching a filter, sorted by name."""
+        ref = self._tables.get(db, table)
+        predicate = self._filter_predicate(ref, filter_text)
+        rows = self._scan(ref, predicate, with_objects=False)
+        return self._sorted_names(ref, rows, max_parts)
+
+    def count_by_filter(self, db: str, table: str, filter_text: str | None) -> int:
+        """How many partitions match a filter (no partition is decoded)."""
+        ref = self._tables.get(db, table)
+        predicate = self._filter_predicate(ref, filter_text)
+        return sum(1 for _ in self._scan(ref, predicate, with_objects=False))
+
+    def _sorted_names(
+        self, ref: TableRef, rows: Iterator[tuple[list[str], bytes | None]], max_parts: int | None
+    ) -> list[str]:
+        result = sorted(self._name(ref, values) for values, _ in rows)
+        limit = _limit(max_parts)
+        return result if limit is None else result[:limit]
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def add(
+        self,
+        db: str,
+        table: str,
+        parts: Sequence[hms.Partition] | None,
+        if_not_exists: bool = False,
+    ) -> list[hms.Partition]:
+        """Add partitions, all or nothing; with ``if_not_exists`` existing ones are skipped.
+
+        Returns the partitions added (as stored).
+        """
+        parts = list(parts or [])
+        with self._ctx.write_lock:
+            ref = self._tables.find(db, table)
+            if ref is None:
+                raise hms.InvalidObjectException(
+                    message="Unable to add partition because table or database do not exist"
+                )
+            now = self._ctx.now()
+            seen: set[bytes] = set()
+            to_store: list[tuple[bytes, list[str], hms.Partition]] = []
+            for part in parts:
+                if part is None:
+                    raise hms.MetaException(message="Partition cannot be null.")
+                part_db = names.normalize(part.dbName) or db
+                part_table = names.normalize(part.tableName) or table
+                if (part_db, part_table) != (db, table):
+                    raise hms.MetaException(
+                        message=(
+                            f"Partition does not belong to target table {db}.{table}: "
+                            f"{part_db}.{part_table}"
+                        )
+                    )
+                values = self._values(ref, part.values)
+                key = self._key(ref, values)
+                if key in seen:
+                    raise hms.MetaException(
+                        message=f"Duplicate partitions in the list: {self._name(ref, values)}"
+                    )
+                seen.add(key)
+                if self._ctx.store.get(layout.PARTITIONS, key) is not None:
+                    if if_not_exists:
+                        continue
+                    raise hms.AlreadyExistsException(
+                        message=f"Partition already exists: {db}.{table} {self._name(ref, values)}"
+                    )
+                to_store.append((key, values, self._prepare(ref, part, values, now)))
+            ops = [
+                Put(
+                    layout.PARTITIONS, key, layout.partition_columns(to_bytes(p), ref.kinds, values)
+                )
+                for key, values, p in to_store
+            ]
+            if ops:
+                self._ctx.store.mutate(ops)
+        for _, _, stored in to_store:
+            self._ctx.warehouse.make_dirs(stored.sd.location if stored.sd else None)
+        return [p for _, _, p in to_store]
+
+    def _prepare(
+        self, ref: TableRef, part: hms.Partition, values: list[str], now: int
+    ) -> hms.Partition:
+        stored = copy.deepcopy(part)
+        stored.dbName, stored.tableName, stored.catName = ref.db, ref.name, None
+        stored.values = list(values)
+        if stored.sd is None:
+            stored.sd = copy.deepcopy(ref.table.sd) or hms.StorageDescriptor(cols=[], parameters={})
+            stored.sd.location = None
+        if not stored.sd.location and ref.location:
+            stored.sd.location = self._ctx.warehouse.child_location(
+                ref.location, self._name(ref, values)
+            )
+        fill_storage_defaults(stored.sd)
+        stored.createTime = stored.createTime or now
+        stored.lastAccessTime = stored.lastAccessTime or 0
+        params = dict(stored.parameters or {})
+        params[DDL_TIME] = str(now)
+        stored.parameters = params
+        return stored
+
+    def drop(
+        self, db: str, table: str, values: Sequence[str] | None, delete_data: bool
+    ) -> hms.Partition:
+        """Drop one partition; its directory goes too when asked and the table is managed."""
+        with self._ctx.write_lock:
+            ref = self._tables.get(db, table)
+            values = self._values(ref, values)
+            key = self._key(ref, values)
+            row = self._ctx.store.get(layout.PARTITIONS, key)
+            if row is None:
+                raise hms.NoSuchObjectException(
+                    message=f"Partition doesn't exist. {self._name(ref, values)}"
+                )
+            partition = self._decode(ref, row[layout.OBJECT])
+            self._ctx.store.mutate([Delete(layout.PARTITIONS, key)])
+        if delete_data and not ref.is_external:
+            self._ctx.warehouse.delete_dir(partition.sd.location if partition.sd else None)
+        return partition
+
+    def drop_by_names(
+        self,
+        db: str,
+        table: str,
+        part_names: Sequence[str] | None,
+        delete_data: bool,
+        if_exists: bool = True,
+    ) -> list[hms.Partition]:
+        """Drop partitions by name, all or nothing when one is missing and not ``if_exists``."""
+        with self._ctx.write_lock:
+            ref = self._tables.get(db, table)
+            found: list[tuple[bytes, hms.Partition]] = []
+            for name in part_names or []:
+                values = self.values_from_name(ref, name)
+                key = self._key(ref, values)
+                row = self._ctx.store.get(layout.PARTITIONS, key)
+                if row is None:
+                    if if_exists:
+                        continue
+                    raise hms.NoSuchObjectException(message=f"Partition doesn't exist. {name}")
+                found.append((key, self._decode(ref, row[layout.OBJECT])))
+            if found:
+                self._ctx.store.mutate([Delete(layout.PARTITIONS, key) for key, _ in found])
+        if delete_data and not ref.is_external:
+            for _, partition in found:
+                self._ctx.warehouse.delete_dir(partition.sd.location if partition.sd else None)
+        return [p for _, p in found]
+
+    def drop_all(self, ref: TableRef, delete_data: bool) -> int:
+        """Remove every partition of a table (used when the table is dropped)."""
+        start, stop = layout.partition_range(ref.table_id)
+        count = 0
+        batch: list[Put | Delete] = []
+        locations: list[str] = []
+        for key, row in self._ctx.store.scan(layout.PARTITIONS, start, stop):
+            batch.append(Delete(layout.PARTITIONS, key))
+            if delete_data:
+                partition = self._decode(ref, row[layout.OBJECT])
+                if partition.sd and partition.sd.location:
+                    locations.append(partition.sd.location)
+            if len(batch) >= 1000:
+                self._ctx.store.mutate(batch)
+                count += len(batch)
+                batch = []
+        if batch:
+            self._ctx.store.mutate(batch)
+            count += len(batch)
+        for location in locations:
+            self._ctx.warehouse.delete_dir(location)
+        return count
+
+    def alter(self, db: str, table: str, new_parts: Sequence[hms.Partition] | None) -> None:
+        """Replace partitions' definitions (values identify them; all must exist)."""
+        with self._ctx.write_lock:
+            ref = self._tables.get(db, table)
+            now = self._ctx.now()
+            ops: list[Put | Delete] = []
+            for part in new_parts or []:
+                if part is None:
+                    raise hms.InvalidOperationException(message="Partition cannot be null.")
+                values = list(part.values or [])
+                if len(values) != len(ref.key_names):
+                    raise hms.InvalidOperationException(message="alter is not possible")
+                key = self._key(ref, values)
+                row = self._ctx.store.get(layout.PARTITIONS, key)
+                if row is None:
+                    raise hms.InvalidOperationException(message="alter is not possible")
+                old = self._decode(ref, row[layout.OBJECT])
+                updated = self._altered(ref, old, part, now)
+                ops.append(
+                    Put(
+                        layout.PARTITIONS,
+                        key,
+                        layout.partition_columns(to_bytes(updated), ref.kinds, values),
+                    )
+                )
+            if ops:
+                self._ctx.store.mutate(ops)
+
+    def _altered(
+        self, ref: TableRef, old: hms.Partition, new: hms.Partition, now: int
+    ) -> hms.Partition:
+        updated = copy.deepcopy(new)
+        updated.dbName, updated.tableName, updated.catName = ref.db, ref.name, None
+        updated.createTime = old.createTime
+        if updated.sd is None:
+            updated.sd = old.sd
+        elif not updated.sd.location and old.sd is not None:
+            updated.sd.location = old.sd.location
+        params = dict(updated.parameters or {})
+        if not params.get(DDL_TIME) or params.get(DDL_TIME) == "0":
+            params[DDL_TIME] = str(now)
+        updated.parameters = params
+        return updated
+
+    def rename(
+        self, db: str, table: str, old_values: Sequence[str] | None, new_part: hms.Partition
+    ) -> None:
+        """Give a partition new values; a default location (and its directory) follows."""
+        if new_part is None:
+            raise hms.InvalidOperationException(message="New partition cannot be null.")
+        with self._ctx.write_lock:
+            ref = self._tables.get(db, table)
+            old_values = list(old_values or [])
+            new_values = list(new_part.values or [])
+            if len(old_values) != len(ref.key_names) or len(new_values) != len(ref.key_names):
+                raise hms.InvalidOperationException(message="Incorrect number of partition values")
+            old_key, new_key = self._key(ref, old_values), self._key(ref, new_values)
+            row = self._ctx.store.get(layout.PARTITIONS, old_key)
+            if row is None:
+                raise hms.InvalidOperationException(
+                    message=f"Partition doesn't exist. {self._name(ref, old_values)}"
+                )
+            if new_key != old_key and self._ctx.store.get(layout.PARTITIONS, new_key) is not None:
+                raise hms.InvalidOperationException(
+                    message=f"Partition already exists: {self._name(ref, new_values)}"
+                )
+            old = self._decode(ref, row[layout.OBJECT])
+            updated = self._altered(ref, old, new_part, self._ctx.now())
+            updated.values = new_values
+            old_location = old.sd.location if old.sd else None
+            default_old = (
+                self._ctx.warehouse.child_location(ref.location, self._name(ref, old_values))
+                if ref.location
+                else None
+            )
+            move_dir = False
+            if updated.sd is not None and ref.location and old_location == default_old:
+                if (
+                    not new_part.sd
+                    or not new_part.sd.location
+                    or new_part.sd.location == old_location
+                ):
+                    updated.sd.location = self._ctx.warehouse.child_location(
+                        ref.location, self._name(ref, new_values)
+                    )
+                    move_dir = not ref.is_external
+            self._ctx.store.mutate(
+                [
+                    Delete(layout.PARTITIONS, old_key),
+                    Put(
+                        layout.PARTITIONS,
+                        new_key,
+                        layout.partition_columns(to_bytes(updated), ref.kinds, new_values),
+                    ),
+                ]
+            )
+        if move_dir and updated.sd is not None:
+            self._ctx.warehouse.rename_dir(old_location, updated.sd.location)
+
+    def propagate_columns(self, ref: TableRef, columns: list[hms.FieldSchema] | None) -> None:
+        """Give every partition the table's columns (ALTER TABLE ... CASCADE)."""
+        start, stop = layout.partition_range(ref.table_id)
+        with self._ctx.write_lock:
+            ops: list[Put | Delete] = []
+            for key, row in self._ctx.store.scan(layout.PARTITIONS, start, stop):
+                partition = self._decode(ref, row[layout.OBJECT])
+                if partition.sd is None:
+                    continue
+                partition.sd.cols = copy.deepcopy(columns)
+                ops.append(Put(layout.PARTITIONS, key, {layout.OBJECT: to_bytes(partition)}))
+                if len(ops) >= 1000:
+                    self._ctx.store.mutate(ops)
+                    ops = []
+            if ops:
+                self._ctx.store.mutate(ops)
+
+    def matching_values(self, db: str, table: str, filter_text: str | None) -> list[list[str]]:
+        """Raw values of every partition matching a filter, in key order (none decoded)."""
+        ref = self._tables.get(db, table)
+        predicate = self._filter_predicate(ref, filter_text)
+        return [values for values, _ in self._scan(ref, predicate, with_objects=False)]

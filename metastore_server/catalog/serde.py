@@ -1,0 +1,31 @@
+"""Thrift binary encoding of catalog objects, as stored in rows and sent on the wire."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from thriftpy2.protocol import TCyBinaryProtocolFactory
+from thriftpy2.utils import deserialize, serialize
+
+from metastore_server import thrift_api
+
+T = TypeVar("T")
+
+_FAST = TCyBinaryProtocolFactory()
+
+
+def to_bytes(obj: object) -> bytes:
+    """Thrift binary encoding of a struct."""
+    return serialize(obj, _FAST)
+
+
+def from_bytes(cls: type[T], data: bytes) -> T:
+    """Decode a struct of type ``cls``.
+
+    The fast protocol cannot decode maps keyed by lists (skewed-column locations); such rows are
+    decoded again with the protocol that can.
+    """
+    try:
+        return deserialize(cls(), data, _FAST)
+    except TypeError:
+        return deserialize(cls(), data, thrift_api.binary_protocol_factory())

@@ -1,0 +1,134 @@
+"""``metastore-server``: the console script (``serve`` now; more subcommands to come)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import structlog
+
+from metastore_server import __version__
+from metastore_server.audit import configure_logging
+from metastore_server.config import ServerConfig
+
+log = structlog.get_logger(__name__)
+
+
+def _serve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    defaults = ServerConfig.from_env()
+    serve = sub.add_parser(
+        "serve",
+        help="serve the metastore Thrift API",
+        description="Serve the Hive Metastore Thrift API. Flags override METASTORE_* variables.",
+    )
+    serve.add_argument("--host", default=defaults.host, help="bind address (default %(default)s)")
+    serve.add_argument("--port", type=int, default=defaults.port, help="port (default %(default)s)")
+    serve.add_argument(
+        "--storage",
+        default=defaults.storage,
+        help="storage URL: sqlite:///path (default %(default)s)",
+    )
+    serve.add_argument(
+        "--warehouse", default=defaults.warehouse, help="warehouse directory (default %(default)s)"
+    )
+    serve.add_argument(
+        "--transport",
+        choices=("buffered", "framed"),
+        default=defaults.transport,
+        help="Thrift transport (default %(default)s, as Hive)",
+    )
+    serve.add_argument(
+        "--protocol",
+        choices=("binary", "compact"),
+        default=defaults.protocol,
+        help="Thrift protocol (default %(default)s, as Hive)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=int,
+        default=defaults.max_connections,
+        help="concurrent client connections accepted (default %(default)s)",
+    )
+    serve.add_argument(
+        "--log-level", default=defaults.log_level, help="debug, info, warning, error"
+    )
+    serve.add_argument(
+        "--log-format",
+        choices=("console", "json"),
+        default=defaults.log_format,
+        help="log line format (default %(default)s)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the console script."""
+    parser = argparse.ArgumentParser(
+        prog="metastore-server",
+        description="A Hive-Metastore-compatible Thrift server.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _serve_parser(sub)
+    return parser
+
+
+def _config_from_args(args: argparse.Namespace) -> ServerConfig:
+    config = ServerConfig(
+        host=args.host,
+        port=args.port,
+        storage=args.storage,
+        warehouse=args.warehouse,
+        transport=args.transport,
+        protocol=args.protocol,
+        max_connections=args.max_connections,
+        log_level=args.log_level,
+        log_format=args.log_format,
+    )
+    config.validate()
+    return config
+
+
+def serve(config: ServerConfig) -> int:
+    """Run the server until SIGTERM or SIGINT; 0 on a clean stop."""
+    from metastore_server.app import build_server
+
+    server, close = build_server(config)
+    stop_requested = threading.Event()
+
+    def request_stop(signum: int, _frame: object) -> None:
+        log.info("signal_received", signal=signal.Signals(signum).name)
+        stop_requested.set()
+        threading.Thread(target=server.stop, name="stopper", daemon=True).start()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    try:
+        server.serve_forever()
+    finally:
+        server.stop()
+        close()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``metastore-server`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        try:
+            config = _config_from_args(args)
+        except ValueError as exc:
+            parser.error(str(exc))
+        configure_logging(config.log_level, config.log_format)
+        Path(config.warehouse).mkdir(parents=True, exist_ok=True)
+        return serve(config)
+    parser.print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

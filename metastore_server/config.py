@@ -1,0 +1,58 @@
+"""Server settings: one dataclass, filled from flags > environment variables > defaults."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+ENV_PREFIX = "METASTORE_"
+
+
+@dataclass
+class ServerConfig:
+    """Everything ``metastore-server serve`` needs."""
+
+    host: str = "127.0.0.1"
+    port: int = 9083
+    storage: str = "sqlite:///./var/metastore.db"
+    warehouse: str = "./var/warehouse"
+    transport: str = "buffered"  # buffered | framed
+    protocol: str = "binary"  # binary | compact
+    max_connections: int = 1000
+    log_level: str = "info"
+    log_format: str = "console"  # console | json
+    extra_config: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> ServerConfig:
+        """Defaults overridden by ``METASTORE_<FIELD>`` environment variables."""
+        env = os.environ if environ is None else environ
+        config = cls()
+        for name in (
+            "host",
+            "storage",
+            "warehouse",
+            "transport",
+            "protocol",
+            "log_level",
+            "log_format",
+        ):
+            value = env.get(ENV_PREFIX + name.upper())
+            if value:
+                setattr(config, name, value)
+        for name in ("port", "max_connections"):
+            value = env.get(ENV_PREFIX + name.upper())
+            if value:
+                setattr(config, name, int(value))
+        return config
+
+    def validate(self) -> None:
+        """Raise ValueError on a setting that cannot work."""
+        if self.transport not in ("buffered", "framed"):
+            raise ValueError(f"transport must be buffered or framed, not {self.transport!r}")
+        if self.protocol not in ("binary", "compact"):
+            raise ValueError(f"protocol must be binary or compact, not {self.protocol!r}")
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"port out of range: {self.port}")
+        if self.max_connections < 1:
+            raise ValueError("max_connections must be at least 1")

@@ -1,0 +1,555 @@
+"""The Thrift face: one method per metastore call, each validate -> catalog -> Thrift result.
+
+Method names and argument order are the IDL's (``thrift/hive_metastore.thrift``); the processor
+(``server.py``) calls them positionally. Database arguments may carry a catalog prefix
+(``@hive#db``, sent by Hive 3+ clients); only the default catalog exists.
+"""
+
+from __future__ import annotations
+
+import time
+
+import structlog
+
+from metastore_server import __version__
+from metastore_server.catalog import names
+from metastore_server.catalog.catalog import Catalog
+from metastore_server.catalog.partition_values import partition_values
+from metastore_server.thrift_api import hms
+
+log = structlog.get_logger(__name__)
+
+SERVICE_NAME = "hbase-metastore"
+
+
+def _db(name: str | None) -> str:
+    """The database name of a (possibly catalog-prefixed) argument; other catalogs: error."""
+    catalog, db = names.split_catalog(name)
+    if catalog != names.DEFAULT_CATALOG:
+        raise hms.NoSuchObjectException(message=f"Catalog {catalog} does not exist")
+    return db
+
+
+def _table(name: str | None) -> str:
+    return names.normalize(name)
+
+
+class MetastoreHandler:
+    """Implements ThriftHiveMetastore (and fb303's FacebookService) over a Catalog."""
+
+    def __init__(self, catalog: Catalog, config_values: dict[str, str] | None = None) -> None:
+        self.catalog = catalog
+        self._config_values = dict(config_values or {})
+        self._alive_since = int(time.time())
+        self._options: dict[str, str] = {}
+
+    # -- fb303 -------------------------------------------------------------------------------
+
+    def getName(self) -> str:  # noqa: N802 (IDL name)
+        return SERVICE_NAME
+
+    def getVersion(self) -> str:  # noqa: N802
+        return __version__
+
+    def getStatus(self) -> int:  # noqa: N802
+        return hms.fb_status.ALIVE if hasattr(hms, "fb_status") else 2
+
+    def getStatusDetails(self) -> str:  # noqa: N802
+        return "serving"
+
+    def getCounters(self) -> dict[str, int]:  # noqa: N802
+        return {}
+
+    def getCounter(self, key: str) -> int:  # noqa: N802
+        return 0
+
+    def setOption(self, key: str, value: str) -> None:  # noqa: N802
+        self._options[key] = value
+
+    def getOption(self, key: str) -> str:  # noqa: N802
+        return self._options.get(key, "")
+
+    def getOptions(self) -> dict[str, str]:  # noqa: N802
+        return dict(self._options)
+
+    def aliveSince(self) -> int:  # noqa: N802
+        return self._alive_since
+
+    def reinitialize(self) -> None:
+        """Accepted and ignored (oneway)."""
+
+    def shutdown(self) -> None:
+        """Accepted and ignored: a client must not be able to stop a shared metastore."""
+
+    # -- session / config --------------------------------------------------------------------
+
+    def set_ugi(self, user_name: str, group_names: list[str] | None) -> list[str]:
+        """HMS 2.3 answers with the group list as sent."""
+        return list(group_names or [])
+
+    def get_config_value(self, name: str, defaultValue: str) -> str:  # noqa: N803
+        """A server setting clients may read (e.g. the warehouse dir); else the default."""
+        return self._config_values.get(name, defaultValue)
+
+    # -- databases ---------------------------------------------------------------------------
+
+    def get_database(self, name: str) -> hms.Database:
+        return self.catalog.databases.get(_db(name))
+
+    def get_database_req(self, request: hms.GetDatabaseRequest) -> hms.Database:
+        if request is None or not request.name:
+            raise hms.MetaException(message="Database name cannot be null")
+        if request.catalogName and names.normalize(request.catalogName) != names.DEFAULT_CATALOG:
+            raise hms.NoSuchObjectException(message=f"Catalog {request.catalogName} does not exist")
+        return self.catalog.databases.get(_db(request.name))
+
+    def get_databases(self, pattern: str) -> list[str]:
+        return self.catalog.databases.names(pattern)
+
+    def get_all_databases(self) -> list[str]:
+        return self.catalog.databases.names(None)
+
+    def create_database(self, database: hms.Database) -> None:
+        self.catalog.databases.create(database)
+
+    def drop_database(self, name: str, deleteData: bool, cascade: bool) -> None:  # noqa: N803
+        self.catalog.drop_database(_db(name), bool(deleteData), bool(cascade))
+
+    def alter_database(self, dbname: str, db: hms.Database) -> None:
+        self.catalog.databases.alter(_db(dbname), db)
+
+    # -- tables ------------------------------------------------------------------------------
+
+    def get_table(self, dbname: str, tbl_name: str) -> hms.Table:
+        return self.catalog.tables.get(_db(dbname), _table(tbl_name)).table
+
+    def get_table_req(self, req: hms.GetTableRequest) -> hms.GetTableResult:
+        if req is None:
+            raise hms.MetaException(message="GetTableRequest cannot be null")
+        if req.catName and names.normalize(req.catName) != names.DEFAULT_CATALOG:
+            raise hms.NoSuchObjectException(message=f"Catalog {req.catName} does not exist")
+        table = self.catalog.tables.get(_db(req.dbName), _table(req.tblName)).table
+        return hms.GetTableResult(table=table)
+
+    def get_tables(self, db_name: str, pattern: str) -> list[str]:
+        return self.catalog.tables.names(_db(db_name), pattern)
+
+    def get_all_tables(self, db_name: str) -> list[str]:
+        return self.catalog.tables.names(_db(db_name))
+
+    def get_tables_by_type(self, db_name: str, pattern: str, tableType: str) -> list[str]:  # noqa: N803
+        return self.catalog.tables.names(_db(db_name), pattern, tableType or None)
+
+    def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> list[hms.Table]:
+        db = _db(dbname)
+        if self.catalog.databases.find(db) is None:
+            raise hms.UnknownDBException(message=f"Could not find database {db}")
+        return self.catalog.tables.objects(db, tbl_names)
+
+    def create_table(self, tbl: hms.Table) -> None:
+        if tbl is not None:
+            tbl.dbName = _db(tbl.dbName)
+        self.catalog.tables.create(tbl)
+
+    def create_table_with_environment_context(
+        self, tbl: hms.Table, environment_context: hms.EnvironmentContext
+    ) -> None:
+        self.create_table(tbl)
+
+    def drop_table(self, dbname: str, name: str, deleteData: bool) -> None:  # noqa: N803
+        self.catalog.drop_table(_db(dbname), _table(name), bool(deleteData))
+
+    def drop_table_with_environment_context(
+        self,
+        dbname: str,
+        name: str,
+        deleteData: bool,
+        environment_context: hms.EnvironmentContext,  # noqa: N803
+    ) -> None:
+        self.drop_table(dbname, name, deleteData)
+
+    def alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table) -> None:
+        self.catalog.alter_table(_db(dbname), _table(tbl_name), new_tbl, cascade=False)
+
+    def alter_table_with_environment_context(
+        self,
+        dbname: str,
+        tbl_name: str,
+        new_tbl: hms.Table,
+        environment_context: hms.EnvironmentContext,
+    ) -> None:
+        cascade = False
+        if environment_context is not None and environment_context.properties:
+            cascade = environment_context.properties.get("CASCADE", "").lower() == "true"
+        self.catalog.alter_table(_db(dbname), _table(tbl_name), new_tbl, cascade=cascade)
+
+    def alter_table_with_cascade(
+        self, dbname: str, tbl_name: str, new_tbl: hms.Table, cascade: bool
+    ) -> None:
+        self.catalog.alter_table(_db(dbname), _table(tbl_name), new_tbl, cascade=bool(cascade))
+
+    def get_fields(self, db_name: str, table_name: str) -> list[hms.FieldSchema]:
+        table = self._table_for_schema(db_name, table_name)
+        return list(table.sd.cols or []) if table.sd else []
+
+    def get_fields_with_environment_context(
+        self, db_name: str, table_name: str, environment_context: hms.EnvironmentContext
+    ) -> list[hms.FieldSchema]:
+        return self.get_fields(db_name, table_name)
+
+    def get_schema(self, db_name: str, table_name: str) -> list[hms.FieldSchema]:
+        table = self._table_for_schema(db_name, table_name)
+        columns = list(table.sd.cols or []) if table.sd else []
+        return columns + list(table.partitionKeys or [])
+
+    def get_schema_with_environment_context(
+        self, db_name: str, table_name: str, environment_context: hms.EnvironmentContext
+    ) -> list[hms.FieldSchema]:
+        return self.get_schema(db_name, table_name)
+
+    def _table_for_schema(self, db_name: str, table_name: str) -> hms.Table:
+        db, name = _db(db_name), _table((table_name or "").split(".", 1)[0])
+        if self.catalog.databases.find(db) is None:
+            raise hms.UnknownDBException(message=f"Database {db} does not exist")
+        ref = self.catalog.tables.find(db, name)
+        if ref is None:
+            raise hms.UnknownTableException(message=f"{db}.{name} table not found")
+        return ref.table
+
+    # -- partitions: add ---------------------------------------------------------------------
+
+    def add_partition(self, new_part: hms.Partition) -> hms.Partition:
+        if new_part is None:
+            raise hms.InvalidObjectException(message="Partition cannot be null.")
+        added = self.catalog.partitions.add(
+            _db(new_part.dbName), _table(new_part.tableName), [new_part]
+        )
+        return added[0]
+
+    def add_partition_with_environment_context(
+        self, new_part: hms.Partition, environment_context: hms.EnvironmentContext
+    ) -> hms.Partition:
+        return self.add_partition(new_part)
+
+    def add_partitions(self, new_parts: list[hms.Partition]) -> int:
+        if not new_parts:
+            return 0
+        first = new_parts[0]
+        added = self.catalog.partitions.add(_db(first.dbName), _table(first.tableName), new_parts)
+        return len(added)
+
+    def add_partitions_req(self, request: hms.AddPartitionsRequest) -> hms.AddPartitionsResult:
+        if request is None:
+            raise hms.MetaException(message="AddPartitionsRequest cannot be null")
+        added = self.catalog.partitions.add(
+            _db(request.dbName), _table(request.tblName), request.parts, bool(request.ifNotExists)
+        )
+        need_result = request.needResult is None or request.needResult
+        return hms.AddPartitionsResult(partitions=added if need_result else None)
+
+    def append_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
+        part = hms.Partition(values=list(part_vals or []), dbName=db_name, tableName=tbl_name)
+        return self.add_partition(part)
+
+    def append_partition_by_name(
+        self, db_name: str, tbl_name: str, part_name: str
+    ) -> hms.Partition:
+        ref = self.catalog.tables.get(_db(db_name), _table(tbl_name))
+        values = self.catalog.partitions.values_from_name(ref, part_name)
+        return self.append_partition(db_name, tbl_name, values)
+
+    # -- partitions: read --------------------------------------------------------------------
+
+    def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
+        return self.catalog.partitions.get(_db(db_name), _table(tbl_name), part_vals)
+
+    def get_partition_with_auth(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str],
+        user_name: str,
+        group_names: list[str],
+    ) -> hms.Partition:
+        return self.get_partition(db_name, tbl_name, part_vals)
+
+    def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> hms.Partition:
+        return self.catalog.partitions.get_by_name(_db(db_name), _table(tbl_name), part_name)
+
+    def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[hms.Partition]:
+        return self.catalog.partitions.list_all(_db(db_name), _table(tbl_name), max_parts)
+
+    def get_partitions_with_auth(
+        self, db_name: str, tbl_name: str, max_parts: int, user_name: str, group_names: list[str]
+    ) -> list[hms.Partition]:
+        return self.get_partitions(db_name, tbl_name, max_parts)
+
+    def get_partitions_req(self, req: hms.PartitionsRequest) -> hms.PartitionsResponse:
+        parts = self.catalog.partitions.list_all(_db(req.dbName), _table(req.tblName), req.maxParts)
+        return hms.PartitionsResponse(partitions=parts)
+
+    def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
+        return self.catalog.partitions.list_names(_db(db_name), _table(tbl_name), max_parts)
+
+    def get_partitions_ps(
+        self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
+    ) -> list[hms.Partition]:
+        return self.catalog.partitions.list_ps(_db(db_name), _table(tbl_name), part_vals, max_parts)
+
+    def get_partitions_ps_with_auth(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str],
+        max_parts: int,
+        user_name: str,
+        group_names: list[str],
+    ) -> list[hms.Partition]:
+        return self.get_partitions_ps(db_name, tbl_name, part_vals, max_parts)
+
+    def get_partitions_ps_with_auth_req(
+        self, req: hms.GetPartitionsPsWithAuthRequest
+    ) -> hms.GetPartitionsPsWithAuthResponse:
+        parts = self.catalog.partitions.list_ps(
+            _db(req.dbName), _table(req.tblName), req.partVals, req.maxParts
+        )
+        return hms.GetPartitionsPsWithAuthResponse(partitions=parts)
+
+    def get_partition_names_ps(
+        self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
+    ) -> list[str]:
+        return self.catalog.partitions.list_names_ps(
+            _db(db_name), _table(tbl_name), part_vals, max_parts
+        )
+
+    def get_partition_names_ps_req(
+        self, req: hms.GetPartitionNamesPsRequest
+    ) -> hms.GetPartitionNamesPsResponse:
+        found = self.catalog.partitions.list_names_ps(
+            _db(req.dbName), _table(req.tblName), req.partValues, req.maxParts
+        )
+        return hms.GetPartitionNamesPsResponse(names=found)
+
+    def get_partitions_by_filter(
+        self,
+        db_name: str,
+        tbl_name: str,
+        filter: str,
+        max_parts: int,  # noqa: A002
+    ) -> list[hms.Partition]:
+        return self.catalog.partitions.by_filter(_db(db_name), _table(tbl_name), filter, max_parts)
+
+    def get_partitions_by_filter_req(
+        self, req: hms.GetPartitionsByFilterRequest
+    ) -> list[hms.Partition]:
+        return self.catalog.partitions.by_filter(
+            _db(req.dbName), _table(req.tblName), req.filter, req.maxParts
+        )
+
+    def get_num_partitions_by_filter(self, db_name: str, tbl_name: str, filter: str) -> int:  # noqa: A002
+        return self.catalog.partitions.count_by_filter(_db(db_name), _table(tbl_name), filter)
+
+    def get_partitions_by_names(
+        self, db_name: str, tbl_name: str, names: list[str]
+    ) -> list[hms.Partition]:
+        return self.catalog.partitions.get_by_names(_db(db_name), _table(tbl_name), names)
+
+    def get_partitions_by_names_req(
+        self, req: hms.GetPartitionsByNamesRequest
+    ) -> hms.GetPartitionsByNamesResult:
+        parts = self.catalog.partitions.get_by_names(
+            _db(req.db_name), _table(req.tbl_name), req.names
+        )
+        return hms.GetPartitionsByNamesResult(partitions=parts)
+
+    def get_partitions_by_expr(
+        self, req: hms.PartitionsByExprRequest
+    ) -> hms.PartitionsByExprResult:
+        """The expression must be a filter string (UTF-8), as Hive's display form or MSCK's."""
+        filter_text = _expr_as_filter(req.expr)
+        parts = self.catalog.partitions.by_filter(
+            _db(req.dbName), _table(req.tblName), filter_text, req.maxParts
+        )
+        return hms.PartitionsByExprResult(partitions=parts, hasUnknownPartitions=False)
+
+    def get_partition_values(
+        self, request: hms.PartitionValuesRequest
+    ) -> hms.PartitionValuesResponse:
+        if request is None:
+            raise hms.MetaException(message="PartitionValuesRequest cannot be null")
+        rows = partition_values(self.catalog, _db(request.dbName), _table(request.tblName), request)
+        return hms.PartitionValuesResponse(
+            partitionValues=[hms.PartitionValuesRow(row=row) for row in rows]
+        )
+
+    # -- partitions: change ------------------------------------------------------------------
+
+    def drop_partition(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str],
+        deleteData: bool,  # noqa: N803
+    ) -> bool:
+        self.catalog.partitions.drop(_db(db_name), _table(tbl_name), part_vals, bool(deleteData))
+        return True
+
+    def drop_partition_with_environment_context(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str],
+        deleteData: bool,  # noqa: N803
+        environment_context: hms.EnvironmentContext,
+    ) -> bool:
+        return self.drop_partition(db_name, tbl_name, part_vals, deleteData)
+
+    def drop_partition_by_name(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_name: str,
+        deleteData: bool,  # noqa: N803
+    ) -> bool:
+        ref = self.catalog.tables.get(_db(db_name), _table(tbl_name))
+        values = self.catalog.partitions.values_from_name(ref, part_name)
+        return self.drop_partition(db_name, tbl_name, values, deleteData)
+
+    def drop_partition_by_name_with_environment_context(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_name: str,
+        deleteData: bool,  # noqa: N803
+        environment_context: hms.EnvironmentContext,
+    ) -> bool:
+        return self.drop_partition_by_name(db_name, tbl_name, part_name, deleteData)
+
+    def drop_partitions_req(self, req: hms.DropPartitionsRequest) -> hms.DropPartitionsResult:
+        if req is None or req.parts is None:
+            raise hms.MetaException(message="DropPartitionsRequest must name partitions")
+        if req.parts.names is None:
+            raise hms.MetaException(
+                message="Dropping partitions by expression is not supported; send partition names"
+            )
+        if_exists = req.ifExists is None or req.ifExists
+        dropped = self.catalog.partitions.drop_by_names(
+            _db(req.dbName), _table(req.tblName), req.parts.names, bool(req.deleteData), if_exists
+        )
+        need_result = req.needResult is None or req.needResult
+        return hms.DropPartitionsResult(partitions=dropped if need_result else None)
+
+    def alter_partition(self, db_name: str, tbl_name: str, new_part: hms.Partition) -> None:
+        self.catalog.partitions.alter(_db(db_name), _table(tbl_name), [new_part])
+
+    def alter_partitions(self, db_name: str, tbl_name: str, new_parts: list[hms.Partition]) -> None:
+        self.catalog.partitions.alter(_db(db_name), _table(tbl_name), new_parts)
+
+    def alter_partition_with_environment_context(
+        self,
+        db_name: str,
+        tbl_name: str,
+        new_part: hms.Partition,
+        environment_context: hms.EnvironmentContext,
+    ) -> None:
+        self.alter_partition(db_name, tbl_name, new_part)
+
+    def alter_partitions_with_environment_context(
+        self,
+        db_name: str,
+        tbl_name: str,
+        new_parts: list[hms.Partition],
+        environment_context: hms.EnvironmentContext,
+    ) -> None:
+        self.alter_partitions(db_name, tbl_name, new_parts)
+
+    def rename_partition(
+        self, db_name: str, tbl_name: str, part_vals: list[str], new_part: hms.Partition
+    ) -> None:
+        self.catalog.partitions.rename(_db(db_name), _table(tbl_name), part_vals, new_part)
+
+    # -- partition names ---------------------------------------------------------------------
+
+    def partition_name_to_vals(self, part_name: str) -> list[str]:
+        return [value for _, value in _parse_name(part_name)]
+
+    def partition_name_to_spec(self, part_name: str) -> dict[str, str]:
+        return dict(_parse_name(part_name))
+
+    # -- functions ---------------------------------------------------------------------------
+
+    def create_function(self, func: hms.Function) -> None:
+        if func is not None:
+            func.dbName = _db(func.dbName)
+        self.catalog.functions.create(func)
+
+    def drop_function(self, dbName: str, funcName: str) -> None:  # noqa: N803
+        self.catalog.functions.drop(_db(dbName), names.normalize(funcName))
+
+    def alter_function(self, dbName: str, funcName: str, newFunc: hms.Function) -> None:  # noqa: N803
+        self.catalog.functions.alter(_db(dbName), names.normalize(funcName), newFunc)
+
+    def get_functions(self, dbName: str, pattern: str) -> list[str]:  # noqa: N803
+        return self.catalog.functions.names(_db(dbName), pattern)
+
+    def get_function(self, dbName: str, funcName: str) -> hms.Function:  # noqa: N803
+        return self.catalog.functions.get(_db(dbName), names.normalize(funcName))
+
+    def get_all_functions(self) -> hms.GetAllFunctionsResponse:
+        return hms.GetAllFunctionsResponse(functions=self.catalog.functions.all())
+
+
+def _parse_name(part_name: str) -> list[tuple[str, str]]:
+    try:
+        return names.parse_partition_name(part_name)
+    except names.NameError_ as exc:
+        raise hms.MetaException(message=str(exc)) from exc
+
+
+def _expr_as_filter(expr: bytes | None) -> str:
+    if not expr:
+        return ""
+    try:
+        return expr.decode("utf-8") if isinstance(expr, bytes) else str(expr)
+    except UnicodeDecodeError as exc:
+        raise hms.MetaException(
+            message=(
+                "get_partitions_by_expr: the expression is not a filter string; this metastore "
+                "accepts filter text (Hive's display form), not serialized Hive expressions"
+            )
+        ) from exc
+
+
+def result_size(result: object) -> int | None:
+    """Rows in a call's result, for the audit line."""
+    if result is None:
+        return None
+    if isinstance(result, (list, tuple, dict)):
+        return len(result)
+    for attr in ("partitions", "partitionValues", "names", "functions"):
+        value = getattr(result, attr, None)
+        if isinstance(value, list):
+            return len(value)
+    return 1
+
+
+def split_audit_target(args: dict[str, object]) -> tuple[str | None, str | None]:
+    """(db, table) named by a call's arguments, for the audit line."""
+    db = table = None
+    for key in ("db_name", "dbname", "dbName"):
+        if isinstance(args.get(key), str):
+            db = args[key]  # type: ignore[assignment]
+    for key in ("tbl_name", "table_name", "tblName"):
+        if isinstance(args.get(key), str):
+            table = args[key]  # type: ignore[assignment]
+    for value in args.values():
+        if db is None and hasattr(value, "dbName") and isinstance(value.dbName, str):
+            db = value.dbName
+        if table is None:
+            for attr in ("tblName", "tableName", "tbl_name"):
+                if isinstance(getattr(value, attr, None), str):
+                    table = getattr(value, attr)
+                    break
+        if db is None and isinstance(getattr(value, "db_name", None), str):
+            db = value.db_name
+    return db, table

@@ -1,0 +1,297 @@
+"""Thrift server wiring: bind, accept, per-connection threads, the processor, graceful stop.
+
+Binary protocol over buffered transport is the default (Hive's); framed transport and the
+compact protocol are options. Each connection has its own thread (HMS clients hold long-lived
+connections and make one call at a time). Every call produces one audit line. Errors never drop
+the connection: an exception the method declares is returned as such, an HMS exception it does
+not declare becomes a MetaException when the method declares that, and anything else becomes a
+TApplicationException.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from thriftpy2.protocol import TCompactProtocolFactory, TCyBinaryProtocolFactory
+from thriftpy2.thrift import TApplicationException, TMessageType, TType
+from thriftpy2.transport import TBufferedTransportFactory, TFramedTransportFactory, TSocket
+
+from metastore_server import thrift_api
+from metastore_server.audit import audit_call
+from metastore_server.handler import result_size, split_audit_target
+from metastore_server.thrift_api import hms
+
+log = structlog.get_logger(__name__)
+
+_HMS_EXCEPTIONS = tuple(
+    getattr(hms, name)
+    for name in (
+        "MetaException",
+        "NoSuchObjectException",
+        "AlreadyExistsException",
+        "InvalidObjectException",
+        "InvalidOperationException",
+        "UnknownDBException",
+        "UnknownTableException",
+        "ConfigValSecurityException",
+    )
+    if hasattr(hms, name)
+)
+
+
+class CallProcessor:
+    """Reads one call from a protocol, runs the handler method, writes the reply."""
+
+    def __init__(self, service: Any, handler: object) -> None:
+        self._service = service
+        self._handler = handler
+
+    def process(self, iprot: Any, oprot: Any, peer: str) -> None:
+        """Serve one message. Raises transport errors (the connection is then closed)."""
+        api, _msg_type, seqid = iprot.read_message_begin()
+        started = time.perf_counter()
+        method = getattr(self._handler, api, None) if api in self._service.thrift_services else None
+        if method is None:
+            iprot.skip(TType.STRUCT)
+            iprot.read_message_end()
+            error = TApplicationException(
+                TApplicationException.UNKNOWN_METHOD, f"Invalid method name: '{api}'"
+            )
+            self._send_exception(oprot, api, error, seqid)
+            audit_call(method=api, peer=peer, ms=_ms(started), outcome="unknown_method")
+            return
+        args = getattr(self._service, api + "_args")()
+        args.read(iprot)
+        iprot.read_message_end()
+        result = getattr(self._service, api + "_result")()
+        arg_names = [spec[1] for spec in args.thrift_spec.values()]
+        values = {name: getattr(args, name, None) for name in arg_names}
+        db, table = split_audit_target(values)
+        outcome, error_text, rows = "ok", None, None
+        try:
+            result.success = method(*(values[name] for name in arg_names))
+            rows = result_size(result.success)
+        except TApplicationException as exc:
+            outcome, error_text = "application_error", exc.message
+            self._send_exception(oprot, api, exc, seqid)
+            audit_call(
+                method=api,
+                peer=peer,
+                ms=_ms(started),
+                outcome=outcome,
+                db=db,
+                table=table,
+                error=error_text,
+            )
+            return
+        except Exception as exc:  # noqa: BLE001 - every error must become a Thrift answer
+            outcome, error_text = type(exc).__name__, _message(exc)
+            if not isinstance(exc, _HMS_EXCEPTIONS):
+                log.exception("handler_error", method=api)
+            declared = self._declare(result, exc)
+            if not declared:
+                app_error = TApplicationException(TApplicationException.INTERNAL_ERROR, error_text)
+                self._send_exception(oprot, api, app_error, seqid)
+                audit_call(
+                    method=api,
+                    peer=peer,
+                    ms=_ms(started),
+                    outcome=outcome,
+                    db=db,
+                    table=table,
+                    error=error_text,
+                )
+                return
+        audit_call(
+            method=api,
+            peer=peer,
+            ms=_ms(started),
+            outcome=outcome,
+            db=db,
+            table=table,
+            rows=rows,
+            error=error_text,
+        )
+        if not getattr(result, "oneway", False):
+            oprot.write_message_begin(api, TMessageType.REPLY, seqid)
+            result.write(oprot)
+            oprot.write_message_end()
+            oprot.trans.flush()
+
+    @staticmethod
+    def _declare(result: Any, exc: Exception) -> bool:
+        """Put ``exc`` in the result's matching exception field (or a MetaException one)."""
+        fields = [spec for fid, spec in sorted(result.thrift_spec.items()) if fid != 0]
+        for spec in fields:
+            if isinstance(exc, spec[2]):
+                setattr(result, spec[1], exc)
+                return True
+        for spec in fields:
+            if spec[2] is hms.MetaException:
+                setattr(result, spec[1], hms.MetaException(message=_message(exc)))
+                return True
+        return False
+
+    @staticmethod
+    def _send_exception(oprot: Any, api: str, exc: TApplicationException, seqid: int) -> None:
+        oprot.write_message_begin(api, TMessageType.EXCEPTION, seqid)
+        exc.write(oprot)
+        oprot.write_message_end()
+        oprot.trans.flush()
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0
+
+
+def _message(exc: Exception) -> str:
+    message = getattr(exc, "message", None)
+    if isinstance(message, str) and message:
+        return message
+    text = str(exc)
+    return text if text else type(exc).__name__
+
+
+class MetastoreServer:
+    """A threaded Thrift server for one handler."""
+
+    def __init__(
+        self,
+        handler: object,
+        host: str = "127.0.0.1",
+        port: int = 9083,
+        *,
+        transport: str = "buffered",
+        protocol: str = "binary",
+        max_connections: int = 1000,
+    ) -> None:
+        self._processor = CallProcessor(hms.ThriftHiveMetastore, handler)
+        self._host, self._port = host, port
+        self._transport_factory = (
+            TFramedTransportFactory() if transport == "framed" else TBufferedTransportFactory()
+        )
+        if protocol == "compact":
+            self._iprot_factory = thrift_api.compact_protocol_factory()
+            self._oprot_factory = TCompactProtocolFactory()
+        else:
+            self._iprot_factory = thrift_api.binary_protocol_factory()
+            self._oprot_factory = TCyBinaryProtocolFactory()
+        self._max_connections = max_connections
+        self._listener: socket.socket | None = None
+        self._connections: dict[int, socket.socket] = {}
+        self._threads: set[threading.Thread] = set()
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._accept_thread: threading.Thread | None = None
+        self.on_stopped: list[Callable[[], None]] = []
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """(host, port) actually bound (port 0 asks the OS for a free one)."""
+        assert self._listener is not None, "server not started"
+        host, port = self._listener.getsockname()[:2]
+        return host, port
+
+    def start(self) -> None:
+        """Bind and start accepting in a background thread."""
+        family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
+        self._listener = socket.create_server(
+            (self._host, self._port), family=family, backlog=128, reuse_port=False
+        )
+        self._accept_thread = threading.Thread(target=self._accept_loop, name="accept", daemon=True)
+        self._accept_thread.start()
+        log.info("listening", host=self.address[0], port=self.address[1])
+
+    def serve_forever(self) -> None:
+        """Start (if needed) and block until :meth:`stop` is called."""
+        if self._listener is None:
+            self.start()
+        self._closing.wait()
+        assert self._accept_thread is not None
+        self._accept_thread.join(timeout=5)
+
+    def _accept_loop(self) -> None:
+        assert self._listener is not None
+        while not self._closing.is_set():
+            try:
+                client, address = self._listener.accept()
+            except OSError:
+                if self._closing.is_set():
+                    return
+                time.sleep(0.05)
+                continue
+            peer = f"{address[0]}:{address[1]}"
+            with self._lock:
+                if len(self._connections) >= self._max_connections:
+                    log.warning("connection_refused_limit", peer=peer, limit=self._max_connections)
+                    client.close()
+                    continue
+                self._connections[id(client)] = client
+                thread = threading.Thread(
+                    target=self._serve_connection, args=(client, peer), daemon=True
+                )
+                self._threads.add(thread)
+            thread.start()
+
+    def _serve_connection(self, client: socket.socket, peer: str) -> None:
+        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        tsocket = TSocket(sock=client)
+        itrans = self._transport_factory.get_transport(tsocket)
+        otrans = self._transport_factory.get_transport(tsocket)
+        iprot = self._iprot_factory.get_protocol(itrans)
+        oprot = self._oprot_factory.get_protocol(otrans)
+        try:
+            while not self._closing.is_set():
+                self._processor.process(iprot, oprot, peer)
+        except Exception as exc:  # noqa: BLE001 - transport/protocol errors end this connection only
+            if not self._closing.is_set() and not _is_disconnect(exc):
+                log.info(
+                    "connection_closed_on_error", peer=peer, error=f"{type(exc).__name__}: {exc}"
+                )
+        finally:
+            try:
+                client.close()
+            except OSError:
+                pass
+            with self._lock:
+                self._connections.pop(id(client), None)
+                self._threads.discard(threading.current_thread())
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop accepting, let calls in flight finish (up to ``timeout`` s), close connections."""
+        if self._closing.is_set():
+            return
+        self._closing.set()
+        if self._listener is not None:
+            try:
+                self._listener.close()
+            except OSError:
+                pass
+        with self._lock:
+            clients = list(self._connections.values())
+            threads = list(self._threads)
+        for client in clients:
+            try:
+                client.shutdown(socket.SHUT_RD)
+            except OSError:
+                pass
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        for callback in self.on_stopped:
+            callback()
+        log.info("stopped")
+
+
+def _is_disconnect(exc: Exception) -> bool:
+    text = str(exc)
+    return (
+        "TSocket read 0 bytes" in text
+        or "end of file" in text.lower()
+        or isinstance(exc, (ConnectionResetError, BrokenPipeError))
+    )

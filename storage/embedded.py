@@ -1,0 +1,399 @@
+"""The embedded backend: the storage port on SQLite (standard library), durable with zero setup.
+
+File layout: one SQLite table per port table, ``(k BLOB PRIMARY KEY, row BLOB) WITHOUT ROWID``,
+so rows live in the primary-key B-tree ordered by memcmp of the key, shorter first on a tie:
+unsigned byte order, the port's order. ``row`` holds the whole row packed by ``pack_row`` (one
+B-tree lookup per row, no per-column rows). The table ``port_tables`` records each port
+table's SQL name and column families.
+
+Durability: WAL journal with ``synchronous=FULL``: a transaction is on disk before ``mutate``
+or ``increment`` returns, so nothing acknowledged is lost on a crash or power cut.
+
+Concurrency: writes go through one connection under a lock, each in ``BEGIN IMMEDIATE`` (which
+also orders them against other processes, waiting up to the busy timeout). Reads use pooled
+connections of their own; WAL lets them run beside the writer without blocking it. Every read
+sees one snapshot: a scan is one SELECT stepped lazily, ``get_many`` one read transaction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sqlite3
+import struct
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import structlog
+
+from storage.port import Condition, Delete, Put, Row, TableSpec
+
+log = structlog.get_logger(__name__)
+
+_BUSY_TIMEOUT_S = 30.0
+_MAX_IDLE_READERS = 16
+_IN_CHUNK = 500
+_META = "port_tables"
+
+_ROW_VERSION = 1
+_ROW_HEADER = struct.Struct(">BI")
+_COUNTER = struct.Struct(">q")
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def pack_row(row: Mapping[bytes, bytes]) -> bytes:
+    """A row as bytes: version, column count, all lengths, then names and values. O(size)."""
+    names = sorted(row)
+    lengths: list[int] = []
+    parts: list[bytes] = []
+    for name in names:
+        value = row[name]
+        lengths += (len(name), len(value))
+        parts += (name, value)
+    head = _ROW_HEADER.pack(_ROW_VERSION, len(names)) + struct.pack(f">{len(lengths)}I", *lengths)
+    return b"".join((head, *parts))
+
+
+def unpack_row(blob: bytes, wanted: frozenset[bytes] | None = None) -> Row:
+    """The row ``pack_row`` packed, keeping only ``wanted`` columns when given. O(size)."""
+    version, count = _ROW_HEADER.unpack_from(blob)
+    if version != _ROW_VERSION:
+        raise ValueError(f"row format {version} is not supported")
+    lengths = iter(struct.unpack_from(f">{2 * count}I", blob, _ROW_HEADER.size))
+    pos = _ROW_HEADER.size + 8 * count
+    row: Row = {}
+    for name_length, value_length in zip(lengths, lengths, strict=True):
+        name = blob[pos : pos + name_length]
+        pos += name_length
+        if wanted is None or name in wanted:
+            row[name] = blob[pos : pos + value_length]
+        pos += value_length
+    return row
+
+
+def sql_name(table: str) -> str:
+    """The SQLite name of a port table: injective, case-safe, needs no quoting. O(len)."""
+    if not table:
+        raise ValueError("a table name must not be empty")
+    out = ["t_"]
+    for char in table:
+        if char in _PLAIN:
+            out.append(char)
+        elif char == "_":
+            out.append("__")
+        else:
+            out.extend(f"_{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class _Table:
+    """A port table as stored: its SQLite name and column families."""
+
+    sql: str
+    families: frozenset[bytes]
+
+    def check_column(self, column: bytes) -> None:
+        """Raise unless ``column`` is ``family:qualifier`` of one of our families. O(len)."""
+        if not isinstance(column, bytes):
+            raise TypeError(f"column names are bytes, not {type(column).__name__}")
+        family, colon, _ = column.partition(b":")
+        if not colon or family not in self.families:
+            raise ValueError(f"column {column!r} is not family:qualifier of families "
+                             f"{sorted(self.families)} of table {self.sql}")
+
+
+def _check_key(key: bytes) -> None:
+    """Raise unless ``key`` is a non-empty bytes row key."""
+    if not isinstance(key, bytes):
+        raise TypeError(f"row keys are bytes, not {type(key).__name__}")
+    if not key:
+        raise ValueError("a row key must not be empty")
+
+
+def _apply(row: Row, op: Put | Delete, table: _Table) -> Row:
+    """``row`` after ``op`` (checked against ``table``); ``row`` may be changed in place."""
+    if isinstance(op, Put):
+        for column, value in op.columns.items():
+            table.check_column(column)
+            if not isinstance(value, bytes):
+                raise TypeError(f"values are bytes, not {type(value).__name__}")
+            row[column] = value
+        return row
+    if op.columns is None:
+        return {}
+    for column in op.columns:
+        table.check_column(column)
+        row.pop(column, None)
+    return row
+
+
+class SqliteStore:
+    """The storage port on one SQLite file (``":memory:"``: a private temporary file)."""
+
+    def __init__(self, path: str) -> None:
+        self._tmpdir: str | None = None
+        if path == ":memory:":
+            self._tmpdir = tempfile.mkdtemp(prefix="metastore-store-")
+            path = os.path.join(self._tmpdir, "store.db")
+        else:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self._path = path
+        self._write_lock = threading.Lock()
+        self._pool_lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        self._closed = False
+        self._writer = self._connect()
+        mode = self._writer.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if mode.lower() != "wal":
+            raise RuntimeError(f"SQLite refused WAL mode for {path} (got {mode})")
+        with self._write() as conn:
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {_META} "
+                         "(name TEXT PRIMARY KEY, sql TEXT NOT NULL, families TEXT NOT NULL)")
+        self._tables = self._load_tables()
+        log.info("storage.opened", backend="sqlite", path=path, tables=len(self._tables))
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- connections ------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        """A new connection: autocommit (we issue BEGIN), FULL sync, busy timeout."""
+        conn = sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_S, isolation_level=None,
+                               check_same_thread=False)
+        conn.execute("PRAGMA synchronous=FULL")
+        return conn
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """The writer connection inside BEGIN IMMEDIATE; commits on success, else rolls back."""
+        with self._write_lock:
+            if self._closed:
+                raise RuntimeError("the store is closed")
+            conn = self._writer
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            finally:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+
+    @contextlib.contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A pooled reader connection, returned (or closed) afterwards."""
+        with self._pool_lock:
+            if self._closed:
+                raise RuntimeError("the store is closed")
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = self._connect()
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            with self._pool_lock:
+                keep = not self._closed and len(self._idle) < _MAX_IDLE_READERS
+                if keep:
+                    self._idle.append(conn)
+            if not keep:
+                conn.close()
+
+    # -- tables -----------------------------------------------------------------------------
+
+    def _load_tables(self) -> dict[str, _Table]:
+        """Every port table recorded in the file. O(tables)."""
+        with self._read() as conn:
+            found = conn.execute(f"SELECT name, sql, families FROM {_META}").fetchall()
+        return {name: _Table(sql, frozenset(f.encode() for f in json.loads(families)))
+                for name, sql, families in found}
+
+    def _table(self, name: str) -> _Table:
+        """The port table ``name`` (re-reading the file once when another store created it)."""
+        table = self._tables.get(name)
+        if table is None:
+            self._tables = self._load_tables()
+            table = self._tables.get(name)
+        if table is None:
+            raise KeyError(f"no table {name!r}; create it with ensure_tables")
+        return table
+
+    def ensure_tables(self, specs: Iterable[TableSpec]) -> None:
+        """Create missing tables and add missing families (idempotent). O(specs)."""
+        with self._write() as conn:
+            for spec in specs:
+                for family in spec.families:
+                    if not family or ":" in family:
+                        raise ValueError(f"bad column family {family!r} for table {spec.name}")
+                table = sql_name(spec.name)
+                found = conn.execute(f"SELECT families FROM {_META} WHERE name = ?",
+                                     (spec.name,)).fetchone()
+                families = set(spec.families) | set(json.loads(found[0]) if found else ())
+                conn.execute(f"CREATE TABLE IF NOT EXISTS {table} "
+                             "(k BLOB PRIMARY KEY, row BLOB NOT NULL) WITHOUT ROWID")
+                conn.execute(f"INSERT OR REPLACE INTO {_META} VALUES (?, ?, ?)",
+                             (spec.name, table, json.dumps(sorted(families))))
+        self._tables = self._load_tables()
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def get(self, table: str, key: bytes) -> Row | None:
+        """The row at ``key``, or None. O(log n)."""
+        sql = self._table(table).sql
+        _check_key(key)
+        with self._read() as conn:
+            found = conn.execute(f"SELECT row FROM {sql} WHERE k = ?", (key,)).fetchall()
+        return unpack_row(found[0][0]) if found else None
+
+    def get_many(self, table: str, keys: Sequence[bytes]) -> list[tuple[bytes, Row]]:
+        """The rows that exist among ``keys``, in the order of ``keys`` (a key listed twice
+        comes twice), read in one snapshot. O(k log n)."""
+        sql = self._table(table).sql
+        for key in keys:
+            _check_key(key)
+        unique = list(dict.fromkeys(keys))
+        found: dict[bytes, bytes] = {}
+        with self._read() as conn:
+            conn.execute("BEGIN")
+            for first in range(0, len(unique), _IN_CHUNK):
+                chunk = unique[first : first + _IN_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                found.update(conn.execute(f"SELECT k, row FROM {sql} WHERE k IN ({marks})",
+                                          chunk).fetchall())
+            conn.execute("COMMIT")
+        return [(key, unpack_row(found[key])) for key in keys if key in found]
+
+    def scan(
+        self,
+        table: str,
+        start: bytes = b"",
+        stop: bytes | None = None,
+        *,
+        reverse: bool = False,
+        limit: int | None = None,
+        columns: Sequence[bytes] | None = None,
+    ) -> Iterator[tuple[bytes, Row]]:
+        """Rows with ``start <= key < stop`` in key order (see the port). Arguments are
+        checked now; rows are read lazily from one snapshot. O(log n + rows returned)."""
+        spec = self._table(table)
+        if not isinstance(start, bytes) or not isinstance(stop, bytes | None):
+            raise TypeError("scan bounds are bytes")
+        if limit is not None and limit < 0:
+            raise ValueError("a scan limit must not be negative")
+        wanted = None
+        if columns is not None:
+            for column in columns:
+                spec.check_column(column)
+            wanted = frozenset(columns)
+        query = f"SELECT k, row FROM {spec.sql} WHERE k >= ?"
+        params: list[object] = [start]
+        if stop is not None:
+            query += " AND k < ?"
+            params.append(stop)
+        query += " ORDER BY k DESC" if reverse else " ORDER BY k"
+        if limit is not None and wanted is None:
+            query += " LIMIT ?"
+            params.append(limit)
+        return self._rows(query, params, limit, wanted)
+
+    def _rows(self, query: str, params: list[object], limit: int | None,
+              wanted: frozenset[bytes] | None) -> Iterator[tuple[bytes, Row]]:
+        """Step ``query`` lazily; the connection goes back when done, closed or collected."""
+        if limit == 0:
+            return
+        with self._read() as conn:
+            cursor = conn.execute(query, params)
+            try:
+                returned = 0
+                for key, blob in cursor:
+                    row = unpack_row(blob, wanted)
+                    if not row:
+                        continue
+                    yield key, row
+                    returned += 1
+                    if returned == limit:
+                        return
+            finally:
+                cursor.close()
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def _stored(self, conn: sqlite3.Connection, table: _Table, key: bytes) -> Row:
+        """The row at ``key`` as the open transaction sees it ({} when absent). O(log n)."""
+        found = conn.execute(f"SELECT row FROM {table.sql} WHERE k = ?", (key,)).fetchall()
+        return unpack_row(found[0][0]) if found else {}
+
+    def mutate(self, ops: Sequence[Put | Delete], condition: Condition | None = None) -> bool:
+        """Apply ``ops`` in order in one transaction if ``condition`` holds; True if applied.
+        A row left without columns is removed. O(ops log n)."""
+        targets = []
+        for op in ops:
+            if not isinstance(op, Put | Delete):
+                raise TypeError(f"mutate takes Put and Delete, not {type(op).__name__}")
+            _check_key(op.key)
+            targets.append(self._table(op.table))
+        if condition is not None:
+            guard = self._table(condition.table)
+            _check_key(condition.key)
+            guard.check_column(condition.column)
+        with self._write() as conn:
+            if condition is not None:
+                actual = self._stored(conn, guard, condition.key).get(condition.column)
+                if actual != condition.expected:
+                    return False
+            rows: dict[tuple[str, bytes], Row] = {}
+            for table, op in zip(targets, ops, strict=True):
+                slot = (table.sql, op.key)
+                if slot not in rows:
+                    whole_delete = isinstance(op, Delete) and op.columns is None
+                    rows[slot] = {} if whole_delete else self._stored(conn, table, op.key)
+                rows[slot] = _apply(rows[slot], op, table)
+            for (sql, key), row in rows.items():
+                if row:
+                    conn.execute(f"INSERT OR REPLACE INTO {sql} VALUES (?, ?)",
+                                 (key, pack_row(row)))
+                else:
+                    conn.execute(f"DELETE FROM {sql} WHERE k = ?", (key,))
+        return True
+
+    def increment(self, table: str, key: bytes, column: bytes, amount: int = 1) -> int:
+        """Atomically add ``amount`` to the signed 8-byte big-endian counter in ``column``
+        (absent: 0); the new value. O(log n)."""
+        spec = self._table(table)
+        _check_key(key)
+        spec.check_column(column)
+        with self._write() as conn:
+            row = self._stored(conn, spec, key)
+            current = row.get(column)
+            if current is not None and len(current) != _COUNTER.size:
+                raise ValueError(f"column {column!r} of {key!r} holds no 8-byte counter")
+            value = (0 if current is None else _COUNTER.unpack(current)[0]) + amount
+            if not -(2**63) <= value < 2**63:
+                raise OverflowError(f"counter {column!r} of {key!r} would leave 64 bits")
+            row[column] = _COUNTER.pack(value)
+            conn.execute(f"INSERT OR REPLACE INTO {spec.sql} VALUES (?, ?)", (key, pack_row(row)))
+        return value
+
+    def close(self) -> None:
+        """Close every idle connection and the writer; scans still running close theirs when
+        they end. Idempotent."""
+        with self._write_lock, self._pool_lock:
+            if self._closed:
+                return
+            self._closed = True
+            idle, self._idle = self._idle, []
+            for conn in idle:
+                conn.close()
+            self._writer.close()
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+        log.info("storage.closed", backend="sqlite", path=self._path)

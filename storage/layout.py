@@ -1,0 +1,104 @@
+"""Row layouts of the catalog objects on the storage port.
+
+- ``dbs``: key ``db``; ``c:o`` the Database (Thrift binary)
+- ``tbls``: key ``db \\x00 table``; ``c:o`` the Table, ``c:id`` its 8-byte table id
+- ``parts``: key ``table id`` + typed encoding of the values; ``c:o`` the Partition,
+  ``k:<i>`` value i encoded on its own (for server-side filters)
+- ``funcs``: key ``db \\x00 function``; ``c:o`` the Function
+- ``meta``: key ``counters``; ``c:table_id`` the last table id handed out
+
+Partition keys start with the table's stable id, not its names: renaming a table rewrites one row,
+dropping it deletes one key range. The encoded values keep byte order equal to value order
+(``storage.codec``), so ranges over leading keys are key ranges. Names are stored lower-case;
+``\\x00`` cannot occur in them (HMS names are word characters), so it separates components.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from planner.types import KeyKind
+from storage.codec import encode_id, encode_value, encode_values, prefix_successor
+from storage.port import TableSpec
+
+DATABASES = "dbs"
+TABLES = "tbls"
+PARTITIONS = "parts"
+FUNCTIONS = "funcs"
+META = "meta"
+
+OBJECT = b"c:o"
+TABLE_ID = b"c:id"
+COUNTERS_ROW = b"counters"
+NEXT_TABLE_ID = b"c:table_id"
+
+TABLE_SPECS = (
+    TableSpec(DATABASES, ("c",)),
+    TableSpec(TABLES, ("c",)),
+    TableSpec(PARTITIONS, ("c", "k")),
+    TableSpec(FUNCTIONS, ("c",)),
+    TableSpec(META, ("c",)),
+)
+
+_SEPARATOR = b"\x00"
+
+
+def database_key(db: str) -> bytes:
+    """Row key of a database."""
+    return db.encode("utf-8")
+
+
+def table_key(db: str, table: str) -> bytes:
+    """Row key of a table."""
+    return db.encode("utf-8") + _SEPARATOR + table.encode("utf-8")
+
+
+def function_key(db: str, function: str) -> bytes:
+    """Row key of a function."""
+    return db.encode("utf-8") + _SEPARATOR + function.encode("utf-8")
+
+
+def children_range(db: str) -> tuple[bytes, bytes]:
+    """[start, stop) of the table or function rows of one database."""
+    start = db.encode("utf-8") + _SEPARATOR
+    return start, db.encode("utf-8") + b"\x01"
+
+
+def name_from_child_key(key: bytes) -> str:
+    """The table or function name of a ``db \\x00 name`` row key."""
+    return key.split(_SEPARATOR, 1)[1].decode("utf-8")
+
+
+def partition_key(table_id: int, kinds: Sequence[KeyKind], values: Sequence[str]) -> bytes:
+    """Row key of a partition: table id, then the typed encoding of all its values."""
+    return encode_id(table_id) + encode_values(kinds, values)
+
+
+def partition_prefix(table_id: int, kinds: Sequence[KeyKind], values: Sequence[str]) -> bytes:
+    """Key prefix shared by the partitions whose leading values are ``values``."""
+    return encode_id(table_id) + encode_values(kinds[: len(values)], values)
+
+
+def prefix_range(prefix: bytes) -> tuple[bytes, bytes | None]:
+    """[start, stop) of every key that starts with ``prefix``."""
+    return prefix, prefix_successor(prefix)
+
+
+def partition_range(table_id: int) -> tuple[bytes, bytes | None]:
+    """[start, stop) of every partition of a table."""
+    return prefix_range(encode_id(table_id))
+
+
+def value_column(index: int) -> bytes:
+    """Column holding the encoded value of partition key ``index`` (for server-side filters)."""
+    return b"k:%d" % index
+
+
+def partition_columns(
+    partition_bytes: bytes, kinds: Sequence[KeyKind], values: Sequence[str]
+) -> dict[bytes, bytes]:
+    """All columns of a partition row."""
+    columns = {OBJECT: partition_bytes}
+    for index, (kind, value) in enumerate(zip(kinds, values, strict=True)):
+        columns[value_column(index)] = encode_value(kind, value)
+    return columns

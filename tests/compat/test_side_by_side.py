@@ -1,0 +1,130 @@
+"""The same Thrift calls sent to the reference Hive Metastore 2.3.x and to our server.
+
+Every step of :mod:`support.hms_scenario` (databases, tables, partitions, partition filters,
+functions, renames, drops, and their error cases) runs once against a fresh reference
+metastore and once against a fresh instance of our server; each step is then one test that
+compares the two outcomes: the normalized result, or the exception type and message.
+
+When the reference metastore cannot run here (no isolated network namespace, no java), the
+outcomes recorded from it in ``golden/hms-2.3.10.json`` are used instead. Re-record them
+(inside ``unshare -n``) with ``COMPAT_UPDATE_GOLDEN=1 pytest tests/compat``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.hms_scenario import Step, comparable, differences, run_scenario, scenario
+from support.net import MetastoreEndpoint
+from support.our_server import OurServer
+from support.reference_hms import ReferenceHms, reference_hms_unavailable_reason
+
+thrift_api = pytest.importorskip(
+    "metastore_server.thrift_api", reason="metastore_server.thrift_api is not importable"
+)
+
+pytestmark = pytest.mark.compat
+
+GOLDEN = Path(__file__).parent / "golden" / "hms-2.3.10.json"
+STEPS = scenario(thrift_api.hms, "<WH>")
+Outcomes = dict[str, dict[str, Any]]
+
+
+def _run(endpoint: MetastoreEndpoint) -> Outcomes:
+    """Run the whole scenario against one server."""
+    return run_scenario(
+        thrift_api.hms,
+        lambda: thrift_api.make_client(endpoint.host, endpoint.port),
+        endpoint.warehouse_dir,
+    )
+
+
+def _load_golden() -> Outcomes | None:
+    if not GOLDEN.exists():
+        return None
+    return json.loads(GOLDEN.read_text())["outcomes"]
+
+
+@pytest.fixture(scope="module")
+def live_reference_outcomes(tmp_path_factory: pytest.TempPathFactory) -> Outcomes | None:
+    """Outcomes from a fresh reference metastore, or None when it cannot run here."""
+    if reference_hms_unavailable_reason() is not None:
+        return None
+    with ReferenceHms(tmp_path_factory.mktemp("compat-reference")) as endpoint:
+        outcomes = _run(endpoint)
+    if os.environ.get("COMPAT_UPDATE_GOLDEN"):
+        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+        doc = {
+            "about": "Outcomes of tests/support/hms_scenario.py on the reference Hive "
+            "Metastore 2.3.10 (pyspark wheel jars, Derby), normalized.",
+            "outcomes": outcomes,
+        }
+        GOLDEN.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    return outcomes
+
+
+@pytest.fixture(scope="module")
+def reference_outcomes(live_reference_outcomes: Outcomes | None) -> Outcomes:
+    """Live reference outcomes, else the recorded golden ones, else skip."""
+    if live_reference_outcomes is not None:
+        return live_reference_outcomes
+    golden = _load_golden()
+    if golden is None:
+        pytest.skip(f"no golden file and {reference_hms_unavailable_reason()}")
+    return golden
+
+
+@pytest.fixture(scope="module")
+def our_outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outcomes]:
+    """Outcomes from a fresh instance of our server."""
+    with OurServer(tmp_path_factory.mktemp("compat-ours")) as endpoint:
+        yield _run(endpoint)
+
+
+def test_golden_is_current(live_reference_outcomes: Outcomes | None) -> None:
+    """The recorded reference outcomes still match what the reference metastore answers."""
+    if live_reference_outcomes is None:
+        pytest.skip(str(reference_hms_unavailable_reason()))
+    golden = _load_golden()
+    assert golden is not None, f"missing {GOLDEN}; record it with COMPAT_UPDATE_GOLDEN=1"
+    changed = [
+        s.name
+        for s in STEPS
+        if comparable(s, golden.get(s.name)) != comparable(s, live_reference_outcomes.get(s.name))
+    ]
+    assert not changed, f"re-record {GOLDEN.name} (COMPAT_UPDATE_GOLDEN=1); changed: {changed}"
+
+
+KNOWN_DIFFERENCES = frozenset(
+    line.strip()
+    for line in (Path(__file__).parent / "known_differences.txt").read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+)
+
+
+@pytest.mark.parametrize("step", STEPS, ids=[s.name for s in STEPS])
+def test_same_outcome(step: Step, reference_outcomes: Outcomes, our_outcomes: Outcomes) -> None:
+    """Our server answers this call like the reference metastore."""
+    if step.compare == "none":
+        pytest.skip("recorded only: the reference behaviour is not worth imitating")
+    expected = comparable(step, reference_outcomes.get(step.name))
+    actual = comparable(step, our_outcomes.get(step.name))
+    known = step.name in KNOWN_DIFFERENCES
+    if actual != expected:
+        diff = "\n  ".join(differences(expected, actual))
+        if known:
+            pytest.xfail(f"known difference: {step.method}{_show_args(step)}\n  {diff}")
+        pytest.fail(f"{step.method}{_show_args(step)}\n  {diff}", pytrace=False)
+    if known:
+        pytest.fail(f"{step.name} now matches the reference: remove it from known_differences.txt")
+
+
+def _show_args(step: Step) -> str:
+    """Short rendering of a step's arguments for assertion messages."""
+    text = repr(step.args)
+    return text if len(text) < 300 else text[:300] + "...)"

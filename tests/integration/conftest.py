@@ -1,0 +1,121 @@
+"""An in-process server on a free loopback port, a real socket client, and table builders."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from metastore_server.app import build_server
+from metastore_server.config import ServerConfig
+from metastore_server.thrift_api import hms, make_client
+
+
+class RunningServer:
+    """A started server with its warehouse dir, and a client factory."""
+
+    def __init__(self, tmp: Path, **config: object) -> None:
+        self.warehouse = tmp / "warehouse"
+        self.config = ServerConfig(
+            host="127.0.0.1",
+            port=0,
+            storage=f"sqlite:///{tmp / 'metastore.db'}",
+            warehouse=str(self.warehouse),
+            **config,  # type: ignore[arg-type]
+        )
+        self.server, self._close = build_server(self.config)
+        self.server.start()
+        self.host, self.port = self.server.address
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def client(self, **kwargs: object):  # noqa: ANN201 - thriftpy2 client
+        """A new client connection."""
+        return make_client(self.host, self.port, **kwargs)  # type: ignore[arg-type]
+
+    def stop(self) -> None:
+        """Stop serving and close the store."""
+        self.server.stop()
+        self._close()
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """One server per test module."""
+    server = RunningServer(tmp_path_factory.mktemp("metastore"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture()
+def client(running: RunningServer) -> Iterator[object]:
+    """A client connected to the module's server."""
+    connection = running.client()
+    yield connection
+    connection.close()
+
+
+def column(name: str, type_: str = "string") -> hms.FieldSchema:
+    """A column definition."""
+    return hms.FieldSchema(name=name, type=type_, comment=None)
+
+
+def make_table(
+    db: str,
+    name: str,
+    keys: list[tuple[str, str]] | None = None,
+    columns: list[tuple[str, str]] | None = None,
+    **extra: object,
+) -> hms.Table:
+    """A Parquet table definition like the ones Spark sends."""
+    sd = hms.StorageDescriptor(
+        cols=[column(n, t) for n, t in (columns or [("v", "int")])],
+        location=None,
+        inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+        outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+        compressed=False,
+        numBuckets=-1,
+        serdeInfo=hms.SerDeInfo(
+            name=None,
+            serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+            parameters={"serialization.format": "1"},
+        ),
+        bucketCols=[],
+        sortCols=[],
+        parameters={},
+    )
+    return hms.Table(
+        tableName=name,
+        dbName=db,
+        owner="tester",
+        createTime=0,
+        lastAccessTime=0,
+        retention=0,
+        sd=sd,
+        partitionKeys=[column(n, t) for n, t in (keys or [])],
+        parameters=dict(extra.pop("parameters", {}) or {}),  # type: ignore[arg-type]
+        tableType=extra.pop("tableType", "MANAGED_TABLE"),  # type: ignore[arg-type]
+        **extra,
+    )
+
+
+def make_partition(
+    db: str, table: str, values: list[str], location: str | None = None
+) -> hms.Partition:
+    """A partition definition with an optional explicit location."""
+    sd = hms.StorageDescriptor(
+        cols=[column("v", "int")],
+        location=location,
+        serdeInfo=hms.SerDeInfo(serializationLib="x", parameters={}),
+        bucketCols=[],
+        sortCols=[],
+        parameters={},
+    )
+    return hms.Partition(values=values, dbName=db, tableName=table, sd=sd, parameters={})
+
+
+def create_db(client: object, name: str) -> None:
+    """Create a database with a default location."""
+    client.create_database(hms.Database(name=name, description="", parameters={}))  # type: ignore[attr-defined]

@@ -1,0 +1,222 @@
+"""Partitions over a real socket: add/get/list/filter/alter/rename/drop, HMS names and errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metastore_server.thrift_api import hms
+
+from .conftest import create_db, make_partition, make_table
+
+DB = "pdb"
+SPEC = [
+    ["2024-01-01", "1"],
+    ["2024-01-01", "2"],
+    ["2024-01-01", "10"],
+    ["2024-01-02", "1"],
+    ["2024-01-03", "5"],
+    ["2024-02-01", "__HIVE_DEFAULT_PARTITION__"],
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def events(running) -> None:
+    connection = running.client()
+    create_db(connection, DB)
+    connection.create_table(make_table(DB, "events", keys=[("ds", "string"), ("hr", "int")]))
+    request = hms.AddPartitionsRequest(
+        dbName=DB,
+        tblName="events",
+        parts=[make_partition(DB, "events", values) for values in SPEC],
+        ifNotExists=False,
+        needResult=True,
+    )
+    added = connection.add_partitions_req(request)
+    assert len(added.partitions) == len(SPEC)
+    connection.close()
+
+
+def names_of(parts: list[hms.Partition]) -> list[str]:
+    return sorted("/".join(p.values) for p in parts)
+
+
+def test_partition_names_are_hms_names_sorted(client) -> None:
+    assert client.get_partition_names(DB, "events", -1) == sorted(
+        f"ds={ds}/hr={hr}" for ds, hr in SPEC
+    )
+    assert len(client.get_partition_names(DB, "events", 2)) == 2
+
+
+def test_default_location_under_table(client, running) -> None:
+    part = client.get_partition(DB, "events", ["2024-01-01", "1"])
+    table = client.get_table(DB, "events")
+    assert part.sd.location == table.sd.location + "/ds=2024-01-01/hr=1"
+    assert Path(part.sd.location[len("file:") :]).is_dir()
+    assert int(part.parameters["transient_lastDdlTime"]) > 0
+
+
+def test_get_by_name_and_names(client) -> None:
+    part = client.get_partition_by_name(DB, "events", "ds=2024-01-02/hr=1")
+    assert part.values == ["2024-01-02", "1"]
+    parts = client.get_partitions_by_names(
+        DB, "events", ["ds=2024-01-02/hr=1", "ds=1999-01-01/hr=1"]
+    )
+    assert [p.values for p in parts] == [["2024-01-02", "1"]]
+
+
+def test_missing_partition(client) -> None:
+    with pytest.raises(hms.NoSuchObjectException):
+        client.get_partition(DB, "events", ["1999-01-01", "1"])
+    with pytest.raises(hms.MetaException):
+        client.get_partition(DB, "events", ["only-one-value"])
+
+
+def test_partial_specs(client) -> None:
+    parts = client.get_partitions_ps(DB, "events", ["2024-01-01", ""], -1)
+    assert names_of(parts) == ["2024-01-01/1", "2024-01-01/10", "2024-01-01/2"]
+    parts = client.get_partitions_ps_with_auth(DB, "events", ["", "1"], -1, "u", ["g"])
+    assert names_of(parts) == ["2024-01-01/1", "2024-01-02/1"]
+    assert client.get_partition_names_ps(DB, "events", ["2024-01-03"], -1) == ["ds=2024-01-03/hr=5"]
+
+
+@pytest.mark.parametrize(
+    ("filter_text", "expected"),
+    [
+        ('ds = "2024-01-01" and hr = 1', ["2024-01-01/1"]),
+        ("hr = 2", ["2024-01-01/2"]),
+        ('ds > "2024-01-01" and ds <= "2024-01-03"', ["2024-01-02/1", "2024-01-03/5"]),
+        ("hr >= 2 and hr < 10", ["2024-01-01/2", "2024-01-03/5"]),
+        ("hr > 9", ["2024-01-01/10"]),
+        ('(ds) in ("2024-01-02", "2024-01-03")', ["2024-01-02/1", "2024-01-03/5"]),
+        ("(hr) in (1, 5)", ["2024-01-01/1", "2024-01-02/1", "2024-01-03/5"]),
+        (
+            'ds like "2024-01.*"',
+            ["2024-01-01/1", "2024-01-01/10", "2024-01-01/2", "2024-01-02/1", "2024-01-03/5"],
+        ),
+        ('ds like ".*-02"', ["2024-01-02/1"]),
+        ('(ds = "2024-01-02" or hr = 10)', ["2024-01-01/10", "2024-01-02/1"]),
+        (
+            'ds != "2024-01-01"',
+            ["2024-01-02/1", "2024-01-03/5", "2024-02-01/__HIVE_DEFAULT_PARTITION__"],
+        ),
+        ("hr != 1", ["2024-01-01/10", "2024-01-01/2", "2024-01-03/5"]),
+        ("", [f"{ds}/{hr}" for ds, hr in SPEC]),
+    ],
+)
+def test_filters(client, filter_text: str, expected: list[str]) -> None:
+    parts = client.get_partitions_by_filter(DB, "events", filter_text, -1)
+    assert names_of(parts) == sorted(expected)
+    assert client.get_num_partitions_by_filter(DB, "events", filter_text) == len(expected)
+
+
+def test_bad_filter_is_meta_exception(client) -> None:
+    with pytest.raises(hms.MetaException) as info:
+        client.get_partitions_by_filter(DB, "events", 'ds = "unterminated', -1)
+    assert "Error parsing partition filter" in info.value.message
+
+
+def test_unknown_filter_key_is_named(client) -> None:
+    with pytest.raises(hms.MetaException) as info:
+        client.get_partitions_by_filter(DB, "events", 'nokey = "x"', -1)
+    assert "nokey" in info.value.message
+
+
+def test_filter_on_missing_table(client) -> None:
+    with pytest.raises(hms.NoSuchObjectException):
+        client.get_partitions_by_filter(DB, "nope", "hr = 1", -1)
+
+
+def test_add_existing_partition(client) -> None:
+    with pytest.raises(hms.AlreadyExistsException):
+        client.add_partition(make_partition(DB, "events", ["2024-01-01", "1"]))
+
+
+def test_add_if_not_exists_returns_only_new(client) -> None:
+    request = hms.AddPartitionsRequest(
+        dbName=DB,
+        tblName="events",
+        parts=[
+            make_partition(DB, "events", ["2024-01-01", "1"]),
+            make_partition(DB, "events", ["2024-05-05", "5"]),
+        ],
+        ifNotExists=True,
+        needResult=True,
+    )
+    result = client.add_partitions_req(request)
+    assert [p.values for p in result.partitions] == [["2024-05-05", "5"]]
+    client.drop_partition(DB, "events", ["2024-05-05", "5"], True)
+
+
+def test_add_partitions_all_or_nothing(client) -> None:
+    parts = [
+        make_partition(DB, "events", ["2030-01-01", "1"]),
+        make_partition(DB, "events", ["2024-01-01", "1"]),
+    ]
+    with pytest.raises(hms.AlreadyExistsException):
+        client.add_partitions(parts)
+    with pytest.raises(hms.NoSuchObjectException):
+        client.get_partition(DB, "events", ["2030-01-01", "1"])
+
+
+def test_special_characters_are_escaped_in_names(client) -> None:
+    client.create_table(make_table(DB, "odd", keys=[("path", "string")]))
+    client.add_partition(make_partition(DB, "odd", ["a/b:c=d"]))
+    assert client.get_partition_names(DB, "odd", -1) == ["path=a%2Fb%3Ac%3Dd"]
+    assert client.get_partition_by_name(DB, "odd", "path=a%2Fb%3Ac%3Dd").values == ["a/b:c=d"]
+    assert client.partition_name_to_vals("path=a%2Fb%3Ac%3Dd/x=1") == ["a/b:c=d", "1"]
+    assert client.partition_name_to_spec("path=a%2Fb/x=1") == {"path": "a/b", "x": "1"}
+
+
+def test_alter_and_rename_partition(client) -> None:
+    client.create_table(make_table(DB, "alt", keys=[("ds", "string")]))
+    client.add_partition(make_partition(DB, "alt", ["a"]))
+    part = client.get_partition(DB, "alt", ["a"])
+    part.parameters["note"] = "hello"
+    client.alter_partition(DB, "alt", part)
+    assert client.get_partition(DB, "alt", ["a"]).parameters["note"] == "hello"
+    missing = make_partition(DB, "alt", ["zzz"])
+    with pytest.raises(hms.InvalidOperationException):
+        client.alter_partitions(DB, "alt", [missing])
+    renamed = client.get_partition(DB, "alt", ["a"])
+    renamed.values = ["b"]
+    client.rename_partition(DB, "alt", ["a"], renamed)
+    assert client.get_partition_names(DB, "alt", -1) == ["ds=b"]
+    moved = client.get_partition(DB, "alt", ["b"])
+    assert moved.sd.location.endswith("/alt/ds=b")
+    assert Path(moved.sd.location[len("file:") :]).is_dir()
+
+
+def test_drop_partition_variants(client) -> None:
+    client.create_table(make_table(DB, "drops", keys=[("ds", "string")]))
+    client.add_partitions([make_partition(DB, "drops", [v]) for v in ("a", "b", "c", "d")])
+    location = Path(client.get_partition(DB, "drops", ["a"]).sd.location[len("file:") :])
+    assert client.drop_partition(DB, "drops", ["a"], True) is True
+    assert not location.exists()
+    assert client.drop_partition_by_name(DB, "drops", "ds=b", False) is True
+    with pytest.raises(hms.NoSuchObjectException):
+        client.drop_partition(DB, "drops", ["a"], True)
+    request = hms.DropPartitionsRequest(
+        dbName=DB,
+        tblName="drops",
+        parts=hms.RequestPartsSpec(names=["ds=c", "ds=zz"]),
+        deleteData=False,
+        ifExists=True,
+        needResult=True,
+    )
+    result = client.drop_partitions_req(request)
+    assert [p.values for p in result.partitions] == [["c"]]
+    assert client.get_partition_names(DB, "drops", -1) == ["ds=d"]
+
+
+def test_typed_ordering_and_values(client) -> None:
+    request = hms.PartitionValuesRequest(
+        dbName=DB,
+        tblName="events",
+        partitionKeys=[hms.FieldSchema(name="hr", type="int")],
+        ascending=False,
+        maxParts=2,
+    )
+    rows = [r.row for r in client.get_partition_values(request).partitionValues]
+    assert rows == [["10"], ["5"]]

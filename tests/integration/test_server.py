@@ -1,0 +1,161 @@
+"""The server itself: unknown methods, fb303, transports/protocols, concurrency, clean stop."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from thriftpy2.thrift import TApplicationException
+
+from metastore_server.thrift_api import hms, make_client
+
+from .conftest import RunningServer, create_db, make_partition, make_table
+
+
+def test_unserved_method_answers_and_connection_survives(client) -> None:
+    with pytest.raises(TApplicationException) as info:
+        client.get_table_meta("*", "*", [])
+    assert info.value.type == TApplicationException.UNKNOWN_METHOD
+    assert "default" in client.get_all_databases()
+
+
+def test_fb303_and_session_calls(client, running) -> None:
+    assert client.getName()
+    assert client.getVersion()
+    assert client.getStatus() == 2
+    assert client.aliveSince() > 0
+    client.shutdown()
+    assert client.set_ugi("alice", ["staff"]) == ["staff"]
+    warehouse = client.get_config_value("hive.metastore.warehouse.dir", "none")
+    assert warehouse == "file:" + str(running.warehouse.absolute())
+    assert client.get_config_value("some.unknown.key", "fallback") == "fallback"
+    assert "default" in client.get_all_databases()
+
+
+def test_undeclared_error_becomes_meta_exception(client) -> None:
+    with pytest.raises(hms.MetaException):
+        client.get_partition_names("default", "no_such_table", -1)
+
+
+def test_garbage_bytes_close_only_that_connection(running) -> None:
+    with socket.create_connection((running.host, running.port), timeout=5) as raw:
+        raw.sendall(b"\x00\x00\x00\x10garbage-not-thrift" * 4)
+        raw.settimeout(5)
+        try:
+            data = raw.recv(1024)
+        except OSError:
+            data = b""
+        assert data is not None
+    fresh = running.client()
+    assert "default" in fresh.get_all_databases()
+    fresh.close()
+
+
+@pytest.mark.parametrize(("framed", "compact"), [(True, False), (False, True), (True, True)])
+def test_other_transports_and_protocols(tmp_path: Path, framed: bool, compact: bool) -> None:
+    server = RunningServer(
+        tmp_path,
+        transport="framed" if framed else "buffered",
+        protocol="compact" if compact else "binary",
+    )
+    try:
+        connection = make_client(server.host, server.port, framed=framed, compact=compact)
+        create_db(connection, "proto_db")
+        table = make_table("proto_db", "t", keys=[("ds", "string")])
+        table.sd.skewedInfo = hms.SkewedInfo(
+            skewedColNames=["v"],
+            skewedColValues=[["1"]],
+            skewedColValueLocationMaps={("1",): "file:/x"},
+        )
+        connection.create_table(table)
+        got = connection.get_table("proto_db", "t")
+        assert got.sd.skewedInfo.skewedColValueLocationMaps == {("1",): "file:/x"}
+        connection.close()
+    finally:
+        server.stop()
+
+
+def test_many_concurrent_clients(running) -> None:
+    setup = running.client()
+    create_db(setup, "conc")
+    setup.create_table(make_table("conc", "t", keys=[("ds", "string"), ("n", "int")]))
+    setup.close()
+    errors: list[BaseException] = []
+
+    def worker(worker_id: int) -> None:
+        try:
+            connection = running.client()
+            for i in range(20):
+                connection.add_partition(make_partition("conc", "t", [f"w{worker_id}", str(i)]))
+                connection.get_partitions_by_filter("conc", "t", f'ds = "w{worker_id}"', -1)
+            connection.close()
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors
+    check = running.client()
+    assert len(check.get_partition_names("conc", "t", -1)) == 16 * 20
+    assert check.get_num_partitions_by_filter("conc", "t", "n >= 10") == 16 * 10
+    check.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_subprocess_serves_then_stops_on_sigterm_and_keeps_data(tmp_path: Path) -> None:
+    port = _free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "metastore_server",
+        "serve",
+        "--port",
+        str(port),
+        "--storage",
+        f"sqlite:///{tmp_path / 'm.db'}",
+        "--warehouse",
+        str(tmp_path / "wh"),
+    ]
+    env = dict(os.environ)
+
+    def start() -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                return process
+            except OSError:
+                assert process.poll() is None, process.stderr.read().decode()
+                time.sleep(0.1)
+        process.kill()
+        raise AssertionError("server did not start")
+
+    process = start()
+    connection = make_client("127.0.0.1", port)
+    create_db(connection, "durable")
+    connection.close()
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=20) == 0
+    assert b"listening" in process.stderr.read()
+    process = start()
+    connection = make_client("127.0.0.1", port)
+    assert connection.get_database("durable").name == "durable"
+    connection.close()
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=20) == 0

@@ -1,0 +1,1 @@
+"""Test helpers: launchers for the reference Hive Metastore and for our own server."""

@@ -1,0 +1,88 @@
+"""Small networking helpers shared by the metastore launchers."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+LOOPBACK = "127.0.0.1"
+
+
+class MetastoreEndpoint(NamedTuple):
+    """Where a running metastore listens, and the warehouse directory it uses."""
+
+    host: str
+    port: int
+    warehouse_dir: str
+
+    @property
+    def uri(self) -> str:
+        """The ``thrift://host:port`` URI clients (Spark) connect to."""
+        return f"thrift://{self.host}:{self.port}"
+
+
+def network_interfaces() -> list[str]:
+    """Names of the network interfaces visible in this process's network namespace.
+
+    ``/sys/class/net`` is not used: after ``unshare -n`` sysfs still shows the
+    interfaces of the namespace that mounted it. ``if_nameindex`` and
+    ``/proc/net/dev`` are both per network namespace.
+    """
+    try:
+        return [name for _, name in socket.if_nameindex()]
+    except OSError:
+        lines = Path("/proc/net/dev").read_text().splitlines()[2:]
+        return [line.split(":", 1)[0].strip() for line in lines if ":" in line]
+
+
+def in_isolated_netns() -> bool:
+    """True when the only network interface of this process is loopback (``unshare -n``)."""
+    try:
+        return network_interfaces() == ["lo"]
+    except OSError:
+        return False
+
+
+def free_port(host: str = "") -> int:
+    """Return a TCP port that is currently free (on all interfaces when host is empty)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
+    """True when a TCP connection to host:port succeeds."""
+    with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=timeout):
+        return True
+    return False
+
+
+def wait_for_port(
+    host: str,
+    port: int,
+    timeout: float,
+    alive: Callable[[], bool] = lambda: True,
+    interval: float = 0.2,
+) -> bool:
+    """Poll until host:port accepts connections; False on timeout or when alive() turns False."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not alive():
+            return False
+        if port_open(host, port):
+            return True
+        time.sleep(interval)
+    return False
+
+
+def tail(path: Path, lines: int = 40) -> str:
+    """The last lines of a text file ('' when it does not exist)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])

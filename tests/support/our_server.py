@@ -1,0 +1,134 @@
+"""Run our metastore server (``python -m metastore_server serve``) as a subprocess for tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+
+import pytest
+
+from .net import LOOPBACK, MetastoreEndpoint, free_port, tail, wait_for_port
+
+__all__ = ["OurServer", "free_port", "our_metastore"]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+STARTUP_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 10.0
+
+
+class OurServer:
+    """Context manager running our server on 127.0.0.1 with a SQLite store in a scratch dir.
+
+    ``with OurServer(workdir) as endpoint:`` yields a :class:`MetastoreEndpoint`.
+    """
+
+    def __init__(
+        self,
+        workdir: Path | str | None = None,
+        port: int | None = None,
+        *,
+        extra_args: list[str] | None = None,
+        startup_timeout: float = STARTUP_TIMEOUT_S,
+    ) -> None:
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="our-metastore-")).resolve()
+        self.port = port or free_port(LOOPBACK)
+        self.extra_args = list(extra_args or [])
+        self.startup_timeout = startup_timeout
+        self.warehouse = self.workdir / "warehouse"
+        self.stdout_path = self.workdir / "server.stdout.log"
+        self.stderr_path = self.workdir / "server.stderr.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def endpoint(self) -> MetastoreEndpoint:
+        """Host, port and warehouse directory of this server."""
+        return MetastoreEndpoint(LOOPBACK, self.port, str(self.warehouse))
+
+    def command(self) -> list[str]:
+        """The command line that starts the server."""
+        return [
+            sys.executable,
+            "-m",
+            "metastore_server",
+            "serve",
+            "--host",
+            LOOPBACK,
+            "--port",
+            str(self.port),
+            "--storage",
+            f"sqlite:///{self.workdir}/metastore.db",
+            "--warehouse",
+            str(self.warehouse),
+            *self.extra_args,
+        ]
+
+    def start(self) -> MetastoreEndpoint:
+        """Start the server and block until its port accepts connections."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p
+        )
+        with self.stdout_path.open("wb") as out, self.stderr_path.open("wb") as err:
+            self.process = subprocess.Popen(
+                self.command(),
+                cwd=self.workdir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+            )
+        proc = self.process
+        started = time.monotonic()
+        if not wait_for_port(
+            LOOPBACK, self.port, self.startup_timeout, lambda: proc.poll() is None
+        ):
+            code = proc.poll()
+            self.stop()
+            what = f"exited with code {code}" if code is not None else "did not open its port"
+            raise RuntimeError(
+                f"our metastore server {what} after {time.monotonic() - started:.1f}s\n"
+                f"command: {' '.join(self.command())}\n"
+                f"--- stderr ---\n{tail(self.stderr_path, 60)}\n"
+                f"--- stdout ---\n{tail(self.stdout_path, 20)}"
+            )
+        return self.endpoint
+
+    def stop(self) -> int | None:
+        """SIGTERM the server, SIGKILL it after a timeout; returns its exit code."""
+        proc, self.process = self.process, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        return proc.returncode
+
+    def __enter__(self) -> MetastoreEndpoint:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+@pytest.fixture(scope="session")
+def our_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MetastoreEndpoint]:
+    """Our server for the whole session: (host, port, warehouse_dir)."""
+    with OurServer(tmp_path_factory.mktemp("our-metastore")) as endpoint:
+        yield endpoint

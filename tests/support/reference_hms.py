@@ -1,0 +1,273 @@
+"""Launch the reference Apache Hive Metastore 2.3.x from the jars shipped in the pyspark wheel.
+
+The 2.3.x server binds every network interface and has no bind-address setting, so it is only
+started when this process lives in a private network namespace whose only interface is
+loopback (``unshare -n``); see :func:`in_isolated_netns`. Metadata lives in an embedded Derby
+database inside a scratch directory, logs go to files in ``<dir>/logs``.
+
+Run by hand (inside ``unshare -n``)::
+
+    python tests/support/reference_hms.py --port 9183 --dir /tmp/ref-hms
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from xml.sax.saxutils import escape
+
+import pytest
+
+if not __package__:  # executed as a script
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from support.net import (
+        LOOPBACK,
+        MetastoreEndpoint,
+        free_port,
+        in_isolated_netns,
+        tail,
+        wait_for_port,
+    )
+else:
+    from .net import LOOPBACK, MetastoreEndpoint, free_port, in_isolated_netns, tail, wait_for_port
+
+__all__ = [
+    "ReferenceHms",
+    "find_java",
+    "find_pyspark_jars",
+    "in_isolated_netns",
+    "reference_hms",
+    "reference_hms_unavailable_reason",
+]
+
+MAIN_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
+STARTUP_TIMEOUT_S = 240.0
+STOP_TIMEOUT_S = 20.0
+
+
+def find_java() -> str | None:
+    """Path of the ``java`` executable ($JAVA_HOME first, then $PATH)."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        candidate = Path(java_home) / "bin" / "java"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which("java")
+
+
+def find_pyspark_jars() -> Path | None:
+    """The ``jars`` directory of the installed pyspark wheel, if it holds hive-metastore 2.3.x."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    jars = Path(next(iter(spec.submodule_search_locations))) / "jars"
+    if not any(jars.glob("hive-metastore-2.3.*.jar")):
+        return None
+    return jars
+
+
+def reference_hms_unavailable_reason() -> str | None:
+    """Why the reference metastore cannot be started here, or None when it can."""
+    if not in_isolated_netns():
+        return (
+            "reference HMS 2.3 listens on all interfaces; run the tests inside an isolated "
+            "network namespace: unshare -n bash -c 'ip link set lo up; <pytest ...>'"
+        )
+    if find_java() is None:
+        return "reference HMS needs java (set JAVA_HOME or put java on PATH)"
+    if find_pyspark_jars() is None:
+        return "reference HMS needs the pyspark wheel's jars (hive-metastore-2.3.*.jar)"
+    return None
+
+
+def _hive_site(db_dir: Path, warehouse: Path) -> str:
+    """hive-site.xml: embedded Derby, schema auto-create, no schema verification."""
+    props = {
+        "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={db_dir};create=true",
+        "javax.jdo.option.ConnectionDriverName": "org.apache.derby.jdbc.EmbeddedDriver",
+        "javax.jdo.option.ConnectionUserName": "APP",
+        "javax.jdo.option.ConnectionPassword": "mine",
+        "datanucleus.schema.autoCreateAll": "true",
+        "hive.metastore.schema.verification": "false",
+        "datanucleus.connectionPoolingType": "HikariCP",
+        "hive.metastore.warehouse.dir": warehouse.as_uri(),
+    }
+    body = "\n".join(
+        f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>"
+        for k, v in props.items()
+    )
+    return f'<?xml version="1.0"?>\n<configuration>\n{body}\n</configuration>\n'
+
+
+def _log4j2(logs: Path) -> str:
+    """log4j2 configuration: main log, audit log, quiet DataNucleus; nothing on the console."""
+    return f"""status = WARN
+appender.main.type = File
+appender.main.name = MAIN
+appender.main.fileName = {logs / "hms.log"}
+appender.main.layout.type = PatternLayout
+appender.main.layout.pattern = %d{{ISO8601}} %5p [%t] %c: %m%n
+appender.audit.type = File
+appender.audit.name = AUDIT
+appender.audit.fileName = {logs / "audit.log"}
+appender.audit.layout.type = PatternLayout
+appender.audit.layout.pattern = %d{{ISO8601}} [%t] %m%n
+loggers = audit, datanucleus
+logger.audit.name = org.apache.hadoop.hive.metastore.HiveMetaStore.audit
+logger.audit.level = INFO
+logger.audit.additivity = false
+logger.audit.appenderRefs = audit
+logger.audit.appenderRef.audit.ref = AUDIT
+logger.datanucleus.name = DataNucleus
+logger.datanucleus.level = WARN
+rootLogger.level = INFO
+rootLogger.appenderRefs = main
+rootLogger.appenderRef.main.ref = MAIN
+"""
+
+
+class ReferenceHms:
+    """Context manager running the reference Hive Metastore 2.3.x on 127.0.0.1:port.
+
+    ``with ReferenceHms(workdir) as endpoint:`` yields a :class:`MetastoreEndpoint`.
+    """
+
+    def __init__(
+        self,
+        workdir: Path | str | None = None,
+        port: int | None = None,
+        *,
+        startup_timeout: float = STARTUP_TIMEOUT_S,
+        heap: str = "1g",
+    ) -> None:
+        self._own_tmp = workdir is None
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="reference-hms-")).resolve()
+        self.port = port or free_port()
+        self.startup_timeout = startup_timeout
+        self.heap = heap
+        self.warehouse = self.workdir / "warehouse"
+        self.logs = self.workdir / "logs"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def endpoint(self) -> MetastoreEndpoint:
+        """Host, port and warehouse directory of this metastore."""
+        return MetastoreEndpoint(LOOPBACK, self.port, str(self.warehouse))
+
+    def command(self) -> list[str]:
+        """The java command line (writes the configuration files as a side effect)."""
+        java = find_java()
+        jars = find_pyspark_jars()
+        if java is None or jars is None:
+            raise RuntimeError("java or the pyspark hive-metastore jars are missing")
+        conf = self.workdir / "conf"
+        for d in (conf, self.logs, self.warehouse):
+            d.mkdir(parents=True, exist_ok=True)
+        (conf / "hive-site.xml").write_text(
+            _hive_site(self.workdir / "metastore_db", self.warehouse)
+        )
+        (conf / "log4j2.properties").write_text(_log4j2(self.logs))
+        return [
+            java,
+            f"-Xmx{self.heap}",
+            f"-Dlog4j.configurationFile={conf / 'log4j2.properties'}",
+            f"-Dderby.stream.error.file={self.logs / 'derby.log'}",
+            "-cp",
+            f"{conf}{os.pathsep}{jars / '*'}",
+            MAIN_CLASS,
+            "-p",
+            str(self.port),
+        ]
+
+    def start(self) -> MetastoreEndpoint:
+        """Start the JVM and block until the Thrift port accepts connections."""
+        reason = reference_hms_unavailable_reason()
+        if reason is not None:
+            raise RuntimeError(reason)
+        cmd = self.command()
+        with (
+            (self.logs / "stdout.log").open("wb") as out,
+            (self.logs / "stderr.log").open("wb") as err,
+        ):
+            self.process = subprocess.Popen(
+                cmd, cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=out, stderr=err
+            )
+        proc = self.process
+        started = time.monotonic()
+        if not wait_for_port(
+            LOOPBACK, self.port, self.startup_timeout, lambda: proc.poll() is None
+        ):
+            code = proc.poll()
+            self.stop()
+            what = f"exited with {code}" if code is not None else "did not open its port"
+            raise RuntimeError(
+                f"reference HMS {what} after {time.monotonic() - started:.0f}s "
+                f"(port {self.port}, dir {self.workdir})\n"
+                f"--- hms.log ---\n{tail(self.logs / 'hms.log')}\n"
+                f"--- stderr ---\n{tail(self.logs / 'stderr.log')}"
+            )
+        return self.endpoint
+
+    def stop(self) -> None:
+        """SIGTERM the JVM, SIGKILL it if it has not exited after a timeout."""
+        proc, self.process = self.process, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def __enter__(self) -> MetastoreEndpoint:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+@pytest.fixture(scope="session")
+def reference_hms(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MetastoreEndpoint]:
+    """A reference Hive Metastore 2.3.x for the whole session: (host, port, warehouse_dir)."""
+    reason = reference_hms_unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    with ReferenceHms(tmp_path_factory.mktemp("reference-hms")) as endpoint:
+        yield endpoint
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the reference metastore in the foreground until interrupted."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, default=9083)
+    parser.add_argument("--dir", type=Path, default=None, help="work directory (default: temp)")
+    args = parser.parse_args(argv)
+    hms = ReferenceHms(args.dir, args.port)
+    with hms as endpoint:
+        print(f"listening on {endpoint.uri}; warehouse {endpoint.warehouse_dir}", flush=True)
+        print(f"logs in {hms.logs}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            signal.sigwait({signal.SIGINT, signal.SIGTERM})
+    return 0
+
+
+if __name__ == "__main__":
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    sys.exit(main())

@@ -1,0 +1,267 @@
+"""Property tests of storage.codec: encoding preserves the typed order, round-trips exactly."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from planner.types import DEFAULT_PARTITION_NAME, KeyKind, parse_date, parse_integral
+from storage.codec import (
+    decode_id,
+    decode_values,
+    encode_id,
+    encode_prefix,
+    encode_value,
+    encode_values,
+    prefix_successor,
+    typed_prefix,
+    typed_span,
+)
+
+INT64 = (-(2**63), 2**63 - 1)
+
+# -- strategies ---------------------------------------------------------------------------------
+
+tricky_chars = st.sampled_from(
+    ["\x00", "\x01", "a", "b", "0", "7", "-", " ", "\x7f", "\xff", "\u07ff", "\ud800", "\udfff",
+     "\ue000", "\uffff", "\U00010000", "\U0010ffff"]
+)
+strings = st.one_of(st.text(), st.text(tricky_chars, max_size=6))
+unparseable = st.one_of(
+    strings,
+    st.just(DEFAULT_PARTITION_NAME),
+    st.integers(2**63, 2**80).map(str),
+    st.integers(-(2**80), -(2**63) - 1).map(str),
+)
+
+
+def respell_int(n: int, zeros: int, plus: bool, pad: str) -> str:
+    """Another spelling of ``n``: leading zeros, a plus sign, surrounding blanks."""
+    digits = "0" * zeros + str(abs(n))
+    sign = "-" if n < 0 else ("+" if plus else "")
+    return pad + sign + digits + pad
+
+
+numbers = st.one_of(st.integers(*INT64), st.integers(-3, 3))
+integrals = st.one_of(
+    numbers.map(str),
+    st.builds(respell_int, numbers, st.integers(0, 3), st.booleans(), st.sampled_from(["", " "])),
+    st.sampled_from(["-0", "+0", "00", "7", "007", "+7", " 7", "8"]),
+    unparseable,
+)
+
+
+def respell_date(day: dt.date, pad_month: bool, pad_day: bool, blank: str) -> str:
+    """Another spelling of ``day``: unpadded month or day, surrounding blanks."""
+    month = f"{day.month:02d}" if pad_month else str(day.month)
+    dom = f"{day.day:02d}" if pad_day else str(day.day)
+    return f"{blank}{day.year:04d}-{month}-{dom}{blank}"
+
+
+dates = st.one_of(
+    st.dates().map(dt.date.isoformat),
+    st.builds(respell_date, st.dates(), st.booleans(), st.booleans(), st.sampled_from(["", " "])),
+    st.sampled_from(["2024-01-05", "2024-1-5", "2024-01-5", "2024-02-30", "24-01-05"]),
+    unparseable,
+)
+
+RAWS = {KeyKind.STRING: strings, KeyKind.INTEGRAL: integrals, KeyKind.DATE: dates}
+kinds = st.sampled_from(list(KeyKind))
+
+
+def typed_order(kind: KeyKind, raw: str) -> tuple:
+    """The order the encoding must keep: typed values by value, the canonical spelling first,
+    other spellings by text; then everything that does not parse, by text."""
+    if kind is KeyKind.STRING:
+        return (0, 0, 0, raw)
+    if kind is KeyKind.INTEGRAL:
+        number = parse_integral(raw)
+        canonical = None if number is None else str(number)
+    else:
+        day = parse_date(raw)
+        number = None if day is None else day.toordinal()
+        canonical = None if day is None else day.isoformat()
+    if number is None:
+        return (1, 0, 0, raw)
+    if raw == canonical:
+        return (0, number, 0, "")
+    return (0, number, 1, raw)
+
+
+def sign(value: int) -> int:
+    return (value > 0) - (value < 0)
+
+
+def compare(a, b) -> int:
+    return sign((a > b) - (a < b))
+
+
+# -- single values ------------------------------------------------------------------------------
+
+
+@given(st.data(), kinds)
+def test_encoding_preserves_typed_order(data: st.DataObject, kind: KeyKind) -> None:
+    a, b = data.draw(RAWS[kind]), data.draw(RAWS[kind])
+    ea, eb = encode_value(kind, a), encode_value(kind, b)
+    assert compare(ea, eb) == compare(typed_order(kind, a), typed_order(kind, b))
+    assert (ea == eb) == (a == b)
+
+
+@given(st.data(), kinds)
+def test_values_round_trip_exactly(data: st.DataObject, kind: KeyKind) -> None:
+    raw = data.draw(RAWS[kind])
+    encoded = encode_value(kind, raw)
+    assert encoded[0] < 0xFF
+    assert decode_values([kind], encoded) == [raw]
+
+
+@pytest.mark.parametrize(
+    ("kind", "ascending"),
+    [
+        (KeyKind.STRING, ["", "\x00", "\x00\x00", "\x01", "a", "a\x00", "a\x00b", "ab", "\xff"]),
+        (KeyKind.INTEGRAL, [str(INT64[0]), "-8", "-7", "-007", "-1", "0", "+0", "-0", "7", " 7",
+                            "+7", "007", "8", str(INT64[1]), str(2**70), DEFAULT_PARTITION_NAME,
+                            "abc"]),
+        (KeyKind.DATE, ["0001-01-01", "1969-12-31", "1970-01-01", "2024-01-05", "2024-1-5",
+                        "2024-01-06", "9999-12-31", "2024-02-30", DEFAULT_PARTITION_NAME]),
+    ],
+)
+def test_examples_sort_as_documented(kind: KeyKind, ascending: list[str]) -> None:
+    encoded = [encode_value(kind, raw) for raw in ascending]
+    assert encoded == sorted(encoded)
+    assert len(set(encoded)) == len(encoded)
+
+
+# -- tuples -------------------------------------------------------------------------------------
+
+
+@st.composite
+def tuple_pairs(draw: st.DrawFn) -> tuple[list[KeyKind], list[str], list[str]]:
+    """A kind list and two value tuples for it, often sharing a leading part."""
+    key_kinds = draw(st.lists(kinds, min_size=1, max_size=4))
+    first = [draw(RAWS[kind]) for kind in key_kinds]
+    shared = draw(st.integers(0, len(key_kinds)))
+    second = first[:shared] + [draw(RAWS[kind]) for kind in key_kinds[shared:]]
+    return key_kinds, first, second
+
+
+@given(tuple_pairs())
+def test_tuples_keep_lexicographic_order(pair: tuple[list[KeyKind], list[str], list[str]]):
+    key_kinds, a, b = pair
+    ta = [typed_order(kind, raw) for kind, raw in zip(key_kinds, a, strict=True)]
+    tb = [typed_order(kind, raw) for kind, raw in zip(key_kinds, b, strict=True)]
+    assert compare(encode_values(key_kinds, a), encode_values(key_kinds, b)) == compare(ta, tb)
+
+
+@given(tuple_pairs())
+def test_tuples_round_trip_exactly(pair: tuple[list[KeyKind], list[str], list[str]]) -> None:
+    key_kinds, a, _ = pair
+    assert decode_values(key_kinds, encode_values(key_kinds, a)) == a
+
+
+@given(tuple_pairs(), st.data())
+def test_prefix_range_holds_exactly_the_keys_with_those_leading_values(
+    pair: tuple[list[KeyKind], list[str], list[str]], data: st.DataObject
+) -> None:
+    key_kinds, a, b = pair
+    n = data.draw(st.integers(0, len(key_kinds)))
+    prefix = encode_prefix(key_kinds, a[:n])
+    stop = prefix_successor(prefix)
+    for other in (a, b):
+        key = encode_values(key_kinds, other)
+        inside = prefix <= key and (stop is None or key < stop)
+        assert inside == (other[:n] == a[:n])
+
+
+@given(st.data(), kinds)
+def test_successor_of_a_value_bounds_exactly_the_greater_values(
+    data: st.DataObject, kind: KeyKind
+) -> None:
+    a, b = data.draw(RAWS[kind]), data.draw(RAWS[kind])
+    stop = prefix_successor(encode_value(kind, a))
+    assert stop is not None
+    assert (encode_value(kind, b) >= stop) == (typed_order(kind, b) > typed_order(kind, a))
+
+
+def test_arity_is_checked() -> None:
+    with pytest.raises(ValueError):
+        encode_values([KeyKind.STRING], ["a", "b"])
+    with pytest.raises(ValueError):
+        encode_prefix([KeyKind.STRING], ["a", "b"])
+    assert encode_prefix([KeyKind.STRING, KeyKind.DATE], []) == b""
+
+
+@pytest.mark.parametrize(
+    ("kind_list", "data"),
+    [
+        ([KeyKind.STRING], b""),
+        ([KeyKind.STRING], b"\x02abc"),
+        ([KeyKind.STRING], b"\x10" + b"\x00" * 9),
+        ([KeyKind.INTEGRAL], b"\x10\x80\x00"),
+        ([KeyKind.INTEGRAL], b"\x10" + b"\x80" + b"\x00" * 7 + b"\x07"),
+        ([KeyKind.DATE], b"\x02a\x00"),
+        ([KeyKind.STRING], b"\x02a\x00\x02"),
+        ([KeyKind.STRING], b"\x02a\x00\x00\x02"),
+        ([KeyKind.STRING], b"\x02a\x00\xff\x00"),
+        ([KeyKind.STRING], b"\x02\xc3\x00\x00"),
+    ],
+)
+def test_malformed_keys_are_value_errors(kind_list: list[KeyKind], data: bytes) -> None:
+    with pytest.raises(ValueError):
+        decode_values(kind_list, data)
+
+
+# -- typed ranges, successors, ids --------------------------------------------------------------
+
+
+@given(st.data(), st.sampled_from([KeyKind.INTEGRAL, KeyKind.DATE]))
+def test_typed_prefix_covers_every_spelling_of_a_value(data: st.DataObject, kind: KeyKind):
+    a, b = data.draw(RAWS[kind]), data.draw(RAWS[kind])
+    value = typed_order(kind, a)
+    prefix = typed_prefix(kind, a)
+    assert (prefix is None) == (value[0] == 1)
+    encoded = encode_value(kind, b)
+    start, stop = typed_span(kind)
+    assert (start <= encoded < stop) == (typed_order(kind, b)[0] == 0)
+    if prefix is not None:
+        stop = prefix_successor(prefix)
+        assert stop is not None
+        same = typed_order(kind, b)[:2] == value[:2]
+        assert (prefix <= encoded < stop) == same
+
+
+def test_typed_prefix_of_strings_is_the_encoding() -> None:
+    assert typed_prefix(KeyKind.STRING, "a\x00") == encode_value(KeyKind.STRING, "a\x00")
+    assert typed_prefix(KeyKind.INTEGRAL, "x") is None
+
+
+@given(st.binary(max_size=6), st.binary(max_size=6), st.integers(0, 6))
+def test_prefix_successor_bounds_exactly_the_extensions(prefix: bytes, tail: bytes, cut: int):
+    stop = prefix_successor(prefix)
+    for candidate in (prefix + tail, prefix[:cut] + tail, tail, stop or b""):
+        extends = candidate.startswith(prefix)
+        assert extends == (prefix <= candidate and (stop is None or candidate < stop))
+
+
+def test_prefix_successor_examples() -> None:
+    assert prefix_successor(b"ab") == b"ac"
+    assert prefix_successor(b"a\xff\xff") == b"b"
+    assert prefix_successor(b"\x00") == b"\x01"
+    assert prefix_successor(b"\xff\xff") is None
+    assert prefix_successor(b"") is None
+
+
+@given(st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1))
+def test_ids_are_fixed_width_and_ordered(a: int, b: int) -> None:
+    assert len(encode_id(a)) == 8
+    assert decode_id(encode_id(a)) == a
+    assert compare(encode_id(a), encode_id(b)) == compare(a, b)
+
+
+@pytest.mark.parametrize("bad", [-1, 2**64])
+def test_ids_out_of_range_are_refused(bad: int) -> None:
+    with pytest.raises(ValueError):
+        encode_id(bad)
