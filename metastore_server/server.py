@@ -73,40 +73,18 @@ class CallProcessor:
         values = {name: getattr(args, name, None) for name in arg_names}
         db, table = split_audit_target(values)
         outcome, error_text, rows = "ok", None, None
+        app_error: TApplicationException | None = None
         try:
             result.success = method(*(values[name] for name in arg_names))
             rows = result_size(result.success)
         except TApplicationException as exc:
-            outcome, error_text = "application_error", exc.message
-            self._send_exception(oprot, api, exc, seqid)
-            audit_call(
-                method=api,
-                peer=peer,
-                ms=_ms(started),
-                outcome=outcome,
-                db=db,
-                table=table,
-                error=error_text,
-            )
-            return
+            outcome, error_text, app_error = "application_error", exc.message, exc
         except Exception as exc:  # noqa: BLE001 - every error must become a Thrift answer
             outcome, error_text = type(exc).__name__, _message(exc)
             if not isinstance(exc, _HMS_EXCEPTIONS):
                 log.exception("handler_error", method=api)
-            declared = self._declare(result, exc)
-            if not declared:
+            if not self._declare(result, exc):
                 app_error = TApplicationException(TApplicationException.INTERNAL_ERROR, error_text)
-                self._send_exception(oprot, api, app_error, seqid)
-                audit_call(
-                    method=api,
-                    peer=peer,
-                    ms=_ms(started),
-                    outcome=outcome,
-                    db=db,
-                    table=table,
-                    error=error_text,
-                )
-                return
         audit_call(
             method=api,
             peer=peer,
@@ -117,7 +95,11 @@ class CallProcessor:
             rows=rows,
             error=error_text,
         )
-        if not getattr(result, "oneway", False):
+        if getattr(result, "oneway", False):
+            return
+        if app_error is not None:
+            self._send_exception(oprot, api, app_error, seqid)
+        else:
             oprot.write_message_begin(api, TMessageType.REPLY, seqid)
             result.write(oprot)
             oprot.write_message_end()
