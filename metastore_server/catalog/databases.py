@@ -47,7 +47,7 @@ class Databases:
         """The database; NoSuchObjectException when it does not exist."""
         db = self.find(name)
         if db is None:
-            raise hms.NoSuchObjectException(message=f"{name} not found")
+            raise hms.NoSuchObjectException(message=name)
         return db
 
     def require(self, name: str) -> None:

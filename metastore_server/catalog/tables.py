@@ -178,7 +178,7 @@ class Tables:
         with self._ctx.write_lock:
             database = self._databases.find(db)
             if database is None:
-                raise hms.NoSuchObjectException(message=f"There is no database named {db}")
+                raise hms.InvalidObjectException(message=db)
             is_view = table.tableType in (VIRTUAL_VIEW, MATERIALIZED_VIEW)
             if not table.sd.location and not is_view:
                 table.sd.location = self._ctx.warehouse.child_location(database.locationUri, name)

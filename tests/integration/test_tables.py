@@ -46,7 +46,7 @@ def test_create_existing_table(client) -> None:
 
 
 def test_create_in_missing_database(client) -> None:
-    with pytest.raises(hms.NoSuchObjectException):
+    with pytest.raises(hms.InvalidObjectException):
         client.create_table(make_table("no_such_db", "t"))
 
 
