@@ -25,6 +25,16 @@ _KEY_ID_LENGTH = 8
 Predicate = Callable[[Sequence[str]], bool]
 
 
+def _java_list(values: Sequence[str]) -> str:
+    """A list as HMS prints it: ``[a, b]``."""
+    return "[" + ", ".join(values) + "]"
+
+
+def _java_items(values: Sequence[str]) -> str:
+    """Items each followed by ``, ``, as HMS prints keys and values in its arity error."""
+    return "".join(f"{value}, " for value in values)
+
+
 def _limit(max_parts: int | None) -> int | None:
     """HMS max_parts: a negative number means no limit."""
     if max_parts is None or max_parts < 0:
@@ -46,8 +56,8 @@ class Partitions:
         if len(values) != len(ref.key_names):
             raise hms.MetaException(
                 message=(
-                    f"Incorrect number of partition values. numPartKeys={len(ref.key_names)}, "
-                    f"part_val={values}"
+                    "Invalid partition key & values; "
+                    f"keys [{_java_items(ref.key_names)}], values [{_java_items(values)}]"
                 )
             )
         return values
@@ -104,7 +114,7 @@ class Partitions:
             raise hms.MetaException(
                 message=(
                     f"Incorrect number of partition values. numPartKeys={len(ref.key_names)}, "
-                    f"part_val={part_vals}"
+                    f"part_val={len(part_vals)}"
                 )
             )
         prefix: list[str] = []
@@ -129,7 +139,7 @@ class Partitions:
         values = self._values(ref, values)
         row = self._ctx.store.get(layout.PARTITIONS, self._key(ref, values))
         if row is None:
-            raise hms.NoSuchObjectException(message=f"partition values={values}")
+            raise hms.NoSuchObjectException(message=f"partition values={_java_list(values)}")
         return self._decode(ref, row[layout.OBJECT])
 
     def get_by_name(self, db: str, table: str, name: str) -> hms.Partition:
@@ -138,7 +148,7 @@ class Partitions:
         values = self.values_from_name(ref, name)
         row = self._ctx.store.get(layout.PARTITIONS, self._key(ref, values))
         if row is None:
-            raise hms.NoSuchObjectException(message=f"partition values={values}")
+            raise hms.NoSuchObjectException(message=f"partition values={_java_list(values)}")
         return self._decode(ref, row[layout.OBJECT])
 
     def get_by_names(
@@ -326,7 +336,7 @@ class Partitions:
             row = self._ctx.store.get(layout.PARTITIONS, key)
             if row is None:
                 raise hms.NoSuchObjectException(
-                    message=f"Partition doesn't exist. {self._name(ref, values)}"
+                    message=f"partition values={_java_list(values)}"
                 )
             partition = self._decode(ref, row[layout.OBJECT])
             self._ctx.store.mutate([Delete(layout.PARTITIONS, key)])
