@@ -187,7 +187,7 @@ class Partitions:
     def list_all(self, db: str, table: str, max_parts: int | None = -1) -> list[hms.Partition]:
         """All partitions (up to max_parts), in key order."""
         ref = self._tables.get(db, table)
-        return [self._decode(ref, data) for _, data in self._scan(ref, limit=_limit(max_parts))]
+        return self._by_name(ref, self._scan(ref), max_parts)
 
     def list_names(self, db: str, table: str, max_parts: int | None = -1) -> list[str]:
         """All partition names, sorted by name as HMS does (up to max_parts)."""
@@ -200,8 +200,7 @@ class Partitions:
         """Partitions matching a partial spec (empty values are wildcards)."""
         ref = self._tables.get(db, table)
         prefix, predicate = self._partial_spec(ref, part_vals)
-        rows = self._scan(ref, predicate, prefix, _limit(max_parts))
-        return [self._decode(ref, data) for _, data in rows]
+        return self._by_name(ref, self._scan(ref, predicate, prefix), max_parts)
 
     def list_names_ps(
         self, db: str, table: str, part_vals: Sequence[str] | None, max_parts: int | None = -1
@@ -218,8 +217,7 @@ class Partitions:
         """Partitions matching an HMS filter string, in key order."""
         ref = self._tables.get(db, table)
         predicate = self._filter_predicate(ref, filter_text)
-        rows = self._scan(ref, predicate, limit=_limit(max_parts))
-        return [self._decode(ref, data) for _, data in rows]
+        return self._by_name(ref, self._scan(ref, predicate), max_parts)
 
     def names_by_filter(
         self, db: str, table: str, filter_text: str | None, max_parts: int | None = -1
@@ -235,6 +233,19 @@ class Partitions:
         ref = self._tables.get(db, table)
         predicate = self._filter_predicate(ref, filter_text)
         return sum(1 for _ in self._scan(ref, predicate, with_objects=False))
+
+    def _by_name(
+        self,
+        ref: TableRef,
+        rows: Iterator[tuple[list[str], bytes | None]],
+        max_parts: int | None,
+    ) -> list[hms.Partition]:
+        """Partitions ordered by name as HMS returns them (up to max_parts). O(n log n)."""
+        named = sorted((self._name(ref, values), data) for values, data in rows)
+        limit = _limit(max_parts)
+        if limit is not None:
+            named = named[:limit]
+        return [self._decode(ref, data) for _, data in named if data is not None]
 
     def _sorted_names(
         self, ref: TableRef, rows: Iterator[tuple[list[str], bytes | None]], max_parts: int | None
