@@ -374,7 +374,7 @@ class Partitions:
                 if row is None:
                     if if_exists:
                         continue
-                    raise hms.NoSuchObjectException(message=f"Partition doesn't exist. {name}")
+                    raise hms.NoSuchObjectException(message="Some partitions to drop are missing")
                 found.append((key, self._decode(ref, row[layout.OBJECT])))
             if found:
                 self._ctx.store.mutate([Delete(layout.PARTITIONS, key) for key, _ in found])
