@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -14,7 +13,7 @@ from types import TracebackType
 
 import pytest
 
-from .net import LOOPBACK, MetastoreEndpoint, free_port, tail, wait_for_port
+from .net import LOOPBACK, MetastoreEndpoint, free_port, tail, terminate, wait_for_port
 
 __all__ = ["OurServer", "free_port", "our_metastore"]
 
@@ -104,16 +103,7 @@ class OurServer:
     def stop(self) -> int | None:
         """SIGTERM the server, SIGKILL it after a timeout; returns its exit code."""
         proc, self.process = self.process, None
-        if proc is None:
-            return None
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        return proc.returncode
+        return terminate(proc, STOP_TIMEOUT_S)
 
     def __enter__(self) -> MetastoreEndpoint:
         return self.start()

@@ -37,10 +37,19 @@ if not __package__:  # executed as a script
         free_port,
         in_isolated_netns,
         tail,
+        terminate,
         wait_for_port,
     )
 else:
-    from .net import LOOPBACK, MetastoreEndpoint, free_port, in_isolated_netns, tail, wait_for_port
+    from .net import (
+        LOOPBACK,
+        MetastoreEndpoint,
+        free_port,
+        in_isolated_netns,
+        tail,
+        terminate,
+        wait_for_port,
+    )
 
 __all__ = [
     "ReferenceHms",
@@ -222,14 +231,7 @@ class ReferenceHms:
     def stop(self) -> None:
         """SIGTERM the JVM, SIGKILL it if it has not exited after a timeout."""
         proc, self.process = self.process, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        terminate(proc, STOP_TIMEOUT_S)
 
     def __enter__(self) -> MetastoreEndpoint:
         return self.start()
