@@ -10,6 +10,7 @@ import structlog
 from metastore_server import __version__
 from metastore_server.catalog.catalog import Catalog
 from metastore_server.catalog.warehouse import Warehouse, to_uri
+from metastore_server.client_settings import HIVE_DEFAULTS
 from metastore_server.config import ServerConfig
 from metastore_server.handler import MetastoreHandler
 from metastore_server.server import MetastoreServer
@@ -24,6 +25,7 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
     warehouse = Warehouse(config.warehouse)
     catalog = Catalog(store, warehouse)
     config_values = {
+        **HIVE_DEFAULTS,
         "hive.metastore.warehouse.dir": to_uri(Path(config.warehouse).absolute()),
         **config.extra_config,
     }

@@ -11,10 +11,11 @@ import time
 
 import structlog
 
-from metastore_server import __version__
+from metastore_server import __version__, client_settings
 from metastore_server.catalog import names
 from metastore_server.catalog.catalog import Catalog
 from metastore_server.catalog.partition_values import partition_values
+from metastore_server.catalog.tables import TABLE_TYPES
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
@@ -88,7 +89,12 @@ class MetastoreHandler:
         return list(group_names or [])
 
     def get_config_value(self, name: str, defaultValue: str) -> str:  # noqa: N803
-        """A server setting clients may read (e.g. the warehouse dir); else the default."""
+        """A server setting clients may read (e.g. the warehouse dir); else the default.
+
+        Keys outside ``hive*``/``hdfs*``/``mapred*`` and secrets are refused, as HMS does.
+        """
+        if not client_settings.is_readable(name or ""):
+            raise hms.ConfigValSecurityException(message=client_settings.refusal_message(name))
         return self._config_values.get(name, defaultValue)
 
     # -- databases ---------------------------------------------------------------------------
@@ -138,6 +144,11 @@ class MetastoreHandler:
         return self.catalog.tables.names(_db(db_name))
 
     def get_tables_by_type(self, db_name: str, pattern: str, tableType: str) -> list[str]:  # noqa: N803
+        if tableType and tableType not in TABLE_TYPES:
+            raise hms.MetaException(
+                message="java.lang.IllegalArgumentException: No enum constant "
+                f"org.apache.hadoop.hive.metastore.TableType.{tableType}"
+            )
         return self.catalog.tables.names(_db(db_name), pattern, tableType or None)
 
     def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> list[hms.Table]:
@@ -178,10 +189,14 @@ class MetastoreHandler:
         new_tbl: hms.Table,
         environment_context: hms.EnvironmentContext,
     ) -> None:
-        cascade = False
-        if environment_context is not None and environment_context.properties:
-            cascade = environment_context.properties.get("CASCADE", "").lower() == "true"
-        self.catalog.alter_table(_db(dbname), _table(tbl_name), new_tbl, cascade=cascade)
+        properties = (environment_context.properties if environment_context else None) or {}
+        self.catalog.alter_table(
+            _db(dbname),
+            _table(tbl_name),
+            new_tbl,
+            cascade=properties.get("CASCADE", "").lower() == "true",
+            update_stats=properties.get("DO_NOT_UPDATE_STATS", "").lower() != "true",
+        )
 
     def alter_table_with_cascade(
         self, dbname: str, tbl_name: str, new_tbl: hms.Table, cascade: bool
@@ -241,11 +256,21 @@ class MetastoreHandler:
     def add_partitions_req(self, request: hms.AddPartitionsRequest) -> hms.AddPartitionsResult:
         if request is None:
             raise hms.MetaException(message="AddPartitionsRequest cannot be null")
+        db, table = _db(request.dbName), _table(request.tblName)
         added = self.catalog.partitions.add(
-            _db(request.dbName), _table(request.tblName), request.parts, bool(request.ifNotExists)
+            db,
+            table,
+            request.parts,
+            bool(request.ifNotExists),
+            missing_table_message=(
+                f"Unable to add partitions because database or table {db}.{table} does not exist"
+            ),
         )
         need_result = request.needResult is None or request.needResult
-        return hms.AddPartitionsResult(partitions=added if need_result else None)
+        # HMS answers no list at all when the request holds no partition.
+        return hms.AddPartitionsResult(
+            partitions=added if need_result and request.parts else None
+        )
 
     def append_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         part = hms.Partition(values=list(part_vals or []), dbName=db_name, tableName=tbl_name)
@@ -255,7 +280,10 @@ class MetastoreHandler:
         self, db_name: str, tbl_name: str, part_name: str
     ) -> hms.Partition:
         ref = self.catalog.tables.get(_db(db_name), _table(tbl_name))
-        values = self.catalog.partitions.values_from_name(ref, part_name)
+        try:
+            values = self.catalog.partitions.values_from_name(ref, part_name)
+        except hms.NoSuchObjectException as exc:
+            raise hms.InvalidObjectException(message=exc.message) from exc
         return self.append_partition(db_name, tbl_name, values)
 
     # -- partitions: read --------------------------------------------------------------------
@@ -500,10 +528,7 @@ class MetastoreHandler:
 
 
 def _parse_name(part_name: str) -> list[tuple[str, str]]:
-    try:
-        return names.parse_partition_name(part_name)
-    except names.NameError_ as exc:
-        raise hms.MetaException(message=str(exc)) from exc
+    return names.parse_partition_name(part_name)
 
 
 def _expr_as_filter(expr: bytes | None) -> str:

@@ -160,13 +160,16 @@ def _fast_tokens(run: re.Match[str]) -> list[Token]:
 
 
 def parse_filter(text: str) -> Expr | None:
-    """The tree of a filter, or None when it is empty or blank (match every partition). O(n).
+    """The tree of a filter, or None when it is empty (match every partition). O(n).
 
-    Raises FilterSyntaxError (message starting "Error parsing partition filter") for text that is
-    not in the dialect, and UnsupportedFilterError for a reversed LIKE (``'a%' LIKE key``).
+    Blank text is not empty: like HMS, it is a syntax error. Raises FilterSyntaxError (message
+    starting "Error parsing partition filter") for text that is not in the dialect,
+    and UnsupportedFilterError for a reversed LIKE (``'a%' LIKE key``).
     """
-    if not text or not text.strip(_BLANKS):
+    if not text:
         return None
+    if not text.strip(_BLANKS):
+        raise FilterSyntaxError("the filter is blank", text=text, position=0)
     try:
         stream = list(STREAM.parse_string(text))
     except pp.ParseBaseException as err:

@@ -57,10 +57,12 @@ class Catalog:
         if delete_data:
             self.ctx.warehouse.delete_dir(database.locationUri)
 
-    def alter_table(self, db: str, name: str, new_tbl: hms.Table, cascade: bool) -> None:
+    def alter_table(
+        self, db: str, name: str, new_tbl: hms.Table, cascade: bool, *, update_stats: bool = True
+    ) -> None:
         """Alter (or rename) a table; ``cascade`` pushes the new columns to all partitions."""
         with self.ctx.write_lock:
-            ref = self.tables.alter(db, name, new_tbl, cascade)
+            ref = self.tables.alter(db, name, new_tbl, update_stats=update_stats)
             if cascade and ref.table.sd is not None:
                 self.partitions.propagate_columns(ref, ref.table.sd.cols)
 

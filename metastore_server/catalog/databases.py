@@ -66,8 +66,8 @@ class Databases:
 
     def create(self, db: hms.Database) -> None:
         """Create a database; its directory is created under the warehouse when not given."""
-        if db is None or not db.name:
-            raise hms.InvalidObjectException(message="Database name cannot be empty")
+        if db is None:
+            raise hms.InvalidObjectException(message="Database cannot be null")
         name = names.normalize(db.name)
         if not names.is_valid_name(name):
             raise hms.InvalidObjectException(message=f"{db.name} is not a valid database name")
@@ -78,9 +78,11 @@ class Databases:
             stored.locationUri = self._ctx.warehouse.database_location(name)
         if stored.parameters is None:
             stored.parameters = {}
+        if stored.ownerType is None:
+            stored.ownerType = hms.PrincipalType.USER
         with self._ctx.write_lock:
             if not self._insert(stored):
-                raise hms.AlreadyExistsException(message=f"Database {name} already exists")
+                raise hms.AlreadyExistsException(message=f"Database {db.name} already exists")
         self._ctx.warehouse.make_dirs(stored.locationUri)
 
     def alter(self, name: str, new_db: hms.Database) -> None:

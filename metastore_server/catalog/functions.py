@@ -66,7 +66,7 @@ class Functions:
         stored.createTime = stored.createTime or self._ctx.now()
         with self._ctx.write_lock:
             if self._databases.find(db) is None:
-                raise hms.NoSuchObjectException(message=f"The database {db} does not exist")
+                raise hms.NoSuchObjectException(message=db)
             key = layout.function_key(db, name)
             created = self._ctx.store.mutate(
                 [Put(layout.FUNCTIONS, key, {layout.OBJECT: to_bytes(stored)})],
@@ -103,5 +103,6 @@ class Functions:
     def drop(self, db: str, name: str) -> None:
         """Drop a function; NoSuchObjectException when missing."""
         with self._ctx.write_lock:
-            self.get(db, name)
+            if self.find(db, name) is None:
+                raise hms.NoSuchObjectException(message=f"Function {name} does not exist")
             self._ctx.store.mutate([Delete(layout.FUNCTIONS, layout.function_key(db, name))])

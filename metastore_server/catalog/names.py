@@ -22,10 +22,7 @@ _ESCAPED = frozenset(
     + ['"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "[", "]", "^"]
 )
 _ESCAPE_SEQUENCE = re.compile(r"%([0-9A-Fa-f]{2})")
-
-
-class NameError_(ValueError):
-    """A name that breaks an HMS naming rule (the message is HMS's wording)."""
+_NAME_COMPONENT = re.compile(r"(.+)=(.+)", re.DOTALL)
 
 
 def normalize(name: str | None) -> str:
@@ -78,35 +75,38 @@ def make_partition_name(keys: Sequence[str], values: Sequence[str]) -> str:
     return "/".join(parts)
 
 
-def parse_partition_name(name: str) -> list[tuple[str, str]]:
-    """The (key, value) pairs of a partition name, unescaped, in order.
+def parse_partition_name(name: str | None) -> list[tuple[str, str]]:
+    """The (key, value) pairs of a partition name ``k1=v1/k2=v2``, unescaped, in order.
 
-    Raises NameError_ for a component without ``=`` or an empty name.
+    Lenient like HMS: a component that is not ``key=value`` is skipped, and in ``a=b=c`` the
+    value is what follows the last ``=`` (the key is ``a=b``). A later duplicate key wins.
     """
-    if not name:
-        raise NameError_("Invalid partition name: empty")
-    pairs = []
-    for component in name.split("/"):
-        if not component:
+    spec: dict[str, str] = {}
+    for component in (name or "").split("/"):
+        match = _NAME_COMPONENT.fullmatch(component)
+        if match is None:
             continue
-        key, sep, value = component.partition("=")
-        if not sep or not key:
-            raise NameError_(f"Invalid partition key & values; partition name: {name}")
-        pairs.append((unescape_path_name(key), unescape_path_name(value)))
-    if not pairs:
-        raise NameError_(f"Invalid partition key & values; partition name: {name}")
-    return pairs
+        key = unescape_path_name(match.group(1))
+        spec.pop(key, None)
+        spec[key] = unescape_path_name(match.group(2))
+    return list(spec.items())
 
 
 def pattern_to_regex(pattern: str | None) -> re.Pattern[str]:
     """The regex of an HMS name pattern: ``*`` is any run, ``|`` separates alternatives.
 
-    Matching is case-insensitive and whole-name, as in HMS's get_databases / get_tables.
+    As in HMS, the rest of each alternative is a Java-style regex (``.`` is any character),
+    matching is case-insensitive and whole-name, None means every name and an empty pattern
+    matches no name. An alternative that is not a valid regex is matched literally.
     """
-    text = (pattern or "*").strip() or "*"
+    if pattern is None:
+        return re.compile(".*")
     alternatives = []
-    for alternative in text.split("|"):
-        alternative = alternative.strip()
-        pieces = [re.escape(piece) for piece in alternative.split("*")]
-        alternatives.append(".*".join(pieces))
+    for alternative in pattern.split("|"):
+        regex = alternative.strip().replace("*", ".*")
+        try:
+            re.compile(regex)
+        except re.error:
+            regex = ".*".join(re.escape(piece) for piece in alternative.strip().split("*"))
+        alternatives.append(regex)
     return re.compile("(?:" + "|".join(alternatives) + ")", re.IGNORECASE)

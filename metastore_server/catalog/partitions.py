@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from metastore_server.catalog import names
 from metastore_server.catalog.context import CatalogContext
+from metastore_server.catalog.java_text import java_items, java_list, thrift_struct_text
 from metastore_server.catalog.serde import from_bytes, to_bytes
 from metastore_server.catalog.tables import DDL_TIME, TableRef, Tables, fill_storage_defaults
 from metastore_server.thrift_api import hms
@@ -23,16 +24,6 @@ from storage.port import Delete, Put
 
 _KEY_ID_LENGTH = 8
 Predicate = Callable[[Sequence[str]], bool]
-
-
-def _java_list(values: Sequence[str]) -> str:
-    """A list as HMS prints it: ``[a, b]``."""
-    return "[" + ", ".join(values) + "]"
-
-
-def _java_items(values: Sequence[str]) -> str:
-    """Items each followed by ``, ``, as HMS prints keys and values in its arity error."""
-    return "".join(f"{value}, " for value in values)
 
 
 def _limit(max_parts: int | None) -> int | None:
@@ -57,7 +48,7 @@ class Partitions:
             raise hms.MetaException(
                 message=(
                     "Invalid partition key & values; "
-                    f"keys [{_java_items(ref.key_names)}], values [{_java_items(values)}]"
+                    f"keys [{java_items(ref.key_names)}], values [{java_items(values)}]"
                 )
             )
         return values
@@ -139,7 +130,7 @@ class Partitions:
         values = self._values(ref, values)
         row = self._ctx.store.get(layout.PARTITIONS, self._key(ref, values))
         if row is None:
-            raise hms.NoSuchObjectException(message=f"partition values={_java_list(values)}")
+            raise hms.NoSuchObjectException(message=f"partition values={java_list(values)}")
         return self._decode(ref, row[layout.OBJECT])
 
     def get_by_name(self, db: str, table: str, name: str) -> hms.Partition:
@@ -148,7 +139,7 @@ class Partitions:
         values = self.values_from_name(ref, name)
         row = self._ctx.store.get(layout.PARTITIONS, self._key(ref, values))
         if row is None:
-            raise hms.NoSuchObjectException(message=f"partition values={_java_list(values)}")
+            raise hms.NoSuchObjectException(message=f"partition values={java_list(values)}")
         return self._decode(ref, row[layout.OBJECT])
 
     def get_by_names(
@@ -161,28 +152,33 @@ class Partitions:
         for name in part_names or []:
             try:
                 values = self.values_from_name(ref, name)
-            except hms.MetaException:
+            except hms.NoSuchObjectException:
                 continue
             key = self._key(ref, values)
             if key not in seen:
                 seen.add(key)
                 keys.append(key)
         rows = self._ctx.store.get_many(layout.PARTITIONS, keys)
-        return [self._decode(ref, row[layout.OBJECT]) for _key, row in rows]
+        named = [
+            (self._name(ref, decode_values(ref.kinds, key[_KEY_ID_LENGTH:])), row[layout.OBJECT])
+            for key, row in rows
+        ]
+        return self._decode_named(ref, sorted(named), -1)
 
     def values_from_name(self, ref: TableRef, name: str) -> list[str]:
-        """Partition values of a name, checked against the table's keys."""
-        try:
-            pairs = names.parse_partition_name(name)
-        except names.NameError_ as exc:
-            raise hms.MetaException(message=str(exc)) from exc
-        if [k.lower() for k, _ in pairs] != ref.key_names:
-            raise hms.MetaException(
-                message=(
-                    f"Invalid partition key & values; keys {ref.key_names}, partition name {name}"
+        """Partition values of a name (keys in any order), in the table's key order.
+
+        NoSuchObjectException naming the first key the name lacks, as HMS does.
+        """
+        spec = dict(names.parse_partition_name(name))
+        values = []
+        for key in ref.key_names:
+            if key not in spec:
+                raise hms.NoSuchObjectException(
+                    message=f"incomplete partition name - missing {key}"
                 )
-            )
-        return [v for _, v in pairs]
+            values.append(spec[key])
+        return values
 
     def list_all(self, db: str, table: str, max_parts: int | None = -1) -> list[hms.Partition]:
         """All partitions (up to max_parts), in key order."""
@@ -199,6 +195,8 @@ class Partitions:
     ) -> list[hms.Partition]:
         """Partitions matching a partial spec (empty values are wildcards)."""
         ref = self._tables.get(db, table)
+        if not part_vals:
+            raise hms.MetaException(message="Invalid partition key & values; keys [], values []")
         prefix, predicate = self._partial_spec(ref, part_vals)
         return self._by_name(ref, self._scan(ref, predicate, prefix), max_parts)
 
@@ -230,7 +228,11 @@ class Partitions:
 
     def count_by_filter(self, db: str, table: str, filter_text: str | None) -> int:
         """How many partitions match a filter (no partition is decoded)."""
-        ref = self._tables.get(db, table)
+        ref = self._tables.find(db, table)
+        if ref is None:
+            raise hms.NoSuchObjectException(
+                message=f"Specified database/table does not exist : {db}.{table}"
+            )
         predicate = self._filter_predicate(ref, filter_text)
         return sum(1 for _ in self._scan(ref, predicate, with_objects=False))
 
@@ -242,6 +244,11 @@ class Partitions:
     ) -> list[hms.Partition]:
         """Partitions ordered by name as HMS returns them (up to max_parts). O(n log n)."""
         named = sorted((self._name(ref, values), data) for values, data in rows)
+        return self._decode_named(ref, named, max_parts)
+
+    def _decode_named(
+        self, ref: TableRef, named: list[tuple[str, bytes | None]], max_parts: int | None
+    ) -> list[hms.Partition]:
         limit = _limit(max_parts)
         if limit is not None:
             named = named[:limit]
@@ -262,18 +269,20 @@ class Partitions:
         table: str,
         parts: Sequence[hms.Partition] | None,
         if_not_exists: bool = False,
+        missing_table_message: str = (
+            "Unable to add partition because table or database do not exist"
+        ),
     ) -> list[hms.Partition]:
         """Add partitions, all or nothing; with ``if_not_exists`` existing ones are skipped.
 
-        Returns the partitions added (as stored).
+        Returns the partitions added, as HMS answers them: with the location, times and
+        parameters set, and the other storage fields as the client sent them.
         """
         parts = list(parts or [])
         with self._ctx.write_lock:
             ref = self._tables.find(db, table)
             if ref is None:
-                raise hms.InvalidObjectException(
-                    message="Unable to add partition because table or database do not exist"
-                )
+                raise hms.InvalidObjectException(message=missing_table_message)
             now = self._ctx.now()
             seen: set[bytes] = set()
             to_store: list[tuple[bytes, list[str], hms.Partition]] = []
@@ -286,29 +295,36 @@ class Partitions:
                     raise hms.MetaException(
                         message=(
                             f"Partition does not belong to target table {db}.{table}: "
-                            f"{part_db}.{part_table}"
+                            f"{thrift_struct_text(part)}"
                         )
                     )
                 values = self._values(ref, part.values)
                 key = self._key(ref, values)
-                if key in seen:
-                    raise hms.MetaException(
-                        message=f"Duplicate partitions in the list: {self._name(ref, values)}"
-                    )
-                seen.add(key)
                 if self._ctx.store.get(layout.PARTITIONS, key) is not None:
                     if if_not_exists:
                         continue
                     raise hms.AlreadyExistsException(
-                        message=f"Partition already exists: {db}.{table} {self._name(ref, values)}"
+                        message=f"Partition already exists: {thrift_struct_text(part)}"
                     )
-                to_store.append((key, values, self._prepare(ref, part, values, now)))
-            ops = [
-                Put(
-                    layout.PARTITIONS, key, layout.partition_columns(to_bytes(p), ref.kinds, values)
+                answer = self._prepare(ref, part, values, now)
+                if key in seen:
+                    raise hms.MetaException(
+                        message="java.io.IOException: Duplicate partitions in the list: "
+                        f"{thrift_struct_text(answer)}"
+                    )
+                seen.add(key)
+                to_store.append((key, values, answer))
+            ops = []
+            for key, values, answer in to_store:
+                stored = copy.deepcopy(answer)
+                fill_storage_defaults(stored.sd)
+                ops.append(
+                    Put(
+                        layout.PARTITIONS,
+                        key,
+                        layout.partition_columns(to_bytes(stored), ref.kinds, values),
+                    )
                 )
-                for key, values, p in to_store
-            ]
             if ops:
                 self._ctx.store.mutate(ops)
         for _, _, stored in to_store:
@@ -328,7 +344,6 @@ class Partitions:
             stored.sd.location = self._ctx.warehouse.child_location(
                 ref.location, self._name(ref, values)
             )
-        fill_storage_defaults(stored.sd)
         stored.createTime = stored.createTime or now
         stored.lastAccessTime = stored.lastAccessTime or 0
         params = dict(stored.parameters or {})
@@ -341,13 +356,18 @@ class Partitions:
     ) -> hms.Partition:
         """Drop one partition; its directory goes too when asked and the table is managed."""
         with self._ctx.write_lock:
-            ref = self._tables.get(db, table)
+            ref = self._tables.find(db, table)
+            if ref is None:
+                # HMS looks for the partition without checking the table first.
+                raise hms.NoSuchObjectException(
+                    message=f"partition values={java_list(list(values or []))}"
+                )
             values = self._values(ref, values)
             key = self._key(ref, values)
             row = self._ctx.store.get(layout.PARTITIONS, key)
             if row is None:
                 raise hms.NoSuchObjectException(
-                    message=f"partition values={_java_list(values)}"
+                    message=f"partition values={java_list(values)}"
                 )
             partition = self._decode(ref, row[layout.OBJECT])
             self._ctx.store.mutate([Delete(layout.PARTITIONS, key)])

@@ -20,6 +20,10 @@ MANAGED_TABLE = "MANAGED_TABLE"
 EXTERNAL_TABLE = "EXTERNAL_TABLE"
 VIRTUAL_VIEW = "VIRTUAL_VIEW"
 MATERIALIZED_VIEW = "MATERIALIZED_VIEW"
+INDEX_TABLE = "INDEX_TABLE"
+TABLE_TYPES = frozenset(
+    {MANAGED_TABLE, EXTERNAL_TABLE, VIRTUAL_VIEW, MATERIALIZED_VIEW, INDEX_TABLE}
+)
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,12 @@ class TableRef:
         return (self.table.tableType == EXTERNAL_TABLE) or (
             params.get("EXTERNAL", "").upper() == "TRUE"
         )
+
+
+def _put_quick_stats(params: dict[str, str], stats: tuple[int, int] | None) -> None:
+    """Set HMS's fast table statistics in ``params`` (nothing when they cannot be counted)."""
+    if stats is not None:
+        params["numFiles"], params["totalSize"] = str(stats[0]), str(stats[1])
 
 
 def fill_storage_defaults(sd: hms.StorageDescriptor | None) -> None:
@@ -203,18 +213,21 @@ class Tables:
         if not is_view:
             self._ctx.warehouse.make_dirs(table.sd.location)
 
-    def alter(self, db: str, name: str, new_tbl: hms.Table, cascade: bool = False) -> TableRef:
+    def alter(
+        self, db: str, name: str, new_tbl: hms.Table, *, update_stats: bool = True
+    ) -> TableRef:
         """Replace a table's definition; a new db/name renames it (metadata only).
 
-        Partition keys cannot change. Returns the stored table. With ``cascade`` the caller
-        propagates column changes to partitions.
+        Partition keys cannot change. Returns the stored table. With ``update_stats`` (HMS does
+        it unless the client says DO_NOT_UPDATE_STATS) an unpartitioned table's ``numFiles``
+        and ``totalSize`` are counted again from its directory.
         """
         if new_tbl is None:
             raise hms.InvalidOperationException(message="New table is invalid: null")
         with self._ctx.write_lock:
             current = self.find(db, name)
             if current is None:
-                raise hms.InvalidOperationException(message=f"table {db}.{name} doesn't exist")
+                raise hms.InvalidOperationException(message=f"{db}.{name} table not found")
             new_db = names.normalize(new_tbl.dbName) or db
             new_name = names.normalize(new_tbl.tableName) or name
             if not names.is_valid_name(new_name):
@@ -226,6 +239,9 @@ class Tables:
             _clear_catalog(table)
             if table.sd is not None:
                 table.sd.cols = _lower_columns(table.sd.cols)
+            fill_storage_defaults(table.sd)
+            if table.rewriteEnabled is None:
+                table.rewriteEnabled = False
             table.partitionKeys = _lower_columns(table.partitionKeys)
             old_keys = [(fs.name, fs.type) for fs in current.table.partitionKeys or []]
             new_keys = [(fs.name, fs.type) for fs in table.partitionKeys or []]
@@ -238,6 +254,13 @@ class Tables:
             table.parameters = params
             if not table.tableType:
                 table.tableType = current.table.tableType
+            is_view = table.tableType in (VIRTUAL_VIEW, MATERIALIZED_VIEW)
+            if not is_view and (table.sd is None or not table.sd.location):
+                raise hms.MetaException(
+                    message=f"Can not alter table {db}.{name}: its new definition has no location"
+                )
+            if update_stats and not is_view and not table.partitionKeys:
+                _put_quick_stats(params, self._ctx.warehouse.quick_stats(table.sd.location))
             table.createTime = current.table.createTime
             ops: list[Put | Delete] = []
             new_key = layout.table_key(new_db, new_name)

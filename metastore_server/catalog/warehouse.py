@@ -101,3 +101,24 @@ class Warehouse:
         dst.parent.mkdir(parents=True, exist_ok=True)
         src.rename(dst)
         return True
+
+    @staticmethod
+    def quick_stats(location: str | None) -> tuple[int, int] | None:
+        """(number of files, total bytes) below a local directory, as HMS's fast stats count
+        them: regular files in the whole tree, skipping names that start with ``.`` or ``_``.
+        None for other file systems; (0, 0) for a directory that does not exist."""
+        path = local_path(location)
+        if path is None:
+            return None
+        files = size = 0
+        for directory, subdirs, filenames in os.walk(path):
+            subdirs[:] = [d for d in subdirs if not d.startswith((".", "_"))]
+            for filename in filenames:
+                if filename.startswith((".", "_")):
+                    continue
+                try:
+                    size += os.stat(os.path.join(directory, filename)).st_size
+                except OSError:
+                    continue
+                files += 1
+        return files, size

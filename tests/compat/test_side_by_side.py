@@ -100,11 +100,18 @@ def test_golden_is_current(live_reference_outcomes: Outcomes | None) -> None:
     assert not changed, f"re-record {GOLDEN.name} (COMPAT_UPDATE_GOLDEN=1); changed: {changed}"
 
 
-KNOWN_DIFFERENCES = frozenset(
-    line.strip()
-    for line in (Path(__file__).parent / "known_differences.txt").read_text().splitlines()
-    if line.strip() and not line.startswith("#")
-)
+def _listed(filename: str) -> dict[str, str]:
+    """Step name -> reason of a list file (``name -- reason`` lines, ``#`` comments)."""
+    entries = {}
+    for line in (Path(__file__).parent / filename).read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, reason = line.partition(" -- ")
+            entries[name.strip()] = reason.strip()
+    return entries
+
+
+KNOWN_DIFFERENCES = _listed("known_differences.txt")
+DELIBERATE_DIFFERENCES = _listed("deliberate_differences.txt")
 
 
 @pytest.mark.parametrize("step", STEPS, ids=[s.name for s in STEPS])
@@ -114,14 +121,18 @@ def test_same_outcome(step: Step, reference_outcomes: Outcomes, our_outcomes: Ou
         pytest.skip("recorded only: the reference behaviour is not worth imitating")
     expected = comparable(step, reference_outcomes.get(step.name))
     actual = comparable(step, our_outcomes.get(step.name))
-    known = step.name in KNOWN_DIFFERENCES
+    listed = "known_differences.txt" if step.name in KNOWN_DIFFERENCES else None
+    if step.name in DELIBERATE_DIFFERENCES:
+        listed = "deliberate_differences.txt"
     if actual != expected:
         diff = "\n  ".join(differences(expected, actual))
-        if known:
+        if step.name in DELIBERATE_DIFFERENCES:
+            pytest.xfail(f"deliberate: {DELIBERATE_DIFFERENCES[step.name]}\n  {diff}")
+        if listed:
             pytest.xfail(f"known difference: {step.method}{_show_args(step)}\n  {diff}")
         pytest.fail(f"{step.method}{_show_args(step)}\n  {diff}", pytrace=False)
-    if known:
-        pytest.fail(f"{step.name} now matches the reference: remove it from known_differences.txt")
+    if listed:
+        pytest.fail(f"{step.name} now matches the reference: remove it from {listed}")
 
 
 def _show_args(step: Step) -> str:

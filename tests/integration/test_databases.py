@@ -29,6 +29,8 @@ def test_create_get_and_list(client, running) -> None:
     assert "sales_db" in client.get_all_databases()
     assert client.get_databases("sales*") == ["sales_db"]
     assert client.get_databases("nomatch*|default") == ["default"]
+    assert client.get_databases("sales.db") == ["sales_db"]  # '.' is any character, as in HMS
+    assert client.get_databases("") == []
     assert client.get_database("@hive#sales_db").name == "sales_db"
 
 

@@ -66,6 +66,33 @@ def test_get_by_name_and_names(client) -> None:
     assert [p.values for p in parts] == [["2024-01-02", "1"]]
 
 
+def test_names_in_any_key_order_and_incomplete_names(client) -> None:
+    part = client.get_partition_by_name(DB, "events", "hr=5/ds=2024-01-03")
+    assert part.values == ["2024-01-03", "5"]
+    with pytest.raises(hms.NoSuchObjectException, match="incomplete partition name - missing hr"):
+        client.get_partition_by_name(DB, "events", "ds=2024-01-03")
+    with pytest.raises(hms.NoSuchObjectException, match="missing ds"):
+        client.drop_partition_by_name(DB, "events", "garbage", False)
+
+
+def test_get_by_names_answers_in_name_order(client) -> None:
+    parts = client.get_partitions_by_names(
+        DB, "events", ["ds=2024-01-03/hr=5", "ds=2024-01-01/hr=2", "ds=2024-01-01/hr=10"]
+    )
+    assert [p.values for p in parts] == [
+        ["2024-01-01", "10"],
+        ["2024-01-01", "2"],
+        ["2024-01-03", "5"],
+    ]
+
+
+def test_partition_name_helpers_are_lenient_like_hms(client) -> None:
+    assert client.partition_name_to_vals("garbage") == []
+    assert client.partition_name_to_spec("") == {}
+    assert client.partition_name_to_vals("ds=a=b/hr=1") == ["b", "1"]
+    assert client.partition_name_to_spec("DS=x/junk/HR=1") == {"DS": "x", "HR": "1"}
+
+
 def test_missing_partition(client) -> None:
     with pytest.raises(hms.NoSuchObjectException):
         client.get_partition(DB, "events", ["1999-01-01", "1"])

@@ -35,7 +35,12 @@ def test_fb303_and_session_calls(client, running) -> None:
     assert client.set_ugi("alice", ["staff"]) == ["staff"]
     warehouse = client.get_config_value("hive.metastore.warehouse.dir", "none")
     assert warehouse == "file:" + str(running.warehouse.absolute())
-    assert client.get_config_value("some.unknown.key", "fallback") == "fallback"
+    assert client.get_config_value("hive.some.unknown.key", "fallback") == "fallback"
+    assert client.get_config_value("hive.exec.dynamic.partition.mode", "x") == "strict"
+    with pytest.raises(hms.ConfigValSecurityException, match="cannot be accessed"):
+        client.get_config_value("fs.defaultFS", "fallback")
+    with pytest.raises(hms.ConfigValSecurityException):
+        client.get_config_value("hive.metastore.dbaccess.ssl.truststore.password", "x")
     assert "default" in client.get_all_databases()
 
 

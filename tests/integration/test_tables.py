@@ -146,3 +146,56 @@ def test_recreated_table_does_not_see_old_partitions(client) -> None:
     client.drop_table("tdb", "again", False)
     client.create_table(make_table("tdb", "again", keys=[("ds", "string")]))
     assert client.get_partitions("tdb", "again", -1) == []
+
+
+def test_alter_counts_files_of_an_unpartitioned_table(client) -> None:
+    create_db(client, "stats_db")
+    client.create_table(make_table("stats_db", "t"))
+    table = client.get_table("stats_db", "t")
+    directory = local_dir(table.sd.location)
+    (directory / "part-0.parquet").write_bytes(b"x" * 10)
+    (directory / "sub").mkdir()
+    (directory / "sub" / "part-1.parquet").write_bytes(b"y" * 5)
+    (directory / "_SUCCESS").write_bytes(b"")
+    (directory / ".part-0.crc").write_bytes(b"zz")
+    table.parameters["k"] = "v"
+    client.alter_table("stats_db", "t", table)
+    params = client.get_table("stats_db", "t").parameters
+    assert (params["numFiles"], params["totalSize"], params["k"]) == ("2", "15", "v")
+
+    table.parameters.update(numFiles="7", totalSize="70")
+    context = hms.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"})
+    client.alter_table_with_environment_context("stats_db", "t", table, context)
+    params = client.get_table("stats_db", "t").parameters
+    assert (params["numFiles"], params["totalSize"]) == ("7", "70")
+
+
+def test_alter_without_location_is_refused(client) -> None:
+    create_db(client, "noloc_db")
+    client.create_table(make_table("noloc_db", "t"))
+    table = client.get_table("noloc_db", "t")
+    table.sd.location = None
+    with pytest.raises(hms.MetaException, match="no location"):
+        client.alter_table("noloc_db", "t", table)
+    assert client.get_table("noloc_db", "t").sd.location is not None
+
+
+def test_alter_fills_storage_defaults(client) -> None:
+    create_db(client, "fill_db")
+    client.create_table(make_table("fill_db", "t"))
+    table = client.get_table("fill_db", "t")
+    table.sd.skewedInfo = None
+    table.sd.storedAsSubDirectories = None
+    table.rewriteEnabled = None
+    client.alter_table("fill_db", "t", table)
+    stored = client.get_table("fill_db", "t")
+    assert stored.sd.skewedInfo == hms.SkewedInfo(
+        skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={}
+    )
+    assert stored.sd.storedAsSubDirectories is False
+    assert stored.rewriteEnabled is False
+
+
+def local_dir(location: str) -> Path:
+    """The local directory of a ``file:`` location."""
+    return Path(location.removeprefix("file:"))

@@ -101,9 +101,14 @@ def test_other_client_filter_strings(text: str) -> None:
     assert parse_filter(text) == OTHER_CLIENT_FILTERS[text]
 
 
-@pytest.mark.parametrize("text", ["", "   ", "\t\n"])
-def test_blank_filter_is_none(text: str) -> None:
-    assert parse_filter(text) is None
+def test_empty_filter_is_none() -> None:
+    assert parse_filter("") is None
+
+
+@pytest.mark.parametrize("text", ["   ", "\t\n"])
+def test_blank_filter_is_a_syntax_error(text: str) -> None:
+    with pytest.raises(FilterSyntaxError, match="^Error parsing partition filter"):
+        parse_filter(text)
 
 
 # --- constructs --------------------------------------------------------------------------------
