@@ -23,9 +23,12 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
     """The handler over a freshly opened store, and a function that closes the store."""
     store = open_store(config.storage)
     warehouse = Warehouse(config.warehouse)
-    catalog = Catalog(store, warehouse)
+    catalog = Catalog(
+        store, warehouse, partition_request_limit=config.partition_request_limit
+    )
     config_values = {
         **HIVE_DEFAULTS,
+        "hive.metastore.limit.partition.request": str(config.partition_request_limit),
         "hive.metastore.warehouse.dir": to_uri(Path(config.warehouse).absolute()),
         **config.extra_config,
     }

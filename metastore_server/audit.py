@@ -4,10 +4,40 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import structlog
 
 _configured = False
+_call_extras: ContextVar[dict[str, object] | None] = ContextVar("call_extras", default=None)
+
+
+@contextmanager
+def collecting_extras() -> Iterator[dict[str, object]]:
+    """Collect what the code serving one call adds to its audit line (see ``note``/``count``)."""
+    extras: dict[str, object] = {}
+    token = _call_extras.set(extras)
+    try:
+        yield extras
+    finally:
+        _call_extras.reset(token)
+
+
+def note(**fields: object) -> None:
+    """Set fields of the current call's audit line (no-op outside a call)."""
+    extras = _call_extras.get()
+    if extras is not None:
+        extras.update(fields)
+
+
+def count(**amounts: int) -> None:
+    """Add to counters of the current call's audit line, e.g. ``rows_scanned`` (no-op outside)."""
+    extras = _call_extras.get()
+    if extras is not None:
+        for name, amount in amounts.items():
+            extras[name] = int(extras.get(name, 0)) + amount  # type: ignore[call-overload]
 
 
 def configure_logging(level: str = "info", fmt: str = "console") -> None:
@@ -48,8 +78,10 @@ def audit_call(
     table: str | None = None,
     rows: int | None = None,
     error: str | None = None,
+    extras: dict[str, object] | None = None,
 ) -> None:
-    """Emit the audit line of one call (method, db, table, peer, duration, result size, outcome)."""
+    """Emit the audit line of one call (method, db, table, peer, duration, result size, outcome,
+    and what the call added, such as rows scanned)."""
     fields: dict[str, object] = {
         "method": method,
         "peer": peer,
@@ -64,4 +96,6 @@ def audit_call(
         fields["rows"] = rows
     if error is not None:
         fields["error"] = error
+    if extras:
+        fields.update(extras)
     _audit.info("call", **fields)

@@ -54,6 +54,13 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         help="concurrent client connections accepted (default %(default)s)",
     )
     serve.add_argument(
+        "--partition-request-limit",
+        type=int,
+        default=defaults.partition_request_limit,
+        help="most partitions one request may return, as HMS's "
+        "hive.metastore.limit.partition.request (default %(default)s: no limit)",
+    )
+    serve.add_argument(
         "--log-level", default=defaults.log_level, help="debug, info, warning, error"
     )
     serve.add_argument(
@@ -85,6 +92,7 @@ def _config_from_args(args: argparse.Namespace) -> ServerConfig:
         transport=args.transport,
         protocol=args.protocol,
         max_connections=args.max_connections,
+        partition_request_limit=args.partition_request_limit,
         log_level=args.log_level,
         log_format=args.log_format,
     )

@@ -19,6 +19,7 @@ class ServerConfig:
     transport: str = "buffered"  # buffered | framed
     protocol: str = "binary"  # binary | compact
     max_connections: int = 1000
+    partition_request_limit: int = -1  # HMS hive.metastore.limit.partition.request
     log_level: str = "info"
     log_format: str = "console"  # console | json
     extra_config: dict[str, str] = field(default_factory=dict)
@@ -40,7 +41,7 @@ class ServerConfig:
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, value)
-        for name in ("port", "max_connections"):
+        for name in ("port", "max_connections", "partition_request_limit"):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, int(value))

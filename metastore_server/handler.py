@@ -16,6 +16,7 @@ from metastore_server.catalog import names
 from metastore_server.catalog.catalog import Catalog
 from metastore_server.catalog.partition_values import partition_values
 from metastore_server.catalog.tables import TABLE_TYPES
+from metastore_server.encoded import EncodedPartitions
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
@@ -304,7 +305,7 @@ class MetastoreHandler:
     def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> hms.Partition:
         return self.catalog.partitions.get_by_name(_db(db_name), _table(tbl_name), part_name)
 
-    def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[hms.Partition]:
+    def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> EncodedPartitions:
         return self.catalog.partitions.list_all(_db(db_name), _table(tbl_name), max_parts)
 
     def get_partitions_with_auth(
@@ -314,14 +315,14 @@ class MetastoreHandler:
 
     def get_partitions_req(self, req: hms.PartitionsRequest) -> hms.PartitionsResponse:
         parts = self.catalog.partitions.list_all(_db(req.dbName), _table(req.tblName), req.maxParts)
-        return hms.PartitionsResponse(partitions=parts)
+        return hms.PartitionsResponse(partitions=parts.decode())
 
     def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
         return self.catalog.partitions.list_names(_db(db_name), _table(tbl_name), max_parts)
 
     def get_partitions_ps(
         self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
-    ) -> list[hms.Partition]:
+    ) -> EncodedPartitions:
         return self.catalog.partitions.list_ps(_db(db_name), _table(tbl_name), part_vals, max_parts)
 
     def get_partitions_ps_with_auth(
@@ -341,7 +342,7 @@ class MetastoreHandler:
         parts = self.catalog.partitions.list_ps(
             _db(req.dbName), _table(req.tblName), req.partVals, req.maxParts
         )
-        return hms.GetPartitionsPsWithAuthResponse(partitions=parts)
+        return hms.GetPartitionsPsWithAuthResponse(partitions=parts.decode())
 
     def get_partition_names_ps(
         self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
@@ -364,12 +365,12 @@ class MetastoreHandler:
         tbl_name: str,
         filter: str,
         max_parts: int,  # noqa: A002
-    ) -> list[hms.Partition]:
+    ) -> EncodedPartitions:
         return self.catalog.partitions.by_filter(_db(db_name), _table(tbl_name), filter, max_parts)
 
     def get_partitions_by_filter_req(
         self, req: hms.GetPartitionsByFilterRequest
-    ) -> list[hms.Partition]:
+    ) -> EncodedPartitions:
         return self.catalog.partitions.by_filter(
             _db(req.dbName), _table(req.tblName), req.filter, req.maxParts
         )
@@ -379,7 +380,7 @@ class MetastoreHandler:
 
     def get_partitions_by_names(
         self, db_name: str, tbl_name: str, names: list[str]
-    ) -> list[hms.Partition]:
+    ) -> EncodedPartitions:
         return self.catalog.partitions.get_by_names(_db(db_name), _table(tbl_name), names)
 
     def get_partitions_by_names_req(
@@ -388,7 +389,7 @@ class MetastoreHandler:
         parts = self.catalog.partitions.get_by_names(
             _db(req.db_name), _table(req.tbl_name), req.names
         )
-        return hms.GetPartitionsByNamesResult(partitions=parts)
+        return hms.GetPartitionsByNamesResult(partitions=parts.decode())
 
     def get_partitions_by_expr(
         self, req: hms.PartitionsByExprRequest
@@ -398,7 +399,7 @@ class MetastoreHandler:
         parts = self.catalog.partitions.by_filter(
             _db(req.dbName), _table(req.tblName), filter_text, req.maxParts
         )
-        return hms.PartitionsByExprResult(partitions=parts, hasUnknownPartitions=False)
+        return hms.PartitionsByExprResult(partitions=parts.decode(), hasUnknownPartitions=False)
 
     def get_partition_values(
         self, request: hms.PartitionValuesRequest
@@ -549,7 +550,7 @@ def result_size(result: object) -> int | None:
     """Rows in a call's result, for the audit line."""
     if result is None:
         return None
-    if isinstance(result, (list, tuple, dict)):
+    if isinstance(result, (list, tuple, dict, EncodedPartitions)):
         return len(result)
     for attr in ("partitions", "partitionValues", "names", "functions"):
         value = getattr(result, attr, None)

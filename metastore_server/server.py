@@ -22,7 +22,8 @@ from thriftpy2.thrift import TApplicationException, TMessageType, TType
 from thriftpy2.transport import TBufferedTransportFactory, TFramedTransportFactory, TSocket
 
 from metastore_server import thrift_api
-from metastore_server.audit import audit_call
+from metastore_server.audit import audit_call, collecting_extras
+from metastore_server.encoded import EncodedPartitions
 from metastore_server.handler import result_size, split_audit_target
 from metastore_server.thrift_api import hms
 
@@ -47,9 +48,10 @@ _HMS_EXCEPTIONS = tuple(
 class CallProcessor:
     """Reads one call from a protocol, runs the handler method, writes the reply."""
 
-    def __init__(self, service: Any, handler: object) -> None:
+    def __init__(self, service: Any, handler: object, *, binary_output: bool = True) -> None:
         self._service = service
         self._handler = handler
+        self._binary_output = binary_output
 
     def process(self, iprot: Any, oprot: Any, peer: str) -> None:
         """Serve one message. Raises transport errors (the connection is then closed)."""
@@ -73,9 +75,11 @@ class CallProcessor:
         values = {name: getattr(args, name, None) for name in arg_names}
         db, table = split_audit_target(values)
         outcome, error_text, rows = "ok", None, None
+        extras: dict[str, object] = {}
         app_error: TApplicationException | None = None
         try:
-            result.success = method(*(values[name] for name in arg_names))
+            with collecting_extras() as extras:
+                result.success = method(*(values[name] for name in arg_names))
             rows = result_size(result.success)
         except TApplicationException as exc:
             outcome, error_text, app_error = "application_error", exc.message, exc
@@ -94,16 +98,33 @@ class CallProcessor:
             table=table,
             rows=rows,
             error=error_text,
+            extras=extras,
         )
         if getattr(result, "oneway", False):
             return
         if app_error is not None:
             self._send_exception(oprot, api, app_error, seqid)
+        elif isinstance(getattr(result, "success", None), EncodedPartitions):
+            self._send_encoded(oprot, api, result, seqid)
         else:
             oprot.write_message_begin(api, TMessageType.REPLY, seqid)
             result.write(oprot)
             oprot.write_message_end()
             oprot.trans.flush()
+
+    def _send_encoded(self, oprot: Any, api: str, result: Any, seqid: int) -> None:
+        """Answer stored partition bytes as they are (binary), or decoded (other protocols)."""
+        encoded: EncodedPartitions = result.success
+        if self._binary_output:
+            for chunk in encoded.binary_reply(api, seqid):
+                oprot.trans.write(chunk)
+            oprot.trans.flush()
+            return
+        result.success = encoded.decode()
+        oprot.write_message_begin(api, TMessageType.REPLY, seqid)
+        result.write(oprot)
+        oprot.write_message_end()
+        oprot.trans.flush()
 
     @staticmethod
     def _declare(result: Any, exc: Exception) -> bool:
@@ -152,7 +173,9 @@ class MetastoreServer:
         protocol: str = "binary",
         max_connections: int = 1000,
     ) -> None:
-        self._processor = CallProcessor(hms.ThriftHiveMetastore, handler)
+        self._processor = CallProcessor(
+            hms.ThriftHiveMetastore, handler, binary_output=protocol != "compact"
+        )
         self._host, self._port = host, port
         self._transport_factory = (
             TFramedTransportFactory() if transport == "framed" else TBufferedTransportFactory()

@@ -2,8 +2,9 @@
 
 - ``dbs``: key ``db``; ``c:o`` the Database (Thrift binary)
 - ``tbls``: key ``db \\x00 table``; ``c:o`` the Table, ``c:id`` its 8-byte table id
-- ``parts``: key ``table id`` + typed encoding of the values; ``c:o`` the Partition,
-  ``k:<i>`` value i encoded on its own (for server-side filters)
+- ``parts``: key ``table id`` + typed encoding of the values; ``c:o`` the Partition (without
+  its database and table names), ``c:n`` its name ``k=v/...``, ``k:<i>`` value i encoded on its
+  own (for server-side filters)
 - ``funcs``: key ``db \\x00 function``; ``c:o`` the Function
 - ``meta``: key ``counters``; ``c:table_id`` the last table id handed out
 
@@ -28,6 +29,7 @@ FUNCTIONS = "funcs"
 META = "meta"
 
 OBJECT = b"c:o"
+NAME = b"c:n"
 TABLE_ID = b"c:id"
 COUNTERS_ROW = b"counters"
 NEXT_TABLE_ID = b"c:table_id"
@@ -95,10 +97,10 @@ def value_column(index: int) -> bytes:
 
 
 def partition_columns(
-    partition_bytes: bytes, kinds: Sequence[KeyKind], values: Sequence[str]
+    partition_bytes: bytes, name: str, kinds: Sequence[KeyKind], values: Sequence[str]
 ) -> dict[bytes, bytes]:
     """All columns of a partition row."""
-    columns = {OBJECT: partition_bytes}
+    columns = {OBJECT: partition_bytes, NAME: name.encode("utf-8")}
     for index, (kind, value) in enumerate(zip(kinds, values, strict=True)):
         columns[value_column(index)] = encode_value(kind, value)
     return columns

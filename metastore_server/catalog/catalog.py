@@ -16,9 +16,13 @@ from storage.port import StoragePort
 class Catalog:
     """Databases, tables, partitions and functions of one store, with HMS semantics."""
 
-    def __init__(self, store: StoragePort, warehouse: Warehouse) -> None:
+    def __init__(
+        self, store: StoragePort, warehouse: Warehouse, *, partition_request_limit: int = -1
+    ) -> None:
         store.ensure_tables(layout.TABLE_SPECS)
-        self.ctx = CatalogContext(store=store, warehouse=warehouse)
+        self.ctx = CatalogContext(
+            store=store, warehouse=warehouse, partition_request_limit=partition_request_limit
+        )
         self.databases = Databases(self.ctx)
         self.tables = Tables(self.ctx, self.databases)
         self.partitions = Partitions(self.ctx, self.tables)

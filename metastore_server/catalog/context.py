@@ -26,4 +26,7 @@ class CatalogContext:
     store: StoragePort
     warehouse: Warehouse
     now: Callable[[], int] = _now_seconds
+    #: Most partitions one request may return (HMS's hive.metastore.limit.partition.request);
+    #: negative: no limit.
+    partition_request_limit: int = -1
     write_lock: threading.RLock = field(default_factory=threading.RLock)

@@ -7,23 +7,39 @@ listing is a scan of that range, narrowed to a prefix when leading values are kn
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
+from metastore_server import audit
 from metastore_server.catalog import names
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.java_text import java_items, java_list, thrift_struct_text
+from metastore_server.catalog.partition_scan import (
+    KeyRange,
+    matching_rows,
+    name_of,
+    prefix,
+    values_of,
+    whole_table,
+)
 from metastore_server.catalog.serde import from_bytes, to_bytes
 from metastore_server.catalog.tables import DDL_TIME, TableRef, Tables, fill_storage_defaults
+from metastore_server.encoded import EncodedPartitions
 from metastore_server.thrift_api import hms
 from planner.errors import FilterError
 from planner.evaluate import compile_predicate
 from planner.grammar import parse_filter
 from storage import layout
-from storage.codec import decode_values
 from storage.port import Delete, Put
 
-_KEY_ID_LENGTH = 8
 Predicate = Callable[[Sequence[str]], bool]
+
+
+def _stored_bytes(partition: hms.Partition) -> bytes:
+    """A partition's stored encoding: without its database and table names, which the table
+    row holds (a rename rewrites no partition) and readers put back."""
+    bare = copy.copy(partition)
+    bare.dbName = bare.tableName = bare.catName = None
+    return to_bytes(bare)
 
 
 def _limit(max_parts: int | None) -> int | None:
@@ -64,37 +80,28 @@ class Partitions:
     def _name(self, ref: TableRef, values: Sequence[str]) -> str:
         return names.make_partition_name(ref.key_names, values)
 
-    def _scan(
-        self,
-        ref: TableRef,
-        predicate: Predicate | None = None,
-        prefix: Sequence[str] = (),
-        limit: int | None = None,
-        with_objects: bool = True,
-    ) -> Iterator[tuple[list[str], bytes | None]]:
-        """(values, partition bytes) of the partitions matching, in key order."""
-        if limit == 0:
-            return
-        start, stop = layout.prefix_range(layout.partition_prefix(ref.table_id, ref.kinds, prefix))
-        columns = [layout.OBJECT] if with_objects else [layout.value_column(0)]
-        produced = 0
-        for key, row in self._ctx.store.scan(layout.PARTITIONS, start, stop, columns=columns):
-            values = decode_values(ref.kinds, key[_KEY_ID_LENGTH:])
-            if predicate is not None and not predicate(values):
-                continue
-            yield values, row.get(layout.OBJECT)
-            produced += 1
-            if limit is not None and produced >= limit:
-                return
+    def _columns(
+        self, ref: TableRef, partition: hms.Partition, values: Sequence[str]
+    ) -> dict[bytes, bytes]:
+        """The columns of a partition row."""
+        return layout.partition_columns(
+            _stored_bytes(partition), self._name(ref, values), ref.kinds, values
+        )
 
-    def _filter_predicate(self, ref: TableRef, filter_text: str | None) -> Predicate | None:
+    def _filter_ranges(self, ref: TableRef, filter_text: str | None) -> list[KeyRange]:
+        """The key ranges (with residuals) holding the partitions a filter selects."""
         try:
             expr = parse_filter(filter_text or "")
             if expr is None:
-                return None
-            return compile_predicate(expr, ref.key_types)
+                return whole_table(ref)
+            return whole_table(ref, compile_predicate(expr, ref.key_types))
         except FilterError as exc:
             raise hms.MetaException(message=str(exc)) from exc
+
+    def _spec_ranges(self, ref: TableRef, part_vals: Sequence[str] | None) -> list[KeyRange]:
+        """The key range of a partial spec (leading values), with a test of the other values."""
+        leading, residual = self._partial_spec(ref, part_vals)
+        return [prefix(ref, leading, residual)]
 
     def _partial_spec(
         self, ref: TableRef, part_vals: Sequence[str] | None
@@ -144,7 +151,7 @@ class Partitions:
 
     def get_by_names(
         self, db: str, table: str, part_names: Sequence[str] | None
-    ) -> list[hms.Partition]:
+    ) -> EncodedPartitions:
         """The partitions that exist among ``part_names`` (unknown names are skipped)."""
         ref = self._tables.get(db, table)
         keys = []
@@ -159,11 +166,9 @@ class Partitions:
                 seen.add(key)
                 keys.append(key)
         rows = self._ctx.store.get_many(layout.PARTITIONS, keys)
-        named = [
-            (self._name(ref, decode_values(ref.kinds, key[_KEY_ID_LENGTH:])), row[layout.OBJECT])
-            for key, row in rows
-        ]
-        return self._decode_named(ref, sorted(named), -1)
+        audit.count(rows_scanned=len(rows), rows_matched=len(rows))
+        named = sorted((name_of(ref, key, row), row[layout.OBJECT]) for key, row in rows)
+        return EncodedPartitions(ref.db, ref.name, [blob for _, blob in named])
 
     def values_from_name(self, ref: TableRef, name: str) -> list[str]:
         """Partition values of a name (keys in any order), in the table's key order.
@@ -180,51 +185,47 @@ class Partitions:
             values.append(spec[key])
         return values
 
-    def list_all(self, db: str, table: str, max_parts: int | None = -1) -> list[hms.Partition]:
-        """All partitions (up to max_parts), in key order."""
+    def list_all(
+        self, db: str, table: str, max_parts: int | None = -1
+    ) -> EncodedPartitions:
+        """All partitions (up to max_parts), sorted by name as HMS returns them."""
         ref = self._tables.get(db, table)
-        return self._by_name(ref, self._scan(ref), max_parts)
+        return self._listing(ref, whole_table(ref), max_parts)
 
     def list_names(self, db: str, table: str, max_parts: int | None = -1) -> list[str]:
         """All partition names, sorted by name as HMS does (up to max_parts)."""
         ref = self._tables.get(db, table)
-        return self._sorted_names(ref, self._scan(ref, with_objects=False), max_parts)
+        return self._names(ref, whole_table(ref), max_parts)
 
     def list_ps(
         self, db: str, table: str, part_vals: Sequence[str] | None, max_parts: int | None = -1
-    ) -> list[hms.Partition]:
+    ) -> EncodedPartitions:
         """Partitions matching a partial spec (empty values are wildcards)."""
         ref = self._tables.get(db, table)
         if not part_vals:
             raise hms.MetaException(message="Invalid partition key & values; keys [], values []")
-        prefix, predicate = self._partial_spec(ref, part_vals)
-        return self._by_name(ref, self._scan(ref, predicate, prefix), max_parts)
+        return self._listing(ref, self._spec_ranges(ref, part_vals), max_parts)
 
     def list_names_ps(
         self, db: str, table: str, part_vals: Sequence[str] | None, max_parts: int | None = -1
     ) -> list[str]:
         """Names of the partitions matching a partial spec, sorted by name."""
         ref = self._tables.get(db, table)
-        prefix, predicate = self._partial_spec(ref, part_vals)
-        rows = self._scan(ref, predicate, prefix, with_objects=False)
-        return self._sorted_names(ref, rows, max_parts)
+        return self._names(ref, self._spec_ranges(ref, part_vals), max_parts)
 
     def by_filter(
         self, db: str, table: str, filter_text: str | None, max_parts: int | None = -1
-    ) -> list[hms.Partition]:
-        """Partitions matching an HMS filter string, in key order."""
+    ) -> EncodedPartitions:
+        """Partitions matching an HMS filter string, sorted by name."""
         ref = self._tables.get(db, table)
-        predicate = self._filter_predicate(ref, filter_text)
-        return self._by_name(ref, self._scan(ref, predicate), max_parts)
+        return self._listing(ref, self._filter_ranges(ref, filter_text), max_parts)
 
     def names_by_filter(
         self, db: str, table: str, filter_text: str | None, max_parts: int | None = -1
     ) -> list[str]:
         """Names of the partitions matching a filter, sorted by name."""
         ref = self._tables.get(db, table)
-        predicate = self._filter_predicate(ref, filter_text)
-        rows = self._scan(ref, predicate, with_objects=False)
-        return self._sorted_names(ref, rows, max_parts)
+        return self._names(ref, self._filter_ranges(ref, filter_text), max_parts)
 
     def count_by_filter(self, db: str, table: str, filter_text: str | None) -> int:
         """How many partitions match a filter (no partition is decoded)."""
@@ -233,33 +234,49 @@ class Partitions:
             raise hms.NoSuchObjectException(
                 message=f"Specified database/table does not exist : {db}.{table}"
             )
-        predicate = self._filter_predicate(ref, filter_text)
-        return sum(1 for _ in self._scan(ref, predicate, with_objects=False))
+        ranges = self._filter_ranges(ref, filter_text)
+        return sum(1 for _ in matching_rows(self._ctx.store, ref, ranges))
 
-    def _by_name(
-        self,
-        ref: TableRef,
-        rows: Iterator[tuple[list[str], bytes | None]],
-        max_parts: int | None,
-    ) -> list[hms.Partition]:
-        """Partitions ordered by name as HMS returns them (up to max_parts). O(n log n)."""
-        named = sorted((self._name(ref, values), data) for values, data in rows)
-        return self._decode_named(ref, named, max_parts)
+    def matching_values(self, db: str, table: str, filter_text: str | None) -> list[list[str]]:
+        """Raw values of every partition matching a filter, in key order (none decoded)."""
+        ref = self._tables.get(db, table)
+        rows = matching_rows(self._ctx.store, ref, self._filter_ranges(ref, filter_text))
+        return [values_of(ref, key) for key, _ in rows]
 
-    def _decode_named(
-        self, ref: TableRef, named: list[tuple[str, bytes | None]], max_parts: int | None
-    ) -> list[hms.Partition]:
+    def _listing(
+        self, ref: TableRef, ranges: list[KeyRange], max_parts: int | None
+    ) -> EncodedPartitions:
+        """The stored partitions in ``ranges``, sorted by name, up to max_parts.
+
+        Fails before anything is sorted or sent when more partitions match than one request
+        may return (``partition_request_limit``, HMS's hive.metastore.limit.partition.request).
+        """
         limit = _limit(max_parts)
+        cap = self._ctx.partition_request_limit
+        check = cap is not None and cap >= 0 and (limit is None or limit > cap)
+        named: list[tuple[str, bytes]] = []
+        for key, row in matching_rows(self._ctx.store, ref, ranges):
+            named.append((name_of(ref, key, row), row[layout.OBJECT]))
+            if check and len(named) > cap:  # type: ignore[operator]
+                raise hms.MetaException(
+                    message=(
+                        f"Number of partitions scanned (={len(named)}) on table '{ref.name}' "
+                        f"exceeds limit (={cap}). This is controlled on the metastore server by "
+                        "hive.metastore.limit.partition.request."
+                    )
+                )
+        named.sort()
         if limit is not None:
             named = named[:limit]
-        return [self._decode(ref, data) for _, data in named if data is not None]
+        return EncodedPartitions(ref.db, ref.name, [blob for _, blob in named])
 
-    def _sorted_names(
-        self, ref: TableRef, rows: Iterator[tuple[list[str], bytes | None]], max_parts: int | None
-    ) -> list[str]:
-        result = sorted(self._name(ref, values) for values, _ in rows)
+    def _names(self, ref: TableRef, ranges: list[KeyRange], max_parts: int | None) -> list[str]:
+        """Names of the partitions in ``ranges``, sorted, up to max_parts."""
+        found = sorted(
+            name_of(ref, key, row) for key, row in matching_rows(self._ctx.store, ref, ranges)
+        )
         limit = _limit(max_parts)
-        return result if limit is None else result[:limit]
+        return found if limit is None else found[:limit]
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -322,7 +339,7 @@ class Partitions:
                     Put(
                         layout.PARTITIONS,
                         key,
-                        layout.partition_columns(to_bytes(stored), ref.kinds, values),
+                        self._columns(ref, stored, values),
                     )
                 )
             if ops:
@@ -448,7 +465,7 @@ class Partitions:
                     Put(
                         layout.PARTITIONS,
                         key,
-                        layout.partition_columns(to_bytes(updated), ref.kinds, values),
+                        self._columns(ref, updated, values),
                     )
                 )
             if ops:
@@ -518,7 +535,7 @@ class Partitions:
                     Put(
                         layout.PARTITIONS,
                         new_key,
-                        layout.partition_columns(to_bytes(updated), ref.kinds, new_values),
+                        self._columns(ref, updated, new_values),
                     ),
                 ]
             )
@@ -535,15 +552,9 @@ class Partitions:
                 if partition.sd is None:
                     continue
                 partition.sd.cols = copy.deepcopy(columns)
-                ops.append(Put(layout.PARTITIONS, key, {layout.OBJECT: to_bytes(partition)}))
+                ops.append(Put(layout.PARTITIONS, key, {layout.OBJECT: _stored_bytes(partition)}))
                 if len(ops) >= 1000:
                     self._ctx.store.mutate(ops)
                     ops = []
             if ops:
                 self._ctx.store.mutate(ops)
-
-    def matching_values(self, db: str, table: str, filter_text: str | None) -> list[list[str]]:
-        """Raw values of every partition matching a filter, in key order (none decoded)."""
-        ref = self._tables.get(db, table)
-        predicate = self._filter_predicate(ref, filter_text)
-        return [values for values, _ in self._scan(ref, predicate, with_objects=False)]

@@ -63,7 +63,9 @@ def test_garbage_bytes_close_only_that_connection(running) -> None:
     fresh.close()
 
 
-@pytest.mark.parametrize(("framed", "compact"), [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize(
+    ("framed", "compact"), [(False, False), (True, False), (False, True), (True, True)]
+)
 def test_other_transports_and_protocols(tmp_path: Path, framed: bool, compact: bool) -> None:
     server = RunningServer(
         tmp_path,
@@ -82,6 +84,15 @@ def test_other_transports_and_protocols(tmp_path: Path, framed: bool, compact: b
         connection.create_table(table)
         got = connection.get_table("proto_db", "t")
         assert got.sd.skewedInfo.skewedColValueLocationMaps == {("1",): "file:/x"}
+        for ds in ("b", "a"):
+            connection.add_partition(
+                hms.Partition(values=[ds], dbName="proto_db", tableName="t", parameters={})
+            )
+        listed = connection.get_partitions("proto_db", "t", -1)
+        assert [(p.dbName, p.tableName, p.values) for p in listed] == [
+            ("proto_db", "t", ["a"]),
+            ("proto_db", "t", ["b"]),
+        ]
         connection.close()
     finally:
         server.stop()
