@@ -394,12 +394,20 @@ class MetastoreHandler:
     def get_partitions_by_expr(
         self, req: hms.PartitionsByExprRequest
     ) -> hms.PartitionsByExprResult:
-        """The expression must be a filter string (UTF-8), as Hive's display form or MSCK's."""
-        filter_text = _expr_as_filter(req.expr)
-        parts = self.catalog.partitions.by_filter(
-            _db(req.dbName), _table(req.tblName), filter_text, req.maxParts
+        """Exact for filter text (Hive's display form, MSCK's form); for an expression only Hive
+        can read (Kryo bytes), every partition with hasUnknownPartitions set, so Hive prunes."""
+        parts, unknown = self.catalog.partitions.by_expr(
+            _db(req.dbName), _table(req.tblName), req.expr, req.maxParts
         )
-        return hms.PartitionsByExprResult(partitions=parts.decode(), hasUnknownPartitions=False)
+        return hms.PartitionsByExprResult(partitions=parts.decode(), hasUnknownPartitions=unknown)
+
+    def get_partition_names_req(self, req: hms.PartitionsByExprRequest) -> list[str]:
+        """Hive 4: partition names for an expression (read as get_partitions_by_expr does)."""
+        if req is None:
+            raise hms.MetaException(message="PartitionsByExprRequest cannot be null")
+        return self.catalog.partitions.names_by_expr(
+            _db(req.dbName), _table(req.tblName), req.expr, req.maxParts
+        )
 
     def get_partition_values(
         self, request: hms.PartitionValuesRequest
@@ -530,20 +538,6 @@ class MetastoreHandler:
 
 def _parse_name(part_name: str) -> list[tuple[str, str]]:
     return names.parse_partition_name(part_name)
-
-
-def _expr_as_filter(expr: bytes | None) -> str:
-    if not expr:
-        return ""
-    try:
-        return expr.decode("utf-8") if isinstance(expr, bytes) else str(expr)
-    except UnicodeDecodeError as exc:
-        raise hms.MetaException(
-            message=(
-                "get_partitions_by_expr: the expression is not a filter string; this metastore "
-                "accepts filter text (Hive's display form), not serialized Hive expressions"
-            )
-        ) from exc
 
 
 def result_size(result: object) -> int | None:

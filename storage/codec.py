@@ -44,6 +44,9 @@ Ordering argument, one piece per row of the table:
 * Tuples: two encoded values of one kind are equal bytes iff the strings are equal, and when
   they differ neither is a prefix of the other, so the first differing byte lies inside both.
   So the first differing component decides the order of the whole key, whatever follows it.
+
+The planner's value-space bounds (``planner.bounds``) map onto this order one to one:
+``encode_bound`` / ``bound_range`` turn a bound into the row key where a scan starts or stops.
 """
 
 from __future__ import annotations
@@ -52,7 +55,8 @@ import datetime as _dt
 import struct
 from collections.abc import Sequence
 
-from planner.types import KeyKind, parse_date, parse_integral
+from planner.bounds import TYPED_END, Bound, Canonical, Component
+from planner.types import KeyKind, parse_date, parse_integral, parse_typed
 
 STRING = 0x02
 INTEGRAL = 0x10
@@ -208,6 +212,75 @@ def prefix_successor(prefix: bytes) -> bytes | None:
     if not trimmed:
         return None
     return trimmed[:-1] + bytes((trimmed[-1] + 1,))
+
+
+# --- value-space bounds (planner.bounds) as row keys --------------------------------------------
+
+
+def encode_component(kind: KeyKind, component: Component) -> bytes:
+    """The bytes a bound component stands for: the full encoding of a STRING value; for typed
+    keys the tag and fixed part of a value (no form marker, so every spelling starts with it),
+    the full encoding of its canonical spelling (``Canonical``), the raw tag and text of an
+    unparseable text, or the first raw byte for TYPED_END. O(len)."""
+    if kind is KeyKind.STRING:
+        if not isinstance(component, str):
+            raise TypeError(f"a STRING key bound needs str, not {component!r}")
+        return encode_value(kind, component)
+    if component is TYPED_END:
+        return typed_span(kind)[1]
+    if isinstance(component, Canonical):
+        return encode_component(kind, component.value) + bytes((_CANONICAL,))
+    if isinstance(component, str):
+        return bytes((_RAW_TAG[kind],)) + _esc(component)
+    if kind is KeyKind.INTEGRAL and isinstance(component, int) and not isinstance(component, bool):
+        if not -_INT_BIAS <= component < _INT_BIAS:
+            raise ValueError(f"{component} is outside the 64-bit range")
+        return bytes((INTEGRAL,)) + _INT.pack(component + _INT_BIAS)
+    if kind is KeyKind.DATE and isinstance(component, _dt.date):
+        return bytes((DATE,)) + _DAY.pack(component.toordinal() - _EPOCH + _DAY_BIAS)
+    raise TypeError(f"a {kind.value} key bound cannot hold {component!r}")
+
+
+def encode_bound(kinds: Sequence[KeyKind], bound: Bound, *, upper: bool) -> bytes | None:
+    """Where a bound lies among encoded value tuples (table-id prefix not included).
+
+    The block's prefix p: a lower inclusive or upper exclusive bound is p, a lower exclusive or
+    upper inclusive one is ``prefix_successor(p)``; a bound ending in TYPED_END is p either way
+    (it is a position, not a block). None: no limit (upper inclusive bound of the empty tuple).
+    O(total length)."""
+    if len(bound.values) > len(kinds):
+        raise ValueError(f"a bound of {len(bound.values)} values for {len(kinds)} keys")
+    prefix = b"".join(encode_component(k, c) for k, c in zip(kinds, bound.values, strict=False))
+    if bound.inclusive != upper or (bound.values and bound.values[-1] is TYPED_END):
+        return prefix
+    following = prefix_successor(prefix)
+    if following is None and not upper:
+        raise ValueError("a lower bound after every key")
+    return following
+
+
+def bound_range(
+    kinds: Sequence[KeyKind], lower: Bound, upper: Bound, prefix: bytes = b""
+) -> tuple[bytes, bytes | None]:
+    """``[start, stop)`` row keys of a value-space scan under ``prefix`` (a table id, say);
+    stop None: to the end of the store. O(total length)."""
+    start = encode_bound(kinds, lower, upper=False)
+    stop = encode_bound(kinds, upper, upper=True)
+    assert start is not None
+    if stop is None:
+        return prefix + start, prefix_successor(prefix)
+    return prefix + start, prefix + stop
+
+
+def exact_key(kinds: Sequence[KeyKind], values: Sequence[Component]) -> bytes | None:
+    """The one encoded tuple a full tuple of texts can be (a get instead of a scan), or None when
+    it stands for several spellings (typed values) or for no stored key at all. O(length)."""
+    if len(values) != len(kinds) or not all(isinstance(v, str | Canonical) for v in values):
+        return None
+    if any(isinstance(v, str) and k is not KeyKind.STRING and parse_typed(k, v) is not None
+           for k, v in zip(kinds, values, strict=True)):  # fmt: skip
+        return None  # a parseable text is never stored with the raw tag
+    return b"".join(encode_component(k, c) for k, c in zip(kinds, values, strict=True))
 
 
 def encode_id(n: int) -> bytes:

@@ -1190,6 +1190,37 @@ exception UnknownTableException {
 
 // ---------------------------------------------------------------- service
 
+// ---------------------------------------------------------------------------------------------
+// Extensions of this metastore. Their names are not HMS's, so HMS clients never meet them.
+// ---------------------------------------------------------------------------------------------
+
+// Which rows a partition filter reads: the plan, and with analyze the rows it read.
+struct ExplainFilterRequest {
+  1: required string dbName,
+  2: required string tblName,
+  3: optional string filter,
+  4: optional bool analyze = false,
+}
+
+struct ExplainedScan {
+  1: string kind,                 // "get" or "scan"
+  2: string start,                // readable lower bound, e.g. [ds="a", hr=3]
+  3: string stop,                 // readable upper bound, e.g. [ds="a", hr=7)
+  4: optional string residual,    // filter text still checked on each row of the range
+  5: optional string hbaseFilter, // the residual as an HBase filter-language string
+  6: optional i64 rowsScanned,
+  7: optional i64 rowsReturned,
+}
+
+struct ExplainFilterResult {
+  1: string normalizedFilter,
+  2: list<ExplainedScan> scans,
+  3: string text,                 // the whole plan, as `metastore-server explain` prints it
+  4: optional i64 rowsScanned,
+  5: optional i64 rowsReturned,
+}
+
+
 service ThriftHiveMetastore extends fb303.FacebookService {
   void abort_txn(1: AbortTxnRequest rqst)
       throws (1: NoSuchTxnException o1)
@@ -1655,4 +1686,9 @@ service ThriftHiveMetastore extends fb303.FacebookService {
 
   Database get_database_req(1: GetDatabaseRequest request)
       throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  // Extensions (see the structs above)
+
+  ExplainFilterResult explain_partition_filter(1: ExplainFilterRequest req)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
 }

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from metastore_server import audit
 from metastore_server.catalog import names
 from metastore_server.catalog.tables import TableRef
+from planner.plan import FilterPlan, Get
 from storage import layout
-from storage.codec import decode_values
+from storage.codec import bound_range, decode_values, encode_id, exact_key
+from storage.filters import residual_predicate
 from storage.port import Row, StoragePort
 
 Predicate = Callable[[Sequence[str]], bool]
@@ -25,11 +27,31 @@ KEY_ID_LENGTH = 8
 @dataclass(frozen=True)
 class KeyRange:
     """Partition rows with ``start <= key < stop`` (stop None: to the end of the table) that
-    pass ``residual`` (None: all of them)."""
+    pass ``residual`` (None: all of them). With ``point`` the range holds at most that one key,
+    read with a get instead of a scan."""
 
     start: bytes
     stop: bytes | None
     residual: Predicate | None = None
+    point: bytes | None = None
+
+
+def plan_ranges(ref: TableRef, plan: FilterPlan, *, like: str = "regex") -> list[KeyRange]:
+    """The key ranges of a filter plan over one table, residuals compiled for this table."""
+    table_prefix = encode_id(ref.table_id)
+    kinds = ref.kinds
+    ranges = []
+    for scan in plan.scans:
+        start, stop = bound_range(kinds, scan.lower, scan.upper, table_prefix)
+        residual = None
+        if scan.residual is not None:
+            residual = residual_predicate(scan.residual, ref.key_types, like=like)
+        point = None
+        if isinstance(scan, Get):
+            exact = exact_key(kinds, scan.values)
+            point = None if exact is None else table_prefix + exact
+        ranges.append(KeyRange(start, stop, residual, point))
+    return ranges
 
 
 def whole_table(ref: TableRef, residual: Predicate | None = None) -> list[KeyRange]:
@@ -52,7 +74,7 @@ def matching_rows(
     try:
         for key_range in ranges:
             residual = key_range.residual
-            for key, row in store.scan(layout.PARTITIONS, key_range.start, key_range.stop):
+            for key, row in _rows_of(store, key_range):
                 scanned += 1
                 if residual is not None and not residual(values_of(ref, key)):
                     continue
@@ -60,6 +82,13 @@ def matching_rows(
                 yield key, row
     finally:
         audit.count(rows_scanned=scanned, rows_matched=matched)
+
+
+def _rows_of(store: StoragePort, key_range: KeyRange) -> Iterator[tuple[bytes, Row]]:
+    if key_range.point is not None:
+        row = store.get(layout.PARTITIONS, key_range.point)
+        return iter(() if row is None else ((key_range.point, row),))
+    return store.scan(layout.PARTITIONS, key_range.start, key_range.stop)
 
 
 def values_of(ref: TableRef, key: bytes) -> list[str]:

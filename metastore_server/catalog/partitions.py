@@ -9,14 +9,15 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Sequence
 
-from metastore_server import audit
 from metastore_server.catalog import names
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.java_text import java_items, java_list, thrift_struct_text
+from metastore_server.catalog.partition_expr import expression_text, msck_partition_names
 from metastore_server.catalog.partition_scan import (
     KeyRange,
     matching_rows,
     name_of,
+    plan_ranges,
     prefix,
     values_of,
     whole_table,
@@ -26,8 +27,8 @@ from metastore_server.catalog.tables import DDL_TIME, TableRef, Tables, fill_sto
 from metastore_server.encoded import EncodedPartitions
 from metastore_server.thrift_api import hms
 from planner.errors import FilterError
-from planner.evaluate import compile_predicate
 from planner.grammar import parse_filter
+from planner.plan import MultiScanPlan, plan_filter
 from storage import layout
 from storage.port import Delete, Put
 
@@ -88,13 +89,18 @@ class Partitions:
             _stored_bytes(partition), self._name(ref, values), ref.kinds, values
         )
 
-    def _filter_ranges(self, ref: TableRef, filter_text: str | None) -> list[KeyRange]:
+    def _filter_ranges(
+        self, ref: TableRef, filter_text: str | None, *, like: str = "regex"
+    ) -> list[KeyRange]:
         """The key ranges (with residuals) holding the partitions a filter selects."""
+        return plan_ranges(ref, self.filter_plan(ref, filter_text, like=like), like=like)
+
+    def filter_plan(
+        self, ref: TableRef, filter_text: str | None, *, like: str = "regex"
+    ) -> MultiScanPlan:
+        """The scan plan of a filter on a table; MetaException for a filter HMS refuses."""
         try:
-            expr = parse_filter(filter_text or "")
-            if expr is None:
-                return whole_table(ref)
-            return whole_table(ref, compile_predicate(expr, ref.key_types))
+            return plan_filter(parse_filter(filter_text or ""), ref.key_types, like=like)
         except FilterError as exc:
             raise hms.MetaException(message=str(exc)) from exc
 
@@ -152,23 +158,52 @@ class Partitions:
     def get_by_names(
         self, db: str, table: str, part_names: Sequence[str] | None
     ) -> EncodedPartitions:
-        """The partitions that exist among ``part_names`` (unknown names are skipped)."""
+        """The partitions that exist among ``part_names``, sorted by name (unknown names and
+        names that lack a key are skipped)."""
         ref = self._tables.get(db, table)
-        keys = []
-        seen = set()
+        return self._listing(ref, self._name_ranges(ref, part_names), -1)
+
+    def by_expr(
+        self, db: str, table: str, expr: bytes | str | None, max_parts: int | None = -1
+    ) -> tuple[EncodedPartitions, bool]:
+        """Partitions for a get_partitions_by_expr expression, and whether the answer may hold
+        partitions that do not match (an expression we cannot read: then every partition)."""
+        ref = self._tables.get(db, table)
+        ranges, unknown = self._expr_ranges(ref, expr)
+        return self._listing(ref, ranges, max_parts), unknown
+
+    def names_by_expr(
+        self, db: str, table: str, expr: bytes | str | None, max_parts: int | None = -1
+    ) -> list[str]:
+        """Partition names for an expression (every name when it cannot be read)."""
+        ref = self._tables.get(db, table)
+        ranges, _unknown = self._expr_ranges(ref, expr)
+        return self._names(ref, ranges, max_parts)
+
+    def _expr_ranges(
+        self, ref: TableRef, expr: bytes | str | None
+    ) -> tuple[list[KeyRange], bool]:
+        text = expression_text(expr)
+        if text is None:
+            return whole_table(ref), True
+        listed = msck_partition_names(text, ref.key_names)
+        if listed is not None:
+            return self._name_ranges(ref, listed), False
+        try:
+            plan = plan_filter(parse_filter(text), ref.key_types, like="sql")
+        except FilterError:
+            return whole_table(ref), True
+        return plan_ranges(ref, plan, like="sql"), False
+
+    def _name_ranges(self, ref: TableRef, part_names: Sequence[str] | None) -> list[KeyRange]:
+        """Point ranges of the partitions named, in key order, each once."""
+        keys = set()
         for name in part_names or []:
             try:
-                values = self.values_from_name(ref, name)
+                keys.add(self._key(ref, self.values_from_name(ref, name)))
             except hms.NoSuchObjectException:
                 continue
-            key = self._key(ref, values)
-            if key not in seen:
-                seen.add(key)
-                keys.append(key)
-        rows = self._ctx.store.get_many(layout.PARTITIONS, keys)
-        audit.count(rows_scanned=len(rows), rows_matched=len(rows))
-        named = sorted((name_of(ref, key, row), row[layout.OBJECT]) for key, row in rows)
-        return EncodedPartitions(ref.db, ref.name, [blob for _, blob in named])
+        return [KeyRange(key, key + b"\x00", None, key) for key in sorted(keys)]
 
     def values_from_name(self, ref: TableRef, name: str) -> list[str]:
         """Partition values of a name (keys in any order), in the table's key order.

@@ -1,0 +1,255 @@
+"""Residual filters: one AST, two executors.
+
+* ``residual_predicate``: the residual evaluated in Python on a row's raw values (the embedded
+  backend, and the final check of every backend): ``planner.evaluate.compile_predicate``.
+* ``hbase_filter``: the residual as a standard HBase filter-language string that region servers
+  run on the per-key columns ``k:<i>`` (family ``k``, qualifier the key's index in decimal, value
+  ``storage.codec.encode_value(kind, raw)``), using only stock filters::
+
+      SingleColumnValueFilter('k', '<i>', <op>, '<comparator>', true, true)
+
+  (filterIfMissing and latestVersionOnly both true) joined by AND / OR with parentheses.
+
+Leaf by leaf:
+
+* STRING keys, and ``=`` / ``!=`` with unparseable text on typed keys: the encoding keeps order
+  and equality, so ``binary:<encode_value(kind, literal)>`` with the same operator is exact.
+* typed comparisons: ``binaryprefix:<tag + fixed part>`` for ``=`` and ``!=`` (all spellings of
+  a number share it), ``binary`` bounds for the others, and ``< <first raw byte>`` wherever a
+  typed comparison could otherwise let an unparseable value (the default partition) through.
+* LIKE on a STRING key: ``regexstring:^\\x02(?:p)\\x00\\x00$|\\uFFFD``. HBase runs Java's
+  ``find`` (with DOTALL) on the cell decoded as UTF-8; the anchors and the tag/terminator bytes
+  make it a whole-value match, and a cell whose text does not decode cleanly (a NUL or a lone
+  surrogate in the value) always passes. SQL LIKE patterns (``like="sql"``) are translated.
+* What binary comparators cannot say (text order or LIKE on a typed key) is widened: LIKE on a
+  typed key keeps the typed values, the rest is dropped (TRUE). A dropped leaf under AND just
+  disappears; under OR it makes the whole OR TRUE. So the server-side filter is always a SUPERSET
+  of the residual, and the backend re-checks every row it returns with ``residual_predicate``.
+  (Java and Python regular expressions differ in rare constructs; the superset argument assumes
+  they agree on the pattern, as HMS itself evaluates LIKE with Java.)
+
+HBase reads the quoted argument's bytes as they are (a single quote is doubled), so the binary
+values go into the filter raw. ``hbase_filter`` returns them as text with one character per byte
+(Latin-1); ``hbase_filter_bytes`` gives the bytes to send (never encode the text as UTF-8).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Sequence
+from typing import TypeAlias
+
+from planner.ast import And, Expr, Leaf, Op, Or
+from planner.bounds import INT64_MAX, INT64_MIN
+from planner.errors import UnknownKeyError
+from planner.evaluate import Domain, Predicate, comparison_domain, compile_predicate
+from planner.like import regex_matcher
+from planner.types import KeyKind, key_kind, parse_typed
+from storage.codec import encode_component, encode_value, prefix_successor, typed_span
+
+FAMILY = "k"
+
+_OPERATORS = {Op.EQ: "=", Op.NE: "!=", Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">="}
+_ASCII_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+
+def residual_predicate(
+    expr: Expr | None, keys: Sequence[tuple[str, str]], *, like: str = "regex"
+) -> Predicate:
+    """The residual as a test of a row's raw values (in key order); None passes every row."""
+    return compile_predicate(expr, keys, like=like)
+
+
+def hbase_filter(
+    expr: Expr | None, keys: Sequence[tuple[str, str]], *, like: str = "regex"
+) -> str | None:
+    """The residual as an HBase filter string, one character per byte (Latin-1), matching a
+    superset of its rows; None when no server-side filter helps. O(size of the tree)."""
+    if expr is None:
+        return None
+    columns = {name.lower(): (i, key_kind(hive_type)) for i, (name, hive_type) in enumerate(keys)}
+    node = _Translator(columns, like).translate(expr)
+    if node is TRUE:
+        return None
+    if node is FALSE:
+        return _scvf(0, "<", "binary", b"")  # no cell is below the empty string
+    return _render(node)
+
+
+def hbase_filter_bytes(
+    expr: Expr | None, keys: Sequence[tuple[str, str]], *, like: str = "regex"
+) -> bytes | None:
+    """``hbase_filter`` as the bytes to send to HBase (e.g. happybase's ``filter=``)."""
+    text = hbase_filter(expr, keys, like=like)
+    return None if text is None else text.encode("latin-1")
+
+
+# --- the tree of a filter string ----------------------------------------------------------------
+
+
+class _Constant:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+TRUE = _Constant("TRUE")
+FALSE = _Constant("FALSE")
+
+# A node: TRUE, FALSE, one filter call (str), or ("AND" | "OR", children).
+Node: TypeAlias = "_Constant | str | tuple[str, list[Node]]"
+
+
+def _combine(op: str, children: Sequence[Node]) -> Node:
+    """AND / OR of nodes with constants folded and same-operator children spliced."""
+    absorbing, neutral = (FALSE, TRUE) if op == "AND" else (TRUE, FALSE)
+    kept: list[Node] = []
+    for child in children:
+        if child is absorbing:
+            return absorbing
+        if child is neutral:
+            continue
+        if isinstance(child, tuple) and child[0] == op:
+            kept.extend(child[1])
+        else:
+            kept.append(child)
+    if not kept:
+        return neutral
+    return kept[0] if len(kept) == 1 else (op, kept)
+
+
+def _render(node: Node) -> str:
+    if isinstance(node, str):
+        return node
+    assert isinstance(node, tuple)
+    op, children = node
+    return f" {op} ".join(c if isinstance(c, str) else f"({_render(c)})" for c in children)
+
+
+def _scvf(index: int, op: str, comparator: str, value: bytes) -> str:
+    """One SingleColumnValueFilter on column ``k:<index>``."""
+    argument = (comparator.encode("ascii") + b":" + value).decode("latin-1").replace("'", "''")
+    return f"SingleColumnValueFilter('{FAMILY}', '{index}', {op}, '{argument}', true, true)"
+
+
+class _Translator:
+    """Leaves to filter calls over the columns ``{lower name: (index, kind)}``."""
+
+    def __init__(self, columns: dict[str, tuple[int, KeyKind]], like: str) -> None:
+        if like not in ("regex", "sql"):
+            raise ValueError(f"like must be 'regex' or 'sql', not {like!r}")
+        self.columns = columns
+        self.like = like
+
+    def translate(self, expr: Expr) -> Node:
+        if isinstance(expr, Leaf):
+            return self.leaf(expr)
+        op = "AND" if isinstance(expr, And) else "OR"
+        assert isinstance(expr, And | Or)
+        return _combine(op, [self.translate(child) for child in expr.children])
+
+    def leaf(self, leaf: Leaf) -> Node:
+        column = self.columns.get(leaf.key.lower())
+        if column is None:
+            raise UnknownKeyError(leaf.key)
+        index, kind = column
+        if leaf.op is Op.LIKE:
+            return self._like(index, kind, leaf.value.text)
+        domain, operand = comparison_domain(kind, leaf.value)
+        if domain is not Domain.TEXT:
+            return _typed(index, kind, leaf.op, operand)  # type: ignore[arg-type]
+        text = str(operand)
+        if kind is KeyKind.STRING or (
+            leaf.op in (Op.EQ, Op.NE) and parse_typed(kind, text) is None
+        ):
+            return _scvf(index, _OPERATORS[leaf.op], "binary", encode_value(kind, text))
+        return TRUE  # text order on a typed key: not expressible, re-checked in Python
+
+    def _like(self, index: int, kind: KeyKind, pattern: str) -> Node:
+        if kind is not KeyKind.STRING:
+            return _typed_only(index, kind)
+        if self.like == "regex":
+            regex_matcher(pattern)  # the same FilterError as the Python predicate
+            body = _close_quote(pattern)
+        else:
+            body = sql_like_to_java_regex(pattern)
+        regex = "^\\x02(?:" + body + ")\\x00\\x00$|\\uFFFD"
+        return _scvf(index, "=", "regexstring", regex.encode("utf-8", "surrogatepass"))
+
+
+def _typed(index: int, kind: KeyKind, op: Op, value: int | _dt.date) -> Node:
+    """A typed comparison on the encoded column, never passing unparseable values."""
+    if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+        below = value < INT64_MIN
+        everything = op is Op.NE or (op in (Op.GT, Op.GE) if below else op in (Op.LT, Op.LE))
+        return _typed_only(index, kind) if everything else FALSE
+    fixed = encode_component(kind, value)
+    following = prefix_successor(fixed)
+    assert following is not None
+    if op is Op.EQ:
+        return _scvf(index, "=", "binaryprefix", fixed)
+    if op is Op.LT:
+        return _scvf(index, "<", "binary", fixed)
+    if op is Op.LE:
+        return _scvf(index, "<", "binary", following)
+    if op is Op.NE:
+        first = _scvf(index, "!=", "binaryprefix", fixed)
+    elif op is Op.GT:
+        first = _scvf(index, ">=", "binary", following)
+    else:
+        first = _scvf(index, ">=", "binary", fixed)
+    return ("AND", [first, _typed_only(index, kind)])
+
+
+def _typed_only(index: int, kind: KeyKind) -> str:
+    """The column holds a typed value (not a raw text such as the default partition)."""
+    return _scvf(index, "<", "binary", typed_span(kind)[1])
+
+
+def _close_quote(pattern: str) -> str:
+    """A Java regex with a final ``\\Q`` that has no ``\\E`` closed, so text appended after it
+    is not quoted. O(len(pattern))."""
+    i, quoting = 0, False
+    while i < len(pattern):
+        if quoting:
+            if pattern.startswith("\\E", i):
+                quoting = False
+                i += 2
+            else:
+                i += 1
+        elif pattern.startswith("\\Q", i):
+            quoting = True
+            i += 2
+        elif pattern[i] == "\\":
+            i += 2
+        else:
+            i += 1
+    return pattern + "\\E" if quoting else pattern
+
+
+def sql_like_to_java_regex(pattern: str) -> str:
+    """A SQL ``LIKE ... ESCAPE '\\'`` pattern as a Java regular expression. O(len(pattern))."""
+    parts: list[str] = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "%":
+            parts.append(".*")
+        elif char == "_":
+            parts.append(".")
+        else:
+            if char == "\\":
+                i += 1
+                char = pattern[i] if i < len(pattern) else "\\"
+            parts.append(_java_literal(char))
+        i += 1
+    return "".join(parts)
+
+
+def _java_literal(char: str) -> str:
+    """One character matching itself in a Java regex (ASCII punctuation backslashed)."""
+    if char.isascii() and char not in _ASCII_ALNUM:
+        return "\\" + char
+    return char
