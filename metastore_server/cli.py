@@ -1,4 +1,4 @@
-"""``metastore-server``: the console script (``serve`` now; more subcommands to come)."""
+"""``metastore-server``: the console script (``serve``, ``explain``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import structlog
 
-from metastore_server import __version__
+from metastore_server import __version__, cli_explain
 from metastore_server.audit import configure_logging
 from metastore_server.config import ServerConfig
 
@@ -80,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
+    cli_explain.add_parser(sub)
     return parser
 
 
@@ -134,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging(config.log_level, config.log_format)
         Path(config.warehouse).mkdir(parents=True, exist_ok=True)
         return serve(config)
+    if args.command == "explain":
+        return cli_explain.run(args)
     parser.print_help()
     return 2
 

@@ -409,6 +409,18 @@ class MetastoreHandler:
             _db(req.dbName), _table(req.tblName), req.expr, req.maxParts
         )
 
+    # -- extensions ----------------------------------------------------------------------------
+
+    def explain_partition_filter(
+        self, req: hms.ExplainFilterRequest
+    ) -> hms.ExplainFilterResult:
+        """Which rows a filter reads (our extension; ``metastore-server explain`` prints it)."""
+        if req is None:
+            raise hms.MetaException(message="ExplainFilterRequest cannot be null")
+        return self.catalog.partitions.explain(
+            _db(req.dbName), _table(req.tblName), req.filter, bool(req.analyze)
+        )
+
     def get_partition_values(
         self, request: hms.PartitionValuesRequest
     ) -> hms.PartitionValuesResponse:

@@ -84,6 +84,16 @@ def matching_rows(
         audit.count(rows_scanned=scanned, rows_matched=matched)
 
 
+def range_counts(store: StoragePort, ref: TableRef, key_range: KeyRange) -> tuple[int, int]:
+    """(rows read, rows passing the residual) of one key range (for EXPLAIN ANALYZE)."""
+    scanned = matched = 0
+    for key, _row in _rows_of(store, key_range):
+        scanned += 1
+        if key_range.residual is None or key_range.residual(values_of(ref, key)):
+            matched += 1
+    return scanned, matched
+
+
 def _rows_of(store: StoragePort, key_range: KeyRange) -> Iterator[tuple[bytes, Row]]:
     if key_range.point is not None:
         row = store.get(layout.PARTITIONS, key_range.point)

@@ -9,8 +9,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Sequence
 
+from metastore_server import audit
 from metastore_server.catalog import names
 from metastore_server.catalog.context import CatalogContext
+from metastore_server.catalog.filter_explain import explain_plan
 from metastore_server.catalog.java_text import java_items, java_list, thrift_struct_text
 from metastore_server.catalog.partition_expr import expression_text, msck_partition_names
 from metastore_server.catalog.partition_scan import (
@@ -27,6 +29,7 @@ from metastore_server.catalog.tables import DDL_TIME, TableRef, Tables, fill_sto
 from metastore_server.encoded import EncodedPartitions
 from metastore_server.thrift_api import hms
 from planner.errors import FilterError
+from planner.explain import summary
 from planner.grammar import parse_filter
 from planner.plan import MultiScanPlan, plan_filter
 from storage import layout
@@ -100,9 +103,20 @@ class Partitions:
     ) -> MultiScanPlan:
         """The scan plan of a filter on a table; MetaException for a filter HMS refuses."""
         try:
-            return plan_filter(parse_filter(filter_text or ""), ref.key_types, like=like)
+            plan = plan_filter(parse_filter(filter_text or ""), ref.key_types, like=like)
         except FilterError as exc:
             raise hms.MetaException(message=str(exc)) from exc
+        audit.note(plan=summary(plan))
+        return plan
+
+    def explain(
+        self, db: str, table: str, filter_text: str | None, analyze: bool = False
+    ) -> hms.ExplainFilterResult:
+        """EXPLAIN (ANALYZE) of a filter on a table."""
+        ref = self._tables.get(db, table)
+        return explain_plan(
+            self._ctx.store, ref, self.filter_plan(ref, filter_text), analyze=analyze
+        )
 
     def _spec_ranges(self, ref: TableRef, part_vals: Sequence[str] | None) -> list[KeyRange]:
         """The key range of a partial spec (leading values), with a test of the other values."""
