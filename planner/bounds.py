@@ -4,19 +4,18 @@ A *component* is one partition value as the planner sees it:
 
 * on a STRING key, a ``str``: the raw text, ordered as Python orders ``str``;
 * on an INTEGRAL or DATE key, an ``int`` or ``datetime.date``: the block of every spelling of
-  that value ("7", "007", "+7" are one point), ordered by value, which holds ``Canonical(v)``,
-  the canonical spelling alone, first; then ``TYPED_END``, the end of the typed region; then a
-  ``str``: a raw text that does not parse as the key's type (the default partition
-  ``__HIVE_DEFAULT_PARTITION__``, say), ordered as Python orders ``str``.
+  that value ("7", "007", "+7" are one point), ordered by value; then ``TYPED_END``, the end of
+  the typed region; then a ``str``: a raw text that does not parse as the key's type (the
+  default partition ``__HIVE_DEFAULT_PARTITION__``, say), ordered as Python orders ``str``.
 
 A ``Bound`` is a tuple of components on the leading keys plus ``inclusive``. It names a *block*:
-all keys whose leading components equal ``values``. A lower bound starts before the block
-(inclusive) or after it (exclusive); an upper bound stops after the block (inclusive) or before
-it (exclusive). ``Bound((), True)`` is the start of the table as a lower bound and its end as an
-upper bound. A ``TYPED_END`` component is a position, not a block: inclusive or not, a bound
-ending in it sits between the last typed value and the first raw text of that key. Typed values
-and TYPED_END may only end a bound: the keys after a typed value are ordered within each
-spelling of it ("7" before "007"), so ``(7, "x")`` is not one contiguous run of row keys.
+all keys whose leading components equal ``values`` (typed ones in any spelling; ``storage.codec``
+puts the spellings after all the values, so every such block is one run of row keys, wherever
+its typed values are). A lower bound starts before the block (inclusive) or after it
+(exclusive); an upper bound stops after the block (inclusive) or before it (exclusive).
+``Bound((), True)`` is the start of the table as a lower bound and its end as an upper bound. A
+``TYPED_END`` component is a position, not a block: inclusive or not, a bound ending in it sits
+between the last typed value and the first raw text of that key, so it may only end a bound.
 
 ``Edge`` is the same thing said once for both sides: the position just before (``after`` False)
 or just after (``after`` True) a block. ``Edge.key`` is a sort key under which two edges compare
@@ -48,27 +47,8 @@ class Marker(enum.Enum):
 TYPED_END = Marker.TYPED_END
 
 
-@dataclass(frozen=True, slots=True)
-class Canonical:
-    """The canonical spelling of a typed value ("7", "2024-01-05") as one exact component.
-
-    A bare int or date is the block of all its spellings; ``storage.codec`` orders the keys
-    after a typed value within each spelling (the canonical one first, then the others by text),
-    so the next keys can only be narrowed under one spelling: under ``Canonical(v)``.
-    """
-
-    value: int | _dt.date
-
-    @property
-    def text(self) -> str:
-        """The spelling itself."""
-        if isinstance(self.value, _dt.date):
-            return self.value.isoformat()
-        return str(self.value)
-
-
-Component: TypeAlias = str | int | _dt.date | Marker | Canonical
-_EXACT = (bool, str, Marker, Canonical)
+Component: TypeAlias = str | int | _dt.date | Marker
+_EXACT = (bool, str, Marker)
 
 # Ranks: markers before/after a block wrap the ranks of components (see _rank).
 _BEFORE = (-1,)
@@ -76,14 +56,11 @@ _AFTER = (3,)
 
 
 def _rank(component: Component) -> tuple:
-    """Sort key of one component: typed values (a value's block holds its canonical spelling
-    and then the others), then TYPED_END, then raw texts. O(1)."""
+    """Sort key of one component: typed values, then TYPED_END, then raw texts. O(1)."""
     if isinstance(component, str):
         return (2, component)
     if component is TYPED_END:
         return (1,)
-    if isinstance(component, Canonical):
-        return (0, component.value, 0)
     return (0, component)
 
 
@@ -97,11 +74,6 @@ def successor(component: Component) -> Component | None:
     return component + _ONE_DAY if component < _dt.date.max else TYPED_END
 
 
-def is_typed_value(component: Component) -> bool:
-    """Whether ``component`` is an int or a date (a block of spellings of one typed value)."""
-    return not isinstance(component, _EXACT)
-
-
 @dataclass(frozen=True, slots=True)
 class Bound:
     """One end of a scan: the block of keys whose leading components are ``values``, included
@@ -111,8 +83,8 @@ class Bound:
     inclusive: bool
 
     def __post_init__(self) -> None:
-        if any(c is TYPED_END or is_typed_value(c) for c in self.values[:-1]):
-            raise ValueError("a typed value or TYPED_END can only be a bound's last component")
+        if any(c is TYPED_END for c in self.values[:-1]):
+            raise ValueError("TYPED_END can only be a bound's last component")
 
 
 class Edge:

@@ -15,11 +15,9 @@ bounds.
 ``BoxBuilder.lower`` turns a box into ranges of key tuples: leading keys fixed to finitely many
 values multiply into points (at most ``MAX_POINTS``), the next constrained key bounds each of
 them (at most ``MAX_POINTS`` ranges in all), and every constraint left over (on later keys, or
-past a cap) joins the residual. A key fixed to a typed value v splits in two when narrowing
-goes on after it: ``storage.codec`` orders the later keys within each spelling ("7" first, then
-"007", "+7", ... by text), so the later keys narrow under ``Canonical(v)`` and the other
-spellings (rare: Hive writes the canonical text) are one more block with the later keys as
-residual.
+past a cap) joins the residual. A typed point (7, a date) is the block of all its spellings
+("7", "007", "+7"); ``storage.codec`` keeps that block contiguous with the later keys ordered
+inside it, so narrowing goes on under typed points exactly as under texts.
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from typing import TypeAlias
 
 from planner.ast import And, Expr, Leaf, Or, conjunction, disjunction
-from planner.bounds import Canonical, Component, Edge, is_typed_value
+from planner.bounds import Component, Edge
 from planner.intervals import IntervalSet, leaf_constraint
 from planner.types import KeyKind
 
@@ -257,7 +255,6 @@ class BoxBuilder:
         prefixes: list[tuple[Component, ...]] = [()]
         captured: set[int] = set()
         bounds: list[tuple[Edge, Edge]] | None = None
-        spellings: list[Range] = []
         for key in range(len(self.kinds)):
             allowed = box.sets.get(key)
             if allowed is None:
@@ -265,13 +262,7 @@ class BoxBuilder:
             points = allowed.points()
             if points is not None and len(prefixes) * len(points) <= MAX_POINTS:
                 captured.add(key)
-                typed = [v for v in points if is_typed_value(v)]
-                if typed and key + 1 in box.sets:
-                    spellings.extend(self._other_spellings(box, key, prefixes, typed))
-                    points = [Canonical(v) if is_typed_value(v) else v for v in points]
                 prefixes = [p + (v,) for p in prefixes for v in points]
-                if typed and key + 1 not in box.sets:
-                    break  # a block of spellings: nothing to narrow under it
                 continue
             intervals = allowed.intervals
             if len(prefixes) * len(intervals) <= MAX_POINTS:
@@ -287,24 +278,7 @@ class BoxBuilder:
             if key not in captured:
                 parts.extend(exprs)
         residual = self.conjunction(parts)
-        return [(start, stop, residual) for start, stop in bounds] + spellings
-
-    def _other_spellings(
-        self, box: Box, key: int, prefixes: list[tuple[Component, ...]], values: list[Component]
-    ) -> list[Range]:
-        """The non-canonical spellings of typed points on ``key``, one block each (between the
-        canonical spelling and the end of the value), with every later key left to a residual:
-        "007" sorts after "7" and each spelling orders the later keys anew."""
-        parts = list(box.residual)
-        for later, exprs in box.sources.items():
-            if later > key:
-                parts.extend(exprs)
-        residual = self.conjunction(parts)
-        return [
-            (Edge(p + (Canonical(v),), True), Edge(p + (v,), True), residual)
-            for p in prefixes
-            for v in values
-        ]
+        return [(start, stop, residual) for start, stop in bounds]
 
     def conjunction(self, parts: Sequence[Expr]) -> Expr | None:
         """The AND of ``parts`` in filter order, repeats dropped (None: no parts)."""

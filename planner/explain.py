@@ -10,8 +10,8 @@ A bound is the block of keys with the leading values shown; the outer bracket sa
 block is included (``[`` at the start, ``]`` at the end) or not (``(``, ``)``). ``<start>`` and
 ``<end>`` are the table's ends, ``hr=<typed end>`` the end of the typed values of an int or date
 key (its raw texts, such as the default partition, come after). On an int or date key ``hr=7``
-is the value 7 in every spelling, ``hr="7"`` the stored text "7" only (the canonical spelling,
-or a raw text such as ``hr="__HIVE_DEFAULT_PARTITION__"``). O(size of the plan).
+is the value 7 in every spelling ("7", "007", ...), a quoted text such as
+``hr="__HIVE_DEFAULT_PARTITION__"`` a stored text that is no int. O(size of the plan).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import datetime as _dt
 from collections.abc import Sequence
 
 from planner.ast import Literal, format_key
-from planner.bounds import TYPED_END, Bound, Canonical, Component
+from planner.bounds import TYPED_END, Bound, Component
 from planner.plan import FilterPlan, Get, MultiScanPlan, ScanPlan
 
 
@@ -84,8 +84,6 @@ def format_component(value: Component) -> str:
     date (the value in any spelling), or a marker."""
     if value is TYPED_END:
         return "<typed end>"
-    if isinstance(value, Canonical):
-        value = value.text
     if isinstance(value, str):
         try:
             return Literal.string(value).to_filter_string()

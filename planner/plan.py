@@ -15,9 +15,10 @@ The plan algebra (all immutable; ``FilterPlan.and_``/``or_``, also ``&``/``|``, 
 * ``ScanPlan(lower, upper, residual)``: the keys between two ``planner.bounds.Bound``, each row
   of which must also pass ``residual`` (None: every row there matches). Bounds are in value
   space (see ``planner.bounds``); ``storage.codec.bound_range`` turns them into row keys.
-* ``Get``: a ScanPlan over exactly one value tuple, every key fixed by equality. On the last key
-  a typed value stands for all its spellings ("7", "007"), so a Get may find several rows;
-  ``storage.codec.exact_key`` says when it is one row key.
+* ``Get``: a ScanPlan over exactly one full value tuple, every key fixed by equality. A typed
+  value stands for all its spellings ("7", "007"), so a Get of a tuple with typed values is a
+  tiny range holding the rows of that tuple in every spelling (usually one); when every value
+  is a text, ``storage.codec.exact_key`` gives its one row key (a point read).
 * ``MultiScanPlan(scans, filter)``: the union of disjoint scans sorted in key order (so rows come
   out sorted, without duplicates), and the normalized filter it was planned from.
 
@@ -25,9 +26,9 @@ How a filter is planned (``planner.dnf``): the tree is expanded into a disjuncti
 at most ``MAX_TERMS`` conjuncts, each kept as allowed intervals per key. A conjunct becomes key
 ranges by prefix narrowing: leading keys fixed to a few values multiply into points (IN lists,
 ORs of equalities; at most ``MAX_POINTS``), the next constrained key bounds the range, the rest is
-residual. Under a typed key fixed to v, narrowing goes on under its canonical spelling
-(``planner.bounds.Canonical``); the rows spelled otherwise ("007") are one more small range with
-the later keys as residual, since the codec orders the later keys within each spelling.
+residual. Typed and text values narrow alike: the codec keeps the rows of any leading values
+(typed ones in every spelling) in one contiguous run, spellings ordered after all the values, so
+``ds in ("a", "b") and hr = 2 and region = "x"`` is two gets and nothing else.
 ``!=``, NOT IN and NOT BETWEEN split into ranges. The ranges of all conjuncts are then cut at
 every boundary and merged into disjoint ranges; where conjuncts overlap, the residual is the OR
 of theirs (None if one of them needs none). If a conjunct has no bound on the leading key,

@@ -1,28 +1,37 @@
 """Order-preserving, self-delimiting encoding of partition values (the tuple-layer idea).
 
-A partition row key is a table id (``encode_id``) followed by the encoded values of the
-partition keys, in key order. Each value is encoded for its key's kind (``planner.types``) so
-that, for one list of kinds, comparing two encoded keys as unsigned bytes gives the same answer
-as comparing the value tuples component by component, and a decoder finds where each value
-ends without a length field. The encoding is prefix-free: an encoded tuple starts with
-``encode_prefix(kinds, vs)`` exactly when its leading values are ``vs``, so
-``[p, prefix_successor(p))`` is exactly the range of those keys. Decoding gives back the exact
-original strings.
+A partition row key is a table id (``encode_id``) followed by the encoded value tuple of the
+partition keys. An encoded tuple is the *order parts* of its values, in key order, then one
+*spelling suffix*::
 
-Type codes (the first byte of every encoded value; all are below 0xFF)::
+    order(v1) + order(v2) + ... + order(vn) + form(t1) + form(t2) + ...
 
-    code  kind      value                      body
+where t1, t2, ... are the typed values that parse (INTEGRAL or DATE keys), in key order. For one
+list of kinds, comparing two encoded tuples as unsigned bytes compares the value tuples
+component by component (typed values by value), and among tuples of equal values, their
+spellings; a decoder finds where each part ends without a length field. Leading values have
+one contiguous range of keys: a key starts with ``encode_prefix(kinds, vs)`` exactly when its
+leading values equal ``vs`` as values ("7", "007" and "+7" alike), however many leading keys,
+typed or not, so ``[p, prefix_successor(p))`` is exactly the range of those keys. Decoding gives
+back the exact original strings, and distinct raw tuples get distinct keys.
+
+Order parts (the first byte is a type code; all codes are below 0xFF)::
+
+    code  kind      value                      rest of the order part
     0x02  STRING    any string                 esc(utf8)
-    0x10  INTEGRAL  a 64-bit integer           8 bytes big-endian, sign bit flipped; form
+    0x10  INTEGRAL  a 64-bit integer           8 bytes big-endian, sign bit flipped
     0x11  INTEGRAL  text that is no integer    esc(raw)
-    0x20  DATE      a yyyy-MM-dd date          4 bytes big-endian day number, sign bit flipped; form
+    0x20  DATE      a yyyy-MM-dd date          4 bytes big-endian day number, sign bit flipped
     0x21  DATE      text that is no date       esc(raw)
 
     esc(s)  = UTF-8 of s with every 0x00 written 0x00 0xFF, then the terminator 0x00 0x00
     form    = 0x00 when the text is the canonical spelling ("7", "2024-01-05"),
               0x01 + esc(raw) otherwise ("007", "+7", " 7", "2024-1-5")
 
-Ordering argument, one piece per row of the table:
+``encode_value(kind, raw)`` is one value on its own (the ``k:<i>`` column of a partition row, for
+server-side filters): the one-value tuple, i.e. its order part, then its form if it is typed.
+
+Ordering argument:
 
 * esc: UTF-8 byte order is code point order, which is Python's ``str`` order. Escaping keeps
   it: where two strings first differ, a 0x00 byte (written 0x00 0xFF) still loses to any
@@ -34,19 +43,27 @@ Ordering argument, one piece per row of the table:
   prefix of ``esc("\\0")`` and prefix ranges inexact).
 * Fixed-width numbers: big-endian bytes of ``n + 2**63`` (flipping the sign bit) compare like
   the integers; the same holds for day numbers with ``2**31``. Equal widths mean the next
-  component never starts inside this one.
-* Form: two spellings of one number share the fixed-width part; the canonical one (marker
-  0x00) sorts before every other (0x01), and the others among themselves by their raw text
-  (esc, above). So "7" < " 7" < "+7" < "007" < "8", and distinct spellings stay distinct.
+  part never starts inside this one.
 * Raw tags: 0x11 > 0x10 and 0x21 > 0x20, so text that does not parse as its key's type
   (``__HIVE_DEFAULT_PARTITION__``, "abc", 2**70) sorts after every typed value, in one place,
   ordered by its text. A typed range scan therefore never meets it (HMS direct-SQL semantics).
-* Tuples: two encoded values of one kind are equal bytes iff the strings are equal, and when
+* Order parts: two order parts of one kind are equal bytes iff they stand for the same value
+  (the same number or day in any spelling; the same text for strings and raw texts), and when
   they differ neither is a prefix of the other, so the first differing byte lies inside both.
-  So the first differing component decides the order of the whole key, whatever follows it.
+  So the first component whose values differ decides the order of the whole key, whatever
+  follows it (the later order parts and the whole suffix); and the keys whose leading values
+  are ``vs`` are exactly those starting with the order parts of ``vs``.
+* Suffix: when all values are equal, both keys have the same order parts, hence the same typed
+  components, and their suffixes are the forms of those components in key order. A form is
+  0x00 or 0x01 + esc(raw): prefix-free, the canonical spelling first and the others by text. So
+  the suffixes compare spelling by spelling ("7" < " 7" < "+7" < "007"), and they are equal
+  bytes only for equal raw texts: keys are unique per raw tuple.
+* Decoding reads the order parts (a typed one gives its value and canonical text), then one form
+  per typed component: the canonical text or the raw text stored in the form.
 
-The planner's value-space bounds (``planner.bounds``) map onto this order one to one:
-``encode_bound`` / ``bound_range`` turn a bound into the row key where a scan starts or stops.
+The planner's value-space bounds (``planner.bounds``) map onto this order one to one: a bound's
+components are values, so its block is the prefix of their order parts. ``encode_bound`` /
+``bound_range`` turn a bound into the row key where a scan starts or stops.
 """
 
 from __future__ import annotations
@@ -55,7 +72,7 @@ import datetime as _dt
 import struct
 from collections.abc import Sequence
 
-from planner.bounds import TYPED_END, Bound, Canonical, Component
+from planner.bounds import TYPED_END, Bound, Component
 from planner.types import KeyKind, parse_date, parse_integral, parse_typed
 
 STRING = 0x02
@@ -120,44 +137,62 @@ def _typed_body(kind: KeyKind, raw: str) -> tuple[bytes, str] | None:
     return bytes((DATE,)) + _DAY.pack(date.toordinal() - _EPOCH + _DAY_BIAS), date.isoformat()
 
 
-def encode_value(kind: KeyKind, raw: str) -> bytes:
-    """The order-preserving encoding of one partition value of ``kind``. O(len(raw))."""
+def _order_part(kind: KeyKind, raw: str) -> tuple[bytes, bytes | None]:
+    """The order part of one value, and its form (None: no form, not a parsed typed value).
+    O(len(raw))."""
     if kind is KeyKind.STRING:
-        return bytes((STRING,)) + _esc(raw)
+        return bytes((STRING,)) + _esc(raw), None
     typed = _typed_body(kind, raw)
     if typed is None:
-        return bytes((_RAW_TAG[kind],)) + _esc(raw)
+        return bytes((_RAW_TAG[kind],)) + _esc(raw), None
     body, canonical = typed
-    return body + _form(raw, canonical)
+    return body, _form(raw, canonical)
+
+
+def encode_value(kind: KeyKind, raw: str) -> bytes:
+    """One partition value of ``kind`` encoded on its own: its order part, then its form when it
+    is a typed value (the one-value tuple; the ``k:<i>`` column of a partition row). Byte order
+    is the typed order of the values, spellings after values. O(len(raw))."""
+    part, form = _order_part(kind, raw)
+    return part if form is None else part + form
 
 
 def encode_values(kinds: Sequence[KeyKind], raws: Sequence[str]) -> bytes:
-    """The concatenated encodings of a full value tuple (one value per kind). O(total length)."""
+    """The encoding of a full value tuple (one value per kind): the order parts of the values,
+    then the spelling suffix. O(total length)."""
     if len(kinds) != len(raws):
         raise ValueError(f"{len(raws)} values for {len(kinds)} partition keys")
-    return b"".join(encode_value(kind, raw) for kind, raw in zip(kinds, raws, strict=True))
+    parts, forms = [], []
+    for kind, raw in zip(kinds, raws, strict=True):
+        part, form = _order_part(kind, raw)
+        parts.append(part)
+        if form is not None:
+            forms.append(form)
+    return b"".join(parts) + b"".join(forms)
 
 
 def encode_prefix(kinds: Sequence[KeyKind], raws: Sequence[str]) -> bytes:
-    """The encoding of the first ``len(raws)`` values: every key with those leading values
-    starts with it. O(total length)."""
+    """The order parts of the first ``len(raws)`` values: every key whose leading values equal
+    ``raws`` as values (typed ones in any spelling) starts with it, and no other key does. For
+    STRING keys and unparseable texts that is the exact text; a typed "007" covers "7" and "+7"
+    too. O(total length)."""
     if len(raws) > len(kinds):
         raise ValueError(f"{len(raws)} values for {len(kinds)} partition keys")
-    return encode_values(kinds[: len(raws)], raws)
+    return b"".join(_order_part(k, r)[0] for k, r in zip(kinds, raws, strict=False))
 
 
-def _decode_one(kind: KeyKind, data: bytes, pos: int) -> tuple[str, int]:
-    """The value encoded at ``pos`` and the position after it. O(its length)."""
+def _decode_part(kind: KeyKind, data: bytes, pos: int) -> tuple[str, bool, int]:
+    """The value whose order part is at ``pos`` (its canonical text when typed), whether it is
+    a typed value (a form follows in the suffix), and the position after it. O(its length)."""
     if pos >= len(data):
         raise ValueError("encoded key ends before its last value")
     tag = data[pos]
     pos += 1
-    if kind is not KeyKind.STRING and tag == _RAW_TAG[kind]:
-        return _unesc(data, pos)
-    if tag != _TYPED_TAG[kind]:
+    if tag != _TYPED_TAG[kind] and (kind is KeyKind.STRING or tag != _RAW_TAG[kind]):
         raise ValueError(f"type code 0x{tag:02x} is not one of kind {kind.value}")
-    if kind is KeyKind.STRING:
-        return _unesc(data, pos)
+    if kind is KeyKind.STRING or tag == _RAW_TAG[kind]:
+        text, pos = _unesc(data, pos)
+        return text, False, pos
     fixed = _INT if kind is KeyKind.INTEGRAL else _DAY
     end = pos + fixed.size
     if end > len(data):
@@ -166,41 +201,56 @@ def _decode_one(kind: KeyKind, data: bytes, pos: int) -> tuple[str, int]:
     if kind is KeyKind.INTEGRAL:
         canonical = str(number - _INT_BIAS)
     else:
-        canonical = _dt.date.fromordinal(number - _DAY_BIAS + _EPOCH).isoformat()
-    marker = data[end : end + 1]
+        day = number - _DAY_BIAS + _EPOCH
+        if not 1 <= day <= _dt.date.max.toordinal():
+            raise ValueError("day number out of the date range in encoded key")
+        canonical = _dt.date.fromordinal(day).isoformat()
+    return canonical, True, end
+
+
+def _decode_form(canonical: str, data: bytes, pos: int) -> tuple[str, int]:
+    """The spelling a form at ``pos`` gives a typed value, and the position after it."""
+    marker = data[pos : pos + 1]
     if marker == bytes((_CANONICAL,)):
-        return canonical, end + 1
+        return canonical, pos + 1
     if marker == bytes((_NON_CANONICAL,)):
-        return _unesc(data, end + 1)
+        return _unesc(data, pos + 1)
+    if not marker:
+        raise ValueError("encoded key ends before its spelling suffix")
     raise ValueError("bad form marker in encoded key")
 
 
 def decode_values(kinds: Sequence[KeyKind], data: bytes) -> list[str]:
     """The original strings of an ``encode_values`` result (exactly; no trailing bytes). O(n)."""
     values = []
+    typed = []
     pos = 0
-    for kind in kinds:
-        value, pos = _decode_one(kind, data, pos)
+    for index, kind in enumerate(kinds):
+        value, has_form, pos = _decode_part(kind, data, pos)
         values.append(value)
+        if has_form:
+            typed.append(index)
+    for index in typed:
+        values[index], pos = _decode_form(values[index], data, pos)
     if pos != len(data):
         raise ValueError(f"{len(data) - pos} trailing bytes after the encoded values")
     return values
 
 
 def typed_prefix(kind: KeyKind, raw: str) -> bytes | None:
-    """The bytes every spelling of the value ``raw`` denotes starts with, or None when ``raw``
-    does not parse. For INTEGRAL and DATE, "7", "007" and "+7" share one prefix, so
-    ``[p, prefix_successor(p))`` is the typed-equality range; for STRING it is the full
-    encoding. O(len(raw))."""
-    if kind is KeyKind.STRING:
-        return encode_value(kind, raw)
-    typed = _typed_body(kind, raw)
-    return None if typed is None else typed[0]
+    """The order part of the value ``raw`` denotes, which the encoding of every spelling of it
+    starts with, or None when ``raw`` does not parse. For INTEGRAL and DATE, "7", "007" and "+7"
+    share it, so ``[p, prefix_successor(p))`` is the typed-equality range of one ``encode_value``
+    column (of a tuple, ``encode_prefix`` gives it); for STRING it is the full encoding.
+    O(len(raw))."""
+    if kind is not KeyKind.STRING and _typed_body(kind, raw) is None:
+        return None
+    return _order_part(kind, raw)[0]
 
 
 def typed_span(kind: KeyKind) -> tuple[bytes, bytes]:
-    """``[start, stop)`` of one component holding every parseable value of ``kind`` and no
-    unparseable one. O(1)."""
+    """``[start, stop)`` of one order part (or ``encode_value``) holding every parseable value of
+    ``kind`` and no unparseable one. O(1)."""
     tag = _TYPED_TAG[kind]
     return bytes((tag,)), bytes((tag + 1,))
 
@@ -218,18 +268,15 @@ def prefix_successor(prefix: bytes) -> bytes | None:
 
 
 def encode_component(kind: KeyKind, component: Component) -> bytes:
-    """The bytes a bound component stands for: the full encoding of a STRING value; for typed
-    keys the tag and fixed part of a value (no form marker, so every spelling starts with it),
-    the full encoding of its canonical spelling (``Canonical``), the raw tag and text of an
-    unparseable text, or the first raw byte for TYPED_END. O(len)."""
+    """The order part a bound component stands for: the encoding of a STRING value; for typed
+    keys the tag and fixed part of a value (every spelling of it starts with them), the raw tag
+    and text of an unparseable text, or the first raw byte for TYPED_END. O(len)."""
     if kind is KeyKind.STRING:
         if not isinstance(component, str):
             raise TypeError(f"a STRING key bound needs str, not {component!r}")
-        return encode_value(kind, component)
+        return bytes((STRING,)) + _esc(component)
     if component is TYPED_END:
         return typed_span(kind)[1]
-    if isinstance(component, Canonical):
-        return encode_component(kind, component.value) + bytes((_CANONICAL,))
     if isinstance(component, str):
         return bytes((_RAW_TAG[kind],)) + _esc(component)
     if kind is KeyKind.INTEGRAL and isinstance(component, int) and not isinstance(component, bool):
@@ -244,9 +291,10 @@ def encode_component(kind: KeyKind, component: Component) -> bytes:
 def encode_bound(kinds: Sequence[KeyKind], bound: Bound, *, upper: bool) -> bytes | None:
     """Where a bound lies among encoded value tuples (table-id prefix not included).
 
-    The block's prefix p: a lower inclusive or upper exclusive bound is p, a lower exclusive or
-    upper inclusive one is ``prefix_successor(p)``; a bound ending in TYPED_END is p either way
-    (it is a position, not a block). None: no limit (upper inclusive bound of the empty tuple).
+    The block's prefix p (the order parts of the bound's values: spelling suffixes come after
+    all of them): a lower inclusive or upper exclusive bound is p, a lower exclusive or upper
+    inclusive one is ``prefix_successor(p)``; a bound ending in TYPED_END is p either way (it is
+    a position, not a block). None: no limit (upper inclusive bound of the empty tuple).
     O(total length)."""
     if len(bound.values) > len(kinds):
         raise ValueError(f"a bound of {len(bound.values)} values for {len(kinds)} keys")
@@ -273,14 +321,18 @@ def bound_range(
 
 
 def exact_key(kinds: Sequence[KeyKind], values: Sequence[Component]) -> bytes | None:
-    """The one encoded tuple a full tuple of texts can be (a get instead of a scan), or None when
-    it stands for several spellings (typed values) or for no stored key at all. O(length)."""
-    if len(values) != len(kinds) or not all(isinstance(v, str | Canonical) for v in values):
+    """The one encoded tuple a full tuple of components can be (a get instead of a scan): when
+    every component is a text (a STRING value, or a text that does not parse as its typed key),
+    the key has no spelling suffix and is that tuple's only key. None otherwise: a typed value
+    stands for all its spellings (scan its block, ``bound_range`` of the point), and a parseable
+    text on a typed key is never stored as a raw text. O(length)."""
+    texts = [v for v in values if isinstance(v, str)]
+    if len(texts) != len(kinds) or len(values) != len(kinds):
         return None
-    if any(isinstance(v, str) and k is not KeyKind.STRING and parse_typed(k, v) is not None
-           for k, v in zip(kinds, values, strict=True)):  # fmt: skip
-        return None  # a parseable text is never stored with the raw tag
-    return b"".join(encode_component(k, c) for k, c in zip(kinds, values, strict=True))
+    for kind, text in zip(kinds, texts, strict=True):
+        if kind is not KeyKind.STRING and parse_typed(kind, text) is not None:
+            return None
+    return b"".join(encode_component(k, t) for k, t in zip(kinds, texts, strict=True))
 
 
 def encode_id(n: int) -> bytes:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from planner.types import KeyKind
-from storage.codec import encode_id, encode_value, encode_values, prefix_successor
+from storage.codec import encode_id, encode_prefix, encode_value, encode_values, prefix_successor
 from storage.port import TableSpec
 
 DATABASES = "dbs"
@@ -77,8 +77,9 @@ def partition_key(table_id: int, kinds: Sequence[KeyKind], values: Sequence[str]
 
 
 def partition_prefix(table_id: int, kinds: Sequence[KeyKind], values: Sequence[str]) -> bytes:
-    """Key prefix shared by the partitions whose leading values are ``values``."""
-    return encode_id(table_id) + encode_values(kinds[: len(values)], values)
+    """Key prefix shared by the partitions whose leading values are ``values`` (as values: on
+    an int or date key every spelling of the value)."""
+    return encode_id(table_id) + encode_prefix(kinds, values)
 
 
 def prefix_range(prefix: bytes) -> tuple[bytes, bytes | None]:

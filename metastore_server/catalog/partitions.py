@@ -32,6 +32,7 @@ from planner.errors import FilterError
 from planner.explain import summary
 from planner.grammar import parse_filter
 from planner.plan import MultiScanPlan, plan_filter
+from planner.types import KeyKind
 from storage import layout
 from storage.port import Delete, Put
 
@@ -140,7 +141,12 @@ class Partitions:
             if not value:
                 break
             prefix.append(value)
-        fixed = [(i, v) for i, v in enumerate(part_vals) if v and i >= len(prefix)]
+        # The prefix holds every spelling of a leading int or date value; specs match exactly.
+        fixed = [
+            (i, v)
+            for i, v in enumerate(part_vals)
+            if v and (i >= len(prefix) or ref.kinds[i] is not KeyKind.STRING)
+        ]
         if not fixed:
             return prefix, None
 

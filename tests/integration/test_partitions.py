@@ -247,3 +247,24 @@ def test_typed_ordering_and_values(client) -> None:
     )
     rows = [r.row for r in client.get_partition_values(request).partitionValues]
     assert rows == [["10"], ["5"]]
+
+
+def test_partial_spec_on_a_leading_int_key_matches_the_exact_spelling(client) -> None:
+    client.create_table(make_table(DB, "spelled", keys=[("hr", "int"), ("ds", "string")]))
+    client.add_partitions(
+        [
+            make_partition(DB, "spelled", v)
+            for v in (["7", "a"], ["007", "a"], ["7", "b"], ["8", "a"])
+        ]
+    )
+    assert [p.values for p in client.get_partitions_ps(DB, "spelled", ["7"], -1)] == [
+        ["7", "a"],
+        ["7", "b"],
+    ]
+    assert [p.values for p in client.get_partitions_ps(DB, "spelled", ["007", ""], -1)] == [
+        ["007", "a"]
+    ]
+    assert client.get_partition_names_ps(DB, "spelled", ["7", "b"], -1) == ["hr=7/ds=b"]
+    # A filter compares int keys as numbers: every spelling of 7 matches.
+    found = client.get_partitions_by_filter(DB, "spelled", 'hr = 7 and ds = "a"', -1)
+    assert sorted(p.values[0] for p in found) == ["007", "7"]

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from . import typed_filters
+
 WH = "<WH>"
 TIME = "<time>"
 VOLATILE_TIME_FIELDS = frozenset({"createTime"})
@@ -153,7 +155,8 @@ class Step:
     ``toString()`` of a Thrift struct); ``type`` (error type only — for messages that are
     Java internals such as NullPointerException texts); ``parse_error`` (like ``full``, but
     a filter syntax error only has to be a MetaException starting "Error parsing partition
-    filter": HMS's details are ANTLR internals); ``none`` (recorded, not compared).
+    filter": HMS's details are ANTLR internals); ``values`` (a partition list compared by the
+    sorted partition values only); ``none`` (recorded, not compared).
     ``unordered`` sorts a list result before comparing (order unspecified by HMS).
     """
 
@@ -595,6 +598,20 @@ def scenario(hms: ModuleType, wh: str) -> list[Step]:
         )
     add("get_partition_names_typed", "get_partition_names", DB, "typed", -1)
     add("drop_table_typed", "drop_table", DB, "typed", True)
+    # --- generated filters on (date, bigint, string) keys; see support.typed_filters
+    add("create_table_gen", "create_table", t(hms, DB, "gen", part_keys=typed_filters.KEYS))
+    add("add_partitions_gen", "add_partitions", [p(hms, DB, "gen", v) for v in typed_filters.PARTS])
+    for i, (flt, _tree) in enumerate(typed_filters.generated_filters()):
+        add(
+            f"{GENERATED_PREFIX}{i:02d}[{flt}]",
+            "get_partitions_by_filter",
+            DB,
+            "gen",
+            flt,
+            -1,
+            compare="values",
+        )
+    add("drop_table_gen", "drop_table", DB, "gen", True)
     # --- name helpers
     add("partition_name_to_vals", "partition_name_to_vals", "ds=2024-01-01/hr=1")
     add("partition_name_to_spec", "partition_name_to_spec", "ds=2024-01-01/hr=1")
@@ -848,12 +865,15 @@ def run_scenario(
 
 
 PARSE_ERROR = "Error parsing partition filter"
+GENERATED_PREFIX = "gen_filter_"
 
 
 def comparable(step: Step, outcome: dict[str, Any] | None) -> Any:
     """The part of an outcome that must be equal across servers (see :class:`Step`)."""
     if outcome is None or step.compare == "none":
         return None
+    if step.compare == "values" and isinstance(outcome.get("ok"), list):
+        return {"ok": sorted(part["values"] for part in outcome["ok"])}
     if "error" in outcome and step.compare == "parse_error":
         message = str(outcome.get("message", ""))
         if outcome["error"] == "MetaException" and message.startswith(PARSE_ERROR):

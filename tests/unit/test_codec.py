@@ -1,4 +1,5 @@
-"""Property tests of storage.codec: encoding preserves the typed order, round-trips exactly."""
+"""Property tests of storage.codec: encoding preserves the typed order, round-trips exactly,
+and the keys of equal leading values (any spellings) form one prefix range."""
 
 from __future__ import annotations
 
@@ -91,6 +92,17 @@ def typed_order(kind: KeyKind, raw: str) -> tuple:
     return (0, number, 1, raw)
 
 
+def canonical(kind: KeyKind, raw: str) -> str:
+    """The canonical spelling of a parseable value (a STRING value is its own)."""
+    if kind is KeyKind.STRING:
+        return raw
+    if kind is KeyKind.INTEGRAL:
+        return str(parse_integral(raw))
+    day = parse_date(raw)
+    assert day is not None
+    return day.isoformat()
+
+
 def sign(value: int) -> int:
     return (value > 0) - (value < 0)
 
@@ -140,20 +152,74 @@ def test_examples_sort_as_documented(kind: KeyKind, ascending: list[str]) -> Non
 
 @st.composite
 def tuple_pairs(draw: st.DrawFn) -> tuple[list[KeyKind], list[str], list[str]]:
-    """A kind list and two value tuples for it, often sharing a leading part."""
+    """A kind list and two value tuples for it, often sharing leading values, some of them
+    spelled differently ("007" in one, "7" in the other)."""
     key_kinds = draw(st.lists(kinds, min_size=1, max_size=4))
     first = [draw(RAWS[kind]) for kind in key_kinds]
     shared = draw(st.integers(0, len(key_kinds)))
-    second = first[:shared] + [draw(RAWS[kind]) for kind in key_kinds[shared:]]
+    second = [
+        canonical(kind, raw) if typed_order(kind, raw)[0] == 0 and draw(st.booleans()) else raw
+        for kind, raw in zip(key_kinds[:shared], first, strict=False)
+    ] + [draw(RAWS[kind]) for kind in key_kinds[shared:]]
     return key_kinds, first, second
 
 
+def tuple_order(key_kinds: list[KeyKind], raws: list[str]) -> tuple:
+    """The order keys must keep: the values component by component (typed ones by value), and
+    only among equal values, the spellings component by component."""
+    values, spellings = [], []
+    for kind, raw in zip(key_kinds, raws, strict=True):
+        order = typed_order(kind, raw)
+        typed = kind is not KeyKind.STRING and order[0] == 0
+        values.append(order[:2] if typed else order)
+        spellings.append(order[2:] if typed else ())
+    return tuple(values), tuple(spellings)
+
+
+def same_values(key_kinds: list[KeyKind], a: list[str], b: list[str]) -> bool:
+    """Whether two tuples hold equal values (typed ones in any spelling)."""
+    return tuple_order(key_kinds, a)[0] == tuple_order(key_kinds, b)[0]
+
+
 @given(tuple_pairs())
-def test_tuples_keep_lexicographic_order(pair: tuple[list[KeyKind], list[str], list[str]]):
+def test_tuples_keep_value_order_then_spelling_order(
+    pair: tuple[list[KeyKind], list[str], list[str]],
+) -> None:
     key_kinds, a, b = pair
-    ta = [typed_order(kind, raw) for kind, raw in zip(key_kinds, a, strict=True)]
-    tb = [typed_order(kind, raw) for kind, raw in zip(key_kinds, b, strict=True)]
-    assert compare(encode_values(key_kinds, a), encode_values(key_kinds, b)) == compare(ta, tb)
+    ea, eb = encode_values(key_kinds, a), encode_values(key_kinds, b)
+    assert compare(ea, eb) == compare(tuple_order(key_kinds, a), tuple_order(key_kinds, b))
+    assert (ea == eb) == (a == b)  # distinct spellings, distinct keys
+
+
+@given(st.data(), kinds)
+def test_a_value_alone_is_its_one_value_tuple(data: st.DataObject, kind: KeyKind) -> None:
+    # The k:<i> columns (storage.filters) hold encode_value: tag + fixed part + form.
+    raw = data.draw(RAWS[kind])
+    assert encode_value(kind, raw) == encode_values([kind], [raw])
+
+
+def test_spellings_come_after_all_values() -> None:
+    key_kinds = [KeyKind.STRING, KeyKind.INTEGRAL, KeyKind.STRING, KeyKind.DATE]
+    ascending = [
+        ["a", "7", "x", "2024-01-05"],
+        ["a", "7", "x", "2024-1-5"],
+        ["a", "+7", "x", "2024-01-05"],
+        ["a", "007", "x", "2024-01-05"],
+        ["a", "007", "x", "2024-1-5"],
+        ["a", "7", "y", "2024-01-05"],
+        ["a", " 8", "a", "2024-01-05"],
+        ["a", DEFAULT_PARTITION_NAME, "a", "2024-01-05"],
+        ["b", "-1", "", DEFAULT_PARTITION_NAME],
+    ]
+    encoded = [encode_values(key_kinds, raws) for raws in ascending]
+    assert encoded == sorted(encoded) and len(set(encoded)) == len(encoded)
+    # The order parts of the values, then one form per typed value: 0x00 or 0x01 + esc(raw).
+    seven = b"\x10" + (2**63 + 7).to_bytes(8, "big")
+    assert encode_values(key_kinds[:3], ["a", "007", "x"]) == (
+        b"\x02a\x00\x00" + seven + b"\x02x\x00\x00" + b"\x01007\x00\x00"
+    )
+    assert encode_values(key_kinds[:3], ["a", "7", "x"]).endswith(b"\x02x\x00\x00\x00")
+    assert encode_prefix(key_kinds, ["a", "+7"]) == b"\x02a\x00\x00" + seven
 
 
 @given(tuple_pairs())
@@ -173,7 +239,25 @@ def test_prefix_range_holds_exactly_the_keys_with_those_leading_values(
     for other in (a, b):
         key = encode_values(key_kinds, other)
         inside = prefix <= key and (stop is None or key < stop)
-        assert inside == (other[:n] == a[:n])
+        assert inside == same_values(key_kinds[:n], other[:n], a[:n])
+
+
+@given(tuple_pairs(), st.data())
+def test_keys_of_respelled_leading_values_share_the_prefix(
+    pair: tuple[list[KeyKind], list[str], list[str]], data: st.DataObject
+) -> None:
+    # Leading values in other spellings (typed ones in the middle too) are in the same range.
+    key_kinds, a, _ = pair
+    n = data.draw(st.integers(0, len(key_kinds)))
+    respelled = [
+        canonical(kind, raw) if typed_order(kind, raw)[0] == 0 else raw
+        for kind, raw in zip(key_kinds, a, strict=True)
+    ]
+    prefix = encode_prefix(key_kinds, a[:n])
+    assert prefix == encode_prefix(key_kinds, respelled[:n])
+    assert encode_values(key_kinds, respelled).startswith(prefix)
+    assert encode_values(key_kinds, a).startswith(prefix)
+
 
 
 @given(st.data(), kinds)
@@ -207,6 +291,10 @@ def test_arity_is_checked() -> None:
         ([KeyKind.STRING], b"\x02a\x00\x00\x02"),
         ([KeyKind.STRING], b"\x02a\x00\xff\x00"),
         ([KeyKind.STRING], b"\x02\xc3\x00\x00"),
+        ([KeyKind.INTEGRAL], b"\x10\x80" + b"\x00" * 7),  # no spelling suffix
+        ([KeyKind.INTEGRAL, KeyKind.STRING], b"\x10\x80" + b"\x00" * 8 + b"\x02x\x00\x00"),
+        ([KeyKind.INTEGRAL, KeyKind.DATE], b"\x10\x80" + b"\x00" * 7 + b"\x20\x80\x00\x00\x00\x00"),
+        ([KeyKind.DATE], b"\x20\xff\xff\xff\xff\x00"),  # no such day
     ],
 )
 def test_malformed_keys_are_value_errors(kind_list: list[KeyKind], data: bytes) -> None:

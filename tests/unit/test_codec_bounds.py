@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.bounds import TYPED_END, Bound, Canonical
+from planner.bounds import TYPED_END, Bound
 from planner.types import DEFAULT_PARTITION_NAME, KeyKind, parse_typed
 from storage.codec import (
     bound_range,
@@ -49,8 +49,8 @@ def cmp(a, b) -> int:
 def compare_component(kind: KeyKind, raw: str, bound) -> int:
     """Where a stored raw value lies relative to one bound component (0: inside its block).
 
-    Written independently of planner.bounds: typed values by value, within a value the canonical
-    spelling first; then TYPED_END; then unparseable texts by text.
+    Written independently of planner.bounds: typed values by value (a value's block holds all
+    its spellings); then TYPED_END; then unparseable texts by text.
     """
     if kind is KeyKind.STRING:
         return cmp(raw, bound)
@@ -61,10 +61,6 @@ def compare_component(kind: KeyKind, raw: str, bound) -> int:
         return -1 if value is not None else cmp(raw, bound)
     if value is None:
         return 1
-    if isinstance(bound, Canonical):
-        if value != bound.value:
-            return cmp(value, bound.value)
-        return 0 if raw == bound.text else 1
     return cmp(value, bound)
 
 
@@ -89,19 +85,18 @@ def cases(draw: st.DrawFn):
     kinds = draw(st.lists(st.sampled_from(list(KeyKind)), min_size=1, max_size=3))
     rows = draw(st.lists(st.tuples(*(st.sampled_from(RAW_POOLS[k]) for k in kinds)), max_size=25))
 
-    def exact(kind: KeyKind):
+    def value(kind: KeyKind):
         if kind is KeyKind.STRING:
             return TEXTS[kind]
-        return st.one_of(TEXTS[kind], TYPED[kind].map(Canonical))
+        return st.one_of(TEXTS[kind], TYPED[kind])
 
     def bound() -> Bound:
-        # Exact components anywhere; a typed value or TYPED_END only last (see Bound).
+        # Values (texts and typed values) anywhere; TYPED_END only last (see Bound).
         n = draw(st.integers(0, len(kinds)))
-        values = tuple(draw(exact(k)) for k in kinds[:n])
+        values = tuple(draw(value(k)) for k in kinds[:n])
         last = kinds[n - 1] if n else KeyKind.STRING
-        if last is not KeyKind.STRING:
-            end = draw(st.one_of(exact(last), TYPED[last], st.just(TYPED_END)))
-            values = values[:-1] + (end,)
+        if last is not KeyKind.STRING and draw(st.booleans()):
+            values = values[:-1] + (TYPED_END,)
         return Bound(values, draw(st.booleans()))
 
     lower, upper = bound(), bound()
@@ -138,16 +133,31 @@ def test_bound_ends() -> None:
     with pytest.raises(TypeError):
         encode_bound(kinds, Bound((7,), True), upper=False)
     with pytest.raises(ValueError):
-        Bound((7, "x"), True)  # the spellings of 7 interleave with the next key
+        Bound((TYPED_END, "x"), True)  # a position, not a block
+    assert Bound((7, "x"), True).values == (7, "x")  # typed values may be anywhere
     with pytest.raises(ValueError):
         encode_bound(kinds, Bound(("a", 2**64), True), upper=False)
     assert bound_range(kinds, Bound((), True), Bound((), True), b"\x01") == (b"\x01", b"\x02")
 
 
-def test_exact_key_only_for_one_spelling() -> None:
+def test_exact_key_only_for_texts() -> None:
     kinds = [KeyKind.STRING, KeyKind.INTEGRAL]
     assert exact_key(kinds, ("a", DEFAULT)) == encode_values(kinds, ["a", DEFAULT])
-    assert exact_key(kinds, ("a", 7)) is None  # "7", "007", "+7" ...
-    assert exact_key(kinds, ("a", Canonical(7))) == encode_values(kinds, ["a", "7"])
+    assert exact_key(kinds[:1], ("a",)) == encode_values(kinds[:1], ["a"])
+    assert exact_key(kinds, ("a", 7)) is None  # "7", "007", "+7" ...: a range
     assert exact_key(kinds, ("a", "7")) is None  # a parseable text is never a raw value
     assert exact_key(kinds, ("a",)) is None
+    assert exact_key(kinds, ("a", TYPED_END)) is None
+
+
+def test_a_point_with_typed_values_is_the_range_of_its_spellings() -> None:
+    # A Get on (a, 7, x): every spelling of 7 with region x, nothing else, in one range.
+    kinds = [KeyKind.STRING, KeyKind.INTEGRAL, KeyKind.STRING]
+    point = Bound(("a", 7, "x"), True)
+    start, stop = bound_range(kinds, point, point, encode_id(7))
+    rows = [(ds, hr, region) for ds in ("a", "b") for hr in ("7", "007", "+7", "8", DEFAULT)
+            for region in ("", "x", "x\x00", "y")]  # fmt: skip
+    found = sorted(
+        raws for raws in rows if start <= encode_id(7) + encode_values(kinds, list(raws)) < stop
+    )
+    assert found == [("a", "+7", "x"), ("a", "007", "x"), ("a", "7", "x")]
