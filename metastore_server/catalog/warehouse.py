@@ -22,8 +22,9 @@ def to_uri(path: Path) -> str:
 
 
 def local_path(location: str | None) -> Path | None:
-    """The local path of a ``file:`` URI or absolute path; None for other file systems."""
-    if not location:
+    """The local path of a ``file:`` URI or absolute path; None for other file systems (and for
+    text no file system accepts: a NUL character)."""
+    if not location or "\x00" in location:
         return None
     if location.startswith("/"):
         return Path(location)
