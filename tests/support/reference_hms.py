@@ -3,11 +3,13 @@
 The 2.3.x server binds every network interface and has no bind-address setting, so it is only
 started when this process lives in a private network namespace whose only interface is
 loopback (``unshare -n``); see :func:`in_isolated_netns`. Metadata lives in an embedded Derby
-database inside a scratch directory, logs go to files in ``<dir>/logs``.
+database inside a scratch directory (the default) or, given a JDBC URL, in PostgreSQL (see
+:class:`ReferenceHms`); logs go to files in ``<dir>/logs``.
 
 Run by hand (inside ``unshare -n``)::
 
     python tests/support/reference_hms.py --port 9183 --dir /tmp/ref-hms
+    python tests/support/reference_hms.py --postgres   # a throwaway PostgreSQL as well
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
@@ -52,8 +55,10 @@ else:
     )
 
 __all__ = [
+    "POSTGRES_JDBC_JAR",
     "ReferenceHms",
     "find_java",
+    "find_postgres_jdbc_jar",
     "find_pyspark_jars",
     "in_isolated_netns",
     "reference_hms",
@@ -61,8 +66,12 @@ __all__ = [
 ]
 
 MAIN_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
+SCHEMA_TOOL_CLASS = "org.datanucleus.store.schema.SchemaTool"
 STARTUP_TIMEOUT_S = 240.0
 STOP_TIMEOUT_S = 20.0
+POSTGRES_DRIVER = "org.postgresql.Driver"
+POSTGRES_JDBC_JAR = Path("/usr/share/java/postgresql.jar")  # Debian: libpostgresql-jdbc-java
+POSTGRES_JAR_HINT = "apt-get install -y libpostgresql-jdbc-java"
 
 
 def find_java() -> str | None:
@@ -86,6 +95,13 @@ def find_pyspark_jars() -> Path | None:
     return jars
 
 
+def find_postgres_jdbc_jar() -> Path | None:
+    """The PostgreSQL JDBC driver jar ($HMS_JDBC_JAR, else Debian's), if it exists."""
+    configured = os.environ.get("HMS_JDBC_JAR")
+    jar = Path(configured) if configured else POSTGRES_JDBC_JAR
+    return jar if jar.is_file() else None
+
+
 def reference_hms_unavailable_reason() -> str | None:
     """Why the reference metastore cannot be started here, or None when it can."""
     if not in_isolated_netns():
@@ -100,9 +116,18 @@ def reference_hms_unavailable_reason() -> str | None:
     return None
 
 
-def _hive_site(db_dir: Path, warehouse: Path) -> str:
-    """hive-site.xml: embedded Derby, schema auto-create, no schema verification."""
-    props = {
+def _site_xml(props: dict[str, str]) -> str:
+    """A Hadoop-style configuration file holding ``props``."""
+    body = "\n".join(
+        f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>"
+        for k, v in props.items()
+    )
+    return f'<?xml version="1.0"?>\n<configuration>\n{body}\n</configuration>\n'
+
+
+def _derby_properties(db_dir: Path, warehouse: Path) -> dict[str, str]:
+    """Embedded Derby, schema auto-create, no schema verification."""
+    return {
         "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={db_dir};create=true",
         "javax.jdo.option.ConnectionDriverName": "org.apache.derby.jdbc.EmbeddedDriver",
         "javax.jdo.option.ConnectionUserName": "APP",
@@ -112,11 +137,40 @@ def _hive_site(db_dir: Path, warehouse: Path) -> str:
         "datanucleus.connectionPoolingType": "HikariCP",
         "hive.metastore.warehouse.dir": warehouse.as_uri(),
     }
-    body = "\n".join(
-        f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>"
-        for k, v in props.items()
-    )
-    return f'<?xml version="1.0"?>\n<configuration>\n{body}\n</configuration>\n'
+
+
+def _postgres_properties(url: str, user: str, password: str, warehouse: Path) -> dict[str, str]:
+    """PostgreSQL through JDBC, on a schema created beforehand (:meth:`ReferenceHms.create_schema`).
+
+    DataNucleus' lazy auto-create is off (``fixedDatastore``): on PostgreSQL, where DDL is
+    transactional, it can deadlock when pooled connections create tables concurrently.
+    """
+    return {
+        "javax.jdo.option.ConnectionURL": url,
+        "javax.jdo.option.ConnectionDriverName": POSTGRES_DRIVER,
+        "javax.jdo.option.ConnectionUserName": user,
+        "javax.jdo.option.ConnectionPassword": password,
+        "datanucleus.schema.autoCreateAll": "false",
+        "datanucleus.fixedDatastore": "true",
+        "hive.metastore.schema.verification": "false",
+        "datanucleus.connectionPoolingType": "HikariCP",
+        "hive.metastore.warehouse.dir": warehouse.as_uri(),
+    }
+
+
+def _schema_tool_properties(url: str, user: str, password: str) -> str:
+    """DataNucleus SchemaTool settings: the connection, and HMS's identifier conventions."""
+    props = {
+        "javax.jdo.option.ConnectionURL": url,
+        "javax.jdo.option.ConnectionDriverName": POSTGRES_DRIVER,
+        "javax.jdo.option.ConnectionUserName": user,
+        "javax.jdo.option.ConnectionPassword": password,
+        # HiveConf's defaults, which decide table and column names and id generation
+        "datanucleus.identifierFactory": "datanucleus1",
+        "datanucleus.rdbms.useLegacyNativeValueStrategy": "true",
+        "datanucleus.storeManagerType": "rdbms",
+    }
+    return "".join(f"{k}={v}\n" for k, v in props.items())
 
 
 def _log4j2(logs: Path) -> str:
@@ -150,6 +204,10 @@ class ReferenceHms:
     """Context manager running the reference Hive Metastore 2.3.x on 127.0.0.1:port.
 
     ``with ReferenceHms(workdir) as endpoint:`` yields a :class:`MetastoreEndpoint`.
+    Metadata goes to embedded Derby in ``workdir``, or to PostgreSQL when ``jdbc_url``
+    (``jdbc:postgresql://127.0.0.1:5432/hms``) is given; the driver jar is ``jdbc_jar`` or
+    :func:`find_postgres_jdbc_jar`; on PostgreSQL each start first makes sure the schema exists
+    (:meth:`create_schema`). ``properties`` are added to (or override) hive-site.xml.
     """
 
     def __init__(
@@ -159,6 +217,11 @@ class ReferenceHms:
         *,
         startup_timeout: float = STARTUP_TIMEOUT_S,
         heap: str = "1g",
+        jdbc_url: str | None = None,
+        jdbc_user: str = "hive",
+        jdbc_password: str = "hive",
+        jdbc_jar: Path | str | None = None,
+        properties: dict[str, str] | None = None,
     ) -> None:
         self._own_tmp = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="reference-hms-")).resolve()
@@ -168,11 +231,84 @@ class ReferenceHms:
         self.warehouse = self.workdir / "warehouse"
         self.logs = self.workdir / "logs"
         self.process: subprocess.Popen[bytes] | None = None
+        self.jdbc_url = jdbc_url
+        self.jdbc_user = jdbc_user
+        self.jdbc_password = jdbc_password
+        self.jdbc_jar = Path(jdbc_jar) if jdbc_jar else None
+        self.properties = dict(properties or {})
+
+    @property
+    def backend(self) -> str:
+        """``derby`` or ``postgres``."""
+        return "derby" if self.jdbc_url is None else "postgres"
+
+    def _driver_jar(self) -> Path:
+        jar = self.jdbc_jar or find_postgres_jdbc_jar()
+        if jar is None or not jar.is_file():
+            raise RuntimeError(
+                f"the PostgreSQL JDBC driver jar is missing ({jar or POSTGRES_JDBC_JAR}); "
+                f"install it with: {POSTGRES_JAR_HINT}"
+            )
+        return jar
 
     @property
     def endpoint(self) -> MetastoreEndpoint:
         """Host, port and warehouse directory of this metastore."""
         return MetastoreEndpoint(LOOPBACK, self.port, str(self.warehouse))
+
+    def hive_properties(self) -> dict[str, str]:
+        """The properties written to hive-site.xml."""
+        if self.jdbc_url is None:
+            props = _derby_properties(self.workdir / "metastore_db", self.warehouse)
+        else:
+            props = _postgres_properties(
+                self.jdbc_url, self.jdbc_user, self.jdbc_password, self.warehouse
+            )
+        return props | self.properties
+
+    def create_schema(self) -> None:
+        """Create the metastore tables in PostgreSQL (idempotent; existing tables are kept).
+
+        No schema SQL ships with the pyspark jars, so DataNucleus' own SchemaTool creates the
+        tables of every class in the metastore jar's ``package.jdo`` (what auto-create would
+        do lazily), over one connection, before the metastore starts.
+        """
+        java = find_java()
+        jars = find_pyspark_jars()
+        if self.jdbc_url is None or java is None or jars is None:
+            raise RuntimeError("create_schema needs a JDBC URL, java and the pyspark jars")
+        # not in conf/, which is on the metastore's classpath next to the jar's own package.jdo
+        schema = self.workdir / "schema"
+        for d in (schema, self.logs):
+            d.mkdir(parents=True, exist_ok=True)
+        metastore_jar = next(iter(sorted(jars.glob("hive-metastore-2.3.*.jar"))))
+        with zipfile.ZipFile(metastore_jar) as jar:
+            (schema / "package.jdo").write_bytes(jar.read("package.jdo"))
+        props = schema / "schematool.properties"
+        props.write_text(_schema_tool_properties(self.jdbc_url, self.jdbc_user, self.jdbc_password))
+        log = self.logs / "schematool.log"
+        with log.open("wb") as out:
+            code = subprocess.call(
+                [
+                    java,
+                    "-cp",
+                    os.pathsep.join([str(jars / "*"), str(self._driver_jar())]),
+                    SCHEMA_TOOL_CLASS,
+                    "-create",
+                    "-api",
+                    "JDO",
+                    "-props",
+                    str(props),
+                    str(schema / "package.jdo"),
+                ],
+                cwd=self.workdir,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                timeout=self.startup_timeout,
+            )
+        if code != 0:
+            raise RuntimeError(f"DataNucleus SchemaTool failed ({code}):\n{tail(log)}")
 
     def command(self) -> list[str]:
         """The java command line (writes the configuration files as a side effect)."""
@@ -180,12 +316,13 @@ class ReferenceHms:
         jars = find_pyspark_jars()
         if java is None or jars is None:
             raise RuntimeError("java or the pyspark hive-metastore jars are missing")
+        classpath = [str(self.workdir / "conf"), str(jars / "*")]
+        if self.jdbc_url is not None:
+            classpath.append(str(self._driver_jar()))
         conf = self.workdir / "conf"
         for d in (conf, self.logs, self.warehouse):
             d.mkdir(parents=True, exist_ok=True)
-        (conf / "hive-site.xml").write_text(
-            _hive_site(self.workdir / "metastore_db", self.warehouse)
-        )
+        (conf / "hive-site.xml").write_text(_site_xml(self.hive_properties()))
         (conf / "log4j2.properties").write_text(_log4j2(self.logs))
         return [
             java,
@@ -193,7 +330,7 @@ class ReferenceHms:
             f"-Dlog4j.configurationFile={conf / 'log4j2.properties'}",
             f"-Dderby.stream.error.file={self.logs / 'derby.log'}",
             "-cp",
-            f"{conf}{os.pathsep}{jars / '*'}",
+            os.pathsep.join(classpath),
             MAIN_CLASS,
             "-p",
             str(self.port),
@@ -204,6 +341,8 @@ class ReferenceHms:
         reason = reference_hms_unavailable_reason()
         if reason is not None:
             raise RuntimeError(reason)
+        if self.jdbc_url is not None:
+            self.create_schema()
         cmd = self.command()
         with (
             (self.logs / "stdout.log").open("wb") as out,
@@ -260,9 +399,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=9083)
     parser.add_argument("--dir", type=Path, default=None, help="work directory (default: temp)")
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="keep the metadata in a throwaway PostgreSQL (in <dir>/postgres) instead of Derby",
+    )
     args = parser.parse_args(argv)
-    hms = ReferenceHms(args.dir, args.port)
-    with hms as endpoint:
+    with contextlib.ExitStack() as stack:
+        jdbc_url = None
+        if args.postgres:
+            if __package__:
+                from .postgres import PostgresServer
+            else:
+                from support.postgres import PostgresServer
+            pg_dir = args.dir / "postgres" if args.dir else None
+            jdbc_url = stack.enter_context(PostgresServer(pg_dir)).jdbc_url
+            print(f"PostgreSQL on {jdbc_url}", flush=True)
+        hms = ReferenceHms(args.dir, args.port, jdbc_url=jdbc_url)
+        endpoint = stack.enter_context(hms)
         print(f"listening on {endpoint.uri}; warehouse {endpoint.warehouse_dir}", flush=True)
         print(f"logs in {hms.logs}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):

@@ -1,0 +1,907 @@
+"""Partition-filter benchmark (issue 3): latency of filter shapes on big partitioned tables.
+
+Loads ``bench_db.events_<N>`` (partition keys ds string, hr int, region string; N partitions
+through ``add_partitions``; one table per size, so that a re-run of any size reuses what is
+loaded) into each target metastore, then times the filter shapes of :func:`shapes` on each:
+p50/p90/p99 latency, partitions returned, partitions per second and, for our server when this
+script starts it, the rows it scanned (from its audit lines). It prints figures and never
+asserts anything; it is not collected by pytest.
+
+The partition directories are created before the partitions are registered, as a writer of
+the data files would (``--server-mkdirs`` leaves that to the servers: HMS on a local warehouse
+then forks ``ls``/``chmod``/``chown`` for every directory, pyspark's jars having no native
+Hadoop library, which caps its load at ~20 partitions/s).
+
+Targets: our server (started here on 127.0.0.1 with its store in ``--data-dir``, or
+``--ours thrift://127.0.0.1:PORT``), any ``--reference thrift://127.0.0.1:PORT``, and with
+``--reference-hms postgres`` the reference Apache Hive Metastore 2.3.x (pyspark's jars) on a
+PostgreSQL started here. That metastore listens on every interface, so it is only started in a
+private network namespace whose only interface is loopback::
+
+    unshare -n bash -c 'ip link set lo up; \\
+        .venv/bin/python tests/bench/partition_filters.py --reference-hms postgres'
+
+Latency is measured at a Python client. By default the reply is read off the socket without
+decoding its partitions (a Java client decodes far faster than thriftpy2 would, and both
+servers pay the same); ``--decode`` decodes them too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+for _path in (REPO_ROOT, REPO_ROOT / "tests"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from support.net import LOOPBACK, in_isolated_netns  # noqa: E402
+from thriftpy2.protocol import binary as pybin  # noqa: E402
+from thriftpy2.thrift import TApplicationException, TMessageType, TType, args_to_kwargs  # noqa: E402
+
+from metastore_server import __version__ as OUR_VERSION  # noqa: E402
+from metastore_server import thrift_api  # noqa: E402
+
+hms = thrift_api.hms
+SERVICE = thrift_api.ThriftHiveMetastore
+
+DB = "bench_db"
+START_DAY = date(2024, 1, 1)
+DAYS_TARGET = 200  # about this many days, whatever the size: a 1% range is ~2 days
+HOURS = 24
+LOOPBACK_NAMES = {"127.0.0.1", "localhost"}
+ISOLATED_HINT = (
+    "unshare -n bash -c 'ip link set lo up; "
+    ".venv/bin/python tests/bench/partition_filters.py --reference-hms postgres'"
+)
+COLUMNS = (
+    ("event_id", "bigint"),
+    ("user_id", "bigint"),
+    ("event_type", "string"),
+    ("payload", "string"),
+    ("event_time", "timestamp"),
+)
+PARQUET_IN = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"
+PARQUET_OUT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
+PARQUET_SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
+
+
+# --------------------------------------------------------------------------- the data set
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """N partitions: consecutive days x 24 hours x R regions, the last day cut short.
+
+    Partitions are enumerated day by day, hour by hour, region by region and the first N are
+    kept, so the size is exact; R is chosen so that there are about DAYS_TARGET days.
+    """
+
+    size: int
+
+    @property
+    def regions(self) -> list[str]:
+        """Region values r0 .. r{R-1}."""
+        count = max(1, round(self.size / (DAYS_TARGET * HOURS)))
+        return [f"r{i}" for i in range(count)]
+
+    @property
+    def per_day(self) -> int:
+        """Partitions of one full day."""
+        return HOURS * len(self.regions)
+
+    @property
+    def days(self) -> int:
+        """Days holding at least one partition."""
+        return -(-self.size // self.per_day)
+
+    @property
+    def table(self) -> str:
+        """One table per size, so that re-runs of any size reuse what is loaded."""
+        return f"events_{self.size}"
+
+    def day(self, index: int) -> str:
+        """The ds value of day ``index`` (0-based)."""
+        return (START_DAY + timedelta(days=index)).isoformat()
+
+    def values(self, start: int, stop: int) -> Iterator[list[str]]:
+        """Partition values [ds, hr, region] of partitions start .. stop-1."""
+        regions = self.regions
+        for i in range(start, min(stop, self.size)):
+            d, rest = divmod(i, self.per_day)
+            hr, r = divmod(rest, len(regions))
+            yield [self.day(d), str(hr), regions[r]]
+
+
+def _sd(location: str | None) -> Any:
+    return hms.StorageDescriptor(
+        cols=[hms.FieldSchema(name=n, type=t, comment=None) for n, t in COLUMNS],
+        location=location,
+        inputFormat=PARQUET_IN,
+        outputFormat=PARQUET_OUT,
+        compressed=False,
+        numBuckets=-1,
+        serdeInfo=hms.SerDeInfo(
+            name=None,
+            serializationLib=PARQUET_SERDE,
+            parameters={"serialization.format": "1"},
+        ),
+        bucketCols=[],
+        sortCols=[],
+        parameters={},
+        skewedInfo=hms.SkewedInfo(
+            skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={}
+        ),
+        storedAsSubDirectories=False,
+    )
+
+
+def make_table(ds: Dataset) -> Any:
+    """The partitioned Parquet table, as Spark creates it."""
+    return hms.Table(
+        tableName=ds.table,
+        dbName=DB,
+        owner="bench",
+        createTime=int(time.time()),
+        lastAccessTime=0,
+        retention=0,
+        sd=_sd(None),
+        partitionKeys=[
+            hms.FieldSchema(name="ds", type="string", comment=None),
+            hms.FieldSchema(name="hr", type="int", comment=None),
+            hms.FieldSchema(name="region", type="string", comment=None),
+        ],
+        parameters={"spark.sql.sources.provider": "parquet"},
+        viewOriginalText=None,
+        viewExpandedText=None,
+        tableType="MANAGED_TABLE",
+    )
+
+
+def make_partition(ds: Dataset, values: list[str], table_location: str) -> Any:
+    """A partition with a Parquet storage descriptor under the table's location."""
+    name = f"ds={values[0]}/hr={values[1]}/region={values[2]}"
+    return hms.Partition(
+        values=values,
+        dbName=DB,
+        tableName=ds.table,
+        createTime=int(time.time()),
+        lastAccessTime=0,
+        sd=_sd(f"{table_location.rstrip('/')}/{name}"),
+        parameters={},
+    )
+
+
+# --------------------------------------------------------------------------- filter shapes
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One timed call: a name, the Thrift method and its arguments (a filter, maybe)."""
+
+    name: str
+    method: str
+    args: tuple[Any, ...]
+    filter: str | None = None
+    returns_count: bool = False  # the result is a number, not partitions
+
+
+def shapes(ds: Dataset) -> list[Shape]:
+    """The filter shapes of issue 3 on data set ``ds``."""
+    mid = ds.days // 2
+    span = max(1, round(ds.days / 100))
+    regions = ds.regions
+    point = f'ds = "{ds.day(mid)}" and hr = 7 and region = "{regions[len(regions) // 2]}"'
+    range_1pct = f'ds >= "{ds.day(mid)}" and ds < "{ds.day(mid + span)}"'
+    in_days = ", ".join(f'"{ds.day(i * (ds.days - 1) // 4)}"' for i in range(5))
+    filters = [
+        ("point", point),
+        ("range_1pct", range_1pct),
+        ("non_leading_eq", "hr = 7"),
+        ("in_list", f"(ds) in ({in_days})"),
+        ("or_keys", f'ds = "{ds.day(mid)}" or region = "r1"'),
+        ("like_region", 'region like "r1.*"'),
+    ]
+    out = [
+        Shape(name, "get_partitions_by_filter", (DB, ds.table, text, -1), text)
+        for name, text in filters
+    ]
+    out.append(Shape("full_listing", "get_partitions", (DB, ds.table, -1)))
+    out.append(
+        Shape(
+            "count_range_1pct",
+            "get_num_partitions_by_filter",
+            (DB, ds.table, range_1pct),
+            range_1pct,
+            returns_count=True,
+        )
+    )
+    out.append(Shape("partition_names", "get_partition_names", (DB, ds.table, -1)))
+    return out
+
+
+# --------------------------------------------------------------------------- clients
+
+
+def raw_call(client: Any, method: str, *args: Any) -> int:
+    """Call ``method`` and read the reply without decoding it; the size of the result.
+
+    The result's list header gives the number of elements (partitions, names); a number result
+    is returned as is. The elements are skipped by thriftpy2's Cython protocol. Declared
+    exceptions are decoded and raised.
+    """
+    spec = getattr(SERVICE, method + "_args").thrift_spec
+    client._send(method, **args_to_kwargs(spec, *args))
+    iprot = client._iprot
+    trans = iprot.trans
+    _name, mtype, _seqid = iprot.read_message_begin()
+    if mtype == TMessageType.EXCEPTION:
+        app_error = TApplicationException()
+        iprot.read_struct(app_error)
+        iprot.read_message_end()
+        raise app_error
+    result_spec = getattr(SERVICE, method + "_result").thrift_spec
+    size = -1
+    error: BaseException | None = None
+    while True:
+        ftype, fid = pybin.read_field_begin(trans)
+        if ftype == TType.STOP:
+            break
+        if fid == 0 and ftype in (TType.LIST, TType.SET):
+            etype, size = pybin.read_list_begin(trans)
+            for _ in range(size):
+                iprot.skip(etype)
+        elif fid == 0 and ftype == TType.I32:
+            size = struct.unpack("!i", trans.read(4))[0]
+        elif fid in result_spec and ftype == TType.STRUCT:
+            error = result_spec[fid][2]()
+            iprot.read_struct(error)
+        else:
+            iprot.skip(ftype)
+    iprot.read_message_end()
+    if error is not None:
+        raise error
+    return size
+
+
+def decoded_call(client: Any, method: str, *args: Any) -> int:
+    """Call ``method`` through the decoding client; the size of the result."""
+    result = getattr(client, method)(*args)
+    return result if isinstance(result, int) else len(result)
+
+
+# --------------------------------------------------------------------------- targets
+
+
+class AuditLog:
+    """Our server's JSON audit lines (its stderr), read from a remembered offset."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.mark()
+
+    def mark(self) -> None:
+        """Forget everything logged so far."""
+        self.offset = self.path.stat().st_size if self.path.exists() else 0
+
+    def calls(self, method: str) -> list[dict[str, Any]]:
+        """Audit lines of ``method`` logged since the last :meth:`mark`."""
+        with self.path.open("rb") as f:
+            f.seek(self.offset)
+            data = f.read()
+        out = []
+        for line in data.splitlines():
+            with contextlib.suppress(ValueError):
+                event = json.loads(line)
+                if event.get("event") == "call" and event.get("method") == method:
+                    out.append(event)
+        return out
+
+
+@dataclass
+class Target:
+    """A metastore to benchmark."""
+
+    name: str
+    host: str
+    port: int
+    description: str
+    audit: AuditLog | None = None
+    timeout_ms: int = 600_000
+
+    def client(self) -> Any:
+        """A fresh binary/buffered client (close it)."""
+        return thrift_api.make_client(self.host, self.port, timeout_ms=self.timeout_ms)
+
+    @contextlib.contextmanager
+    def connected(self) -> Iterator[Any]:
+        """A client for the duration of a block."""
+        client = self.client()
+        try:
+            yield client
+        finally:
+            with contextlib.suppress(Exception):
+                client.close()
+
+    def version(self) -> str:
+        """What the server says its version is (fb303 getVersion)."""
+        try:
+            with self.connected() as client:
+                return str(client.getVersion())
+        except Exception as exc:  # noqa: BLE001 - informational only
+            return f"? ({type(exc).__name__})"
+
+
+def loopback_target(name: str, uri: str, description: str, timeout_ms: int) -> Target:
+    """A target from ``thrift://127.0.0.1:PORT``; other hosts are refused."""
+    parts = urlsplit(uri)
+    if parts.scheme != "thrift" or not parts.hostname or not parts.port:
+        raise SystemExit(f"{name}: expected thrift://127.0.0.1:PORT, got {uri!r}")
+    if parts.hostname not in LOOPBACK_NAMES:
+        raise SystemExit(f"{name}: this benchmark only talks to 127.0.0.1, not {parts.hostname}")
+    return Target(name, LOOPBACK, parts.port, description, timeout_ms=timeout_ms)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+@dataclass
+class LoadResult:
+    """How a table came to hold its partitions."""
+
+    partitions: int
+    seconds: float
+    reused: bool
+    threads: int = 0
+    batch: int = 0
+    dirs_seconds: float | None = None  # creating the partition directories beforehand
+
+    def describe(self) -> str:
+        """One line for the report."""
+        if self.reused:
+            return f"reused ({self.partitions:,} partitions already there)"
+        rate = self.partitions / self.seconds if self.seconds else 0.0
+        dirs = (
+            "the server created the partition directories"
+            if self.dirs_seconds is None
+            else f"directories created beforehand in {self.dirs_seconds:.1f} s, not counted"
+        )
+        return (
+            f"loaded {self.partitions:,} in {self.seconds:.1f} s = {rate:,.0f} partitions/s "
+            f"({self.threads} threads x {self.batch} per add_partitions; {dirs})"
+        )
+
+
+def count_partitions(target: Target, ds: Dataset) -> int | None:
+    """Partitions of the data set's table, None when the table does not exist."""
+    with target.connected() as client:
+        try:
+            client.get_table(DB, ds.table)
+        except hms.NoSuchObjectException:
+            return None
+        return raw_call(client, "get_partition_names", DB, ds.table, -1)
+
+
+def ensure_table(target: Target, ds: Dataset) -> str:
+    """Create the database and the table when missing; the table's location."""
+    with target.connected() as client:
+        try:
+            client.get_database(DB)
+        except hms.NoSuchObjectException:
+            with contextlib.suppress(hms.AlreadyExistsException):
+                client.create_database(
+                    hms.Database(name=DB, description="partition filter benchmark", parameters={})
+                )
+        try:
+            table = client.get_table(DB, ds.table)
+        except hms.NoSuchObjectException:
+            client.create_table(make_table(ds))
+            table = client.get_table(DB, ds.table)
+        return str(table.sd.location)
+
+
+def local_dir(location: str) -> Path | None:
+    """The directory of a ``file:`` (or plain path) location, None for other file systems."""
+    parts = urlsplit(location)
+    if parts.scheme not in ("", "file") or parts.netloc not in ("", "localhost"):
+        return None
+    return Path(parts.path)
+
+
+def precreate_dirs(ds: Dataset, table_dir: Path) -> float:
+    """Create every partition directory under ``table_dir``, as a writer of the data would
+    before registering the partitions; the seconds it took."""
+    started = time.monotonic()
+    for ds_value, hr, region in ds.values(0, ds.size):
+        (table_dir / f"ds={ds_value}" / f"hr={hr}" / f"region={region}").mkdir(
+            parents=True, exist_ok=True
+        )
+    return time.monotonic() - started
+
+
+def load(
+    target: Target, ds: Dataset, *, batch: int, threads: int, precreate: bool, quiet: bool
+) -> LoadResult:
+    """Make the data set's table hold exactly its partitions (reusing a complete one)."""
+    present = count_partitions(target, ds)
+    if present == ds.size:
+        return LoadResult(present, 0.0, reused=True)
+    if present is not None:
+        log(f"  {target.name}: {ds.table} holds {present:,} partitions; dropping it")
+        with target.connected() as client:
+            client.drop_table(DB, ds.table, True)
+    location = ensure_table(target, ds)
+    dirs_s = None
+    table_dir = local_dir(location) if precreate else None
+    if table_dir is not None:
+        dirs_s = precreate_dirs(ds, table_dir)
+    batches = [(i, min(i + batch, ds.size)) for i in range(0, ds.size, batch)]
+    local = threading.local()
+    clients: list[Any] = []
+    done = [0]
+    lock = threading.Lock()
+    next_report = [time.monotonic() + 10]
+
+    def add(bounds: tuple[int, int]) -> None:
+        client = getattr(local, "client", None)
+        if client is None:
+            client = local.client = target.client()
+            with lock:
+                clients.append(client)
+        parts = [make_partition(ds, v, location) for v in ds.values(*bounds)]
+        client.add_partitions(parts)
+        with lock:
+            done[0] += len(parts)
+            if not quiet and time.monotonic() > next_report[0]:
+                next_report[0] = time.monotonic() + 10
+                rate = done[0] / (time.monotonic() - started)
+                log(f"  {target.name}: {done[0]:,}/{ds.size:,} ({rate:,.0f} partitions/s)")
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(threads, thread_name_prefix="load") as pool:
+        try:
+            list(pool.map(add, batches))
+        finally:
+            for client in clients:
+                with contextlib.suppress(Exception):
+                    client.close()
+    seconds = time.monotonic() - started
+    present = count_partitions(target, ds)
+    if present != ds.size:
+        raise RuntimeError(f"{target.name}: expected {ds.size} partitions, found {present}")
+    return LoadResult(
+        ds.size, seconds, reused=False, threads=threads, batch=batch, dirs_seconds=dirs_s
+    )
+
+
+# --------------------------------------------------------------------------- timing
+
+
+@dataclass
+class Result:
+    """The figures of one shape on one target."""
+
+    samples_ms: list[float] = field(default_factory=list)
+    returned: int | None = None
+    scanned: int | None = None
+    matched: int | None = None
+    server_ms: list[float] = field(default_factory=list)
+    error: str | None = None
+
+    def pct(self, q: float) -> float:
+        """Latency percentile ``q`` (0..100) in ms, interpolated between samples."""
+        xs = sorted(self.samples_ms)
+        if not xs:
+            return float("nan")
+        pos = (len(xs) - 1) * q / 100
+        lo = int(pos)
+        hi = min(lo + 1, len(xs) - 1)
+        return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def time_shape(
+    target: Target,
+    shape: Shape,
+    *,
+    call: Callable[..., int],
+    warmup: int,
+    repeat: int,
+    max_seconds: float,
+) -> Result:
+    """Warm up, then time ``repeat`` calls; fewer when they take longer than ``max_seconds``
+    (at least one), and fewer warm-up calls when they take over a quarter of it."""
+    result = Result()
+    try:
+        with target.connected() as client:
+            warm_until = time.monotonic() + max_seconds / 4
+            for _ in range(warmup):
+                call(client, shape.method, *shape.args)
+                if time.monotonic() > warm_until:
+                    break
+            if target.audit is not None:
+                target.audit.mark()
+            deadline = time.monotonic() + max_seconds
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                size = call(client, shape.method, *shape.args)
+                result.samples_ms.append((time.perf_counter() - t0) * 1000)
+                result.returned = size
+                if time.monotonic() > deadline:
+                    break
+    except Exception as exc:  # noqa: BLE001 - reported in the table, the run goes on
+        message = getattr(exc, "message", None) or str(exc)
+        result.error = f"{type(exc).__name__}: {message}"[:200]
+        return result
+    if target.audit is not None:
+        calls = target.audit.calls(shape.method)
+        result.server_ms = [float(c["ms"]) for c in calls if "ms" in c]
+        if calls:
+            result.scanned = calls[-1].get("rows_scanned")
+            result.matched = calls[-1].get("rows_matched")
+    return result
+
+
+# --------------------------------------------------------------------------- report
+
+
+def log(message: str) -> None:
+    """Progress on stderr (the figures go to stdout)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def _rate(n: float) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f}{unit}"
+    return f"{n:.0f}"
+
+
+def _median(xs: list[float]) -> float:
+    return Result(samples_ms=xs).pct(50)
+
+
+def report(
+    ds: Dataset,
+    targets: list[Target],
+    loads: dict[str, LoadResult],
+    results: dict[tuple[str, str], Result],
+    shape_list: list[Shape],
+) -> str:
+    """The table of one size: one row per shape and target."""
+    lines = [
+        "",
+        f"== {ds.size:,} partitions: {DB}.{ds.table} (ds: {ds.days} days from {ds.day(0)}, "
+        f"hr: 0..23, region: {len(ds.regions)} value(s)) ==",
+    ]
+    for t in targets:
+        lines.append(f"load {t.name}: {loads[t.name].describe()}")
+    ours = "ours"
+    header = (
+        f"{'shape':<17} {'target':<10} {'n':>3} {'p50 ms':>9} {'p90 ms':>9} {'p99 ms':>9} "
+        f"{'returned':>9} {'parts/s':>8} {'scanned':>9} {'srv p50':>8} {'ref/ours':>8}"
+    )
+    lines += ["", header, "-" * len(header)]
+    for shape in shape_list:
+        base = results.get((ours, shape.name))
+        for i, t in enumerate(targets):
+            r = results[(t.name, shape.name)]
+            label = shape.name if i == 0 else ""
+            if r.error is not None:
+                lines.append(f"{label:<17} {t.name:<10} error: {r.error}")
+                continue
+            p50 = r.pct(50)
+            per_s = "-" if shape.returns_count else _rate((r.returned or 0) / (p50 / 1000))
+            scanned = "-" if r.scanned is None else f"{r.scanned:,}"
+            srv = f"{_median(r.server_ms):.2f}" if r.server_ms else "-"
+            ratio = ""
+            if i > 0 and base is not None and base.error is None and base.samples_ms:
+                ratio = f"{p50 / base.pct(50):.2f}x"
+            lines.append(
+                f"{label:<17} {t.name:<10} {len(r.samples_ms):>3} {p50:>9.2f} {r.pct(90):>9.2f} "
+                f"{r.pct(99):>9.2f} {r.returned or 0:>9,} {per_s:>8} {scanned:>9} {srv:>8} "
+                f"{ratio:>8}"
+            )
+    lines += ["", "shapes:"]
+    for shape in shape_list:
+        what = shape.filter if shape.filter is not None else "(no filter)"
+        lines.append(f"  {shape.name:<17} {shape.method}: {what}")
+    return "\n".join(lines)
+
+
+def machine_info() -> list[str]:
+    """Cores, CPU, memory, Python."""
+    cpu = "?"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem = "?"
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        kb = int(Path("/proc/meminfo").read_text().split("\n")[0].split()[1])
+        mem = f"{kb / 1024 / 1024:.1f} GiB"
+    import thriftpy2
+
+    return [
+        f"machine: {os.cpu_count()} cores ({cpu}), {mem} RAM, {platform.platform()}",
+        f"python: {platform.python_version()} ({sys.executable}), "
+        f"thriftpy2 {thriftpy2.__version__}",
+    ]
+
+
+def java_version() -> str:
+    """First line of ``java -version``."""
+    from support.reference_hms import find_java
+
+    java = find_java()
+    if java is None:
+        return "?"
+    out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    return (out.stderr or out.stdout).splitlines()[0] if (out.stderr or out.stdout) else "?"
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Command-line options."""
+    parser = argparse.ArgumentParser(
+        description="Partition-filter benchmark: prints latency figures per filter shape.",
+        epilog=f"Reference HMS on PostgreSQL (as root): {ISOLATED_HINT}",
+    )
+    parser.add_argument(
+        "--sizes",
+        default="10000,100000",
+        help="partition counts, comma-separated (default %(default)s; 1000000 allowed)",
+    )
+    parser.add_argument("--repeat", type=int, default=20, help="timed calls per shape")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed calls first")
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=60.0,
+        help="stop timing a shape after this long (at least one timed call; default 60)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path("var/bench"),
+        help="where started servers keep their data between runs (default ./var/bench)",
+    )
+    parser.add_argument(
+        "--ours",
+        metavar="URI",
+        help="an already running server of ours instead of starting one; 'none': no server "
+        "of ours (then there is no ratio column)",
+    )
+    parser.add_argument(
+        "--reference",
+        metavar="URI",
+        action="append",
+        default=[],
+        help="another metastore to compare (thrift://127.0.0.1:PORT), repeatable",
+    )
+    parser.add_argument(
+        "--reference-hms",
+        choices=("postgres", "derby"),
+        help="start the reference Hive Metastore 2.3.x here, on PostgreSQL (or Derby)",
+    )
+    parser.add_argument("--reference-heap", default="4g", help="its JVM heap (default 4g)")
+    parser.add_argument(
+        "--reference-property",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="a hive-site.xml property of the reference HMS started here, repeatable",
+    )
+    parser.add_argument("--batch", type=int, default=1000, help="partitions per add_partitions")
+    parser.add_argument("--load-threads", type=int, default=4, help="client threads loading")
+    parser.add_argument(
+        "--server-mkdirs",
+        action="store_true",
+        help="let the servers create the partition directories while loading (default: create "
+        "them first, as a writer of the data files would; HMS on a local warehouse forks "
+        "ls/chmod/chown per directory)",
+    )
+    parser.add_argument(
+        "--decode", action="store_true", help="decode replies on the client (default: skip them)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="client socket timeout, s (default 600)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        args.size_list = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+    except ValueError:
+        parser.error(f"--sizes must be integers, got {args.sizes!r}")
+    if not args.size_list or min(args.size_list) < 1:
+        parser.error("--sizes must be positive")
+    args.reference_props = {}
+    for item in args.reference_property:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            parser.error(f"--reference-property takes KEY=VALUE, got {item!r}")
+        args.reference_props[key.strip()] = value.strip()
+    if args.repeat < 1 or args.warmup < 0:
+        parser.error("--repeat must be >= 1 and --warmup >= 0")
+    return args
+
+
+def reference_preflight(kind: str) -> str | None:
+    """Why the reference metastore cannot be started here, with what to do; None if it can."""
+    from support.postgres import postgres_unavailable_reason
+    from support.reference_hms import (
+        POSTGRES_JAR_HINT,
+        find_postgres_jdbc_jar,
+        reference_hms_unavailable_reason,
+    )
+
+    if not in_isolated_netns():
+        return (
+            "the reference HMS listens on every interface, so it is only started in a private "
+            f"network namespace with loopback only. Run (as root):\n  {ISOLATED_HINT}"
+        )
+    reason = reference_hms_unavailable_reason()
+    if reason is not None:
+        return reason
+    if kind == "postgres":
+        if find_postgres_jdbc_jar() is None:
+            return f"the PostgreSQL JDBC driver jar is missing; install it: {POSTGRES_JAR_HINT}"
+        return postgres_unavailable_reason()
+    return None
+
+
+def start_targets(args: argparse.Namespace, stack: contextlib.ExitStack) -> list[Target]:
+    """Start (or point at) every target; ours first."""
+    timeout_ms = int(args.timeout * 1000)
+    data_dir = args.data_dir.resolve()
+    targets: list[Target] = []
+    if args.ours == "none":
+        pass
+    elif args.ours:
+        targets.append(
+            loopback_target("ours", args.ours, f"hbase-metastore at {args.ours}", timeout_ms)
+        )
+    else:
+        from support.our_server import OurServer
+
+        server = OurServer(
+            data_dir / "ours", extra_args=["--log-level", "info", "--log-format", "json"]
+        )
+        log(f"starting our server (store {server.workdir / 'metastore.db'}) ...")
+        endpoint = stack.enter_context(server)
+        targets.append(
+            Target(
+                "ours",
+                endpoint.host,
+                endpoint.port,
+                f"hbase-metastore {OUR_VERSION}, SQLite store "
+                f"{server.workdir / 'metastore.db'}, audit at info (JSON) for rows scanned",
+                audit=AuditLog(server.stderr_path),
+                timeout_ms=timeout_ms,
+            )
+        )
+    if args.reference_hms:
+        targets.append(start_reference(args.reference_hms, args, data_dir, stack, timeout_ms))
+    for i, uri in enumerate(args.reference):
+        name = "reference" if len(args.reference) == 1 else f"ref{i + 1}"
+        targets.append(loopback_target(name, uri, f"metastore at {uri}", timeout_ms))
+    return targets
+
+
+def start_reference(
+    kind: str,
+    args: argparse.Namespace,
+    data_dir: Path,
+    stack: contextlib.ExitStack,
+    timeout_ms: int,
+) -> Target:
+    """Start PostgreSQL (when asked) and the reference HMS 2.3.x in ``data_dir``."""
+    from support.postgres import PostgresServer
+    from support.reference_hms import ReferenceHms, find_pyspark_jars
+
+    jdbc_url = None
+    backend = "embedded Derby"
+    if kind == "postgres":
+        pg = PostgresServer(data_dir / "postgres", settings={"shared_buffers": "512MB"})
+        log(f"starting PostgreSQL (cluster {pg.data}) ...")
+        stack.enter_context(pg)
+        jdbc_url = pg.jdbc_url
+        backend = f"PostgreSQL {pg.query('SHOW server_version')} at {jdbc_url}"
+    workdir = data_dir / f"reference-hms-{kind}"
+    ref = ReferenceHms(
+        workdir, heap=args.reference_heap, jdbc_url=jdbc_url, properties=args.reference_props
+    )
+    log(f"starting the reference HMS ({kind}, logs in {ref.logs}) ...")
+    started = time.monotonic()
+    endpoint = stack.enter_context(ref)
+    log(f"  up in {time.monotonic() - started:.0f} s on port {endpoint.port}")
+    jars = find_pyspark_jars()
+    jar = next(iter(sorted(jars.glob("hive-metastore-2.3.*.jar")))).name if jars else "?"
+    name = "ref-pg" if kind == "postgres" else "ref-derby"
+    return Target(
+        name,
+        endpoint.host,
+        endpoint.port,
+        f"Apache Hive Metastore ({jar}, {java_version()}, -Xmx{args.reference_heap}) on {backend}"
+        + (f"; hive-site additions {args.reference_props}" if args.reference_props else ""),
+        timeout_ms=timeout_ms,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; 0 when every target could be measured."""
+    args = parse_args(argv)
+    if args.reference_hms:
+        reason = reference_preflight(args.reference_hms)
+        if reason is not None:
+            log(f"cannot start the reference HMS: {reason}")
+            return 2
+    call = decoded_call if args.decode else raw_call
+    with contextlib.ExitStack() as stack:
+        targets = start_targets(args, stack)
+        print("\n".join(machine_info()))
+        for t in targets:
+            print(f"{t.name}: {t.description}; getVersion() = {t.version()}")
+        print(
+            f"client: Python thriftpy2, binary protocol, buffered transport, replies "
+            f"{'decoded' if args.decode else 'read but not decoded'}; warm-up {args.warmup}, "
+            f"then {args.repeat} timed calls per shape (capped at {args.max_seconds:.0f} s)"
+        )
+        print(
+            "columns: n = timed calls; returned = partitions (names; the count for "
+            "get_num_partitions_by_filter); parts/s = returned / p50; scanned = rows our server "
+            "read (audit line); srv p50 = our server's own time (audit line); "
+            "ref/ours = p50 of the row / p50 of ours"
+        )
+        sys.stdout.flush()
+        for size in args.size_list:
+            ds = Dataset(size)
+            loads: dict[str, LoadResult] = {}
+            for t in targets:
+                log(f"[{size:,}] loading {DB}.{ds.table} into {t.name} ...")
+                loads[t.name] = load(
+                    t,
+                    ds,
+                    batch=args.batch,
+                    threads=args.load_threads,
+                    precreate=not args.server_mkdirs,
+                    quiet=False,
+                )
+                log(f"  {t.name}: {loads[t.name].describe()}")
+            shape_list = shapes(ds)
+            results: dict[tuple[str, str], Result] = {}
+            for shape in shape_list:
+                for t in targets:
+                    log(f"[{size:,}] {shape.name} on {t.name} ...")
+                    results[(t.name, shape.name)] = time_shape(
+                        t,
+                        shape,
+                        call=call,
+                        warmup=args.warmup,
+                        repeat=args.repeat,
+                        max_seconds=args.max_seconds,
+                    )
+            print(report(ds, targets, loads, results, shape_list), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
