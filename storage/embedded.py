@@ -18,6 +18,7 @@ sees one snapshot: a scan is one SELECT stepped lazily, ``get_many`` one read tr
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -59,20 +60,33 @@ def pack_row(row: Mapping[bytes, bytes]) -> bytes:
 
 
 def unpack_row(blob: bytes, wanted: frozenset[bytes] | None = None) -> Row:
-    """The row ``pack_row`` packed, keeping only ``wanted`` columns when given. O(size)."""
+    """The row ``pack_row`` packed, keeping only ``wanted`` columns when given. O(size).
+
+    Columns are packed in name order, so with ``wanted`` the walk stops at the last one found.
+    """
     version, count = _ROW_HEADER.unpack_from(blob)
     if version != _ROW_VERSION:
         raise ValueError(f"row format {version} is not supported")
-    lengths = iter(struct.unpack_from(f">{2 * count}I", blob, _ROW_HEADER.size))
+    lengths = _lengths_struct(count).unpack_from(blob, _ROW_HEADER.size)
     pos = _ROW_HEADER.size + 8 * count
     row: Row = {}
-    for name_length, value_length in zip(lengths, lengths, strict=True):
-        name = blob[pos : pos + name_length]
-        pos += name_length
+    missing = len(wanted) if wanted is not None else -1
+    for i in range(0, 2 * count, 2):
+        name_end = pos + lengths[i]
+        name = blob[pos:name_end]
+        pos = name_end + lengths[i + 1]
         if wanted is None or name in wanted:
-            row[name] = blob[pos : pos + value_length]
-        pos += value_length
+            row[name] = blob[name_end:pos]
+            missing -= 1
+            if missing == 0:
+                break  # every wanted column found: skip the rest of the row
     return row
+
+
+@functools.lru_cache(maxsize=64)
+def _lengths_struct(count: int) -> struct.Struct:
+    """The struct of a packed row's ``2 * count`` big-endian lengths."""
+    return struct.Struct(f">{2 * count}I")
 
 
 def sql_name(table: str) -> str:
@@ -134,6 +148,9 @@ def _apply(row: Row, op: Put | Delete, table: _Table) -> Row:
 
 class SqliteStore:
     """The storage port on one SQLite file (``":memory:"``: a private temporary file)."""
+
+    atomic_batches = True
+    snapshot_scans = True
 
     def __init__(self, path: str) -> None:
         self._tmpdir: str | None = None
@@ -281,14 +298,22 @@ class SqliteStore:
         reverse: bool = False,
         limit: int | None = None,
         columns: Sequence[bytes] | None = None,
+        filter: bytes | None = None,
+        batch_size: int | None = None,
     ) -> Iterator[tuple[bytes, Row]]:
         """Rows with ``start <= key < stop`` in key order (see the port). Arguments are
-        checked now; rows are read lazily from one snapshot. O(log n + rows returned)."""
+        checked now; rows are read lazily from one snapshot. ``filter`` and ``batch_size`` are
+        accepted and ignored (every row of the range is a superset of the filter's rows).
+        O(log n + rows returned)."""
         spec = self._table(table)
         if not isinstance(start, bytes) or not isinstance(stop, bytes | None):
             raise TypeError("scan bounds are bytes")
         if limit is not None and limit < 0:
             raise ValueError("a scan limit must not be negative")
+        if not isinstance(filter, bytes | None):
+            raise TypeError("a scan filter is bytes (storage.filters.hbase_filter_bytes)")
+        if batch_size is not None and batch_size < 1:
+            raise ValueError("a scan batch size must be positive")
         wanted = None
         if columns is not None:
             for column in columns:

@@ -66,15 +66,25 @@ def prefix(ref: TableRef, values: Sequence[str], residual: Predicate | None = No
     return KeyRange(start, stop, residual)
 
 
+#: The columns a listing reads: the partition's name (to sort by) and its stored encoding.
+LISTING_COLUMNS = (layout.NAME, layout.OBJECT)
+#: The columns a listing of names reads.
+NAME_COLUMNS = (layout.NAME,)
+
+
 def matching_rows(
-    store: StoragePort, ref: TableRef, ranges: Iterable[KeyRange]
+    store: StoragePort,
+    ref: TableRef,
+    ranges: Iterable[KeyRange],
+    columns: Sequence[bytes] | None = None,
 ) -> Iterator[tuple[bytes, Row]]:
-    """(key, row) of every partition in ``ranges`` that passes its range's residual."""
+    """(key, row) of every partition in ``ranges`` that passes its range's residual; the rows
+    hold only ``columns`` when given (every partition row has all the layout's columns)."""
     scanned = matched = 0
     try:
         for key_range in ranges:
             residual = key_range.residual
-            for key, row in _rows_of(store, key_range):
+            for key, row in _rows_of(store, key_range, columns):
                 scanned += 1
                 if residual is not None and not residual(values_of(ref, key)):
                     continue
@@ -94,11 +104,13 @@ def range_counts(store: StoragePort, ref: TableRef, key_range: KeyRange) -> tupl
     return scanned, matched
 
 
-def _rows_of(store: StoragePort, key_range: KeyRange) -> Iterator[tuple[bytes, Row]]:
+def _rows_of(
+    store: StoragePort, key_range: KeyRange, columns: Sequence[bytes] | None = None
+) -> Iterator[tuple[bytes, Row]]:
     if key_range.point is not None:
         row = store.get(layout.PARTITIONS, key_range.point)
         return iter(() if row is None else ((key_range.point, row),))
-    return store.scan(layout.PARTITIONS, key_range.start, key_range.stop)
+    return store.scan(layout.PARTITIONS, key_range.start, key_range.stop, columns=columns)
 
 
 def values_of(ref: TableRef, key: bytes) -> list[str]:
@@ -108,7 +120,12 @@ def values_of(ref: TableRef, key: bytes) -> list[str]:
 
 def name_of(ref: TableRef, key: bytes, row: Row) -> str:
     """The partition name of a row: stored with it, or made from its key."""
+    return name_bytes_of(ref, key, row).decode("utf-8")
+
+
+def name_bytes_of(ref: TableRef, key: bytes, row: Row) -> bytes:
+    """The partition name of a row as UTF-8 (whose byte order is the names' order)."""
     stored = row.get(layout.NAME)
     if stored is not None:
-        return stored.decode("utf-8")
-    return names.make_partition_name(ref.key_names, values_of(ref, key))
+        return stored
+    return names.make_partition_name(ref.key_names, values_of(ref, key)).encode("utf-8")

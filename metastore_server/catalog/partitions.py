@@ -16,9 +16,11 @@ from metastore_server.catalog.filter_explain import explain_plan
 from metastore_server.catalog.java_text import java_items, java_list, thrift_struct_text
 from metastore_server.catalog.partition_expr import expression_text, msck_partition_names
 from metastore_server.catalog.partition_scan import (
+    LISTING_COLUMNS,
+    NAME_COLUMNS,
     KeyRange,
     matching_rows,
-    name_of,
+    name_bytes_of,
     plan_ranges,
     prefix,
     values_of,
@@ -290,12 +292,13 @@ class Partitions:
                 message=f"Specified database/table does not exist : {db}.{table}"
             )
         ranges = self._filter_ranges(ref, filter_text)
-        return sum(1 for _ in matching_rows(self._ctx.store, ref, ranges))
+        return sum(1 for _ in matching_rows(self._ctx.store, ref, ranges, NAME_COLUMNS))
 
     def matching_values(self, db: str, table: str, filter_text: str | None) -> list[list[str]]:
         """Raw values of every partition matching a filter, in key order (none decoded)."""
         ref = self._tables.get(db, table)
-        rows = matching_rows(self._ctx.store, ref, self._filter_ranges(ref, filter_text))
+        ranges = self._filter_ranges(ref, filter_text)
+        rows = matching_rows(self._ctx.store, ref, ranges, NAME_COLUMNS)
         return [values_of(ref, key) for key, _ in rows]
 
     def _listing(
@@ -309,9 +312,10 @@ class Partitions:
         limit = _limit(max_parts)
         cap = self._ctx.partition_request_limit
         check = cap is not None and cap >= 0 and (limit is None or limit > cap)
-        named: list[tuple[str, bytes]] = []
-        for key, row in matching_rows(self._ctx.store, ref, ranges):
-            named.append((name_of(ref, key, row), row[layout.OBJECT]))
+        named: list[tuple[bytes, bytes]] = []
+        rows = matching_rows(self._ctx.store, ref, ranges, LISTING_COLUMNS)
+        for key, row in rows:
+            named.append((name_bytes_of(ref, key, row), row[layout.OBJECT]))
             if check and len(named) > cap:  # type: ignore[operator]
                 raise hms.MetaException(
                     message=(
@@ -320,6 +324,7 @@ class Partitions:
                         "hive.metastore.limit.partition.request."
                     )
                 )
+        # UTF-8 byte order is code point order: sorting the names' bytes sorts the names.
         named.sort()
         if limit is not None:
             named = named[:limit]
@@ -327,11 +332,11 @@ class Partitions:
 
     def _names(self, ref: TableRef, ranges: list[KeyRange], max_parts: int | None) -> list[str]:
         """Names of the partitions in ``ranges``, sorted, up to max_parts."""
-        found = sorted(
-            name_of(ref, key, row) for key, row in matching_rows(self._ctx.store, ref, ranges)
-        )
+        rows = matching_rows(self._ctx.store, ref, ranges, NAME_COLUMNS)
+        found = sorted(name_bytes_of(ref, key, row) for key, row in rows)
         limit = _limit(max_parts)
-        return found if limit is None else found[:limit]
+        found = found if limit is None else found[:limit]
+        return [name.decode("utf-8") for name in found]
 
     # -- writes ------------------------------------------------------------------------------
 
