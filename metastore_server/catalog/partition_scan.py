@@ -17,7 +17,7 @@ from metastore_server.catalog.tables import TableRef
 from planner.plan import FilterPlan, Get
 from storage import layout
 from storage.codec import bound_range, decode_values, encode_id, exact_key
-from storage.filters import residual_predicate
+from storage.filters import hbase_filter_bytes, residual_predicate
 from storage.port import Row, StoragePort
 
 Predicate = Callable[[Sequence[str]], bool]
@@ -34,6 +34,8 @@ class KeyRange:
     stop: bytes | None
     residual: Predicate | None = None
     point: bytes | None = None
+    #: The residual as an HBase filter string, for stores that filter server-side.
+    server_filter: bytes | None = None
 
 
 def plan_ranges(ref: TableRef, plan: FilterPlan, *, like: str = "regex") -> list[KeyRange]:
@@ -43,14 +45,15 @@ def plan_ranges(ref: TableRef, plan: FilterPlan, *, like: str = "regex") -> list
     ranges = []
     for scan in plan.scans:
         start, stop = bound_range(kinds, scan.lower, scan.upper, table_prefix)
-        residual = None
+        residual = server_filter = None
         if scan.residual is not None:
             residual = residual_predicate(scan.residual, ref.key_types, like=like)
+            server_filter = hbase_filter_bytes(scan.residual, ref.key_types, like=like)
         point = None
         if isinstance(scan, Get):
             exact = exact_key(kinds, scan.values)
             point = None if exact is None else table_prefix + exact
-        ranges.append(KeyRange(start, stop, residual, point))
+        ranges.append(KeyRange(start, stop, residual, point, server_filter))
     return ranges
 
 
@@ -110,7 +113,13 @@ def _rows_of(
     if key_range.point is not None:
         row = store.get(layout.PARTITIONS, key_range.point)
         return iter(() if row is None else ((key_range.point, row),))
-    return store.scan(layout.PARTITIONS, key_range.start, key_range.stop, columns=columns)
+    return store.scan(
+        layout.PARTITIONS,
+        key_range.start,
+        key_range.stop,
+        columns=columns,
+        filter=key_range.server_filter,
+    )
 
 
 def values_of(ref: TableRef, key: bytes) -> list[str]:

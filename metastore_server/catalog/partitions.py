@@ -36,7 +36,7 @@ from planner.grammar import parse_filter
 from planner.plan import MultiScanPlan, plan_filter
 from planner.types import KeyKind
 from storage import layout
-from storage.port import Delete, Put
+from storage.port import Delete, PartialWriteError, Put
 
 Predicate = Callable[[Sequence[str]], bool]
 
@@ -86,6 +86,22 @@ class Partitions:
 
     def _name(self, ref: TableRef, values: Sequence[str]) -> str:
         return names.make_partition_name(ref.key_names, values)
+
+    def _write(self, ref: TableRef, ops: list[Put | Delete], action: str) -> None:
+        """Apply partition changes; when a store without atomic batches fails part-way, a
+        MetaException says exactly which partitions were changed and which were not."""
+        try:
+            self._ctx.store.mutate(ops)
+        except PartialWriteError as exc:
+            landed = [self._name(ref, values_of(ref, key)) for _, key in exc.applied]
+            missed = [self._name(ref, values_of(ref, key)) for _, key in exc.failed]
+            raise hms.MetaException(
+                message=(
+                    f"{action} of {ref.db}.{ref.name} failed part-way ({exc.__cause__ or exc}): "
+                    f"{len(landed)} of {len(landed) + len(missed)} done: "
+                    f"[{', '.join(landed)}]; not done: [{', '.join(missed)}]"
+                )
+            ) from exc
 
     def _columns(
         self, ref: TableRef, partition: hms.Partition, values: Sequence[str]
@@ -403,7 +419,7 @@ class Partitions:
                     )
                 )
             if ops:
-                self._ctx.store.mutate(ops)
+                self._write(ref, ops, "Adding partitions")
         for _, _, stored in to_store:
             self._ctx.warehouse.make_dirs(stored.sd.location if stored.sd else None)
         return [p for _, _, p in to_store]
@@ -474,7 +490,8 @@ class Partitions:
                     raise hms.NoSuchObjectException(message="Some partitions to drop are missing")
                 found.append((key, self._decode(ref, row[layout.OBJECT])))
             if found:
-                self._ctx.store.mutate([Delete(layout.PARTITIONS, key) for key, _ in found])
+                deletes: list[Put | Delete] = [Delete(layout.PARTITIONS, k) for k, _ in found]
+                self._write(ref, deletes, "Dropping partitions")
         if delete_data and not ref.is_external:
             for _, partition in found:
                 self._ctx.warehouse.delete_dir(partition.sd.location if partition.sd else None)
@@ -529,7 +546,7 @@ class Partitions:
                     )
                 )
             if ops:
-                self._ctx.store.mutate(ops)
+                self._write(ref, ops, "Altering partitions")
 
     def _altered(
         self, ref: TableRef, old: hms.Partition, new: hms.Partition, now: int
