@@ -84,12 +84,13 @@ def matching_rows(
     """(key, row) of every partition in ``ranges`` that passes its range's residual; the rows
     hold only ``columns`` when given (every partition row has all the layout's columns)."""
     scanned = matched = 0
+    kinds = ref.kinds
     try:
         for key_range in ranges:
             residual = key_range.residual
             for key, row in _rows_of(store, key_range, columns):
                 scanned += 1
-                if residual is not None and not residual(values_of(ref, key)):
+                if residual is not None and not residual(decode_values(kinds, key[KEY_ID_LENGTH:])):
                     continue
                 matched += 1
                 yield key, row

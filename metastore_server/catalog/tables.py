@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass
 
 from metastore_server.catalog import names
@@ -35,17 +36,17 @@ class TableRef:
     table_id: int
     table: hms.Table
 
-    @property
+    @functools.cached_property
     def key_names(self) -> list[str]:
         """Partition key names, lower-case, in order."""
         return [fs.name.lower() for fs in self.table.partitionKeys or []]
 
-    @property
+    @functools.cached_property
     def key_types(self) -> list[tuple[str, str]]:
         """(name, Hive type) of each partition key."""
         return [(fs.name.lower(), fs.type or "string") for fs in self.table.partitionKeys or []]
 
-    @property
+    @functools.cached_property
     def kinds(self) -> list[KeyKind]:
         """Comparison kind of each partition key."""
         return [key_kind(fs.type or "string") for fs in self.table.partitionKeys or []]
