@@ -1,4 +1,9 @@
-"""Open the storage backend a URL names: ``sqlite:///path`` (default) or ``hbase://host:port``."""
+"""Open the storage backend a URL names: ``sqlite:///path`` (default) or ``hbase://host:port``.
+
+``hbase://host[:port]?prefix=hms_&namespace=&pool_size=8&timeout_ms=60000&transport=buffered
+&protocol=binary&connect_retries=5&retry_backoff_ms=200&scan_batch=1000&write_batch=200``
+(every parameter optional; see ``storage.hbase``).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,13 @@ def describe(url: str) -> str:
     parsed = urlparse(url)
     if parsed.scheme == "sqlite":
         return f"embedded SQLite at {sqlite_path(url)}"
+    if parsed.scheme == "hbase":
+        from storage.hbase import HBaseSettings
+
+        try:
+            return HBaseSettings.from_url(url).describe()
+        except ValueError as error:
+            return f"{url} (invalid: {error})"
     return url
 
 
@@ -24,10 +36,17 @@ def sqlite_path(url: str) -> str:
 
 
 def open_store(url: str) -> StoragePort:
-    """The backend for a storage URL; ValueError for an unknown scheme."""
+    """The backend for a storage URL; ValueError for an unknown scheme or a bad parameter,
+    ``storage.hbase.HBaseUnavailableError`` when HBase cannot be reached (after retries)."""
     parsed = urlparse(url)
     if parsed.scheme == "sqlite":
         from storage.embedded import SqliteStore
 
         return SqliteStore(sqlite_path(url))
-    raise ValueError(f"unsupported storage URL {url!r}: use sqlite:///path")
+    if parsed.scheme == "hbase":
+        from storage.hbase import HBaseSettings, HBaseStore
+
+        return HBaseStore(HBaseSettings.from_url(url))
+    raise ValueError(
+        f"unsupported storage URL {url!r}: use sqlite:///path or hbase://host:port?prefix=hms_"
+    )

@@ -1,6 +1,7 @@
 """Partition filters executed by the catalog on each storage backend: the planned key ranges and
 residuals select exactly what brute-force evaluation selects, counts and names agree, and a
-filter on leading keys reads no row it does not return."""
+filter on leading keys reads no row it does not return (on a backend that runs the residual as a
+server-side filter, it may read even fewer)."""
 
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ def test_filters_select_what_brute_force_selects(catalog: Catalog, data: st.Data
     assert catalog.partitions.names_by_filter("props", name, text) == [n for n, _ in expected]
 
 
-def test_leading_key_ranges_read_only_returned_rows(catalog: Catalog) -> None:
+def test_leading_key_ranges_read_only_returned_rows(backend, catalog: Catalog) -> None:
     keys = [("ds", "string"), ("hr", "int"), ("region", "string")]
     rows = [(f"2024-01-{d:02d}", str(h), r) for d in range(1, 8) for h in range(12) for r in "ab"]
     name = _make_table(catalog, keys, rows)
@@ -88,4 +89,8 @@ def test_leading_key_ranges_read_only_returned_rows(catalog: Catalog) -> None:
     ]:
         with audit.collecting_extras() as extras:
             assert len(catalog.partitions.by_filter("props", name, text)) == count
-        assert (extras["rows_scanned"], extras["rows_matched"]) == (read, count), text
+        if backend.applies_filters:  # the residual ran on the server: fewer rows come back
+            assert count <= extras["rows_scanned"] <= read, text
+            assert extras["rows_matched"] == count, text
+        else:
+            assert (extras["rows_scanned"], extras["rows_matched"]) == (read, count), text

@@ -1,0 +1,976 @@
+"""The storage port on Apache HBase, through its Thrift (1) gateway with happybase.
+
+Opened from a storage URL (``HBaseSettings.from_url``)::
+
+    hbase://host[:port]?prefix=hms_&namespace=&pool_size=8&timeout_ms=60000&transport=buffered
+        &protocol=binary&connect_retries=5&retry_backoff_ms=200&scan_batch=1000&write_batch=200
+
+A port table ``t`` is the HBase table ``[namespace:]prefix + t`` (the namespace must exist).
+Its column families are created with one version, block cache and a row bloom filter.
+
+Calls go through a ``happybase.ConnectionPool``; each call borrows a connection only for the
+duration of one Thrift request, so a lazily consumed scan holds none between batches (its
+scanner id is global to the gateway). A pooled connection the server has closed is replaced
+before use. On a connection lost mid-call, idempotent calls (gets, scans, puts of known
+values, deletes, table metadata) are retried once on a fresh connection; a scan resumes after
+the last row it returned. Compare-and-set (``checkAndPut``) and ``atomicIncrement`` are never
+retried once sent: the error then says the outcome is unknown. A server that cannot be reached
+when the store opens is retried with exponential backoff (``connect_retries`` more attempts,
+``retry_backoff_ms`` doubling up to 5 s) before ``HBaseUnavailableError`` names the address.
+
+Writes: see ``StoragePort.mutate`` for ``atomic_batches = False``: each row's change is one
+``mutateRow`` (or one entry of a ``mutateRows`` group of up to ``write_batch`` rows); a row
+that both puts and deletes goes in two steps (puts first); a condition is ``checkAndPut``.
+When a group fails, the rows of it that landed are found by reading them back, and
+``PartialWriteError`` tells which rows landed.
+
+Scans map to ``scannerOpenWithScan``: start/stop rows, ``reversed`` (from ``stop`` down, the
+row at ``stop`` skipped, and rows below ``start`` cut off on the client), ``caching`` = the
+batch size, the selected columns (plus the columns the filter tests, which HBase's
+SingleColumnValueFilter needs to see; they are stripped again), and the filter string.
+
+What the Thrift (1) gateway cannot do, and so this backend does not: create pre-split tables
+or add families to an existing table (``shell_script`` prints the HBase shell commands to
+create the tables pre-split, for an operator to run before the first start), multi-row
+transactions, and telling an empty value from an absent one in a check. HBase also masks a put
+that lands in the same millisecond as an earlier delete of the same cell; setting
+``NEW_VERSION_BEHAVIOR => true`` on the families (in ``shell_script``) avoids that.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import importlib
+import re
+import select
+import socket
+import struct
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, TypeVar
+from urllib.parse import parse_qs, urlparse
+
+import happybase
+import structlog
+from thriftpy2.protocol.exc import TProtocolException
+from thriftpy2.thrift import TApplicationException
+from thriftpy2.transport import TTransportException
+
+from storage.port import (
+    Condition,
+    Delete,
+    PartialWriteError,
+    Put,
+    Row,
+    StorageError,
+    TableSpec,
+)
+
+log = structlog.get_logger(__name__)
+
+_thrift: Any = importlib.import_module("Hbase_thrift")  # loaded by happybase from its IDL
+
+T = TypeVar("T")
+
+DEFAULT_PORT = 9090
+_GET_BATCH = 1000
+_MAX_BACKOFF_S = 5.0
+_MAX_KEY = 32767  # HBase's row key limit (Short.MAX_VALUE)
+_INT64 = struct.Struct(">q")
+_NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")
+_CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
+    TTransportException,
+    TProtocolException,
+    OSError,
+    EOFError,
+)
+try:  # the compiled binary protocol's own error (a reply that is no Thrift at all)
+    from thriftpy2.protocol.cybin import ProtocolError as _CyProtocolError
+
+    _CONNECTION_ERRORS += (_CyProtocolError,)
+except ImportError:  # pragma: no cover - pure-Python thriftpy2
+    pass
+_SCVF_COLUMN = re.compile(
+    rb"SingleColumnValueFilter\s*\(\s*'((?:[^']|'')*)'\s*,\s*'((?:[^']|'')*)'"
+)
+
+
+class HBaseError(StorageError):
+    """HBase refused a call, or answered in a way the store cannot use."""
+
+
+class HBaseUnavailableError(HBaseError):
+    """The HBase Thrift gateway could not be reached, or the connection was lost."""
+
+
+@dataclass(frozen=True)
+class HBaseSettings:
+    """Where the HBase Thrift gateway is and how to talk to it (the storage URL's fields)."""
+
+    host: str = "localhost"
+    port: int = DEFAULT_PORT
+    prefix: str = "hms_"
+    namespace: str = ""
+    pool_size: int = 8
+    timeout_ms: int = 60_000
+    transport: str = "buffered"
+    protocol: str = "binary"
+    connect_retries: int = 5
+    retry_backoff_ms: int = 200
+    scan_batch: int = 1000
+    write_batch: int = 200
+
+    def __post_init__(self) -> None:
+        if not self.host:
+            raise ValueError("an hbase:// storage URL needs a host")
+        if not 0 < self.port < 65536:
+            raise ValueError(f"bad HBase Thrift port {self.port}")
+        if not _NAME_CHARS.fullmatch(self.prefix) or not _NAME_CHARS.fullmatch(self.namespace):
+            raise ValueError("prefix and namespace may hold only letters, digits, '_', '.', '-'")
+        if self.transport not in ("buffered", "framed"):
+            raise ValueError("transport is 'buffered' or 'framed'")
+        if self.protocol not in ("binary", "compact"):
+            raise ValueError("protocol is 'binary' or 'compact'")
+        for name in ("pool_size", "timeout_ms", "scan_batch", "write_batch"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if self.connect_retries < 0 or self.retry_backoff_ms < 0:
+            raise ValueError("connect_retries and retry_backoff_ms must not be negative")
+
+    @classmethod
+    def from_url(cls, url: str) -> HBaseSettings:
+        """Settings from ``hbase://host[:port]?param=value&...``; ValueError for anything else
+        (unknown parameters included)."""
+        parsed = urlparse(url)
+        if parsed.scheme != "hbase":
+            raise ValueError(f"not an hbase:// URL: {url!r}")
+        if parsed.path not in ("", "/"):
+            raise ValueError(f"an hbase:// URL has no path (use ?namespace=): {url!r}")
+        values: dict[str, Any] = {
+            "host": parsed.hostname or "",
+            "port": parsed.port or DEFAULT_PORT,
+        }
+        known = {f.name for f in fields(cls)}
+        for name, given in parse_qs(parsed.query, keep_blank_values=True).items():
+            if name not in known or name in ("host", "port"):
+                allowed = ", ".join(sorted(set(known) - {"host", "port"}))
+                raise ValueError(f"unknown hbase:// URL parameter {name!r} (known: {allowed})")
+            if len(given) != 1:
+                raise ValueError(f"hbase:// URL parameter {name!r} given {len(given)} times")
+            default = getattr(cls, name)
+            try:
+                values[name] = int(given[0]) if isinstance(default, int) else given[0]
+            except ValueError:
+                raise ValueError(
+                    f"hbase:// URL parameter {name}={given[0]!r} is no integer"
+                ) from None
+        return cls(**values)
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def table_name(self, table: str) -> bytes:
+        """The HBase table name of a port table."""
+        if not table or not _NAME_CHARS.fullmatch(table):
+            raise ValueError(f"bad table name {table!r}")
+        name = self.prefix + table
+        if name[0] in ".-":
+            raise ValueError(f"HBase table names cannot start with {name[0]!r}: {name!r}")
+        return ((self.namespace + ":" if self.namespace else "") + name).encode("ascii")
+
+    def describe(self) -> str:
+        where = f"{self.namespace}:{self.prefix}*" if self.namespace else f"{self.prefix}*"
+        return (
+            f"HBase Thrift gateway at {self.address} (tables {where}, pool {self.pool_size}, "
+            f"timeout {self.timeout_ms} ms, {self.transport}/{self.protocol})"
+        )
+
+
+@dataclass(eq=False)
+class _Change:
+    """The net change of one row: after ``whole`` (the row emptied) put ``puts``, and delete
+    ``deletes`` (disjoint from ``puts``)."""
+
+    table: str
+    key: bytes
+    name: bytes
+    families: frozenset[bytes]
+    whole: bool = False
+    puts: dict[bytes, bytes] = field(default_factory=dict)
+    deletes: set[bytes] = field(default_factory=set)
+    written: set[bytes] = field(default_factory=set)  # puts already sent (the compare-and-set)
+
+    @property
+    def slot(self) -> tuple[str, bytes]:
+        return self.table, self.key
+
+    def apply(self, op: Put | Delete) -> None:
+        if isinstance(op, Put):
+            self.puts.update(op.columns)
+            self.deletes.difference_update(op.columns)
+        elif op.columns is None:
+            self.whole, self.puts, self.deletes = True, {}, set()
+        else:
+            for column in op.columns:
+                self.puts.pop(column, None)
+                if not self.whole:
+                    self.deletes.add(column)
+
+    @property
+    def pending_puts(self) -> dict[bytes, bytes]:
+        return {c: v for c, v in self.puts.items() if c not in self.written}
+
+    @property
+    def deletes_anything(self) -> bool:
+        return self.whole or bool(self.deletes)
+
+    def landed(self, row: Row | None) -> bool:
+        """Whether ``row`` (as read back) holds this change."""
+        row = row or {}
+        if any(row.get(column) != value for column, value in self.puts.items()):
+            return False
+        if self.whole:
+            return set(row) == set(self.puts)
+        return not any(column in row for column in self.deletes)
+
+
+@dataclass(eq=False)
+class _Step:
+    """One write request (``mutateRow`` / ``mutateRows``); once it is done the rows of
+    ``completes`` have landed. ``kind``: "put" or "delete" (groupable with neighbours of the
+    same kind and table), "put1" (the first step of a two-step row) or "replace" (delete what
+    a replaced row holds beyond its puts, read when sent)."""
+
+    table: bytes
+    kind: str
+    rows: list[tuple[bytes, list[Any]]]
+    changes: list[_Change]
+    completes: list[_Change]
+
+
+class HBaseStore:
+    """The storage port on HBase (see the module docstring)."""
+
+    atomic_batches = False
+    snapshot_scans = False
+
+    def __init__(self, settings: HBaseSettings | None = None, **overrides: Any) -> None:
+        self.settings = replace(settings or HBaseSettings(), **overrides)
+        self._families: dict[str, frozenset[bytes]] = {}
+        self._doomed_scanners: collections.deque[int] = collections.deque()
+        self._closed = False
+        self._pool = self._open_pool()
+        log.info("storage.opened", backend="hbase", where=self.settings.describe())
+
+    @classmethod
+    def from_url(cls, url: str) -> HBaseStore:
+        return cls(HBaseSettings.from_url(url))
+
+    def __enter__(self) -> HBaseStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- connections ------------------------------------------------------------------------
+
+    def _open_pool(self) -> happybase.ConnectionPool:
+        """A pool whose first connection answered; retried with backoff while unreachable."""
+        s = self.settings
+        delay = s.retry_backoff_ms / 1000
+        started = time.monotonic()
+        last: BaseException | None = None
+        for attempt in range(1, s.connect_retries + 2):
+            try:
+                pool = happybase.ConnectionPool(
+                    s.pool_size,
+                    host=s.host,
+                    port=s.port,
+                    timeout=s.timeout_ms,
+                    transport=s.transport,
+                    protocol=s.protocol,
+                )
+                with pool.connection(timeout=s.timeout_ms / 1000) as connection:
+                    connection.client.getTableNames()
+                return pool
+            except (*_CONNECTION_ERRORS, TApplicationException) as error:
+                last = error
+            if attempt > s.connect_retries:
+                break
+            log.warning(
+                "storage.hbase_unreachable",
+                address=s.address,
+                attempt=attempt,
+                retry_in_s=round(delay, 3),
+                error=str(last),
+            )
+            time.sleep(delay)
+            delay = min(max(delay * 2, 0.05), _MAX_BACKOFF_S)
+        raise HBaseUnavailableError(
+            f"cannot reach the HBase Thrift gateway at {s.address} ({s.connect_retries + 1} "
+            f"attempts in {time.monotonic() - started:.1f} s; last error: {last}). Is the HBase "
+            f"Thrift server running there ('hbase thrift start -p {s.port}', {s.transport} "
+            f"transport, {s.protocol} protocol)?"
+        ) from last
+
+    def _call(self, what: str, request: Callable[[Any], T], *, idempotent: bool) -> T:
+        """Run one Thrift request on a pooled connection, mapping errors (see the module)."""
+        self._close_doomed_scanners()
+        return self._request(what, request, idempotent=idempotent)
+
+    def _request(self, what: str, request: Callable[[Any], T], *, idempotent: bool) -> T:
+        if self._closed:
+            raise RuntimeError("the store is closed")
+        s = self.settings
+        tries = 0
+        while True:
+            tries += 1
+            sent = False
+            try:
+                with self._pool.connection(timeout=s.timeout_ms / 1000) as connection:
+                    if _peer_closed(connection):
+                        _reconnect(connection)
+                    sent = True
+                    return request(connection.client)
+            except _thrift.IOError as error:
+                raise HBaseError(f"HBase failed {what}: {_text(error.message)}") from error
+            except _thrift.IllegalArgument as error:
+                raise ValueError(f"HBase refused {what}: {_text(error.message)}") from error
+            except _thrift.AlreadyExists as error:
+                raise HBaseError(f"HBase refused {what}: {_text(error.message)}") from error
+            except TApplicationException as error:
+                raise HBaseError(
+                    f"the HBase Thrift gateway failed {what}: {_text(error.message)}"
+                ) from error
+            except happybase.NoConnectionsAvailable as error:
+                raise HBaseError(
+                    f"no pooled HBase connection came free for {what} within "
+                    f"{s.timeout_ms} ms (pool_size={s.pool_size})"
+                ) from error
+            except _CONNECTION_ERRORS as error:
+                if tries == 1 and (idempotent or not sent):  # once more, on a fresh connection
+                    log.warning(
+                        "storage.hbase_retry", call=what, address=s.address, error=str(error)
+                    )
+                    continue
+                where = f"the HBase Thrift gateway at {s.address}"
+                if not sent:
+                    message = f"cannot reach {where} for {what}: {error}"
+                elif idempotent:
+                    message = (
+                        f"lost the connection to {where} during {what}, and again on a "
+                        f"fresh connection: {error}"
+                    )
+                else:
+                    message = (
+                        f"lost the connection to {where} during {what}; not retried, so "
+                        f"whether it took effect is unknown: {error}"
+                    )
+                raise HBaseUnavailableError(message) from error
+
+    def _close_doomed_scanners(self) -> None:
+        """Close the scanners of scans abandoned since the last call (best effort)."""
+        while True:
+            try:
+                scanner = self._doomed_scanners.popleft()
+            except IndexError:
+                return
+            with contextlib.suppress(StorageError, ValueError):
+                self._request(
+                    "scannerClose", lambda c, i=scanner: c.scannerClose(i), idempotent=False
+                )
+
+    # -- tables -----------------------------------------------------------------------------
+
+    def ensure_tables(self, specs: Iterable[TableSpec]) -> None:
+        """Create missing tables with their families (idempotent). A table that exists but
+        lacks a family is an error: the Thrift gateway cannot add one (see the message)."""
+        specs = list(specs)
+        for spec in specs:
+            for family in spec.families:
+                if not family or ":" in family:
+                    raise ValueError(f"bad column family {family!r} for table {spec.name}")
+        existing = set(self._call("getTableNames", lambda c: c.getTableNames(), idempotent=True))
+        for spec in specs:
+            name = self.settings.table_name(spec.name)
+            if name not in existing:
+                descriptors = [
+                    _thrift.ColumnDescriptor(
+                        name=f.encode() + b":",
+                        maxVersions=1,
+                        bloomFilterType="ROW",
+                        blockCacheEnabled=True,
+                    )
+                    for f in spec.families
+                ]
+                try:
+                    self._call(
+                        "createTable",
+                        lambda c, n=name, d=descriptors: c.createTable(n, d),
+                        idempotent=True,
+                    )
+                    log.info(
+                        "storage.hbase_table_created",
+                        table=name.decode(),
+                        families=list(spec.families),
+                    )
+                except HBaseError as error:
+                    if not isinstance(error.__cause__, _thrift.AlreadyExists):
+                        raise  # (AlreadyExists: created meanwhile, by us or another process)
+            families = self._load_families(spec.name)
+            missing = sorted(set(spec.families) - {f.decode() for f in families})
+            if missing:
+                adds = ", ".join(f"{{NAME => '{f}', VERSIONS => 1}}" for f in missing)
+                raise HBaseError(
+                    f"HBase table {name.decode()} lacks column families {missing}, and the Thrift "
+                    f"gateway cannot add them; in the HBase shell run: alter '{name.decode()}', "
+                    f"{adds}"
+                )
+
+    def _load_families(self, table: str) -> frozenset[bytes]:
+        name = self.settings.table_name(table)
+        try:
+            descriptors = self._call(
+                "getColumnDescriptors", lambda c: c.getColumnDescriptors(name), idempotent=True
+            )
+        except HBaseError as error:
+            if "TableNotFound" in str(error) or "does not exist" in str(error):
+                raise KeyError(
+                    f"no table {table!r} ({name.decode()}); create it with ensure_tables"
+                ) from error
+            raise
+        families = frozenset(bytes(d).rstrip(b":") for d in descriptors)
+        self._families[table] = families
+        return families
+
+    def _table(self, table: str) -> tuple[bytes, frozenset[bytes]]:
+        """(HBase name, families) of a port table; KeyError when it does not exist."""
+        families = self._families.get(table)
+        if families is None:
+            families = self._load_families(table)
+        return self.settings.table_name(table), families
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def get(self, table: str, key: bytes) -> Row | None:
+        """The row at ``key``, or None. One round trip."""
+        name, _ = self._table(table)
+        _check_key(key)
+        found = self._call(
+            "get", lambda c: c.getRowWithColumns(name, key, None, {}), idempotent=True
+        )
+        rows = [_row_of(result) for result in found]
+        return rows[0] if rows and rows[0] else None
+
+    def get_many(self, table: str, keys: Sequence[bytes]) -> list[tuple[bytes, Row]]:
+        """The rows that exist among ``keys``, in the order of ``keys`` (a key listed twice
+        comes twice). One round trip per 1000 distinct keys; not one snapshot."""
+        name, _ = self._table(table)
+        for key in keys:
+            _check_key(key)
+        unique = list(dict.fromkeys(keys))
+        found: dict[bytes, Row] = {}
+        for first in range(0, len(unique), _GET_BATCH):
+            chunk = unique[first : first + _GET_BATCH]
+            results = self._call(
+                "get_many",
+                lambda c, k=chunk: c.getRowsWithColumns(name, k, None, {}),
+                idempotent=True,
+            )
+            for result in results:
+                row = _row_of(result)
+                if row:
+                    found[result.row] = row
+        return [(key, found[key]) for key in keys if key in found]
+
+    def scan(
+        self,
+        table: str,
+        start: bytes = b"",
+        stop: bytes | None = None,
+        *,
+        reverse: bool = False,
+        limit: int | None = None,
+        columns: Sequence[bytes] | None = None,
+        filter: bytes | None = None,
+        batch_size: int | None = None,
+    ) -> Iterator[tuple[bytes, Row]]:
+        """Rows with ``start <= key < stop`` (see the port); the filter runs on the region
+        servers. Arguments are checked now; rows are fetched lazily, ``batch_size`` (default
+        ``scan_batch``) per round trip. Not one snapshot (``snapshot_scans = False``)."""
+        name, families = self._table(table)
+        if not isinstance(start, bytes) or not isinstance(stop, bytes | None):
+            raise TypeError("scan bounds are bytes")
+        if limit is not None and limit < 0:
+            raise ValueError("a scan limit must not be negative")
+        if not isinstance(filter, bytes | None):
+            raise TypeError("a scan filter is bytes (storage.filters.hbase_filter_bytes)")
+        if batch_size is not None and batch_size < 1:
+            raise ValueError("a scan batch size must be positive")
+        wanted: frozenset[bytes] | None = None
+        request: list[bytes] | None = None
+        if columns is not None:
+            for column in columns:
+                _check_column(column, families, table)
+            wanted = frozenset(columns)
+            tested = _filter_columns(filter) if filter else set()
+            request = sorted(wanted | {c for c in tested if c.partition(b":")[0] in families})
+        if limit == 0 or (stop is not None and stop <= start) or wanted == frozenset():
+            return iter(())
+        query = _Query(
+            name,
+            start,
+            stop,
+            reverse,
+            limit,
+            wanted,
+            request,
+            filter or None,
+            batch_size or self.settings.scan_batch,
+        )
+        return self._scan_rows(query)
+
+    def _scan_rows(self, q: _Query) -> Iterator[tuple[bytes, Row]]:
+        returned = 0
+        resume: bytes | None = None  # the last key the server gave
+        upper = q.stop  # a reverse scanner's inclusive start row, skipped
+        scanner: int | None = None
+        failures = 0
+        clean = False
+        try:
+            while True:
+                if scanner is None:
+                    tscan = q.tscan(resume)
+                    upper = q.stop if resume is None else resume
+                    scanner = self._call(
+                        "scan",
+                        lambda c, t=tscan: c.scannerOpenWithScan(q.name, t, {}),
+                        idempotent=True,
+                    )
+                want = q.caching if q.limit is None else min(q.caching, q.limit - returned)
+                try:
+                    items = self._call(
+                        "scan",
+                        lambda c, i=scanner, n=want: c.scannerGetList(i, n),
+                        idempotent=False,
+                    )
+                except (StorageError, ValueError) as error:
+                    if failures:  # the reopened scanner failed too
+                        raise
+                    failures += 1
+                    log.warning(
+                        "storage.hbase_scan_resumed",
+                        table=q.name.decode(),
+                        after=resume,
+                        error=str(error),
+                    )
+                    self._doomed_scanners.append(scanner)
+                    scanner = None
+                    continue
+                failures = 0
+                done = len(items) < want
+                for item in items:
+                    key = item.row
+                    resume = key
+                    verdict = q.place(key, upper)
+                    if verdict < 0:
+                        done = True
+                        break
+                    if verdict > 0:
+                        continue
+                    row = _row_of(item)
+                    if q.wanted is not None:
+                        row = {c: v for c, v in row.items() if c in q.wanted}
+                    if not row:
+                        continue
+                    yield key, row
+                    returned += 1
+                    if q.limit is not None and returned >= q.limit:
+                        done = True
+                        break
+                if done:
+                    clean = True
+                    return
+        finally:
+            if scanner is not None:
+                if clean:
+                    with contextlib.suppress(StorageError, ValueError, RuntimeError):
+                        self._request(
+                            "scannerClose", lambda c: c.scannerClose(scanner), idempotent=False
+                        )
+                else:  # abandoned (maybe from a finalizer): close at the next call
+                    self._doomed_scanners.append(scanner)
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def mutate(self, ops: Sequence[Put | Delete], condition: Condition | None = None) -> bool:
+        """Apply ``ops`` if ``condition`` holds (see the port for what is atomic here)."""
+        changes: dict[tuple[str, bytes], _Change] = {}
+        for op in ops:
+            if not isinstance(op, Put | Delete):
+                raise TypeError(f"mutate takes Put and Delete, not {type(op).__name__}")
+            name, families = self._table(op.table)
+            _check_key(op.key)
+            for column in op.columns if isinstance(op, Put) else op.columns or ():
+                _check_column(column, families, op.table)
+            if isinstance(op, Put):
+                for value in op.columns.values():
+                    if not isinstance(value, bytes):
+                        raise TypeError(f"values are bytes, not {type(value).__name__}")
+            slot = (op.table, op.key)
+            if slot not in changes:
+                changes[slot] = _Change(op.table, op.key, name, families)
+            changes[slot].apply(op)
+        order = [c for c in changes.values() if c.puts or c.deletes_anything]
+        if condition is None:
+            self._write(order)
+            return True
+        name, families = self._table(condition.table)
+        _check_key(condition.key)
+        _check_column(condition.column, families, condition.table)
+        if condition.expected == b"":
+            raise ValueError(
+                "HBase cannot check for an empty value (it reads as absent); "
+                "condition on a non-empty value or on None"
+            )
+        guard = changes.get((condition.table, condition.key))
+        if not self._check_and_put(name, condition, guard):
+            return False
+        rest = [c for c in order if c is not guard]
+        if guard is not None and (guard.pending_puts or guard.deletes_anything):
+            rest.insert(0, guard)
+        self._write(rest, already=[guard] if guard is not None and guard.written else [])
+        return True
+
+    def _check_and_put(self, name: bytes, condition: Condition, guard: _Change | None) -> bool:
+        """The atomic check (and first write) of a conditioned mutate."""
+        puts = guard.puts if guard is not None else {}
+        if condition.column in puts:
+            column, value = condition.column, puts[condition.column]
+        elif puts:
+            column, value = next(iter(puts.items()))
+        elif condition.expected is not None:
+            column, value = condition.column, condition.expected  # written back unchanged
+        else:  # nothing to put on that row, and no value to write back: a plain read
+            row = self.get(condition.table, condition.key) or {}
+            return not row.get(condition.column)
+        mutation = _thrift.Mutation(isDelete=False, column=column, value=value)
+        held = self._call(
+            "checkAndPut",
+            lambda c: c.checkAndPut(
+                name, condition.key, condition.column, condition.expected, mutation, {}
+            ),
+            idempotent=False,
+        )
+        if held and guard is not None and column in guard.puts:
+            guard.written.add(column)
+        return bool(held)
+
+    def _write(self, order: list[_Change], *, already: Sequence[_Change] = ()) -> None:
+        """Send the changes step by step; PartialWriteError when a step fails after a first
+        write was sent. ``already``: a conditioned row the compare-and-set wrote to."""
+        steps = self._steps(order)
+        everything = list({id(c): c for c in [*already, *order]}.values())
+        applied = {id(c) for c in already if not any(c is o for o in order)}
+        for step in steps:
+            try:
+                self._send(step)
+            except (StorageError, ValueError) as error:
+                if not already and len(steps) == 1 and len(step.changes) == 1:
+                    raise  # one row in one step: nothing landed (or the error says unknown)
+                applied |= {id(c) for c in self._verify(step.completes)}
+                ok = [c.slot for c in everything if id(c) in applied]
+                failed = [c.slot for c in everything if id(c) not in applied]
+                raise PartialWriteError(
+                    f"a write of {len(everything)} rows failed part-way, {len(ok)} landed: {error}",
+                    ok,
+                    failed,
+                ) from error
+            applied |= {id(c) for c in step.completes}
+
+    def _steps(self, order: list[_Change]) -> list[_Step]:
+        """The write requests of the changes, in order (see the port's ``mutate``)."""
+        steps: list[_Step] = []
+        for change in order:
+            puts = [_put(c, v) for c, v in change.pending_puts.items()]
+            one = [(change.key, puts)]
+            if change.whole and change.puts:  # replace: puts, then whatever else it holds
+                if puts:
+                    steps.append(_Step(change.name, "put1", one, [change], []))
+                steps.append(_Step(change.name, "replace", [(change.key, [])], [change], [change]))
+                continue
+            if puts and change.deletes:  # puts, then deletes
+                deletes = self._delete_mutations(change, ())
+                steps.append(_Step(change.name, "put1", one, [change], []))
+                steps.append(
+                    _Step(change.name, "delete", [(change.key, deletes)], [change], [change])
+                )
+                continue
+            kind = "put" if puts else "delete"
+            mutations = puts or self._delete_mutations(change, ())
+            last = steps[-1] if steps else None
+            if (
+                last is not None
+                and last.kind == kind
+                and last.table == change.name
+                and len(last.rows) < self.settings.write_batch
+            ):
+                last.rows.append((change.key, mutations))
+                last.changes.append(change)
+                last.completes.append(change)
+            else:
+                steps.append(
+                    _Step(change.name, kind, [(change.key, mutations)], [change], [change])
+                )
+        return steps
+
+    def _delete_mutations(self, change: _Change, current: Iterable[bytes]) -> list[Any]:
+        """Mutations deleting what a change deletes: its columns; for a whole row, every
+        family it puts nothing in, and the ``current`` columns of the others it does not put."""
+        if not change.whole:
+            return [_thrift.Mutation(isDelete=True, column=c) for c in sorted(change.deletes)]
+        kept = {c.partition(b":")[0] for c in change.puts}
+        doomed = [f for f in sorted(change.families - kept)]
+        doomed += sorted(
+            c for c in current if c.partition(b":")[0] in kept and c not in change.puts
+        )
+        return [_thrift.Mutation(isDelete=True, column=c) for c in doomed]
+
+    def _send(self, step: _Step) -> None:
+        rows = step.rows
+        if step.kind == "replace":
+            change = step.changes[0]
+            current = self.get(change.table, change.key) or {}
+            rows = [(change.key, self._delete_mutations(change, current))]
+            if not rows[0][1]:
+                return
+        if len(rows) == 1:
+            key, mutations = rows[0]
+            self._call(
+                "mutateRow", lambda c: c.mutateRow(step.table, key, mutations, {}), idempotent=True
+            )
+            return
+        batch = [_thrift.BatchMutation(row=key, mutations=m) for key, m in rows]
+        self._call("mutateRows", lambda c: c.mutateRows(step.table, batch, {}), idempotent=True)
+
+    def _verify(self, changes: Sequence[_Change]) -> list[_Change]:
+        """The changes that are found to have landed (none when reading fails)."""
+        landed = []
+        try:
+            for change in changes:
+                if change.landed(self.get(change.table, change.key)):
+                    landed.append(change)
+        except (StorageError, ValueError):
+            pass
+        return landed
+
+    def increment(self, table: str, key: bytes, column: bytes, amount: int = 1) -> int:
+        """``atomicIncrement``: add ``amount`` to the 8-byte counter; the new value (HBase
+        wraps past 64 bits). Never retried once sent."""
+        name, families = self._table(table)
+        _check_key(key)
+        _check_column(column, families, table)
+        if not -(2**63) <= amount < 2**63:
+            raise OverflowError(f"increment {amount} does not fit in 64 bits")
+        try:
+            return self._call(
+                "atomicIncrement",
+                lambda c: c.atomicIncrement(name, key, column, amount),
+                idempotent=False,
+            )
+        except HBaseError as error:
+            if "not a long" in str(error):
+                raise ValueError(f"column {column!r} of {key!r} holds no 8-byte counter") from error
+            raise
+
+    def close(self) -> None:
+        """Close the pooled connections (after closing abandoned scanners). Idempotent."""
+        if self._closed:
+            return
+        with contextlib.suppress(StorageError, ValueError, RuntimeError):
+            self._close_doomed_scanners()
+        self._closed = True
+        queue = getattr(self._pool, "_queue", None)
+        for connection in list(getattr(queue, "queue", ())):
+            with contextlib.suppress(Exception):
+                connection.close()
+        log.info("storage.closed", backend="hbase", address=self.settings.address)
+
+
+@dataclass(frozen=True)
+class _Query:
+    """One port scan, as HBase scans (reopened from ``resume`` after a failure)."""
+
+    name: bytes
+    start: bytes
+    stop: bytes | None
+    reverse: bool
+    limit: int | None
+    wanted: frozenset[bytes] | None
+    request: list[bytes] | None
+    filter: bytes | None
+    caching: int
+
+    def tscan(self, resume: bytes | None) -> Any:
+        if not self.reverse:
+            start_row, stop_row = (self.start if resume is None else resume + b"\x00"), self.stop
+        else:  # HBase walks from startRow (inclusive) down to stopRow (exclusive)
+            start_row, stop_row = (self.stop if resume is None else resume), _below(self.start)
+        return _thrift.TScan(
+            startRow=start_row,
+            stopRow=stop_row,
+            columns=self.request,
+            caching=self.caching,
+            filterString=self.filter,
+            reversed=True if self.reverse else None,
+        )
+
+    def place(self, key: bytes, upper: bytes | None) -> int:
+        """0: a row of the range; 1: skip it (a reverse scanner's inclusive start row
+        ``upper``); -1: past the range (a reverse scan below ``start``)."""
+        if not self.reverse:
+            return 0
+        if key < self.start:
+            return -1
+        return 1 if upper is not None and key >= upper else 0
+
+
+def _below(start: bytes) -> bytes | None:
+    """A reverse scan's exclusive lower bound at or below every key >= ``start``: exact when
+    ``start`` ends in 0x00, else the client cuts the extra rows (``_Query.place``)."""
+    if not start:
+        return None
+    if start[-1] == 0:
+        return start[:-1] or None
+    return start[:-1] + bytes([start[-1] - 1])
+
+
+def _put(column: bytes, value: bytes) -> Any:
+    return _thrift.Mutation(isDelete=False, column=column, value=value)
+
+
+def _row_of(result: Any) -> Row:
+    if result.columns is not None:
+        return {name: cell.value for name, cell in result.columns.items()}
+    return {column.columnName: column.cell.value for column in result.sortedColumns or ()}
+
+
+def _check_key(key: bytes) -> None:
+    if not isinstance(key, bytes):
+        raise TypeError(f"row keys are bytes, not {type(key).__name__}")
+    if not key:
+        raise ValueError("a row key must not be empty")
+    if len(key) > _MAX_KEY:
+        raise ValueError(f"a row key of {len(key)} bytes is over HBase's {_MAX_KEY}")
+
+
+def _check_column(column: bytes, families: frozenset[bytes], table: str) -> None:
+    if not isinstance(column, bytes):
+        raise TypeError(f"column names are bytes, not {type(column).__name__}")
+    family, colon, _ = column.partition(b":")
+    if not colon or family not in families:
+        raise ValueError(
+            f"column {column!r} is not family:qualifier of families "
+            f"{sorted(families)} of table {table}"
+        )
+
+
+def _filter_columns(text: bytes) -> set[bytes]:
+    """The columns a filter string's SingleColumnValueFilters test."""
+    return {
+        family.replace(b"''", b"'") + b":" + qualifier.replace(b"''", b"'")
+        for family, qualifier in _SCVF_COLUMN.findall(text)
+    }
+
+
+def _text(message: str | bytes | None) -> str:
+    """The first line of a Thrift error message (happybase leaves it as bytes)."""
+    if isinstance(message, bytes):
+        message = message.decode("utf-8", "replace")
+    lines = (message or "").strip().splitlines()
+    return lines[0] if lines else "(no message)"
+
+
+def _peer_closed(connection: Any) -> bool:
+    """Whether the server closed this idle pooled connection (or left bytes on it): then it
+    must be replaced before a request is sent on it. No round trip."""
+    sock = getattr(getattr(connection, "transport", None), "sock", None)
+    if sock is not None and not isinstance(sock, socket.socket):  # a TSocket (pure Python)
+        sock = getattr(sock, "sock", None)
+    if not isinstance(sock, socket.socket):
+        return False
+    try:
+        poller = select.poll()
+        poller.register(sock, select.POLLIN | select.POLLERR | select.POLLHUP)
+        return bool(poller.poll(0))
+    except (OSError, ValueError):
+        return True
+
+
+def _reconnect(connection: Any) -> None:
+    refresh = getattr(connection, "_refresh_thrift_client", None)
+    connection.close()
+    if refresh is not None:
+        refresh()
+    connection.open()
+
+
+def shell_script(
+    settings: HBaseSettings, specs: Iterable[TableSpec], split_keys: Mapping[str, Sequence[bytes]]
+) -> str:
+    """HBase shell commands that create the tables pre-split (``split_keys`` per port table)
+    with one version and NEW_VERSION_BEHAVIOR, for an operator to run before the first start
+    (the Thrift gateway cannot pre-split)."""
+    lines = []
+    if settings.namespace:
+        lines.append(f"create_namespace '{settings.namespace}'")
+    for spec in specs:
+        name = settings.table_name(spec.name).decode()
+        families = ", ".join(
+            f"{{NAME => '{f}', VERSIONS => 1, BLOOMFILTER => 'ROW', "
+            "NEW_VERSION_BEHAVIOR => 'true'}"
+            for f in spec.families
+        )
+        splits = split_keys.get(spec.name)
+        tail = ""
+        if splits:
+            quoted = ", ".join('"' + "".join(f"\\x{b:02X}" for b in key) + '"' for key in splits)
+            tail = f", SPLITS => [{quoted}]"
+        lines.append(f"create '{name}', {families}{tail}")
+    return "\n".join(lines) + "\n"
+
+
+def table_id_split_keys(regions: int, table_ids: int) -> list[bytes]:
+    """Split keys for the partitions table: ``regions`` ranges of about equal numbers of table
+    ids below ``table_ids`` (partition keys start with the 8-byte big-endian table id)."""
+    if regions < 2:
+        return []
+    step = max(table_ids // regions, 1)
+    return [_INT64.pack(step * i) for i in range(1, regions) if step * i < 2**63]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m storage.hbase URL [REGIONS [TABLE_IDS]]``: print the HBase shell commands
+    that create the catalog's tables for a storage URL, the partitions table pre-split into
+    REGIONS (default 16) ranges of table ids below TABLE_IDS (default 4096)."""
+    import sys
+
+    from storage import layout
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not 1 <= len(args) <= 3:
+        print(main.__doc__, file=sys.stderr)
+        return 2
+    settings = HBaseSettings.from_url(args[0])
+    regions = int(args[1]) if len(args) > 1 else 16
+    table_ids = int(args[2]) if len(args) > 2 else 4096
+    splits = {layout.PARTITIONS: table_id_split_keys(regions, table_ids)}
+    sys.stdout.write(shell_script(settings, layout.TABLE_SPECS, splits))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
