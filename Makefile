@@ -20,9 +20,11 @@ run: $(STAMP)
 
 # The whole suite runs in a private network namespace (loopback only) when this user may create
 # one: the reference Hive Metastore used by the compatibility tests listens on every interface.
+# The integration suite runs a second time on the HBase backend, against the HBase test double.
 test: $(STAMP)
 	$(BIN)/ruff check .
 	sh tests/run-isolated.sh $(BIN)/python -m pytest $(PYTEST_ARGS)
+	METASTORE_TEST_STORAGE=hbase-double $(BIN)/python -m pytest tests/integration $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m 'not spark and not compat' $(PYTEST_ARGS)

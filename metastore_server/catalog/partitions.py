@@ -606,16 +606,13 @@ class Partitions:
                         ref.location, self._name(ref, new_values)
                     )
                     move_dir = not ref.is_external
-            self._ctx.store.mutate(
-                [
-                    Delete(layout.PARTITIONS, old_key),
-                    Put(
-                        layout.PARTITIONS,
-                        new_key,
-                        self._columns(ref, updated, new_values),
-                    ),
-                ]
-            )
+            # The new row first, so a failure in between never loses the partition.
+            ops: list[Put | Delete] = [
+                Put(layout.PARTITIONS, new_key, self._columns(ref, updated, new_values))
+            ]
+            if new_key != old_key:
+                ops.append(Delete(layout.PARTITIONS, old_key))
+            self._ctx.store.mutate(ops)
         if move_dir and updated.sd is not None:
             self._ctx.warehouse.rename_dir(old_location, updated.sd.location)
 

@@ -112,8 +112,8 @@ class Tables:
     def find(self, db: str, name: str) -> TableRef | None:
         """The table, or None."""
         row = self._ctx.store.get(layout.TABLES, layout.table_key(db, name))
-        if row is None:
-            return None
+        if row is None or layout.OBJECT not in row or layout.TABLE_ID not in row:
+            return None  # absent, or (HBase: one row lands column by column) not whole yet
         table = from_bytes(hms.Table, row[layout.OBJECT])
         table_id = int.from_bytes(row[layout.TABLE_ID], "big")
         return TableRef(db, name, table_id, table)
@@ -277,8 +277,9 @@ class Tables:
                     raise hms.InvalidOperationException(
                         message=f"new table {new_db}.{new_name} already exists"
                     )
-                ops.append(Delete(layout.TABLES, layout.table_key(db, name)))
                 condition = Condition(layout.TABLES, new_key, layout.OBJECT, None)
+            # The new row first: on a store without atomic batches a failure in between then
+            # leaves both names, never neither.
             ops.append(
                 Put(
                     layout.TABLES,
@@ -286,6 +287,8 @@ class Tables:
                     {layout.OBJECT: to_bytes(table), layout.TABLE_ID: encode_id(current.table_id)},
                 )
             )
+            if condition is not None:
+                ops.append(Delete(layout.TABLES, layout.table_key(db, name)))
             if not self._ctx.store.mutate(ops, condition):
                 raise hms.InvalidOperationException(
                     message=f"new table {new_db}.{new_name} already exists"

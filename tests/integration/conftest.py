@@ -2,15 +2,40 @@
 
 from __future__ import annotations
 
+import atexit
+import itertools
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.hbase_double import HBaseDouble, storage_url
 
 from metastore_server.app import build_server
 from metastore_server.config import ServerConfig
 from metastore_server.thrift_api import hms, make_client
+
+#: Which store the integration servers use: "embedded" (default) or "hbase-double" (the HBase
+#: backend against the protocol-level HBase test double), from METASTORE_TEST_STORAGE.
+TEST_STORAGE = os.environ.get("METASTORE_TEST_STORAGE", "embedded")
+_servers = itertools.count()
+_double: HBaseDouble | None = None
+
+
+def _storage_url(tmp: Path) -> str:
+    """A fresh store for one server on the storage the run is configured for."""
+    global _double
+    if TEST_STORAGE == "embedded":
+        return f"sqlite:///{tmp / 'metastore.db'}"
+    if TEST_STORAGE != "hbase-double":
+        raise ValueError(f"METASTORE_TEST_STORAGE must be embedded or hbase-double: {TEST_STORAGE}")
+    if _double is None:
+        _double = HBaseDouble()
+        _double.start()
+        atexit.register(_double.stop)
+    host, port = _double.address
+    return storage_url(host, port, prefix=f"it{next(_servers)}_")
 
 
 class RunningServer:
@@ -21,7 +46,7 @@ class RunningServer:
         self.config = ServerConfig(
             host="127.0.0.1",
             port=0,
-            storage=f"sqlite:///{tmp / 'metastore.db'}",
+            storage=_storage_url(tmp),
             warehouse=str(self.warehouse),
             **config,  # type: ignore[arg-type]
         )

@@ -56,7 +56,9 @@ def test_non_leading_key_is_a_residual_with_an_hbase_filter(client) -> None:
     (scan,) = result.scans
     assert scan.residual == 'region = "eu"'
     assert scan.hbaseFilter.startswith("SingleColumnValueFilter('k', '2', =, 'binary:")
-    assert (result.rowsScanned, result.rowsReturned) == (100, 50)
+    # The embedded store reads every row; HBase runs the filter on the region servers.
+    assert result.rowsReturned == 50
+    assert 50 <= result.rowsScanned <= 100
 
 
 def test_in_list_reads_points(client) -> None:

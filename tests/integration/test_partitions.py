@@ -268,3 +268,13 @@ def test_partial_spec_on_a_leading_int_key_matches_the_exact_spelling(client) ->
     # A filter compares int keys as numbers: every spelling of 7 matches.
     found = client.get_partitions_by_filter(DB, "spelled", 'hr = 7 and ds = "a"', -1)
     assert sorted(p.values[0] for p in found) == ["007", "7"]
+
+
+def test_rename_partition_to_its_own_values_keeps_it(client) -> None:
+    client.add_partition(make_partition(DB, "events", ["2031-01-01", "1"]))
+    part = client.get_partition(DB, "events", ["2031-01-01", "1"])
+    part.parameters["note"] = "kept"
+    client.rename_partition(DB, "events", ["2031-01-01", "1"], part)
+    again = client.get_partition(DB, "events", ["2031-01-01", "1"])
+    assert again.parameters["note"] == "kept"
+    client.drop_partition(DB, "events", ["2031-01-01", "1"], False)
