@@ -43,10 +43,10 @@ class RunningServer:
 
     def __init__(self, tmp: Path, **config: object) -> None:
         self.warehouse = tmp / "warehouse"
+        config.setdefault("storage", _storage_url(tmp))
         self.config = ServerConfig(
             host="127.0.0.1",
             port=0,
-            storage=_storage_url(tmp),
             warehouse=str(self.warehouse),
             **config,  # type: ignore[arg-type]
         )

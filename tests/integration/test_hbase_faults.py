@@ -1,0 +1,86 @@
+"""The metastore on the HBase backend when HBase misbehaves (against the HBase test double, which
+stands in for a real HBase Thrift gateway): writes failing part-way, connections lost, HBase
+absent at start."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.hbase_double import HBaseDouble, storage_url
+
+from metastore_server.app import build_server
+from metastore_server.config import ServerConfig
+from metastore_server.thrift_api import hms
+
+from .conftest import RunningServer, create_db, make_partition, make_table
+
+
+@pytest.fixture
+def double() -> Iterator[HBaseDouble]:
+    with HBaseDouble() as running:
+        yield running
+
+
+@pytest.fixture
+def on_double(double: HBaseDouble, tmp_path: Path) -> Iterator[tuple[HBaseDouble, object]]:
+    host, port = double.address
+    server = RunningServer(tmp_path, storage=storage_url(host, port, prefix="faults_"))
+    client = server.client()
+    create_db(client, "fdb")
+    client.create_table(make_table("fdb", "t", keys=[("ds", "string")]))
+    yield double, client
+    client.close()
+    server.stop()
+
+
+def test_add_partitions_failing_part_way_names_what_landed(on_double) -> None:
+    double, client = on_double
+    parts = [make_partition("fdb", "t", [f"2024-01-{d:02d}"]) for d in range(1, 11)]
+    double.fail_writes_after(4)
+    with pytest.raises(hms.MetaException) as caught:
+        client.add_partitions(parts)
+    double.heal()
+    message = caught.value.message
+    assert "failed part-way" in message
+    landed = client.get_partition_names("fdb", "t", -1)
+    assert 0 < len(landed) < 10
+    assert f"{len(landed)} of 10 done" in message
+    for name in landed:
+        assert name in message.split("; not done:")[0]
+    # The rest can be added afterwards: nothing is left half-written.
+    client.add_partitions_req(
+        hms.AddPartitionsRequest(
+            dbName="fdb", tblName="t", parts=parts, ifNotExists=True, needResult=False
+        )
+    )
+    assert len(client.get_partition_names("fdb", "t", -1)) == 10
+
+
+def test_lost_hbase_connections_are_survived(on_double) -> None:
+    double, client = on_double
+    client.add_partition(make_partition("fdb", "t", ["2024-02-01"]))
+    double.disconnect_all()
+    # Reads are retried on a fresh connection.
+    assert client.get_partition_names("fdb", "t", -1) == ["ds=2024-02-01"]
+    double.drop_connection(when="before", count=10)
+    with pytest.raises(hms.MetaException):
+        client.get_partitions("fdb", "t", -1)
+    double.heal()
+    assert [p.values for p in client.get_partitions("fdb", "t", -1)] == [["2024-02-01"]]
+
+
+def test_hbase_absent_at_start_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens here once the probe is closed
+    config = ServerConfig(
+        host="127.0.0.1",
+        port=0,
+        storage=storage_url("127.0.0.1", port, connect_retries=1, retry_backoff_ms=10),
+        warehouse=str(tmp_path / "wh"),
+    )
+    with pytest.raises(Exception, match=f"127.0.0.1:{port}"):
+        build_server(config)
