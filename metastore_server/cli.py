@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -18,12 +19,28 @@ from metastore_server.config import ServerConfig
 log = structlog.get_logger(__name__)
 
 
-def _serve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    defaults = ServerConfig.from_env()
+def _file_defaults(argv: Sequence[str] | None) -> ServerConfig:
+    """Settings from ``--config FILE`` (or METASTORE_CONFIG) and the environment."""
+    early = argparse.ArgumentParser(add_help=False)
+    early.add_argument("--config", default=os.environ.get("METASTORE_CONFIG"))
+    known, _rest = early.parse_known_args(argv)
+    base = ServerConfig.from_file(known.config) if known.config else None
+    return ServerConfig.from_env(base=base)
+
+
+def _serve_parser(
+    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    defaults: ServerConfig,
+) -> None:
     serve = sub.add_parser(
         "serve",
         help="serve the metastore Thrift API",
         description="Serve the Hive Metastore Thrift API. Flags override METASTORE_* variables.",
+    )
+    serve.add_argument(
+        "--config",
+        help="TOML file of these settings (also METASTORE_CONFIG); flags and METASTORE_* "
+        "variables win over it",
     )
     serve.add_argument("--host", default=defaults.host, help="bind address (default %(default)s)")
     serve.add_argument("--port", type=int, default=defaults.port, help="port (default %(default)s)")
@@ -71,21 +88,22 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the console script."""
+def build_parser(defaults: ServerConfig | None = None) -> argparse.ArgumentParser:
+    """The argument parser of the console script (``defaults``: of ``serve``'s flags)."""
     parser = argparse.ArgumentParser(
         prog="metastore-server",
         description="A Hive-Metastore-compatible Thrift server.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    _serve_parser(sub)
+    _serve_parser(sub, defaults if defaults is not None else ServerConfig.from_env())
     cli_explain.add_parser(sub)
     return parser
 
 
-def _config_from_args(args: argparse.Namespace) -> ServerConfig:
+def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> ServerConfig:
     config = ServerConfig(
+        extra_config=defaults.extra_config,
         host=args.host,
         port=args.port,
         storage=args.storage,
@@ -125,11 +143,16 @@ def serve(config: ServerConfig) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``metastore-server`` console script."""
-    parser = build_parser()
+    try:
+        defaults = _file_defaults(argv)
+    except (OSError, ValueError) as exc:
+        print(f"metastore-server: config: {exc}", file=sys.stderr)
+        return 2
+    parser = build_parser(defaults)
     args = parser.parse_args(argv)
     if args.command == "serve":
         try:
-            config = _config_from_args(args)
+            config = _config_from_args(args, defaults)
         except ValueError as exc:
             parser.error(str(exc))
         configure_logging(config.log_level, config.log_format)

@@ -1,9 +1,11 @@
-"""Server settings: one dataclass, filled from flags > environment variables > defaults."""
+"""Server settings: one dataclass, filled from flags > environment variables > a config file >
+defaults."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import tomllib
+from dataclasses import dataclass, field, fields
 
 ENV_PREFIX = "METASTORE_"
 
@@ -25,10 +27,35 @@ class ServerConfig:
     extra_config: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> ServerConfig:
-        """Defaults overridden by ``METASTORE_<FIELD>`` environment variables."""
-        env = os.environ if environ is None else environ
+    def from_file(cls, path: str | os.PathLike[str]) -> ServerConfig:
+        """Defaults overridden by a TOML file of the same settings (``port = 9183``, ...), at
+        top level or under ``[server]``; ``[hive]`` holds extra values for get_config_value.
+        ValueError names an unknown or mistyped setting."""
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+        settings = dict(document.get("server", {}))
+        settings.update({k: v for k, v in document.items() if k not in ("server", "hive")})
         config = cls()
+        known = {f.name: f for f in fields(cls) if f.name != "extra_config"}
+        for name, value in settings.items():
+            attribute = name.replace("-", "_")
+            if attribute not in known:
+                raise ValueError(f"{path}: unknown setting {name!r}; known: {sorted(known)}")
+            expected = type(getattr(config, attribute))
+            if not isinstance(value, expected) or isinstance(value, bool):
+                raise ValueError(f"{path}: {name} must be a {expected.__name__}, not {value!r}")
+            setattr(config, attribute, value)
+        config.extra_config = {str(k): str(v) for k, v in document.get("hive", {}).items()}
+        return config
+
+    @classmethod
+    def from_env(
+        cls, environ: dict[str, str] | None = None, base: ServerConfig | None = None
+    ) -> ServerConfig:
+        """``base`` (default: the defaults; else a config file's) overridden by
+        ``METASTORE_<FIELD>`` environment variables."""
+        env = os.environ if environ is None else environ
+        config = base if base is not None else cls()
         for name in (
             "host",
             "storage",

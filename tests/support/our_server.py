@@ -13,6 +13,7 @@ from types import TracebackType
 
 import pytest
 
+from .hbase_double import HBaseDouble, storage_url
 from .net import LOOPBACK, MetastoreEndpoint, free_port, tail, terminate, wait_for_port
 
 __all__ = ["OurServer", "free_port", "our_metastore"]
@@ -23,7 +24,9 @@ STOP_TIMEOUT_S = 10.0
 
 
 class OurServer:
-    """Context manager running our server on 127.0.0.1 with a SQLite store in a scratch dir.
+    """Context manager running our server on 127.0.0.1 with a SQLite store in a scratch dir, or,
+    with ``METASTORE_TEST_STORAGE=hbase-double``, on the HBase backend against an HBase test
+    double started for it.
 
     ``with OurServer(workdir) as endpoint:`` yields a :class:`MetastoreEndpoint`.
     """
@@ -44,6 +47,8 @@ class OurServer:
         self.stdout_path = self.workdir / "server.stdout.log"
         self.stderr_path = self.workdir / "server.stderr.log"
         self.process: subprocess.Popen[bytes] | None = None
+        self.storage = f"sqlite:///{self.workdir}/metastore.db"
+        self._double: HBaseDouble | None = None
 
     @property
     def endpoint(self) -> MetastoreEndpoint:
@@ -62,7 +67,7 @@ class OurServer:
             "--port",
             str(self.port),
             "--storage",
-            f"sqlite:///{self.workdir}/metastore.db",
+            self.storage,
             "--warehouse",
             str(self.warehouse),
             *self.extra_args,
@@ -71,6 +76,12 @@ class OurServer:
     def start(self) -> MetastoreEndpoint:
         """Start the server and block until its port accepts connections."""
         self.workdir.mkdir(parents=True, exist_ok=True)
+        test_storage = os.environ.get("METASTORE_TEST_STORAGE", "embedded")
+        if test_storage == "hbase-double" and self._double is None:
+            self._double = HBaseDouble().start()
+            self.storage = storage_url(*self._double.address)
+        elif test_storage not in ("embedded", "hbase-double"):
+            raise ValueError(f"METASTORE_TEST_STORAGE is embedded or hbase-double: {test_storage}")
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p
@@ -103,7 +114,11 @@ class OurServer:
     def stop(self) -> int | None:
         """SIGTERM the server, SIGKILL it after a timeout; returns its exit code."""
         proc, self.process = self.process, None
-        return terminate(proc, STOP_TIMEOUT_S)
+        code = terminate(proc, STOP_TIMEOUT_S)
+        double, self._double = self._double, None
+        if double is not None:
+            double.stop()
+        return code
 
     def __enter__(self) -> MetastoreEndpoint:
         return self.start()

@@ -1,0 +1,55 @@
+"""Server settings: a TOML config file, then METASTORE_* variables, then flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metastore_server import cli
+from metastore_server.config import ServerConfig
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "metastore.toml"
+    path.write_text(text)
+    return path
+
+
+def test_file_settings_and_hive_values(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        'port = 9183\n[server]\nstorage = "hbase://h:9090?prefix=x_"\n'
+        'partition-request-limit = 500\n[hive]\n"hive.exec.dynamic.partition.mode" = "nonstrict"\n',
+    )
+    config = ServerConfig.from_file(path)
+    assert (config.port, config.storage, config.partition_request_limit) == (
+        9183,
+        "hbase://h:9090?prefix=x_",
+        500,
+    )
+    assert config.extra_config == {"hive.exec.dynamic.partition.mode": "nonstrict"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("prot = 1\n", "unknown setting 'prot'"), ('port = "9183"\n', "port must be a int")],
+)
+def test_bad_file_settings_are_named(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        ServerConfig.from_file(write(tmp_path, text))
+
+
+def test_flags_beat_environment_beat_file(tmp_path: Path, monkeypatch) -> None:
+    path = write(tmp_path, 'port = 9183\nhost = "127.0.0.2"\nlog_level = "debug"\n')
+    monkeypatch.setenv("METASTORE_PORT", "9184")
+    argv = ["serve", "--config", str(path), "--log-level", "warning"]
+    defaults = cli._file_defaults(argv)
+    args = cli.build_parser(defaults).parse_args(argv)
+    config = cli._config_from_args(args, defaults)
+    assert (config.host, config.port, config.log_level) == ("127.0.0.2", 9184, "warning")
+
+
+def test_unreadable_config_is_a_clear_error(tmp_path: Path, capsys) -> None:
+    assert cli.main(["serve", "--config", str(tmp_path / "missing.toml")]) == 2
+    assert "config:" in capsys.readouterr().err
