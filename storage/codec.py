@@ -237,6 +237,13 @@ def decode_values(kinds: Sequence[KeyKind], data: bytes) -> list[str]:
     return values
 
 
+def leading_order_part(kind: KeyKind, data: bytes) -> bytes:
+    """The order part of the first value of an encoded tuple: every key whose first value
+    equals it (any spelling) starts with these bytes. O(its length)."""
+    _value, _typed, end = _decode_part(kind, data, 0)
+    return data[:end]
+
+
 def typed_prefix(kind: KeyKind, raw: str) -> bytes | None:
     """The order part of the value ``raw`` denotes, which the encoding of every spelling of it
     starts with, or None when ``raw`` does not parse. For INTEGRAL and DATE, "7", "007" and "+7"

@@ -50,6 +50,11 @@ def explain_plan(
             hbaseFilter=printable_filter(hbase_filter(scan.residual, ref.key_types, like=like)),
         )
         lines.append(f"  {describe_scan(scan, names)}")
+        if key_range.skip is not None:
+            lines.append(
+                f"      skip scan: under each {names[0]} value, "
+                f"{len(key_range.skip.tails)} block(s) of the later keys"
+            )
         if explained.hbaseFilter:
             lines.append(f"      hbase filter: {explained.hbaseFilter}")
         if analyze:

@@ -85,6 +85,9 @@ def test_leading_key_ranges_read_only_returned_rows(backend, catalog: Catalog) -
         ('ds = "2024-01-03" and hr >= 3 and hr < 7', 8, 8),
         ('ds >= "2024-01-06"', 48, 48),
         ('(ds) in ("2024-01-01", "2024-01-07") and hr = 11 and region = "b"', 2, 2),
+        # No bound on ds: a skip scan reads only the hr block under each ds value.
+        ("hr = 11", 14, 14),
+        ('hr = 5 and region = "a"', 7, 7),
         ('ds = "2024-01-02" and hr between 10 and 11 and region = "a"', 2, 4),
     ]:
         with audit.collecting_extras() as extras:
