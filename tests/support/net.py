@@ -9,7 +9,8 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from types import TracebackType
+from typing import Any, NamedTuple
 
 LOOPBACK = "127.0.0.1"
 
@@ -102,3 +103,25 @@ def terminate(proc: subprocess.Popen[bytes] | None, timeout: float) -> int | Non
             proc.kill()
             proc.wait()
     return proc.returncode
+
+
+class StartedByWith:
+    """``with launcher as started:`` calls ``launcher.start()`` (its result is ``started``) and
+    ``launcher.stop()`` on the way out, whatever happens."""
+
+    def start(self) -> Any:  # pragma: no cover - every launcher defines it
+        raise NotImplementedError
+
+    def stop(self) -> Any:  # pragma: no cover - every launcher defines it
+        raise NotImplementedError
+
+    def __enter__(self) -> Any:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

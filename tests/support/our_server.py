@@ -9,12 +9,19 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import TracebackType
 
 import pytest
 
 from .hbase_double import HBaseDouble, storage_url
-from .net import LOOPBACK, MetastoreEndpoint, free_port, tail, terminate, wait_for_port
+from .net import (
+    LOOPBACK,
+    MetastoreEndpoint,
+    StartedByWith,
+    free_port,
+    tail,
+    terminate,
+    wait_for_port,
+)
 
 __all__ = ["OurServer", "free_port", "our_metastore"]
 
@@ -23,7 +30,7 @@ STARTUP_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 
 
-class OurServer:
+class OurServer(StartedByWith):
     """Context manager running our server on 127.0.0.1 with a SQLite store in a scratch dir, or,
     with ``METASTORE_TEST_STORAGE=hbase-double``, on the HBase backend against an HBase test
     double started for it.
@@ -120,16 +127,6 @@ class OurServer:
             double.stop()
         return code
 
-    def __enter__(self) -> MetastoreEndpoint:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 @pytest.fixture(scope="session")

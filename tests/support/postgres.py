@@ -29,13 +29,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 
 if not __package__:  # executed as a script
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from support.net import LOOPBACK, free_port, tail, wait_for_port
+    from support.net import LOOPBACK, StartedByWith, free_port, tail, wait_for_port
 else:
-    from .net import LOOPBACK, free_port, tail, wait_for_port
+    from .net import LOOPBACK, StartedByWith, free_port, tail, wait_for_port
 
 __all__ = ["PostgresServer", "find_pg_bindir", "postgres_unavailable_reason"]
 
@@ -81,7 +80,7 @@ def postgres_unavailable_reason() -> str | None:
     return None
 
 
-class PostgresServer:
+class PostgresServer(StartedByWith):
     """Context manager running PostgreSQL on 127.0.0.1:port with role ``user`` and ``database``.
 
     ``with PostgresServer(workdir) as pg: pg.jdbc_url`` is the JDBC URL of the database.
@@ -317,16 +316,6 @@ class PostgresServer:
             shutil.rmtree(self.workdir, ignore_errors=True)
         return code
 
-    def __enter__(self) -> PostgresServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,7 +27,6 @@ import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from types import TracebackType
 from xml.sax.saxutils import escape
 
 import pytest
@@ -37,6 +36,7 @@ if not __package__:  # executed as a script
     from support.net import (
         LOOPBACK,
         MetastoreEndpoint,
+        StartedByWith,
         free_port,
         in_isolated_netns,
         tail,
@@ -47,6 +47,7 @@ else:
     from .net import (
         LOOPBACK,
         MetastoreEndpoint,
+        StartedByWith,
         free_port,
         in_isolated_netns,
         tail,
@@ -200,7 +201,7 @@ rootLogger.appenderRef.main.ref = MAIN
 """
 
 
-class ReferenceHms:
+class ReferenceHms(StartedByWith):
     """Context manager running the reference Hive Metastore 2.3.x on 127.0.0.1:port.
 
     ``with ReferenceHms(workdir) as endpoint:`` yields a :class:`MetastoreEndpoint`.
@@ -372,16 +373,6 @@ class ReferenceHms:
         proc, self.process = self.process, None
         terminate(proc, STOP_TIMEOUT_S)
 
-    def __enter__(self) -> MetastoreEndpoint:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 @pytest.fixture(scope="session")
