@@ -24,7 +24,10 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
     store = open_store(config.storage)
     warehouse = Warehouse(config.warehouse)
     catalog = Catalog(
-        store, warehouse, partition_request_limit=config.partition_request_limit
+        store,
+        warehouse,
+        partition_request_limit=config.partition_request_limit,
+        listing_cache_bytes=config.listing_cache_mb * 1024 * 1024,
     )
     config_values = {
         **HIVE_DEFAULTS,

@@ -78,6 +78,13 @@ def _serve_parser(
         "hive.metastore.limit.partition.request (default %(default)s: no limit)",
     )
     serve.add_argument(
+        "--listing-cache-mb",
+        type=int,
+        default=defaults.listing_cache_mb,
+        help="memory for whole-table partition listings kept while the store is unchanged "
+        "(embedded store; 0: off; default %(default)s)",
+    )
+    serve.add_argument(
         "--log-level", default=defaults.log_level, help="debug, info, warning, error"
     )
     serve.add_argument(
@@ -112,6 +119,7 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         protocol=args.protocol,
         max_connections=args.max_connections,
         partition_request_limit=args.partition_request_limit,
+        listing_cache_mb=args.listing_cache_mb,
         log_level=args.log_level,
         log_format=args.log_format,
     )

@@ -22,6 +22,7 @@ class ServerConfig:
     protocol: str = "binary"  # binary | compact
     max_connections: int = 1000
     partition_request_limit: int = -1  # HMS hive.metastore.limit.partition.request
+    listing_cache_mb: int = 256  # whole-table listings kept while the store is unchanged
     log_level: str = "info"
     log_format: str = "console"  # console | json
     extra_config: dict[str, str] = field(default_factory=dict)
@@ -68,7 +69,7 @@ class ServerConfig:
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, value)
-        for name in ("port", "max_connections", "partition_request_limit"):
+        for name in ("port", "max_connections", "partition_request_limit", "listing_cache_mb"):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, int(value))
@@ -84,3 +85,5 @@ class ServerConfig:
             raise ValueError(f"port out of range: {self.port}")
         if self.max_connections < 1:
             raise ValueError("max_connections must be at least 1")
+        if self.listing_cache_mb < 0:
+            raise ValueError("listing_cache_mb must not be negative")

@@ -165,6 +165,8 @@ class SqliteStore:
         self._idle: list[sqlite3.Connection] = []
         self._closed = False
         self._writer = self._connect()
+        self._probe = self._connect()
+        self._probe_lock = threading.Lock()
         mode = self._writer.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if mode.lower() != "wal":
             raise RuntimeError(f"SQLite refused WAL mode for {path} (got {mode})")
@@ -188,6 +190,14 @@ class SqliteStore:
                                check_same_thread=False)
         conn.execute("PRAGMA synchronous=FULL")
         return conn
+
+    def change_token(self) -> int | None:
+        """A number that changes whenever anyone (this process or another) commits to the
+        file: SQLite's data_version as seen by a connection that never writes. O(1)."""
+        with self._probe_lock:
+            if self._closed:
+                raise RuntimeError("the store is closed")
+            return int(self._probe.execute("PRAGMA data_version").fetchone()[0])
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -419,6 +429,8 @@ class SqliteStore:
             for conn in idle:
                 conn.close()
             self._writer.close()
+        with self._probe_lock:
+            self._probe.close()
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
         log.info("storage.closed", backend="sqlite", path=self._path)

@@ -172,5 +172,10 @@ class StoragePort(Protocol):
         64 bits raises OverflowError where the backend can tell (embedded); HBase wraps around
         like a Java long. Never retried on a lost connection (the error says so)."""
 
+    def change_token(self) -> int | None:
+        """Optional (read it with ``getattr``): a number that changes whenever anything is
+        committed to the store, by this process or any other; None or absent when the backend
+        cannot tell. Readers may cache what they read while the token stays the same."""
+
     def close(self) -> None:
         """Release connections and files. The port is unusable afterwards."""

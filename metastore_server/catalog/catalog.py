@@ -5,6 +5,7 @@ from __future__ import annotations
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.databases import DEFAULT_DATABASE, Databases
 from metastore_server.catalog.functions import Functions
+from metastore_server.catalog.listing_cache import DEFAULT_MAX_BYTES, ListingCache
 from metastore_server.catalog.partitions import Partitions
 from metastore_server.catalog.tables import VIRTUAL_VIEW, Tables
 from metastore_server.catalog.warehouse import Warehouse
@@ -17,11 +18,19 @@ class Catalog:
     """Databases, tables, partitions and functions of one store, with HMS semantics."""
 
     def __init__(
-        self, store: StoragePort, warehouse: Warehouse, *, partition_request_limit: int = -1
+        self,
+        store: StoragePort,
+        warehouse: Warehouse,
+        *,
+        partition_request_limit: int = -1,
+        listing_cache_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         store.ensure_tables(layout.TABLE_SPECS)
         self.ctx = CatalogContext(
-            store=store, warehouse=warehouse, partition_request_limit=partition_request_limit
+            store=store,
+            warehouse=warehouse,
+            partition_request_limit=partition_request_limit,
+            listing_cache=ListingCache(listing_cache_bytes),
         )
         self.databases = Databases(self.ctx)
         self.tables = Tables(self.ctx, self.databases)

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from metastore_server.catalog.listing_cache import ListingCache
 from metastore_server.catalog.warehouse import Warehouse
 from storage.port import StoragePort
 
@@ -29,4 +30,6 @@ class CatalogContext:
     #: Most partitions one request may return (HMS's hive.metastore.limit.partition.request);
     #: negative: no limit.
     partition_request_limit: int = -1
+    #: Whole-table partition listings kept while the store is unchanged.
+    listing_cache: ListingCache = field(default_factory=ListingCache)
     write_lock: threading.RLock = field(default_factory=threading.RLock)

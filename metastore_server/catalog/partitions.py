@@ -14,6 +14,7 @@ from metastore_server.catalog import names
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.filter_explain import explain_plan
 from metastore_server.catalog.java_text import java_items, java_list, thrift_struct_text
+from metastore_server.catalog.listing_cache import Listing
 from metastore_server.catalog.partition_expr import expression_text, msck_partition_names
 from metastore_server.catalog.partition_scan import (
     LISTING_COLUMNS,
@@ -263,12 +264,59 @@ class Partitions:
     ) -> EncodedPartitions:
         """All partitions (up to max_parts), sorted by name as HMS returns them."""
         ref = self._tables.get(db, table)
-        return self._listing(ref, whole_table(ref), max_parts)
+        limit = _limit(max_parts)
+        cap = self._ctx.partition_request_limit
+        # Under a request limit, a listing is only built by the path that fails fast.
+        may_build = cap is None or cap < 0 or (limit is not None and limit <= cap)
+        listing = self._whole_listing(ref, build=may_build)
+        if listing is None:
+            return self._listing(ref, whole_table(ref), max_parts)
+        self._check_request_limit(ref, len(listing.blobs), limit)
+        blobs = listing.blobs if limit is None else listing.blobs[:limit]
+        return EncodedPartitions(ref.db, ref.name, blobs)
 
     def list_names(self, db: str, table: str, max_parts: int | None = -1) -> list[str]:
         """All partition names, sorted by name as HMS does (up to max_parts)."""
         ref = self._tables.get(db, table)
-        return self._names(ref, whole_table(ref), max_parts)
+        listing = self._whole_listing(ref)
+        if listing is None:
+            return self._names(ref, whole_table(ref), max_parts)
+        limit = _limit(max_parts)
+        found = listing.names if limit is None else listing.names[:limit]
+        return [name.decode("utf-8") for name in found]
+
+    def _whole_listing(self, ref: TableRef, *, build: bool = True) -> Listing | None:
+        """Every partition of a table sorted by name, from the listing cache when the store has
+        not changed since it was built (else built and kept, when ``build``); None when the
+        store cannot say or it is not cached and not to be built (then read directly)."""
+        change_token = getattr(self._ctx.store, "change_token", None)
+        token = change_token() if change_token is not None else None
+        if token is None:
+            return None
+        cached = self._ctx.listing_cache.get(ref.table_id, token)
+        if cached is not None:
+            audit.note(listing_cache="hit")
+            return cached
+        if not build:
+            return None
+        rows = matching_rows(self._ctx.store, ref, whole_table(ref), LISTING_COLUMNS)
+        named = sorted((name_bytes_of(ref, key, row), row[layout.OBJECT]) for key, row in rows)
+        listing = Listing([name for name, _ in named], [blob for _, blob in named])
+        self._ctx.listing_cache.put(ref.table_id, token, listing)
+        return listing
+
+    def _check_request_limit(self, ref: TableRef, count: int, limit: int | None) -> None:
+        """MetaException (HMS's words) when a request would return more partitions than
+        ``partition_request_limit`` allows."""
+        cap = self._ctx.partition_request_limit
+        if cap is not None and cap >= 0 and (limit is None or limit > cap) and count > cap:
+            raise hms.MetaException(
+                message=(
+                    f"Number of partitions scanned (={count}) on table '{ref.name}' "
+                    f"exceeds limit (={cap}). This is controlled on the metastore server by "
+                    "hive.metastore.limit.partition.request."
+                )
+            )
 
     def list_ps(
         self, db: str, table: str, part_vals: Sequence[str] | None, max_parts: int | None = -1
@@ -333,13 +381,7 @@ class Partitions:
         for key, row in rows:
             named.append((name_bytes_of(ref, key, row), row[layout.OBJECT]))
             if check and len(named) > cap:  # type: ignore[operator]
-                raise hms.MetaException(
-                    message=(
-                        f"Number of partitions scanned (={len(named)}) on table '{ref.name}' "
-                        f"exceeds limit (={cap}). This is controlled on the metastore server by "
-                        "hive.metastore.limit.partition.request."
-                    )
-                )
+                self._check_request_limit(ref, len(named), limit)
         # UTF-8 byte order is code point order: sorting the names' bytes sorts the names.
         named.sort()
         if limit is not None:
