@@ -89,28 +89,31 @@ class CallProcessor:
                 log.exception("handler_error", method=api)
             if not self._declare(result, exc):
                 app_error = TApplicationException(TApplicationException.INTERNAL_ERROR, error_text)
-        audit_call(
-            method=api,
-            peer=peer,
-            ms=_ms(started),
-            outcome=outcome,
-            db=db,
-            table=table,
-            rows=rows,
-            error=error_text,
-            extras=extras,
-        )
-        if getattr(result, "oneway", False):
-            return
-        if app_error is not None:
-            self._send_exception(oprot, api, app_error, seqid)
-        elif isinstance(getattr(result, "success", None), EncodedPartitions):
-            self._send_encoded(oprot, api, result, seqid)
-        else:
-            oprot.write_message_begin(api, TMessageType.REPLY, seqid)
-            result.write(oprot)
-            oprot.write_message_end()
-            oprot.trans.flush()
+        try:
+            if getattr(result, "oneway", False):
+                return
+            if app_error is not None:
+                self._send_exception(oprot, api, app_error, seqid)
+            elif isinstance(getattr(result, "success", None), EncodedPartitions):
+                self._send_encoded(oprot, api, result, seqid)
+            else:
+                oprot.write_message_begin(api, TMessageType.REPLY, seqid)
+                result.write(oprot)
+                oprot.write_message_end()
+                oprot.trans.flush()
+        finally:
+            # After the reply is written: ``ms`` is the whole call, sending included.
+            audit_call(
+                method=api,
+                peer=peer,
+                ms=_ms(started),
+                outcome=outcome,
+                db=db,
+                table=table,
+                rows=rows,
+                error=error_text,
+                extras=extras,
+            )
 
     def _send_encoded(self, oprot: Any, api: str, result: Any, seqid: int) -> None:
         """Answer stored partition bytes as they are (binary), or decoded (other protocols)."""
