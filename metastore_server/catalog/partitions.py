@@ -453,13 +453,7 @@ class Partitions:
             for key, values, answer in to_store:
                 stored = copy.deepcopy(answer)
                 fill_storage_defaults(stored.sd)
-                ops.append(
-                    Put(
-                        layout.PARTITIONS,
-                        key,
-                        self._columns(ref, stored, values),
-                    )
-                )
+                ops.append(Put(layout.PARTITIONS, key, self._columns(ref, stored, values)))
             if ops:
                 self._write(ref, ops, "Adding partitions")
         for _, _, stored in to_store:
@@ -580,13 +574,7 @@ class Partitions:
                     raise hms.InvalidOperationException(message="alter is not possible")
                 old = self._decode(ref, row[layout.OBJECT])
                 updated = self._altered(ref, old, part, now)
-                ops.append(
-                    Put(
-                        layout.PARTITIONS,
-                        key,
-                        self._columns(ref, updated, values),
-                    )
-                )
+                ops.append(Put(layout.PARTITIONS, key, self._columns(ref, updated, values)))
             if ops:
                 self._write(ref, ops, "Altering partitions")
 

@@ -125,3 +125,19 @@ class StartedByWith:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def failed_to_start(
+    process: subprocess.Popen[bytes], port: int, timeout: float, stop: Callable[[], object]
+) -> str | None:
+    """Wait until ``process`` listens on loopback ``port``; None when it does, else (after
+    calling ``stop``) what went wrong: "exited with code N after 3.1s" or "did not open its
+    port after 60.0s"."""
+    started = time.monotonic()
+    if wait_for_port(LOOPBACK, port, timeout, lambda: process.poll() is None):
+        return None
+    code = process.poll()
+    stop()
+    what = f"exited with code {code}" if code is not None else "did not open its port"
+    return f"{what} after {time.monotonic() - started:.1f}s"
+

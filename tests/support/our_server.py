@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,10 +16,10 @@ from .net import (
     LOOPBACK,
     MetastoreEndpoint,
     StartedByWith,
+    failed_to_start,
     free_port,
     tail,
     terminate,
-    wait_for_port,
 )
 
 __all__ = ["OurServer", "free_port", "our_metastore"]
@@ -102,16 +101,10 @@ class OurServer(StartedByWith):
                 stdout=out,
                 stderr=err,
             )
-        proc = self.process
-        started = time.monotonic()
-        if not wait_for_port(
-            LOOPBACK, self.port, self.startup_timeout, lambda: proc.poll() is None
-        ):
-            code = proc.poll()
-            self.stop()
-            what = f"exited with code {code}" if code is not None else "did not open its port"
+        failure = failed_to_start(self.process, self.port, self.startup_timeout, self.stop)
+        if failure is not None:
             raise RuntimeError(
-                f"our metastore server {what} after {time.monotonic() - started:.1f}s\n"
+                f"our metastore server {failure}\n"
                 f"command: {' '.join(self.command())}\n"
                 f"--- stderr ---\n{tail(self.stderr_path, 60)}\n"
                 f"--- stdout ---\n{tail(self.stdout_path, 20)}"

@@ -23,7 +23,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,22 +36,22 @@ if not __package__:  # executed as a script
         LOOPBACK,
         MetastoreEndpoint,
         StartedByWith,
+        failed_to_start,
         free_port,
         in_isolated_netns,
         tail,
         terminate,
-        wait_for_port,
     )
 else:
     from .net import (
         LOOPBACK,
         MetastoreEndpoint,
         StartedByWith,
+        failed_to_start,
         free_port,
         in_isolated_netns,
         tail,
         terminate,
-        wait_for_port,
     )
 
 __all__ = [
@@ -352,17 +351,10 @@ class ReferenceHms(StartedByWith):
             self.process = subprocess.Popen(
                 cmd, cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=out, stderr=err
             )
-        proc = self.process
-        started = time.monotonic()
-        if not wait_for_port(
-            LOOPBACK, self.port, self.startup_timeout, lambda: proc.poll() is None
-        ):
-            code = proc.poll()
-            self.stop()
-            what = f"exited with {code}" if code is not None else "did not open its port"
+        failure = failed_to_start(self.process, self.port, self.startup_timeout, self.stop)
+        if failure is not None:
             raise RuntimeError(
-                f"reference HMS {what} after {time.monotonic() - started:.0f}s "
-                f"(port {self.port}, dir {self.workdir})\n"
+                f"reference HMS {failure} (port {self.port}, dir {self.workdir})\n"
                 f"--- hms.log ---\n{tail(self.logs / 'hms.log')}\n"
                 f"--- stderr ---\n{tail(self.logs / 'stderr.log')}"
             )

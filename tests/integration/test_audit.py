@@ -1,0 +1,48 @@
+"""The audit line of each call: who, what, how long, how many rows; for filter calls the plan
+and the rows read against the rows returned."""
+
+from __future__ import annotations
+
+import pytest
+from structlog.testing import capture_logs
+
+from metastore_server.thrift_api import hms
+
+from .conftest import create_db, make_partition, make_table
+
+
+@pytest.fixture(scope="module", autouse=True)
+def table(running) -> None:
+    connection = running.client()
+    create_db(connection, "adb")
+    connection.create_table(make_table("adb", "t", keys=[("ds", "string"), ("hr", "int")]))
+    connection.add_partitions(
+        [make_partition("adb", "t", [f"2024-01-0{d}", str(h)]) for d in range(1, 4) for h in (1, 2)]
+    )
+    connection.close()
+
+
+def audit_lines(logs: list[dict]) -> list[dict]:
+    return [entry for entry in logs if entry.get("event") == "call"]
+
+
+def test_filter_call_line_has_plan_and_rows(client) -> None:
+    with capture_logs() as logs:
+        found = client.get_partitions_by_filter("adb", "t", 'ds = "2024-01-02"', -1)
+    (line,) = audit_lines(logs)
+    assert len(found) == 2
+    assert line["method"] == "get_partitions_by_filter"
+    assert (line["db"], line["table"], line["outcome"], line["rows"]) == ("adb", "t", "ok", 2)
+    assert (line["plan"], line["rows_scanned"], line["rows_matched"]) == ("1 scan", 2, 2)
+    assert line["ms"] >= 0 and line["peer"].startswith("127.0.0.1:")
+
+
+def test_skip_scan_and_errors_are_on_the_line(client) -> None:
+    with capture_logs() as logs:
+        client.get_partitions_by_filter("adb", "t", "hr = 2", -1)
+        with pytest.raises(hms.MetaException):
+            client.get_partitions_by_filter("adb", "t", "nokey = 1", -1)
+    skip, refused = audit_lines(logs)
+    assert (skip["rows_scanned"], skip["rows_matched"], skip["seeks"]) == (3, 3, 3)
+    assert refused["outcome"] == "MetaException"
+    assert "not a partitioning key" in refused["error"]
