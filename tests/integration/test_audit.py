@@ -3,9 +3,13 @@ and the rows read against the rows returned."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
+import structlog
 from structlog.testing import capture_logs
 
+from metastore_server import audit
 from metastore_server.thrift_api import hms
 
 from .conftest import create_db, make_partition, make_table
@@ -22,14 +26,28 @@ def table(running) -> None:
     connection.close()
 
 
-def audit_lines(logs: list[dict]) -> list[dict]:
-    return [entry for entry in logs if entry.get("event") == "call"]
+@pytest.fixture(autouse=True)
+def fresh_audit_logger(monkeypatch) -> None:
+    """A logger that follows the configuration of the moment: an earlier configure_logging in
+    this process may have cached the module's one, which capture_logs would then not see."""
+    monkeypatch.setattr(audit, "_audit", structlog.get_logger("metastore.audit"))
+
+
+def audit_lines(logs: list[dict], method: str, count: int) -> list[dict]:
+    """The audit lines of ``method``: the server writes one after sending the reply, so it may
+    come a moment after the client has its answer."""
+    deadline = time.monotonic() + 5
+    while True:
+        lines = [e for e in logs if e.get("event") == "call" and e.get("method") == method]
+        if len(lines) >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.01)
 
 
 def test_filter_call_line_has_plan_and_rows(client) -> None:
     with capture_logs() as logs:
         found = client.get_partitions_by_filter("adb", "t", 'ds = "2024-01-02"', -1)
-    (line,) = audit_lines(logs)
+        (line,) = audit_lines(logs, "get_partitions_by_filter", 1)
     assert len(found) == 2
     assert line["method"] == "get_partitions_by_filter"
     assert (line["db"], line["table"], line["outcome"], line["rows"]) == ("adb", "t", "ok", 2)
@@ -42,7 +60,7 @@ def test_skip_scan_and_errors_are_on_the_line(client) -> None:
         client.get_partitions_by_filter("adb", "t", "hr = 2", -1)
         with pytest.raises(hms.MetaException):
             client.get_partitions_by_filter("adb", "t", "nokey = 1", -1)
-    skip, refused = audit_lines(logs)
+        skip, refused = audit_lines(logs, "get_partitions_by_filter", 2)
     assert (skip["rows_scanned"], skip["rows_matched"], skip["seeks"]) == (3, 3, 3)
     assert refused["outcome"] == "MetaException"
     assert "not a partitioning key" in refused["error"]
