@@ -26,7 +26,7 @@ import sqlite3
 import struct
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -310,11 +310,12 @@ class SqliteStore:
         columns: Sequence[bytes] | None = None,
         filter: bytes | None = None,
         batch_size: int | None = None,
+        key_filter: Callable[[bytes], bool] | None = None,
     ) -> Iterator[tuple[bytes, Row]]:
         """Rows with ``start <= key < stop`` in key order (see the port). Arguments are
         checked now; rows are read lazily from one snapshot. ``filter`` and ``batch_size`` are
-        accepted and ignored (every row of the range is a superset of the filter's rows).
-        O(log n + rows returned)."""
+        accepted and ignored (every row of the range is a superset of the filter's rows); a row
+        whose key fails ``key_filter`` is never unpacked. O(log n + rows in the range)."""
         spec = self._table(table)
         if not isinstance(start, bytes) or not isinstance(stop, bytes | None):
             raise TypeError("scan bounds are bytes")
@@ -335,13 +336,14 @@ class SqliteStore:
             query += " AND k < ?"
             params.append(stop)
         query += " ORDER BY k DESC" if reverse else " ORDER BY k"
-        if limit is not None and wanted is None:
+        if limit is not None and wanted is None and key_filter is None:
             query += " LIMIT ?"
             params.append(limit)
-        return self._rows(query, params, limit, wanted)
+        return self._rows(query, params, limit, wanted, key_filter)
 
     def _rows(self, query: str, params: list[object], limit: int | None,
-              wanted: frozenset[bytes] | None) -> Iterator[tuple[bytes, Row]]:
+              wanted: frozenset[bytes] | None,
+              key_filter: Callable[[bytes], bool] | None) -> Iterator[tuple[bytes, Row]]:
         """Step ``query`` lazily; the connection goes back when done, closed or collected."""
         if limit == 0:
             return
@@ -350,6 +352,8 @@ class SqliteStore:
             try:
                 returned = 0
                 for key, blob in cursor:
+                    if key_filter is not None and not key_filter(key):
+                        continue
                     row = unpack_row(blob, wanted)
                     if not row:
                         continue

@@ -497,10 +497,12 @@ class HBaseStore:
         columns: Sequence[bytes] | None = None,
         filter: bytes | None = None,
         batch_size: int | None = None,
+        key_filter: Callable[[bytes], bool] | None = None,
     ) -> Iterator[tuple[bytes, Row]]:
         """Rows with ``start <= key < stop`` (see the port); the filter runs on the region
-        servers. Arguments are checked now; rows are fetched lazily, ``batch_size`` (default
-        ``scan_batch``) per round trip. Not one snapshot (``snapshot_scans = False``)."""
+        servers, ``key_filter`` here on each row they return. Arguments are checked now; rows
+        are fetched lazily, ``batch_size`` (default ``scan_batch``) per round trip. Not one
+        snapshot (``snapshot_scans = False``)."""
         name, families = self._table(table)
         if not isinstance(start, bytes) or not isinstance(stop, bytes | None):
             raise TypeError("scan bounds are bytes")
@@ -530,6 +532,7 @@ class HBaseStore:
             request,
             filter or None,
             batch_size or self.settings.scan_batch,
+            key_filter,
         )
         return self._scan_rows(query)
 
@@ -580,6 +583,8 @@ class HBaseStore:
                         done = True
                         break
                     if verdict > 0:
+                        continue
+                    if q.key_filter is not None and not q.key_filter(key):
                         continue
                     row = _row_of(item)
                     if q.wanted is not None:
@@ -813,6 +818,7 @@ class _Query:
     request: list[bytes] | None
     filter: bytes | None
     caching: int
+    key_filter: Callable[[bytes], bool] | None = None
 
     def tscan(self, resume: bytes | None) -> Any:
         if not self.reverse:

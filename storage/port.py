@@ -17,7 +17,7 @@ Guarantees that differ between backends are flags on the backend (read them with
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -109,6 +109,7 @@ class StoragePort(Protocol):
         columns: Sequence[bytes] | None = None,
         filter: bytes | None = None,
         batch_size: int | None = None,
+        key_filter: Callable[[bytes], bool] | None = None,
     ) -> Iterator[tuple[bytes, Row]]:
         """Rows with ``start <= key < stop`` (stop None: to the end) in key order.
 
@@ -130,6 +131,11 @@ class StoragePort(Protocol):
 
         ``batch_size``: a hint, rows fetched per round trip (HBase scanner caching); backends
         without round trips ignore it. Never changes which rows come out.
+
+        ``key_filter``: a test of the row key, applied exactly in this process: a row whose key
+        fails it is left out (before its columns are decoded, where the backend can) and does
+        not count to ``limit``. It is called once per row of the range that reaches the client
+        (after ``filter``, where the backend applies that), in scan order.
         """
 
     def mutate(self, ops: Sequence[Put | Delete], condition: Condition | None = None) -> bool:

@@ -131,17 +131,29 @@ def matching_rows(
     columns: Sequence[bytes] | None = None,
 ) -> Iterator[tuple[bytes, Row]]:
     """(key, row) of every partition in ``ranges`` that passes its range's residual; the rows
-    hold only ``columns`` when given (every partition row has all the layout's columns)."""
+    hold only ``columns`` when given (every partition row has all the layout's columns).
+
+    The residual is the store's ``key_filter``: it is tested on the row key (the partition's
+    values) before the rest of the row is decoded."""
     scanned = matched = 0
     kinds = ref.kinds
+
+    def counted(residual: Predicate) -> KeyFilter:
+        def accept(key: bytes) -> bool:
+            nonlocal scanned
+            scanned += 1
+            return residual(decode_values(kinds, key[KEY_ID_LENGTH:]))
+
+        return accept
+
     try:
         for key_range in ranges:
             residual = key_range.residual
-            for key, row in _rows_of(store, key_range, columns):
-                scanned += 1
-                if residual is not None and not residual(decode_values(kinds, key[KEY_ID_LENGTH:])):
-                    continue
+            key_filter = None if residual is None else counted(residual)
+            for key, row in _rows_of(store, key_range, columns, key_filter):
                 matched += 1
+                if key_filter is None:
+                    scanned += 1
                 yield key, row
     finally:
         audit.count(rows_scanned=scanned, rows_matched=matched)
@@ -150,32 +162,48 @@ def matching_rows(
 def range_counts(store: StoragePort, ref: TableRef, key_range: KeyRange) -> tuple[int, int]:
     """(rows read, rows passing the residual) of one key range (for EXPLAIN ANALYZE)."""
     scanned = matched = 0
-    for key, _row in _rows_of(store, key_range):
+    for key, _row in _rows_of(store, key_range, NAME_COLUMNS):
         scanned += 1
         if key_range.residual is None or key_range.residual(values_of(ref, key)):
             matched += 1
     return scanned, matched
 
 
+KeyFilter = Callable[[bytes], bool]
+
+
 def _rows_of(
-    store: StoragePort, key_range: KeyRange, columns: Sequence[bytes] | None = None
+    store: StoragePort,
+    key_range: KeyRange,
+    columns: Sequence[bytes] | None = None,
+    key_filter: KeyFilter | None = None,
 ) -> Iterator[tuple[bytes, Row]]:
     if key_range.skip is not None:
-        return _skipping_rows(store, key_range, key_range.skip, columns)
+        return _skipping_rows(store, key_range, key_range.skip, columns, key_filter)
     if key_range.point is not None:
-        row = store.get(layout.PARTITIONS, key_range.point)
-        return iter(() if row is None else ((key_range.point, row),))
+        point = key_range.point
+        row = store.get(layout.PARTITIONS, point)
+        if row is None or (key_filter is not None and not key_filter(point)):
+            return iter(())
+        if columns is not None:
+            row = {column: row[column] for column in columns if column in row}
+        return iter(((point, row),))
     return store.scan(
         layout.PARTITIONS,
         key_range.start,
         key_range.stop,
         columns=columns,
         filter=key_range.server_filter,
+        key_filter=key_filter,
     )
 
 
 def _skipping_rows(
-    store: StoragePort, key_range: KeyRange, skip: SkipScan, columns: Sequence[bytes] | None
+    store: StoragePort,
+    key_range: KeyRange,
+    skip: SkipScan,
+    columns: Sequence[bytes] | None,
+    key_filter: KeyFilter | None,
 ) -> Iterator[tuple[bytes, Row]]:
     """The rows of a skip-scan range (see the module docstring); the seeks are counted apart
     (``seeks`` on the audit line), as they read a row the block scan reads again."""
@@ -197,12 +225,18 @@ def _skipping_rows(
                 block_end if tail_stop is None else block + tail_stop,
                 columns=columns,
                 filter=key_range.server_filter,
+                key_filter=key_filter,
             )
         if block_end is None:
             return
         cursor = block_end
     yield from store.scan(
-        layout.PARTITIONS, cursor, stop, columns=columns, filter=key_range.server_filter
+        layout.PARTITIONS,
+        cursor,
+        stop,
+        columns=columns,
+        filter=key_range.server_filter,
+        key_filter=key_filter,
     )
 
 

@@ -21,9 +21,17 @@ private network namespace whose only interface is loopback::
     unshare -n bash -c 'ip link set lo up; \\
         .venv/bin/python tests/bench/partition_filters.py --reference-hms postgres'
 
-Latency is measured at a Python client. By default the reply is read off the socket without
-decoding its partitions (a Java client decodes far faster than thriftpy2 would, and both
-servers pay the same); ``--decode`` decodes them too.
+Latency is measured at a client chosen with ``--client``:
+
+* ``python`` (default): thriftpy2; the reply is read off the socket and its partitions skipped
+  without building objects (thriftpy2 decodes far slower than a Java client would, and both
+  servers pay the same);
+* ``python-decode``: thriftpy2, replies decoded;
+* ``java``: Hive's own generated Java client from the pyspark jars (what Spark runs), replies
+  decoded into Java objects (``tests/bench/java/MetastoreBenchClient.java``);
+* ``java-skip``: the same Java client sending the same requests, the reply walked with Thrift's
+  ``TProtocolUtil.skip`` (every byte read, no object built): the server's side of a call with
+  the least client cost Java's Thrift library allows.
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -286,6 +294,124 @@ def decoded_call(client: Any, method: str, *args: Any) -> int:
     return result if isinstance(result, int) else len(result)
 
 
+class PythonClient:
+    """A thriftpy2 client timing its own calls (``decode``: replies decoded, else skipped)."""
+
+    def __init__(self, target: Target, decode: bool) -> None:
+        self._client = target.client()
+        self._call = decoded_call if decode else raw_call
+
+    def timed(self, method: str, *args: Any) -> tuple[int, float]:
+        """(size of the result, milliseconds) of one call."""
+        t0 = time.perf_counter()
+        size = self._call(self._client, method, *args)
+        return size, (time.perf_counter() - t0) * 1000
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._client.close()
+
+
+JAVA_CLIENT = Path(__file__).resolve().parent / "java" / "MetastoreBenchClient.java"
+
+
+class JavaClientError(Exception):
+    """A call the Java client reported as failed (the server's exception, by class name)."""
+
+
+class JavaClient:
+    """``MetastoreBenchClient.java`` in a child JVM: one call per line, timed in Java.
+
+    ``mode`` is ``decode`` (replies decoded into Hive's Java objects) or ``skip`` (walked
+    without building objects); see the Java file.
+    """
+
+    def __init__(self, target: Target, mode: str, timeout_s: float) -> None:
+        self._timeout_s = timeout_s
+        self._proc = subprocess.Popen(
+            [
+                "java",
+                "-cp",
+                java_classpath(),
+                str(JAVA_CLIENT),
+                target.host,
+                str(target.port),
+                mode,
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+        )
+        first = self._line()
+        if first != "ready":
+            self.close()
+            raise RuntimeError(f"the Java bench client did not start: {first!r}")
+
+    def _line(self) -> str:
+        assert self._proc.stdout is not None
+        line = self._proc.stdout.readline()
+        if not line:
+            code = self._proc.wait(timeout=self._timeout_s)
+            raise RuntimeError(f"the Java bench client exited ({code})")
+        return line.rstrip("\n")
+
+    def timed(self, method: str, *args: Any) -> tuple[int, float]:
+        """(size of the result, milliseconds measured in the JVM) of one call."""
+        fields = [method, *(str(a) for a in args)]
+        if any("\t" in f or "\n" in f for f in fields):
+            raise ValueError("the Java bench client takes no tab or newline in arguments")
+        assert self._proc.stdin is not None
+        self._proc.stdin.write("\t".join(fields) + "\n")
+        self._proc.stdin.flush()
+        status, _, rest = self._line().partition("\t")
+        if status != "ok":
+            raise JavaClientError(rest)
+        size, nanos = rest.split("\t")
+        return int(size), int(nanos) / 1e6
+
+    def close(self) -> None:
+        """End the JVM (closing its input ends its loop)."""
+        with contextlib.suppress(Exception):
+            assert self._proc.stdin is not None
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+
+def java_classpath() -> str:
+    """The jars of the installed pyspark wheel (Hive's metastore client and libthrift)."""
+    from support.reference_hms import find_pyspark_jars
+
+    jars = find_pyspark_jars()
+    if jars is None:
+        raise RuntimeError("the Java client needs pyspark's jars (pip install pyspark)")
+    return str(jars / "*")
+
+
+CLIENT_DESCRIPTIONS = {
+    "python": "Python thriftpy2, replies read but not decoded",
+    "python-decode": "Python thriftpy2, replies decoded",
+    "java": "Hive's Java client (pyspark jars), replies decoded",
+    "java-skip": "Hive's Java client (pyspark jars), replies walked with TProtocolUtil.skip",
+}
+
+
+CLIENTS = ("python", "python-decode", "java", "java-skip")
+
+
+def open_client(kind: str, target: Target) -> PythonClient | JavaClient:
+    """A timing client of ``kind`` (one of CLIENTS) connected to ``target``."""
+    if kind.startswith("java"):
+        return JavaClient(
+            target, "skip" if kind == "java-skip" else "decode", target.timeout_ms / 1000
+        )
+    return PythonClient(target, decode=kind == "python-decode")
+
+
 # --------------------------------------------------------------------------- targets
 
 
@@ -520,7 +646,7 @@ def time_shape(
     target: Target,
     shape: Shape,
     *,
-    call: Callable[..., int],
+    client_kind: str,
     warmup: int,
     repeat: int,
     max_seconds: float,
@@ -528,27 +654,30 @@ def time_shape(
     """Warm up, then time ``repeat`` calls; fewer when they take longer than ``max_seconds``
     (at least one), and fewer warm-up calls when they take over a quarter of it."""
     result = Result()
+    client: PythonClient | JavaClient | None = None
     try:
-        with target.connected() as client:
-            warm_until = time.monotonic() + max_seconds / 4
-            for _ in range(warmup):
-                call(client, shape.method, *shape.args)
-                if time.monotonic() > warm_until:
-                    break
-            if target.audit is not None:
-                target.audit.mark()
-            deadline = time.monotonic() + max_seconds
-            for _ in range(repeat):
-                t0 = time.perf_counter()
-                size = call(client, shape.method, *shape.args)
-                result.samples_ms.append((time.perf_counter() - t0) * 1000)
-                result.returned = size
-                if time.monotonic() > deadline:
-                    break
+        client = open_client(client_kind, target)
+        warm_until = time.monotonic() + max_seconds / 4
+        for _ in range(warmup):
+            client.timed(shape.method, *shape.args)
+            if time.monotonic() > warm_until:
+                break
+        if target.audit is not None:
+            target.audit.mark()
+        deadline = time.monotonic() + max_seconds
+        for _ in range(repeat):
+            size, ms = client.timed(shape.method, *shape.args)
+            result.samples_ms.append(ms)
+            result.returned = size
+            if time.monotonic() > deadline:
+                break
     except Exception as exc:  # noqa: BLE001 - reported in the table, the run goes on
         message = getattr(exc, "message", None) or str(exc)
         result.error = f"{type(exc).__name__}: {message}"[:200]
         return result
+    finally:
+        if client is not None:
+            client.close()
     if target.audit is not None:
         calls = target.audit.calls(shape.method)
         result.server_ms = [float(c["ms"]) for c in calls if "ms" in c]
@@ -671,6 +800,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default="10000,100000",
         help="partition counts, comma-separated (default %(default)s; 1000000 allowed)",
     )
+    parser.add_argument(
+        "--shapes",
+        default="",
+        help="only these shapes, comma-separated (default: all; names as in the report)",
+    )
     parser.add_argument("--repeat", type=int, default=20, help="timed calls per shape")
     parser.add_argument("--warmup", type=int, default=2, help="untimed calls first")
     parser.add_argument(
@@ -721,7 +855,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "ls/chmod/chown per directory)",
     )
     parser.add_argument(
-        "--decode", action="store_true", help="decode replies on the client (default: skip them)"
+        "--client",
+        choices=CLIENTS,
+        default="python",
+        help="the timing client (see the module docstring; default %(default)s)",
     )
     parser.add_argument(
         "--timeout", type=float, default=600.0, help="client socket timeout, s (default 600)"
@@ -739,6 +876,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         if not sep or not key:
             parser.error(f"--reference-property takes KEY=VALUE, got {item!r}")
         args.reference_props[key.strip()] = value.strip()
+    args.shape_names = [s.strip() for s in args.shapes.split(",") if s.strip()]
+    known = {shape.name for shape in shapes(Dataset(1))}
+    unknown = sorted(set(args.shape_names) - known)
+    if unknown:
+        parser.error(f"unknown --shapes {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     if args.repeat < 1 or args.warmup < 0:
         parser.error("--repeat must be >= 1 and --warmup >= 0")
     return args
@@ -854,15 +996,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if reason is not None:
             log(f"cannot start the reference HMS: {reason}")
             return 2
-    call = decoded_call if args.decode else raw_call
     with contextlib.ExitStack() as stack:
         targets = start_targets(args, stack)
         print("\n".join(machine_info()))
         for t in targets:
             print(f"{t.name}: {t.description}; getVersion() = {t.version()}")
         print(
-            f"client: Python thriftpy2, binary protocol, buffered transport, replies "
-            f"{'decoded' if args.decode else 'read but not decoded'}; warm-up {args.warmup}, "
+            f"client: {CLIENT_DESCRIPTIONS[args.client]}; binary protocol, buffered transport; "
+            f"warm-up {args.warmup}, "
             f"then {args.repeat} timed calls per shape (capped at {args.max_seconds:.0f} s)"
         )
         print(
@@ -886,7 +1027,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     quiet=False,
                 )
                 log(f"  {t.name}: {loads[t.name].describe()}")
-            shape_list = shapes(ds)
+            shape_list = [
+                s for s in shapes(ds) if not args.shape_names or s.name in args.shape_names
+            ]
             results: dict[tuple[str, str], Result] = {}
             for shape in shape_list:
                 for t in targets:
@@ -894,7 +1037,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     results[(t.name, shape.name)] = time_shape(
                         t,
                         shape,
-                        call=call,
+                        client_kind=args.client,
                         warmup=args.warmup,
                         repeat=args.repeat,
                         max_seconds=args.max_seconds,

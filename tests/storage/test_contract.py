@@ -175,6 +175,26 @@ def test_scan_columns_subset(store: StoragePort) -> None:
     ]
 
 
+def test_scan_key_filter(store: StoragePort, binary: list[bytes]) -> None:
+    seen: list[bytes] = []
+
+    def odd_last_byte(key: bytes) -> bool:
+        seen.append(key)
+        return key[-1] % 2 == 1
+
+    expected = [k for k in binary if k[-1] % 2 == 1]
+    assert keys(store.scan(T, key_filter=odd_last_byte)) == expected
+    assert seen == binary  # once per row of the range, in scan order
+    assert keys(store.scan(T, key_filter=odd_last_byte, limit=2)) == expected[:2]
+    assert keys(store.scan(T, reverse=True, key_filter=odd_last_byte, limit=3)) == (
+        expected[::-1][:3]
+    )
+    assert list(store.scan(T, key_filter=odd_last_byte, columns=[b"c:v"])) == [
+        (k, {b"c:v": k}) for k in expected
+    ]
+    assert keys(store.scan(T, b"a", b"b", key_filter=lambda key: False)) == []
+
+
 def test_scan_empty_table(store: StoragePort) -> None:
     assert list(store.scan(T)) == []
     assert list(store.scan(T, b"a", b"b", reverse=True, limit=5)) == []
