@@ -1,4 +1,4 @@
-"""``metastore-server``: the console script (``serve``, ``explain``)."""
+"""``metastore-server``: the console script (``serve``, ``explain``, ``values``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import structlog
 
-from metastore_server import __version__, cli_explain
+from metastore_server import __version__, cli_explain, cli_values
 from metastore_server.audit import configure_logging
 from metastore_server.config import ServerConfig
 
@@ -105,6 +105,7 @@ def build_parser(defaults: ServerConfig | None = None) -> argparse.ArgumentParse
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub, defaults if defaults is not None else ServerConfig.from_env())
     cli_explain.add_parser(sub)
+    cli_values.add_parser(sub)
     return parser
 
 
@@ -168,6 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(config)
     if args.command == "explain":
         return cli_explain.run(args)
+    if args.command == "values":
+        return cli_values.run(args)
     parser.print_help()
     return 2
 

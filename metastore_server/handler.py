@@ -14,7 +14,7 @@ import structlog
 from metastore_server import __version__, client_settings
 from metastore_server.catalog import names
 from metastore_server.catalog.catalog import Catalog
-from metastore_server.catalog.partition_values import partition_values
+from metastore_server.catalog.partition_values import explain_values, partition_values
 from metastore_server.catalog.tables import TABLE_TYPES
 from metastore_server.encoded import EncodedPartitions
 from metastore_server.thrift_api import hms
@@ -429,6 +429,22 @@ class MetastoreHandler:
         rows = partition_values(self.catalog, _db(request.dbName), _table(request.tblName), request)
         return hms.PartitionValuesResponse(
             partitionValues=[hms.PartitionValuesRow(row=row) for row in rows]
+        )
+
+    def explain_partition_values(
+        self, req: hms.ExplainValuesRequest
+    ) -> hms.ExplainValuesResult:
+        """How get_partition_values reads a request (our extension; ``metastore-server values
+        --explain`` prints it)."""
+        request = req.request if req is not None else None
+        if request is None:
+            raise hms.MetaException(message="ExplainValuesRequest needs a PartitionValuesRequest")
+        return explain_values(
+            self.catalog,
+            _db(request.dbName),
+            _table(request.tblName),
+            request,
+            bool(req.analyze),
         )
 
     # -- partitions: change ------------------------------------------------------------------

@@ -283,6 +283,72 @@ def _day_text(number: int) -> str:
     return _dt.date.fromordinal(day).isoformat()
 
 
+def split_order_parts(kinds: Sequence[KeyKind], data: bytes) -> tuple[list[bytes], bytes]:
+    """The order part of each value of an encoded tuple, and its spelling suffix. O(n)."""
+    parts = []
+    pos = 0
+    size = len(data)
+    for kind in kinds:
+        if pos >= size:
+            raise ValueError("encoded key ends before its last value")
+        tag = data[pos]
+        if tag == INTEGRAL and kind is _INTEGRAL_KIND:
+            end = pos + 9
+        elif tag == DATE and kind is _DATE_KIND:
+            end = pos + 5
+        elif tag == STRING and kind is _STRING_KIND or (
+            kind is not _STRING_KIND and tag == _RAW_TAG[kind]
+        ):
+            end = _text_end(data, pos + 1)
+        else:
+            raise ValueError(f"type code 0x{tag:02x} is not one of kind {kind.value}")
+        if end > size:
+            raise ValueError("encoded key ends inside a fixed-width value")
+        parts.append(data[pos:end])
+        pos = end
+    return parts, data[pos:]
+
+
+def _text_end(data: bytes, pos: int) -> int:
+    """The position after the esc-encoded text at ``pos`` (after its terminator)."""
+    while True:
+        end = data.find(b"\x00", pos)
+        if end < 0 or end + 1 >= len(data):
+            raise ValueError("unterminated string in encoded key")
+        follower = data[end + 1]
+        if follower == 0:
+            return end + 2
+        if follower != 0xFF:
+            raise ValueError("a 0x00 in an encoded string is neither escape nor terminator")
+        pos = end + 2
+
+
+def has_spelling(kinds: Sequence[KeyKind], data: bytes) -> bool:
+    """Whether an encoded tuple holds a typed value in a non-canonical spelling ("007", "+7",
+    "2024-1-5"): its spelling suffix is not all canonical markers. O(n)."""
+    _parts, suffix = split_order_parts(kinds, data)
+    return any(suffix)
+
+
+def is_unparsed_part(part: bytes) -> bool:
+    """Whether an order part holds a text that did not parse as its typed key's type (such as
+    the default partition), which sorts after every parsed value of that key."""
+    return part[:1] in (_UNPARSED_INTEGRAL, _UNPARSED_DATE)
+
+
+_UNPARSED_INTEGRAL = bytes((INTEGRAL_RAW,))
+_UNPARSED_DATE = bytes((DATE_RAW,))
+
+
+def unparsed_span(kind: KeyKind) -> tuple[bytes, bytes] | None:
+    """``[start, stop)`` of one order part holding every text that does not parse as ``kind``
+    (None for STRING keys, where every text is a value). O(1)."""
+    if kind is KeyKind.STRING:
+        return None
+    tag = _RAW_TAG[kind]
+    return bytes((tag,)), bytes((tag + 1,))
+
+
 def leading_order_part(kind: KeyKind, data: bytes) -> bytes:
     """The order part of the first value of an encoded tuple: every key whose first value
     equals it (any spelling) starts with these bytes. O(its length)."""

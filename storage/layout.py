@@ -31,6 +31,9 @@ META = "meta"
 OBJECT = b"c:o"
 NAME = b"c:n"
 TABLE_ID = b"c:id"
+#: On a table row: present once any partition of the table held a typed value in a
+#: non-canonical spelling ("007" for 7); never removed (readers only rely on its absence).
+SPELLINGS = b"c:sp"
 COUNTERS_ROW = b"counters"
 NEXT_TABLE_ID = b"c:table_id"
 

@@ -1220,6 +1220,22 @@ struct ExplainFilterResult {
   5: optional i64 rowsReturned,
 }
 
+// Our extension: how get_partition_values would read a request (its strategy), and with
+// analyze, what running it read.
+struct ExplainValuesRequest {
+  1: required PartitionValuesRequest request,
+  2: optional bool analyze = false,
+}
+
+struct ExplainValuesResult {
+  1: string strategy,             // e.g. "stream in key order, descending; seek past each ds"
+  2: string text,                 // the whole plan, as `metastore-server values --explain` prints it
+  3: optional ExplainFilterResult filterPlan,
+  4: optional i64 rowsScanned,
+  5: optional i64 rowsReturned,
+  6: optional i64 seeks,
+}
+
 
 service ThriftHiveMetastore extends fb303.FacebookService {
   void abort_txn(1: AbortTxnRequest rqst)
@@ -1690,5 +1706,8 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   // Extensions (see the structs above)
 
   ExplainFilterResult explain_partition_filter(1: ExplainFilterRequest req)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  ExplainValuesResult explain_partition_values(1: ExplainValuesRequest req)
       throws (1: MetaException o1, 2: NoSuchObjectException o2)
 }

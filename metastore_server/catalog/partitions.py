@@ -17,6 +17,7 @@ from metastore_server.catalog.java_text import java_items, java_list, thrift_str
 from metastore_server.catalog.listing_cache import Listing
 from metastore_server.catalog.partition_expr import expression_text, msck_partition_names
 from metastore_server.catalog.partition_scan import (
+    KEY_ID_LENGTH,
     LISTING_COLUMNS,
     NAME_COLUMNS,
     KeyRange,
@@ -37,6 +38,7 @@ from planner.grammar import parse_filter
 from planner.plan import MultiScanPlan, plan_filter
 from planner.types import KeyKind
 from storage import layout
+from storage.codec import has_spelling
 from storage.port import Delete, PartialWriteError, Put
 
 Predicate = Callable[[Sequence[str]], bool]
@@ -91,6 +93,14 @@ class Partitions:
     def _write(self, ref: TableRef, ops: list[Put | Delete], action: str) -> None:
         """Apply partition changes; when a store without atomic batches fails part-way, a
         MetaException says exactly which partitions were changed and which were not."""
+        if not ref.has_spellings and any(
+            isinstance(op, Put)
+            and op.table == layout.PARTITIONS
+            and has_spelling(ref.kinds, op.key[KEY_ID_LENGTH:])
+            for op in ops
+        ):
+            # Before the partitions: readers that find no mark rely on there being none.
+            self._tables.mark_spellings(ref)
         try:
             self._ctx.store.mutate(ops)
         except PartialWriteError as exc:
@@ -112,7 +122,7 @@ class Partitions:
             _stored_bytes(partition), self._name(ref, values), ref.kinds, values
         )
 
-    def _filter_ranges(
+    def filter_ranges(
         self, ref: TableRef, filter_text: str | None, *, like: str = "regex"
     ) -> list[KeyRange]:
         """The key ranges (with residuals) holding the partitions a filter selects."""
@@ -339,14 +349,14 @@ class Partitions:
     ) -> EncodedPartitions:
         """Partitions matching an HMS filter string, sorted by name."""
         ref = self._tables.get(db, table)
-        return self._listing(ref, self._filter_ranges(ref, filter_text), max_parts)
+        return self._listing(ref, self.filter_ranges(ref, filter_text), max_parts)
 
     def names_by_filter(
         self, db: str, table: str, filter_text: str | None, max_parts: int | None = -1
     ) -> list[str]:
         """Names of the partitions matching a filter, sorted by name."""
         ref = self._tables.get(db, table)
-        return self._names(ref, self._filter_ranges(ref, filter_text), max_parts)
+        return self._names(ref, self.filter_ranges(ref, filter_text), max_parts)
 
     def count_by_filter(self, db: str, table: str, filter_text: str | None) -> int:
         """How many partitions match a filter (no partition is decoded)."""
@@ -355,15 +365,8 @@ class Partitions:
             raise hms.NoSuchObjectException(
                 message=f"Specified database/table does not exist : {db}.{table}"
             )
-        ranges = self._filter_ranges(ref, filter_text)
+        ranges = self.filter_ranges(ref, filter_text)
         return sum(1 for _ in matching_rows(self._ctx.store, ref, ranges, NAME_COLUMNS))
-
-    def matching_values(self, db: str, table: str, filter_text: str | None) -> list[list[str]]:
-        """Raw values of every partition matching a filter, in key order (none decoded)."""
-        ref = self._tables.get(db, table)
-        ranges = self._filter_ranges(ref, filter_text)
-        rows = matching_rows(self._ctx.store, ref, ranges, NAME_COLUMNS)
-        return [values_of(ref, key) for key, _ in rows]
 
     def _listing(
         self, ref: TableRef, ranges: list[KeyRange], max_parts: int | None

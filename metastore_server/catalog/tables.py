@@ -35,6 +35,8 @@ class TableRef:
     name: str
     table_id: int
     table: hms.Table
+    #: Whether a partition ever held a non-canonical spelling of a typed value (layout.SPELLINGS).
+    has_spellings: bool = False
 
     @functools.cached_property
     def key_names(self) -> list[str]:
@@ -116,7 +118,7 @@ class Tables:
             return None  # absent, or (HBase: one row lands column by column) not whole yet
         table = from_bytes(hms.Table, row[layout.OBJECT])
         table_id = int.from_bytes(row[layout.TABLE_ID], "big")
-        return TableRef(db, name, table_id, table)
+        return TableRef(db, name, table_id, table, layout.SPELLINGS in row)
 
     def get(self, db: str, name: str) -> TableRef:
         """The table; NoSuchObjectException ``db.t table not found`` when missing."""
@@ -280,20 +282,23 @@ class Tables:
                 condition = Condition(layout.TABLES, new_key, layout.OBJECT, None)
             # The new row first: on a store without atomic batches a failure in between then
             # leaves both names, never neither.
-            ops.append(
-                Put(
-                    layout.TABLES,
-                    new_key,
-                    {layout.OBJECT: to_bytes(table), layout.TABLE_ID: encode_id(current.table_id)},
-                )
-            )
+            columns = {layout.OBJECT: to_bytes(table), layout.TABLE_ID: encode_id(current.table_id)}
+            if current.has_spellings:
+                columns[layout.SPELLINGS] = b"1"
+            ops.append(Put(layout.TABLES, new_key, columns))
             if condition is not None:
                 ops.append(Delete(layout.TABLES, layout.table_key(db, name)))
             if not self._ctx.store.mutate(ops, condition):
                 raise hms.InvalidOperationException(
                     message=f"new table {new_db}.{new_name} already exists"
                 )
-            return TableRef(new_db, new_name, current.table_id, table)
+            return TableRef(new_db, new_name, current.table_id, table, current.has_spellings)
+
+    def mark_spellings(self, ref: TableRef) -> None:
+        """Record on the table row that a partition holds a non-canonical typed spelling."""
+        self._ctx.store.mutate(
+            [Put(layout.TABLES, layout.table_key(ref.db, ref.name), {layout.SPELLINGS: b"1"})]
+        )
 
     def delete_row(self, ref: TableRef) -> None:
         """Remove the table row (the caller removes partitions and data)."""

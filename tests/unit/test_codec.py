@@ -17,7 +17,10 @@ from storage.codec import (
     encode_prefix,
     encode_value,
     encode_values,
+    has_spelling,
+    is_unparsed_part,
     prefix_successor,
+    split_order_parts,
     typed_prefix,
     typed_span,
 )
@@ -228,6 +231,26 @@ def test_tuples_round_trip_exactly(pair: tuple[list[KeyKind], list[str], list[st
     assert decode_values(key_kinds, encode_values(key_kinds, a)) == a
 
 
+@given(tuple_pairs())
+def test_order_parts_split_a_tuple_into_its_values(
+    pair: tuple[list[KeyKind], list[str], list[str]],
+) -> None:
+    key_kinds, a, _ = pair
+    data = encode_values(key_kinds, a)
+    parts, suffix = split_order_parts(key_kinds, data)
+    assert b"".join(parts) + suffix == data
+    assert parts == [encode_prefix([k], [v]) for k, v in zip(key_kinds, a, strict=True)]
+    assert [is_unparsed_part(p) for p in parts] == [
+        k is not KeyKind.STRING and typed_order(k, v)[0] != 0
+        for k, v in zip(key_kinds, a, strict=True)
+    ]
+    respelled = any(
+        k is not KeyKind.STRING and typed_order(k, v)[0] == 0 and canonical(k, v) != v
+        for k, v in zip(key_kinds, a, strict=True)
+    )
+    assert has_spelling(key_kinds, data) == respelled
+
+
 @given(tuple_pairs(), st.data())
 def test_prefix_range_holds_exactly_the_keys_with_those_leading_values(
     pair: tuple[list[KeyKind], list[str], list[str]], data: st.DataObject
@@ -300,6 +323,26 @@ def test_arity_is_checked() -> None:
 def test_malformed_keys_are_value_errors(kind_list: list[KeyKind], data: bytes) -> None:
     with pytest.raises(ValueError):
         decode_values(kind_list, data)
+
+
+@pytest.mark.parametrize(
+    ("kind_list", "data"),
+    [
+        ([KeyKind.STRING], b""),
+        ([KeyKind.STRING], b"\x02abc"),  # no terminator
+        ([KeyKind.STRING], b"\x02a\x00"),  # half a terminator
+        ([KeyKind.STRING], b"\x02a\x00\x02"),  # 0x00 neither escape nor terminator
+        ([KeyKind.STRING], b"\x10" + b"\x00" * 9),  # a type code of another kind
+        ([KeyKind.INTEGRAL], b"\x10\x80\x00"),  # a cut fixed-width value
+        ([KeyKind.DATE], b"\x02a\x00\x00"),
+        ([KeyKind.INTEGRAL, KeyKind.STRING], b"\x10\x80" + b"\x00" * 7),  # a value missing
+    ],
+)
+def test_splitting_malformed_order_parts_is_a_value_error(
+    kind_list: list[KeyKind], data: bytes
+) -> None:
+    with pytest.raises(ValueError):
+        split_order_parts(kind_list, data)
 
 
 # -- typed ranges, successors, ids --------------------------------------------------------------

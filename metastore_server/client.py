@@ -1,0 +1,164 @@
+"""A small Python client for this metastore (and any Hive Metastore >= 2.3.6).
+
+``MetastoreClient`` adds HiveMetaStoreClient-like helpers for ``get_partition_values`` and our
+``explain_partition_values`` extension; any other attribute is the underlying thriftpy2 client's,
+so every metastore call is available::
+
+    with MetastoreClient.from_uri("thrift://127.0.0.1:9083") as ms:
+        ms.latest_partition_value("db", "events", "ds")
+        ms.get_table("db", "events")
+
+Errors are not wrapped: the server's ``hms.MetaException`` and ``hms.NoSuchObjectException``
+(and transport errors) propagate unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any, Self
+from urllib.parse import urlparse
+
+from metastore_server.thrift_api import hms, make_client
+
+__all__ = ["MetastoreClient"]
+
+DEFAULT_PORT = 9083
+
+
+def _fields(names: Sequence[str]) -> list[Any]:
+    if isinstance(names, str):
+        raise TypeError("keys must be a sequence of key names, not a string")
+    return [hms.FieldSchema(name=name, type="string") for name in names]
+
+
+class MetastoreClient:
+    """A connection to a metastore; close it with :meth:`close` or use it as a context manager."""
+
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *, timeout_ms: int = 30000
+    ) -> None:
+        self.host = host
+        self.port = port
+        self._client = make_client(host, port, timeout_ms=timeout_ms)
+
+    @classmethod
+    def from_uri(cls, uri: str, *, timeout_ms: int = 30000) -> Self:
+        """Connect to ``thrift://host[:port]`` (port 9083 by default)."""
+        target = urlparse(uri)
+        if target.scheme != "thrift" or not target.hostname:
+            raise ValueError(f"metastore URI must be thrift://host:port, not {uri!r}")
+        return cls(target.hostname, target.port or DEFAULT_PORT, timeout_ms=timeout_ms)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __getattr__(self, name: str) -> Any:
+        """Any other metastore call, e.g. ``get_table(db, table)``."""
+        if name == "_client":  # not yet set (failed __init__): no recursion
+            raise AttributeError(name)
+        return getattr(self._client, name)
+
+    # ------------------------------------------------------------------ partition values
+
+    @staticmethod
+    def values_request(
+        db: str,
+        table: str,
+        keys: Sequence[str],
+        filter: str | None = None,
+        order: Sequence[str] | None = None,
+        ascending: bool = True,
+        max_parts: int = -1,
+        distinct: bool = True,
+    ) -> Any:
+        """The ``hms.PartitionValuesRequest`` the helpers below send."""
+        return hms.PartitionValuesRequest(
+            dbName=db,
+            tblName=table,
+            partitionKeys=_fields(keys),
+            applyDistinct=distinct,
+            filter=filter,
+            partitionOrder=_fields(order) if order is not None else None,
+            ascending=ascending,
+            maxParts=max_parts,
+        )
+
+    def list_partition_values(
+        self,
+        db: str,
+        table: str,
+        keys: Sequence[str],
+        filter: str | None = None,
+        order: Sequence[str] | None = None,
+        ascending: bool = True,
+        max_parts: int = -1,
+        distinct: bool = True,
+    ) -> list[list[str]]:
+        """Values of ``keys`` of the partitions matching ``filter``, one row per partition.
+
+        Ordered by ``order`` (default: ``keys``) then the other keys, typed;
+        ``max_parts`` <= 0 means all rows.
+        """
+        request = self.values_request(
+            db, table, keys, filter, order, ascending, max_parts, distinct
+        )
+        response = self._client.get_partition_values(request)
+        return [list(row.row) for row in response.partitionValues]
+
+    def latest_partition_value(
+        self,
+        db: str,
+        table: str,
+        key: str,
+        filter: str | None = None,
+    ) -> str | None:
+        """The greatest value of ``key`` among matching partitions; None if none match."""
+        rows = self.list_partition_values(db, table, [key], filter, ascending=False, max_parts=1)
+        return rows[0][0] if rows else None
+
+    def earliest_partition_value(
+        self,
+        db: str,
+        table: str,
+        key: str,
+        filter: str | None = None,
+    ) -> str | None:
+        """The least value of ``key`` among matching partitions; None if none match."""
+        rows = self.list_partition_values(db, table, [key], filter, ascending=True, max_parts=1)
+        return rows[0][0] if rows else None
+
+    def explain_partition_values(
+        self,
+        db: str,
+        table: str,
+        keys: Sequence[str],
+        filter: str | None = None,
+        order: Sequence[str] | None = None,
+        ascending: bool = True,
+        max_parts: int = -1,
+        distinct: bool = True,
+        analyze: bool = False,
+    ) -> Any:
+        """How the server reads this values request (our extension): ``hms.ExplainValuesResult``.
+
+        With ``analyze`` it is run and rows read and returned are counted.
+        """
+        request = self.values_request(
+            db, table, keys, filter, order, ascending, max_parts, distinct
+        )
+        return self._client.explain_partition_values(
+            hms.ExplainValuesRequest(request=request, analyze=analyze)
+        )
