@@ -37,6 +37,14 @@ class ValuesPlan:
     stream: bool
     #: > 0: after a row, seek past every partition sharing its first ``prefix`` values.
     prefix: int
+    #: How many of ``order`` are the requested order keys (the rest break ties).
+    order_keys: int = 0
+
+    @property
+    def rows_order_themselves(self) -> bool:
+        """Every requested key is an order key: distinct rows differ at an order key, so any
+        partition of a row places it (no need for the first one)."""
+        return set(self.columns) <= set(self.order[: self.order_keys])
 
     @property
     def strategy(self) -> str:
@@ -108,4 +116,5 @@ def plan_values(
         limit=limit,
         stream=stream,
         prefix=prefix,
+        order_keys=len(leading),
     )

@@ -176,18 +176,21 @@ def _counted_piece_tuples(
         try:
             for key, _row in rows:
                 if accept.block is not None and key.startswith(accept.block):
-                    block = accept.block  # READ_AHEAD rows into a block: seek past it
+                    block = accept.block  # read ahead in vain: seek past the block
                     break
                 yield key[KEY_ID_LENGTH:]
                 if prefix:
                     accept.enter(key[:KEY_ID_LENGTH] + _leading(ref, key, prefix))
+                    if not accept.read_ahead:
+                        block = accept.block  # blocks run long: seek past this one now
+                        break
         finally:
             close = getattr(rows, "close", None)
             if close is not None:
                 close()
         if block is None:
             return
-        accept.seeks += 1
+        accept.seeking()
         if descending:
             stop = block
         else:
@@ -205,14 +208,19 @@ def _leading(ref: TableRef, key: bytes, prefix: int) -> bytes:
     return b"".join(parts[:prefix])
 
 
-#: Rows of a block already answered for that are stepped over before seeking past the rest
-#: (a seek costs a new scan; a short block is cheaper to step through).
-READ_AHEAD = 32
+#: Most rows of a block already answered for that are stepped over before seeking past the
+#: rest (a seek costs a new scan; a short block is cheaper to step through). The allowance
+#: adapts: it halves each time a block outlasts it (long blocks: seek at once, so rows read
+#: ~ rows returned) and doubles each time a block ends within it. At 0, every PROBE_EVERY-th
+#: block is read ahead by PROBE_READ_AHEAD rows again, to notice blocks getting short.
+MAX_READ_AHEAD = 32
+PROBE_EVERY = 16
+PROBE_READ_AHEAD = 4
 
 
 class _Counting:
     """The key filter of a read: tests a residual, drops the rows of the block last answered
-    for (letting one through after READ_AHEAD of them, to make the reader seek), and counts
+    for (letting one through after ``read_ahead`` of them, to make the reader seek), and counts
     the rows it sees and the seeks made."""
 
     def __init__(self, ref: TableRef, residual: Predicate | None) -> None:
@@ -222,18 +230,33 @@ class _Counting:
         self.seeks = 0
         self.block: bytes | None = None
         self._in_block = 0
+        self.read_ahead = 2
+        self._since_probe = 0
 
     def enter(self, block: bytes) -> None:
         """Answered for every row starting with ``block``: drop them from now on."""
+        if self.block is not None:  # the last block ended within the read-ahead
+            self.read_ahead = min(MAX_READ_AHEAD, 2 * self.read_ahead or 1)
+        elif not self.read_ahead:
+            self._since_probe += 1
+            if self._since_probe >= PROBE_EVERY:
+                self._since_probe = 0
+                self.read_ahead = PROBE_READ_AHEAD
         self.block = block
         self._in_block = 0
+
+    def seeking(self) -> None:
+        """The block outlasted the read-ahead: the reader seeks past it."""
+        self.seeks += 1
+        self.read_ahead //= 2
+        self.block = None  # the next scan starts past it
 
     def __call__(self, key: bytes) -> bool:
         self.rows += 1
         block = self.block
         if block is not None and key.startswith(block):
             self._in_block += 1
-            return self._in_block > READ_AHEAD
+            return self._in_block > self.read_ahead
         residual = self._residual
         return residual is None or residual(decode_values(self._kinds, key[KEY_ID_LENGTH:]))
 
@@ -283,9 +306,12 @@ def _sorted_rows(
         tuples = (key[KEY_ID_LENGTH:] for key, _ in matching_rows(store, ref, ranges, NAME_COLUMNS))
     best: dict[tuple[str, ...], bytes] = {}
     keyed: list[tuple[bytes, tuple[str, ...]]] = []
+    any_partition_places = plan.distinct and plan.rows_order_themselves
     for data in tuples:
         values = decode_values(kinds, data)
         row = tuple(values[i] for i in plan.columns)
+        if any_partition_places and row in best:
+            continue
         sort_key = order_key(kinds, data, plan.order, plan.descending)
         if plan.distinct:
             known = best.get(row)
