@@ -249,6 +249,30 @@ def test_typed_ordering_and_values(client) -> None:
     assert rows == [["10"], ["5"]]
 
 
+def _distinct_first_key(client, table: str) -> list[list[str]]:
+    request = hms.PartitionValuesRequest(
+        dbName=DB, tblName=table, partitionKeys=[hms.FieldSchema(name="hr", type="int")]
+    )
+    return [r.row for r in client.get_partition_values(request).partitionValues]
+
+
+def test_distinct_values_keep_every_spelling_of_a_leading_typed_key(client) -> None:
+    # Distinct hr values would seek past all partitions of hr 7 after the first one; "07" is
+    # another row sharing that prefix, so the table remembers it holds such a spelling and
+    # the read does not seek (also after a rename).
+    client.create_table(make_table(DB, "spelled_first", keys=[("hr", "int"), ("ds", "string")]))
+    client.add_partitions(
+        [make_partition(DB, "spelled_first", v) for v in (["7", "a"], ["7", "c"], ["8", "a"])]
+    )
+    assert _distinct_first_key(client, "spelled_first") == [["7"], ["8"]]
+    client.add_partition(make_partition(DB, "spelled_first", ["07", "b"]))
+    assert _distinct_first_key(client, "spelled_first") == [["7"], ["07"], ["8"]]
+    renamed = client.get_table(DB, "spelled_first")
+    renamed.tableName = "spelled_renamed"
+    client.alter_table(DB, "spelled_first", renamed)
+    assert _distinct_first_key(client, "spelled_renamed") == [["7"], ["07"], ["8"]]
+
+
 def test_partial_spec_on_a_leading_int_key_matches_the_exact_spelling(client) -> None:
     client.create_table(make_table(DB, "spelled", keys=[("hr", "int"), ("ds", "string")]))
     client.add_partitions(
