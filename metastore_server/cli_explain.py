@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from urllib.parse import urlparse
 
-DEFAULT_URI = "thrift://127.0.0.1:9083"
+from metastore_server.cli_common import DEFAULT_URI, connect, split_table
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -31,20 +30,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     """Ask the metastore for the plan and print it; 1 on a refused filter, 2 if unreachable."""
-    from metastore_server.thrift_api import hms, make_client
+    from metastore_server.thrift_api import hms
 
-    db, sep, table = args.table.partition(".")
-    if not sep or not db or not table:
-        print(f"explain: --table must be db.table, not {args.table!r}", file=sys.stderr)
+    names = split_table("explain", args.table)
+    if names is None:
         return 2
-    target = urlparse(args.uri)
-    if target.scheme != "thrift" or not target.hostname:
-        print(f"explain: --uri must be thrift://host:port, not {args.uri!r}", file=sys.stderr)
-        return 2
-    try:
-        client = make_client(target.hostname, target.port or 9083)
-    except Exception as exc:  # noqa: BLE001 - any connection failure is reported the same way
-        print(f"explain: cannot reach {args.uri}: {exc}", file=sys.stderr)
+    db, table = names
+    client = connect("explain", args.uri)
+    if client is None:
         return 2
     request = hms.ExplainFilterRequest(
         dbName=db, tblName=table, filter=args.filter, analyze=args.analyze

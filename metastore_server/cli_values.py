@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-DEFAULT_URI = "thrift://127.0.0.1:9083"
+from metastore_server.cli_common import DEFAULT_URI, connect, split_table
 
 
 def _key_list(text: str) -> list[str]:
@@ -58,23 +58,17 @@ def run(args: argparse.Namespace) -> int:
     from thriftpy2.thrift import TApplicationException
     from thriftpy2.transport import TTransportException
 
-    from metastore_server.client import MetastoreClient
     from metastore_server.thrift_api import hms
 
-    db, sep, table = args.table.partition(".")
-    if not sep or not db or not table:
-        print(f"values: the table must be db.table, not {args.table!r}", file=sys.stderr)
+    names = split_table("values", args.table)
+    if names is None:
         return 2
+    db, table = names
     if args.analyze and not args.explain:
         print("values: --analyze needs --explain", file=sys.stderr)
         return 2
-    try:
-        client = MetastoreClient.from_uri(args.uri)
-    except ValueError as exc:
-        print(f"values: --uri: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # noqa: BLE001 - any connection failure is reported the same way
-        print(f"values: cannot reach {args.uri}: {exc}", file=sys.stderr)
+    client = connect("values", args.uri)
+    if client is None:
         return 2
     query = {
         "filter": args.filter,

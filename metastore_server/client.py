@@ -119,25 +119,23 @@ class MetastoreClient:
         return [list(row.row) for row in response.partitionValues]
 
     def latest_partition_value(
-        self,
-        db: str,
-        table: str,
-        key: str,
-        filter: str | None = None,
+        self, db: str, table: str, key: str, filter: str | None = None
     ) -> str | None:
         """The greatest value of ``key`` among matching partitions; None if none match."""
-        rows = self.list_partition_values(db, table, [key], filter, ascending=False, max_parts=1)
-        return rows[0][0] if rows else None
+        return self._edge_value(db, table, key, filter, ascending=False)
 
     def earliest_partition_value(
-        self,
-        db: str,
-        table: str,
-        key: str,
-        filter: str | None = None,
+        self, db: str, table: str, key: str, filter: str | None = None
     ) -> str | None:
         """The least value of ``key`` among matching partitions; None if none match."""
-        rows = self.list_partition_values(db, table, [key], filter, ascending=True, max_parts=1)
+        return self._edge_value(db, table, key, filter, ascending=True)
+
+    def _edge_value(
+        self, db: str, table: str, key: str, filter: str | None, *, ascending: bool
+    ) -> str | None:
+        rows = self.list_partition_values(
+            db, table, [key], filter, ascending=ascending, max_parts=1
+        )
         return rows[0][0] if rows else None
 
     def explain_partition_values(

@@ -46,7 +46,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -617,6 +617,25 @@ def load(
     )
 
 
+def load_targets(
+    targets: Sequence[Target], ds: Dataset, args: argparse.Namespace
+) -> dict[str, LoadResult]:
+    """Load data set ``ds`` into every target (``add_common_arguments``' loading options)."""
+    loads: dict[str, LoadResult] = {}
+    for t in targets:
+        log(f"[{ds.size:,}] loading {DB}.{ds.table} into {t.name} ...")
+        loads[t.name] = load(
+            t,
+            ds,
+            batch=args.batch,
+            threads=args.load_threads,
+            precreate=not args.server_mkdirs,
+            quiet=False,
+        )
+        log(f"  {t.name}: {loads[t.name].describe()}")
+    return loads
+
+
 # --------------------------------------------------------------------------- timing
 
 
@@ -651,40 +670,76 @@ def time_shape(
     repeat: int,
     max_seconds: float,
 ) -> Result:
-    """Warm up, then time ``repeat`` calls; fewer when they take longer than ``max_seconds``
-    (at least one), and fewer warm-up calls when they take over a quarter of it."""
+    """Warm up, then time ``repeat`` calls (see ``timed_calls``) of one shape."""
     result = Result()
     client: PythonClient | JavaClient | None = None
     try:
         client = open_client(client_kind, target)
-        warm_until = time.monotonic() + max_seconds / 4
-        for _ in range(warmup):
-            client.timed(shape.method, *shape.args)
-            if time.monotonic() > warm_until:
-                break
-        if target.audit is not None:
-            target.audit.mark()
-        deadline = time.monotonic() + max_seconds
-        for _ in range(repeat):
-            size, ms = client.timed(shape.method, *shape.args)
-            result.samples_ms.append(ms)
-            result.returned = size
-            if time.monotonic() > deadline:
-                break
+        timed = client.timed
+        result.returned = timed_calls(
+            target,
+            result,
+            lambda: timed(shape.method, *shape.args),
+            warmup=warmup,
+            repeat=repeat,
+            max_seconds=max_seconds,
+        )
     except Exception as exc:  # noqa: BLE001 - reported in the table, the run goes on
-        message = getattr(exc, "message", None) or str(exc)
-        result.error = f"{type(exc).__name__}: {message}"[:200]
+        result.error = error_text(exc)
         return result
     finally:
         if client is not None:
             client.close()
-    if target.audit is not None:
-        calls = target.audit.calls(shape.method)
-        result.server_ms = [float(c["ms"]) for c in calls if "ms" in c]
-        if calls:
-            result.scanned = calls[-1].get("rows_scanned")
-            result.matched = calls[-1].get("rows_matched")
+    read_audit(target, shape.method, result)
     return result
+
+
+def timed_calls(
+    target: Target,
+    result: Result,
+    call: Callable[[], tuple[Any, float]],
+    *,
+    warmup: int,
+    repeat: int,
+    max_seconds: float,
+) -> Any:
+    """Warm up, then time ``repeat`` calls of ``call`` (it returns its answer and its time in
+    ms, added to ``result``); fewer when they take longer than ``max_seconds`` (at least one),
+    and fewer warm-up calls when they take over a quarter of it. The last answer."""
+    warm_until = time.monotonic() + max_seconds / 4
+    for _ in range(warmup):
+        call()
+        if time.monotonic() > warm_until:
+            break
+    if target.audit is not None:
+        target.audit.mark()
+    deadline = time.monotonic() + max_seconds
+    answer = None
+    for _ in range(repeat):
+        answer, ms = call()
+        result.samples_ms.append(ms)
+        if time.monotonic() > deadline:
+            break
+    return answer
+
+
+def read_audit(target: Target, method: str, result: Result) -> list[dict[str, Any]]:
+    """Our server's audit lines of the timed calls: their own times and the last one's row
+    counts go into ``result``; the lines (none for other targets)."""
+    if target.audit is None:
+        return []
+    calls = target.audit.calls(method)
+    result.server_ms = [float(c["ms"]) for c in calls if "ms" in c]
+    if calls:
+        result.scanned = calls[-1].get("rows_scanned")
+        result.matched = calls[-1].get("rows_matched")
+    return calls
+
+
+def error_text(exc: BaseException) -> str:
+    """A failed shape's error as the report shows it."""
+    message = getattr(exc, "message", None) or str(exc)
+    return f"{type(exc).__name__}: {message}"[:200]
 
 
 # --------------------------------------------------------------------------- report
@@ -789,16 +844,13 @@ def java_version() -> str:
 # --------------------------------------------------------------------------- main
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    """Command-line options."""
-    parser = argparse.ArgumentParser(
-        description="Partition-filter benchmark: prints latency figures per filter shape.",
-        epilog=f"Reference HMS on PostgreSQL (as root): {ISOLATED_HINT}",
-    )
+def add_common_arguments(
+    parser: argparse.ArgumentParser, *, sizes: str, sizes_help: str, data_dir: Path
+) -> None:
+    """The options every benchmark of this folder takes (sizes, shapes, timing, targets,
+    loading); ``check_common_arguments`` reads them."""
     parser.add_argument(
-        "--sizes",
-        default="10000,100000",
-        help="partition counts, comma-separated (default %(default)s; 1000000 allowed)",
+        "--sizes", default=sizes, help=f"partition counts, comma-separated {sizes_help}"
     )
     parser.add_argument(
         "--shapes",
@@ -816,14 +868,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--data-dir",
         type=Path,
-        default=Path("var/bench"),
-        help="where started servers keep their data between runs (default ./var/bench)",
+        default=data_dir,
+        help=f"where started servers keep their data between runs (default ./{data_dir})",
     )
     parser.add_argument(
         "--ours",
         metavar="URI",
-        help="an already running server of ours instead of starting one; 'none': no server "
-        "of ours (then there is no ratio column)",
+        help="an already running server of ours instead of starting one (no rows-read "
+        "figures then); 'none': no server of ours (then there is no ratio column)",
     )
     parser.add_argument(
         "--reference",
@@ -831,6 +883,53 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="append",
         default=[],
         help="another metastore to compare (thrift://127.0.0.1:PORT), repeatable",
+    )
+    parser.add_argument("--batch", type=int, default=1000, help="partitions per add_partitions")
+    parser.add_argument("--load-threads", type=int, default=4, help="client threads loading")
+    parser.add_argument(
+        "--server-mkdirs",
+        action="store_true",
+        help="let the servers create the partition directories while loading (default: create "
+        "them first, as a writer of the data files would; HMS on a local warehouse forks "
+        "ls/chmod/chown per directory)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="client socket timeout, s (default 600)"
+    )
+
+
+def check_common_arguments(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, known_shapes: set[str]
+) -> None:
+    """Check the options of ``add_common_arguments``; sets ``size_list`` (ascending, no
+    repeats) and ``shape_names``."""
+    try:
+        sizes = {int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()}
+    except ValueError:
+        parser.error(f"--sizes must be integers, got {args.sizes!r}")
+    if not sizes or min(sizes) < 1:
+        parser.error("--sizes must be positive")
+    args.size_list = sorted(sizes)
+    args.shape_names = [s.strip() for s in args.shapes.split(",") if s.strip()]
+    unknown = sorted(set(args.shape_names) - known_shapes)
+    if unknown:
+        names = ", ".join(sorted(known_shapes))
+        parser.error(f"unknown --shapes {', '.join(unknown)}; known: {names}")
+    if args.repeat < 1 or args.warmup < 0:
+        parser.error("--repeat must be >= 1 and --warmup >= 0")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Command-line options."""
+    parser = argparse.ArgumentParser(
+        description="Partition-filter benchmark: prints latency figures per filter shape.",
+        epilog=f"Reference HMS on PostgreSQL (as root): {ISOLATED_HINT}",
+    )
+    add_common_arguments(
+        parser,
+        sizes="10000,100000",
+        sizes_help="(default %(default)s; 1000000 allowed)",
+        data_dir=Path("var/bench"),
     )
     parser.add_argument(
         "--reference-hms",
@@ -845,44 +944,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=[],
         help="a hive-site.xml property of the reference HMS started here, repeatable",
     )
-    parser.add_argument("--batch", type=int, default=1000, help="partitions per add_partitions")
-    parser.add_argument("--load-threads", type=int, default=4, help="client threads loading")
-    parser.add_argument(
-        "--server-mkdirs",
-        action="store_true",
-        help="let the servers create the partition directories while loading (default: create "
-        "them first, as a writer of the data files would; HMS on a local warehouse forks "
-        "ls/chmod/chown per directory)",
-    )
     parser.add_argument(
         "--client",
         choices=CLIENTS,
         default="python",
         help="the timing client (see the module docstring; default %(default)s)",
     )
-    parser.add_argument(
-        "--timeout", type=float, default=600.0, help="client socket timeout, s (default 600)"
-    )
     args = parser.parse_args(argv)
-    try:
-        args.size_list = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
-    except ValueError:
-        parser.error(f"--sizes must be integers, got {args.sizes!r}")
-    if not args.size_list or min(args.size_list) < 1:
-        parser.error("--sizes must be positive")
+    check_common_arguments(parser, args, {shape.name for shape in shapes(Dataset(1))})
     args.reference_props = {}
     for item in args.reference_property:
         key, sep, value = item.partition("=")
         if not sep or not key:
             parser.error(f"--reference-property takes KEY=VALUE, got {item!r}")
         args.reference_props[key.strip()] = value.strip()
-    args.shape_names = [s.strip() for s in args.shapes.split(",") if s.strip()]
-    known = {shape.name for shape in shapes(Dataset(1))}
-    unknown = sorted(set(args.shape_names) - known)
-    if unknown:
-        parser.error(f"unknown --shapes {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    if args.repeat < 1 or args.warmup < 0:
-        parser.error("--repeat must be >= 1 and --warmup >= 0")
     return args
 
 
@@ -1015,18 +1090,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         for size in args.size_list:
             ds = Dataset(size)
-            loads: dict[str, LoadResult] = {}
-            for t in targets:
-                log(f"[{size:,}] loading {DB}.{ds.table} into {t.name} ...")
-                loads[t.name] = load(
-                    t,
-                    ds,
-                    batch=args.batch,
-                    threads=args.load_threads,
-                    precreate=not args.server_mkdirs,
-                    quiet=False,
-                )
-                log(f"  {t.name}: {loads[t.name].describe()}")
+            loads = load_targets(targets, ds, args)
             shape_list = [
                 s for s in shapes(ds) if not args.shape_names or s.name in args.shape_names
             ]

@@ -42,11 +42,16 @@ from partition_filters import (  # noqa: E402 - partition_filters sets up sys.pa
     LoadResult,
     Result,
     Target,
+    add_common_arguments,
+    check_common_arguments,
+    error_text,
     hms,
-    load,
+    load_targets,
     log,
     machine_info,
+    read_audit,
     start_targets,
+    timed_calls,
 )
 
 DAYS_TARGET = 1000  # about this many distinct ds values at 100k partitions and more
@@ -202,50 +207,40 @@ def time_values(
     repeat: int,
     max_seconds: float,
 ) -> ValuesResult:
-    """As ``partition_filters.time_shape``: warm up, then time ``repeat`` calls; fewer when they
-    take longer than ``max_seconds`` (at least one), fewer warm-up calls past a quarter of it."""
+    """As ``partition_filters.time_shape``: warm up, then time ``repeat`` calls
+    (``timed_calls``)."""
     result = ValuesResult()
     request = shape.request(ds)
     client = None
     try:
         client = target.client()
-        warm_until = time.monotonic() + max_seconds / 4
-        for _ in range(warmup):
-            call_values(client, request)
-            if time.monotonic() > warm_until:
-                break
-        if target.audit is not None:
-            target.audit.mark()
-        deadline = time.monotonic() + max_seconds
-        for _ in range(repeat):
-            rows, ms = call_values(client, request)
-            result.samples_ms.append(ms)
-            result.returned = len(rows)
-            result.rows = rows
-            if time.monotonic() > deadline:
-                break
+        rows = timed_calls(
+            target,
+            result,
+            lambda: call_values(client, request),
+            warmup=warmup,
+            repeat=repeat,
+            max_seconds=max_seconds,
+        )
+        result.rows = rows
+        result.returned = len(rows)
     except Exception as exc:  # noqa: BLE001 - reported in the table, the run goes on
-        message = getattr(exc, "message", None) or str(exc)
-        result.error = f"{type(exc).__name__}: {message}"[:200]
+        result.error = error_text(exc)
         return result
     finally:
         if client is not None:
             with contextlib.suppress(Exception):
                 client.close()
-    if target.audit is not None:
-        calls = target.audit.calls("get_partition_values")
-        result.server_ms = [float(c["ms"]) for c in calls if "ms" in c]
-        if calls:
-            last = calls[-1]
-            result.scanned = last.get("rows_scanned")
-            result.matched = last.get("rows_matched")
-            result.seeks = last.get("seeks")
-            described = [
-                f"{key} {last[key]}" if key == "plan" else str(last[key])
-                for key in ("strategy", "plan")
-                if last.get(key)
-            ]
-            result.strategy = "; ".join(described) or None
+    calls = read_audit(target, "get_partition_values", result)
+    if calls:
+        last = calls[-1]
+        result.seeks = last.get("seeks")
+        described = [
+            f"{key} {last[key]}" if key == "plan" else str(last[key])
+            for key in ("strategy", "plan")
+            if last.get(key)
+        ]
+        result.strategy = "; ".join(described) or None
     return result
 
 
@@ -405,70 +400,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="get_partition_values benchmark: prints latency figures per request shape.",
     )
-    parser.add_argument(
-        "--sizes",
-        default="1000,100000",
-        help="partition counts, comma-separated, run smallest first (default %(default)s; "
-        "1000000 allowed, ~12 min to load into our server)",
-    )
-    parser.add_argument(
-        "--shapes",
-        default="",
-        help="only these shapes, comma-separated (default: all; names as in the report)",
-    )
-    parser.add_argument("--repeat", type=int, default=20, help="timed calls per shape")
-    parser.add_argument("--warmup", type=int, default=2, help="untimed calls first")
-    parser.add_argument(
-        "--max-seconds",
-        type=float,
-        default=60.0,
-        help="stop timing a shape after this long (at least one timed call; default 60)",
-    )
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=Path("var/bench-values"),
-        help="where the started server keeps its data between runs (default ./var/bench-values)",
-    )
-    parser.add_argument(
-        "--ours",
-        metavar="URI",
-        help="an already running server of ours instead of starting one (no rows-read "
-        "figures then); 'none': no server of ours",
-    )
-    parser.add_argument(
-        "--reference",
-        metavar="URI",
-        action="append",
-        default=[],
-        help="another metastore to compare (thrift://127.0.0.1:PORT), repeatable",
-    )
-    parser.add_argument("--batch", type=int, default=1000, help="partitions per add_partitions")
-    parser.add_argument("--load-threads", type=int, default=4, help="client threads loading")
-    parser.add_argument(
-        "--server-mkdirs",
-        action="store_true",
-        help="let the servers create the partition directories while loading (default: create "
-        "them first, as a writer of the data files would)",
-    )
-    parser.add_argument(
-        "--timeout", type=float, default=600.0, help="client socket timeout, s (default 600)"
+    add_common_arguments(
+        parser,
+        sizes="1000,100000",
+        sizes_help="(default %(default)s; 1000000 allowed, ~12 min to load into our server)",
+        data_dir=Path("var/bench-values"),
     )
     args = parser.parse_args(argv)
-    try:
-        sizes = {int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()}
-    except ValueError:
-        parser.error(f"--sizes must be integers, got {args.sizes!r}")
-    if not sizes or min(sizes) < 1:
-        parser.error("--sizes must be positive")
-    args.size_list = sorted(sizes)
-    args.shape_names = [s.strip() for s in args.shapes.split(",") if s.strip()]
-    known = {shape.name for shape in shapes()}
-    unknown = sorted(set(args.shape_names) - known)
-    if unknown:
-        parser.error(f"unknown --shapes {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    if args.repeat < 1 or args.warmup < 0:
-        parser.error("--repeat must be >= 1 and --warmup >= 0")
+    check_common_arguments(parser, args, {shape.name for shape in shapes()})
     # What partition_filters.start_targets reads: no reference HMS started here.
     args.reference_hms = None
     return args
@@ -504,18 +443,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         baseline: dict[tuple[str, str], tuple[int, float]] = {}
         for size in args.size_list:
             ds = ValuesDataset(size)
-            loads: dict[str, LoadResult] = {}
-            for t in targets:
-                log(f"[{size:,}] loading {DB}.{ds.table} into {t.name} ...")
-                loads[t.name] = load(
-                    t,
-                    ds,
-                    batch=args.batch,
-                    threads=args.load_threads,
-                    precreate=not args.server_mkdirs,
-                    quiet=False,
-                )
-                log(f"  {t.name}: {loads[t.name].describe()}")
+            loads = load_targets(targets, ds, args)
             partitions = ds.typed_partitions()
             expected = {shape.name: shape.expected(partitions) for shape in shape_list}
             del partitions
