@@ -8,8 +8,11 @@ Pure: no I/O and no imports from the rest of the project.
 * ``PartitionTimeline`` and ``StoreAllTimeline``, ``EndsAndHolesTimeline``, ``RangesTimeline``
   (``timeline.timelines``).
 * The Lens property codec (``timeline.properties``; chunked lists in ``timeline.chunked``).
+* ``cover_range``, ``StorageTimelines``, ``Cover``, ``CoverPart`` (``timeline.cover``): the
+  partitions of a fact's storage tables that best cover a time range.
 """
 
+from timeline.cover import Cover, CoverPart, StorageTimelines, cover_range
 from timeline.partitions import TimePartition, TimePartitionRange
 from timeline.periods import UpdatePeriod
 from timeline.properties import (
@@ -44,14 +47,18 @@ __all__ = [
     "PRESENT_KEY",
     "TIME_PARTCOLS_KEY",
     "UPDATE_PERIOD_KEY",
+    "Cover",
+    "CoverPart",
     "EndsAndHolesTimeline",
     "PartitionTimeline",
     "RangesTimeline",
+    "StorageTimelines",
     "StoreAllTimeline",
     "TimePartition",
     "TimePartitionRange",
     "UpdatePeriod",
     "class_key",
+    "cover_range",
     "decode_list",
     "encode_list",
     "lens_class_name",
