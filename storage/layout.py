@@ -34,6 +34,10 @@ TABLE_ID = b"c:id"
 #: On a table row: present once any partition of the table held a typed value in a
 #: non-canonical spelling ("007" for 7); never removed (readers only rely on its absence).
 SPELLINGS = b"c:sp"
+#: On a table row: the row's version stamp, written with every change of a table that keeps
+#: partition timelines (compare-and-set between server processes): an 8-byte big-endian counter
+#: followed by an 8-byte digest of the ``c:o`` it was written with.
+TIMELINE_VERSION = b"c:tlv"
 COUNTERS_ROW = b"counters"
 NEXT_TABLE_ID = b"c:table_id"
 

@@ -8,6 +8,7 @@ from metastore_server.catalog.functions import Functions
 from metastore_server.catalog.listing_cache import DEFAULT_MAX_BYTES, ListingCache
 from metastore_server.catalog.partitions import Partitions
 from metastore_server.catalog.tables import VIRTUAL_VIEW, Tables
+from metastore_server.catalog.timelines import TimelineKeeper
 from metastore_server.catalog.warehouse import Warehouse
 from metastore_server.thrift_api import hms
 from storage import layout
@@ -34,7 +35,8 @@ class Catalog:
         )
         self.databases = Databases(self.ctx)
         self.tables = Tables(self.ctx, self.databases)
-        self.partitions = Partitions(self.ctx, self.tables)
+        self.timelines = TimelineKeeper(self.ctx, self.tables)
+        self.partitions = Partitions(self.ctx, self.tables, self.timelines)
         self.functions = Functions(self.ctx, self.databases)
         self.databases.ensure_default()
 
@@ -75,7 +77,9 @@ class Catalog:
     ) -> None:
         """Alter (or rename) a table; ``cascade`` pushes the new columns to all partitions."""
         with self.ctx.write_lock:
-            ref = self.tables.alter(db, name, new_tbl, update_stats=update_stats)
+            ref = self.tables.alter(
+                db, name, new_tbl, update_stats=update_stats, hook=self.timelines
+            )
             if cascade and ref.table.sd is not None:
                 self.partitions.propagate_columns(ref, ref.table.sd.cols)
 

@@ -30,6 +30,7 @@ from metastore_server.catalog.partition_scan import (
 )
 from metastore_server.catalog.serde import from_bytes, to_bytes
 from metastore_server.catalog.tables import DDL_TIME, TableRef, Tables, fill_storage_defaults
+from metastore_server.catalog.timelines import TimelineKeeper
 from metastore_server.encoded import EncodedPartitions
 from metastore_server.thrift_api import hms
 from planner.errors import FilterError
@@ -62,9 +63,11 @@ def _limit(max_parts: int | None) -> int | None:
 class Partitions:
     """Partition rows on the store."""
 
-    def __init__(self, ctx: CatalogContext, tables: Tables) -> None:
+    def __init__(self, ctx: CatalogContext, tables: Tables, timelines: TimelineKeeper) -> None:
         self._ctx = ctx
         self._tables = tables
+        #: Every partition write goes through ``timelines.change`` (opted-in tables' timelines).
+        self._timelines = timelines
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -458,7 +461,9 @@ class Partitions:
                 fill_storage_defaults(stored.sd)
                 ops.append(Put(layout.PARTITIONS, key, self._columns(ref, stored, values)))
             if ops:
-                self._write(ref, ops, "Adding partitions")
+                added = [(values, answer.parameters) for _, values, answer in to_store]
+                with self._timelines.change(ref, added=added):
+                    self._write(ref, ops, "Adding partitions")
         for _, _, stored in to_store:
             self._ctx.warehouse.make_dirs(stored.sd.location if stored.sd else None)
         return [p for _, _, p in to_store]
@@ -502,7 +507,8 @@ class Partitions:
                     message=f"partition values={java_list(values)}"
                 )
             partition = self._decode(ref, row[layout.OBJECT])
-            self._ctx.store.mutate([Delete(layout.PARTITIONS, key)])
+            with self._timelines.change(ref, removed=[(values, partition.parameters)]):
+                self._ctx.store.mutate([Delete(layout.PARTITIONS, key)])
         if delete_data and not ref.is_external:
             self._ctx.warehouse.delete_dir(partition.sd.location if partition.sd else None)
         return partition
@@ -530,7 +536,9 @@ class Partitions:
                 found.append((key, self._decode(ref, row[layout.OBJECT])))
             if found:
                 deletes: list[Put | Delete] = [Delete(layout.PARTITIONS, k) for k, _ in found]
-                self._write(ref, deletes, "Dropping partitions")
+                removed = [(values_of(ref, k), p.parameters) for k, p in found]
+                with self._timelines.change(ref, removed=removed):
+                    self._write(ref, deletes, "Dropping partitions")
         if delete_data and not ref.is_external:
             for _, partition in found:
                 self._ctx.warehouse.delete_dir(partition.sd.location if partition.sd else None)
@@ -555,6 +563,7 @@ class Partitions:
         if batch:
             self._ctx.store.mutate(batch)
             count += len(batch)
+        self._timelines.forget(ref.table_id)
         for location in locations:
             self._ctx.warehouse.delete_dir(location)
         return count
@@ -565,6 +574,8 @@ class Partitions:
             ref = self._tables.get(db, table)
             now = self._ctx.now()
             ops: list[Put | Delete] = []
+            added: list[tuple[list[str], dict[str, str] | None]] = []
+            removed: list[tuple[list[str], dict[str, str] | None]] = []
             for part in new_parts or []:
                 if part is None:
                     raise hms.InvalidOperationException(message="Partition cannot be null.")
@@ -578,8 +589,12 @@ class Partitions:
                 old = self._decode(ref, row[layout.OBJECT])
                 updated = self._altered(ref, old, part, now)
                 ops.append(Put(layout.PARTITIONS, key, self._columns(ref, updated, values)))
+                # The update period may change: the old partition leaves, the new one comes.
+                removed.append((values, old.parameters))
+                added.append((values, updated.parameters))
             if ops:
-                self._write(ref, ops, "Altering partitions")
+                with self._timelines.change(ref, added=added, removed=removed):
+                    self._write(ref, ops, "Altering partitions")
 
     def _altered(
         self, ref: TableRef, old: hms.Partition, new: hms.Partition, now: int
@@ -645,7 +660,12 @@ class Partitions:
             ]
             if new_key != old_key:
                 ops.append(Delete(layout.PARTITIONS, old_key))
-            self._ctx.store.mutate(ops)
+            with self._timelines.change(
+                ref,
+                added=[(new_values, updated.parameters)],
+                removed=[(old_values, old.parameters)],
+            ):
+                self._ctx.store.mutate(ops)
         if move_dir and updated.sd is not None:
             self._ctx.warehouse.rename_dir(old_location, updated.sd.location)
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import copy
 import functools
-from dataclasses import dataclass
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from metastore_server.catalog import names
 from metastore_server.catalog.context import CatalogContext
@@ -25,6 +29,12 @@ INDEX_TABLE = "INDEX_TABLE"
 TABLE_TYPES = frozenset(
     {MANAGED_TABLE, EXTERNAL_TABLE, VIRTUAL_VIEW, MATERIALIZED_VIEW, INDEX_TABLE}
 )
+#: How often an alter is tried when another server process changes the table meanwhile.
+ALTER_ATTEMPTS = 10
+#: Waits for a table row whose stamp and definition disagree (a write in flight on a store
+#: without atomic batches) before it is taken as it is (its writer died half-way).
+_SETTLE_WAITS_S = (0.005, 0.01, 0.02, 0.04, 0.08, 0.16)
+_COUNTER_BYTES = 8
 
 
 @dataclass(frozen=True)
@@ -37,6 +47,13 @@ class TableRef:
     table: hms.Table
     #: Whether a partition ever held a non-canonical spelling of a typed value (layout.SPELLINGS).
     has_spellings: bool = False
+    #: The row's version stamp (layout.TIMELINE_VERSION), None when it has none.
+    stamp: bytes | None = None
+    #: The stored encoding of ``table`` as read (for a compare-and-set on it).
+    object_bytes: bytes | None = field(default=None, repr=False, compare=False)
+    #: False when the stamp was not written with this definition: a write is in flight on a
+    #: store without atomic batches (or its writer died half-way).
+    settled: bool = True
 
     @functools.cached_property
     def key_names(self) -> list[str]:
@@ -66,6 +83,40 @@ class TableRef:
         return (self.table.tableType == EXTERNAL_TABLE) or (
             params.get("EXTERNAL", "").upper() == "TRUE"
         )
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=8).digest()
+
+
+def next_stamp(previous: bytes | None, data: bytes) -> bytes:
+    """The stamp of a table row rewritten with definition ``data`` after ``previous``."""
+    counter = int.from_bytes(previous[:_COUNTER_BYTES], "big") if previous else 0
+    return ((counter + 1) % 2**64).to_bytes(_COUNTER_BYTES, "big") + _digest(data)
+
+
+def stamp_settled(stamp: bytes | None, data: bytes) -> bool:
+    """Whether ``stamp`` was written together with definition ``data`` (no stamp: yes)."""
+    return stamp is None or stamp[_COUNTER_BYTES:] == _digest(data)
+
+
+def row_condition(ref: TableRef) -> Condition:
+    """The compare-and-set guard of a rewrite of ``ref``'s row: its stamp, or (no stamp yet)
+    its definition as read, so that a row dropped meanwhile is never written back."""
+    key = layout.table_key(ref.db, ref.name)
+    if ref.stamp is not None:
+        return Condition(layout.TABLES, key, layout.TIMELINE_VERSION, ref.stamp)
+    return Condition(layout.TABLES, key, layout.OBJECT, ref.object_bytes)
+
+
+class AlterHook(Protocol):
+    """Told of every alter before it is written (the partition timelines keeper)."""
+
+    def before_alter(
+        self, current: TableRef, table: hms.Table
+    ) -> Callable[[TableRef], None] | None:
+        """Adjust ``table`` (the new definition) in place; return what to run once it is
+        stored, or None when the table keeps no state that needs a stamped row."""
 
 
 def _put_quick_stats(params: dict[str, str], stats: tuple[int, int] | None) -> None:
@@ -116,9 +167,30 @@ class Tables:
         row = self._ctx.store.get(layout.TABLES, layout.table_key(db, name))
         if row is None or layout.OBJECT not in row or layout.TABLE_ID not in row:
             return None  # absent, or (HBase: one row lands column by column) not whole yet
-        table = from_bytes(hms.Table, row[layout.OBJECT])
+        data = row[layout.OBJECT]
         table_id = int.from_bytes(row[layout.TABLE_ID], "big")
-        return TableRef(db, name, table_id, table, layout.SPELLINGS in row)
+        stamp = row.get(layout.TIMELINE_VERSION)
+        return TableRef(
+            db,
+            name,
+            table_id,
+            from_bytes(hms.Table, data),
+            layout.SPELLINGS in row,
+            stamp=stamp,
+            object_bytes=data,
+            settled=stamp_settled(stamp, data),
+        )
+
+    def find_settled(self, db: str, name: str) -> TableRef | None:
+        """The table as ``find`` reads it, once no write of its row is in flight (a store
+        without atomic batches lands a stamped row in two steps); to base a rewrite on."""
+        ref = self.find(db, name)
+        for wait in _SETTLE_WAITS_S:
+            if ref is None or ref.settled:
+                return ref
+            time.sleep(wait)
+            ref = self.find(db, name)
+        return ref
 
     def get(self, db: str, name: str) -> TableRef:
         """The table; NoSuchObjectException ``db.t table not found`` when missing."""
@@ -217,82 +289,136 @@ class Tables:
             self._ctx.warehouse.make_dirs(table.sd.location)
 
     def alter(
-        self, db: str, name: str, new_tbl: hms.Table, *, update_stats: bool = True
+        self,
+        db: str,
+        name: str,
+        new_tbl: hms.Table,
+        *,
+        update_stats: bool = True,
+        hook: AlterHook | None = None,
     ) -> TableRef:
         """Replace a table's definition; a new db/name renames it (metadata only).
 
         Partition keys cannot change. Returns the stored table. With ``update_stats`` (HMS does
         it unless the client says DO_NOT_UPDATE_STATS) an unpartitioned table's ``numFiles``
-        and ``totalSize`` are counted again from its directory.
+        and ``totalSize`` are counted again from its directory. ``hook`` may adjust the new
+        definition; a stamped row (``layout.TIMELINE_VERSION``) is rewritten with a new stamp,
+        compare-and-set on the old one, and read again when another process changed it.
         """
         if new_tbl is None:
             raise hms.InvalidOperationException(message="New table is invalid: null")
         with self._ctx.write_lock:
-            current = self.find(db, name)
-            if current is None:
-                raise hms.InvalidOperationException(message=f"{db}.{name} table not found")
-            new_db = names.normalize(new_tbl.dbName) or db
-            new_name = names.normalize(new_tbl.tableName) or name
-            if not names.is_valid_name(new_name):
+            for _ in range(ALTER_ATTEMPTS):
+                current = self.find_settled(db, name)
+                if current is None:
+                    raise hms.InvalidOperationException(message=f"{db}.{name} table not found")
+                stored = self._write_altered(current, new_tbl, update_stats, hook)
+                if stored is not None:
+                    return stored
+            raise hms.MetaException(
+                message=(
+                    f"Can not alter table {db}.{name}: other server processes kept changing it "
+                    f"({ALTER_ATTEMPTS} attempts)"
+                )
+            )
+
+    def _write_altered(
+        self, current: TableRef, new_tbl: hms.Table, update_stats: bool, hook: AlterHook | None
+    ) -> TableRef | None:
+        """Store the new definition of ``current``; None when its stamp changed meanwhile."""
+        db, name = current.db, current.name
+        table = self._altered(current, new_tbl, update_stats)
+        new_db, new_name = table.dbName, table.tableName
+        ops: list[Put | Delete] = []
+        new_key = layout.table_key(new_db, new_name)
+        renamed = (new_db, new_name) != (db, name)
+        if renamed:
+            if self._databases.find(new_db) is None:
                 raise hms.InvalidOperationException(
-                    message=f"new table name {new_tbl.tableName} is not a valid object name"
-                )
-            table = copy.deepcopy(new_tbl)
-            table.dbName, table.tableName = new_db, new_name
-            _clear_catalog(table)
-            if table.sd is not None:
-                table.sd.cols = _lower_columns(table.sd.cols)
-            fill_storage_defaults(table.sd)
-            if table.rewriteEnabled is None:
-                table.rewriteEnabled = False
-            table.partitionKeys = _lower_columns(table.partitionKeys)
-            old_keys = [(fs.name, fs.type) for fs in current.table.partitionKeys or []]
-            new_keys = [(fs.name, fs.type) for fs in table.partitionKeys or []]
-            if old_keys != new_keys:
-                raise hms.InvalidOperationException(message="partition keys can not be changed.")
-            self._validate_columns(table, error=hms.InvalidOperationException)
-            params = dict(table.parameters or {})
-            if not params.get(DDL_TIME):
-                params[DDL_TIME] = str(self._ctx.now())
-            table.parameters = params
-            if not table.tableType:
-                table.tableType = current.table.tableType
-            is_view = table.tableType in (VIRTUAL_VIEW, MATERIALIZED_VIEW)
-            if not is_view and (table.sd is None or not table.sd.location):
-                raise hms.MetaException(
-                    message=f"Can not alter table {db}.{name}: its new definition has no location"
-                )
-            if update_stats and not is_view and not table.partitionKeys:
-                _put_quick_stats(params, self._ctx.warehouse.quick_stats(table.sd.location))
-            table.createTime = current.table.createTime
-            ops: list[Put | Delete] = []
-            new_key = layout.table_key(new_db, new_name)
-            condition = None
-            if (new_db, new_name) != (db, name):
-                if self._databases.find(new_db) is None:
-                    raise hms.InvalidOperationException(
-                        message=(
-                            f"Unable to change partition or table. Database {new_db} does not exist"
-                        )
+                    message=(
+                        f"Unable to change partition or table. Database {new_db} does not exist"
                     )
-                if self.find(new_db, new_name) is not None:
-                    raise hms.InvalidOperationException(
-                        message=f"new table {new_db}.{new_name} already exists"
-                    )
-                condition = Condition(layout.TABLES, new_key, layout.OBJECT, None)
-            # The new row first: on a store without atomic batches a failure in between then
-            # leaves both names, never neither.
-            columns = {layout.OBJECT: to_bytes(table), layout.TABLE_ID: encode_id(current.table_id)}
-            if current.has_spellings:
-                columns[layout.SPELLINGS] = b"1"
-            ops.append(Put(layout.TABLES, new_key, columns))
-            if condition is not None:
-                ops.append(Delete(layout.TABLES, layout.table_key(db, name)))
-            if not self._ctx.store.mutate(ops, condition):
+                )
+            if self.find(new_db, new_name) is not None:
                 raise hms.InvalidOperationException(
                     message=f"new table {new_db}.{new_name} already exists"
                 )
-            return TableRef(new_db, new_name, current.table_id, table, current.has_spellings)
+        after = hook.before_alter(current, table) if hook is not None else None
+        data = to_bytes(table)
+        # The new row first: on a store without atomic batches a failure in between then
+        # leaves both names, never neither.
+        columns = {layout.OBJECT: data, layout.TABLE_ID: encode_id(current.table_id)}
+        if current.has_spellings:
+            columns[layout.SPELLINGS] = b"1"
+        stamp = None
+        condition = None
+        if current.stamp is not None or after is not None:
+            # A rename carries the stamp on: the counter goes on, the digest follows the row.
+            stamp = columns[layout.TIMELINE_VERSION] = next_stamp(current.stamp, data)
+            condition = row_condition(current)
+        if renamed:
+            condition = Condition(layout.TABLES, new_key, layout.OBJECT, None)
+        ops.append(Put(layout.TABLES, new_key, columns))
+        if renamed:
+            ops.append(Delete(layout.TABLES, layout.table_key(db, name)))
+        if not self._ctx.store.mutate(ops, condition):
+            if renamed:
+                raise hms.InvalidOperationException(
+                    message=f"new table {new_db}.{new_name} already exists"
+                )
+            return None
+        stored = TableRef(
+            new_db,
+            new_name,
+            current.table_id,
+            table,
+            current.has_spellings,
+            stamp=stamp,
+            object_bytes=data,
+        )
+        if after is not None:
+            after(stored)
+        return stored
+
+    def _altered(self, current: TableRef, new_tbl: hms.Table, update_stats: bool) -> hms.Table:
+        """The new definition of ``current`` with HMS's rules applied (names, columns,
+        defaults, DDL time, statistics)."""
+        db, name = current.db, current.name
+        new_db = names.normalize(new_tbl.dbName) or db
+        new_name = names.normalize(new_tbl.tableName) or name
+        if not names.is_valid_name(new_name):
+            raise hms.InvalidOperationException(
+                message=f"new table name {new_tbl.tableName} is not a valid object name"
+            )
+        table = copy.deepcopy(new_tbl)
+        table.dbName, table.tableName = new_db, new_name
+        _clear_catalog(table)
+        if table.sd is not None:
+            table.sd.cols = _lower_columns(table.sd.cols)
+        fill_storage_defaults(table.sd)
+        if table.rewriteEnabled is None:
+            table.rewriteEnabled = False
+        table.partitionKeys = _lower_columns(table.partitionKeys)
+        old_keys = [(fs.name, fs.type) for fs in current.table.partitionKeys or []]
+        new_keys = [(fs.name, fs.type) for fs in table.partitionKeys or []]
+        if old_keys != new_keys:
+            raise hms.InvalidOperationException(message="partition keys can not be changed.")
+        self._validate_columns(table, error=hms.InvalidOperationException)
+        params = dict(table.parameters or {})
+        if not params.get(DDL_TIME):
+            params[DDL_TIME] = str(self._ctx.now())
+        table.parameters = params
+        if not table.tableType:
+            table.tableType = current.table.tableType
+        is_view = table.tableType in (VIRTUAL_VIEW, MATERIALIZED_VIEW)
+        if not is_view and (table.sd is None or not table.sd.location):
+            raise hms.MetaException(
+                message=f"Can not alter table {db}.{name}: its new definition has no location"
+            )
+        if update_stats and not is_view and not table.partitionKeys:
+            _put_quick_stats(params, self._ctx.warehouse.quick_stats(table.sd.location))
+        table.createTime = current.table.createTime
+        return table
 
     def mark_spellings(self, ref: TableRef) -> None:
         """Record on the table row that a partition holds a non-canonical typed spelling."""
