@@ -37,14 +37,10 @@ class ValuesPlan:
     stream: bool
     #: > 0: after a row, seek past every partition sharing its first ``prefix`` values.
     prefix: int
-    #: How many of ``order`` are the requested order keys (the rest break ties).
-    order_keys: int = 0
-
-    @property
-    def rows_order_themselves(self) -> bool:
-        """Every requested key is an order key: distinct rows differ at an order key, so any
-        partition of a row places it (no need for the first one)."""
-        return set(self.columns) <= set(self.order[: self.order_keys])
+    #: With distinct: the order keys are exactly the requested keys and no typed key holds
+    #: two spellings of a value, so all partitions of a row sort alike up to the other keys,
+    #: and rows differ at an order key: any partition of a row places it.
+    rows_order_themselves: bool = False
 
     @property
     def strategy(self) -> str:
@@ -116,5 +112,5 @@ def plan_values(
         limit=limit,
         stream=stream,
         prefix=prefix,
-        order_keys=len(leading),
+        rows_order_themselves=distinct and set(leading) == set(columns) and exact_prefixes[-1],
     )

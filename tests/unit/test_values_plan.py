@@ -88,3 +88,18 @@ def test_describe_names_the_keys() -> None:
         "rows (hr); order (hr, ds, region) descending; distinct; no limit; "
         "distinct prefix (ds, hr)"
     )
+
+
+def test_rows_order_themselves_only_when_order_keys_are_the_requested_keys() -> None:
+    assert plan([0, 2]).rows_order_themselves
+    assert plan([2], order=[2, 2]).rows_order_themselves
+    # An order key that is not requested can differ between the partitions of one row.
+    assert not plan([0], order=[1, 0]).rows_order_themselves
+    # A requested key that is not an order key: rows may tie on every order key.
+    assert not plan([0, 1], order=[0]).rows_order_themselves
+    assert not plan([0], distinct=False).rows_order_themselves
+
+
+def test_rows_do_not_order_themselves_when_spellings_can_tie() -> None:
+    # "7" and "07" are different rows with equal values: the other keys decide.
+    assert not plan([1], exact=[True, False, False]).rows_order_themselves
