@@ -1,4 +1,4 @@
-"""``metastore-server``: the console script (``serve``, ``explain``, ``values``)."""
+"""``metastore-server``: the console script (``serve``, ``explain``, ``values``, ``timeline``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import structlog
 
-from metastore_server import __version__, cli_explain, cli_values
+from metastore_server import __version__, cli_explain, cli_timeline, cli_values
 from metastore_server.audit import configure_logging
 from metastore_server.config import ServerConfig
 
@@ -106,6 +106,7 @@ def build_parser(defaults: ServerConfig | None = None) -> argparse.ArgumentParse
     _serve_parser(sub, defaults if defaults is not None else ServerConfig.from_env())
     cli_explain.add_parser(sub)
     cli_values.add_parser(sub)
+    cli_timeline.add_parser(sub)
     return parser
 
 
@@ -171,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cli_explain.run(args)
     if args.command == "values":
         return cli_values.run(args)
+    if args.command == "timeline":
+        return cli_timeline.run(args)
     parser.print_help()
     return 2
 

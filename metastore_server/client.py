@@ -1,8 +1,9 @@
 """A small Python client for this metastore (and any Hive Metastore >= 2.3.6).
 
-``MetastoreClient`` adds HiveMetaStoreClient-like helpers for ``get_partition_values`` and our
-``explain_partition_values`` extension; any other attribute is the underlying thriftpy2 client's,
-so every metastore call is available::
+``MetastoreClient`` adds HiveMetaStoreClient-like helpers for ``get_partition_values``, our
+``explain_partition_values`` extension and our partition timeline extensions
+(``partition_timelines``, ``cover_time_range``, ``rebuild_partition_timelines``); any other
+attribute is the underlying thriftpy2 client's, so every metastore call is available::
 
     with MetastoreClient.from_uri("thrift://127.0.0.1:9083") as ms:
         ms.latest_partition_value("db", "events", "ds")
@@ -15,6 +16,7 @@ Errors are not wrapped: the server's ``hms.MetaException`` and ``hms.NoSuchObjec
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, date, datetime
 from types import TracebackType
 from typing import Any, Self
 from urllib.parse import urlparse
@@ -160,3 +162,76 @@ class MetastoreClient:
         return self._client.explain_partition_values(
             hms.ExplainValuesRequest(request=request, analyze=analyze)
         )
+
+    # ------------------------------------------------------------------ partition timelines
+
+    def partition_timelines(
+        self, db: str, table: str, period: str | None = None, column: str | None = None
+    ) -> Any:
+        """The table's partition timelines (our extension): ``hms.GetPartitionTimelinesResult``
+        with ``timelines`` (``hms.PartitionTimelineInfo``: first, latest, count, ranges, Lens
+        properties), only those of ``period`` (e.g. "HOURLY") and ``column`` when given, and
+        ``timeColumns`` (empty when the table does not opt in)."""
+        return self._client.get_partition_timelines(
+            hms.GetPartitionTimelinesRequest(
+                dbName=db, tblName=table, updatePeriod=period, column=column
+            )
+        )
+
+    def cover_time_range(
+        self,
+        db: str,
+        tables: Sequence[str],
+        column: str,
+        start: str | date | datetime,
+        end: str | date | datetime,
+        periods: Sequence[str] | None = None,
+    ) -> Any:
+        """The partitions of ``tables`` (one fact's storage tables, in preference order) that
+        best cover [start, end) on ``column`` (our extension): ``hms.CoverTimeRangeResult`` with
+        ``parts``, ``uncovered``, ``complete`` and ``lookups``.
+
+        Times are ``yyyy-MM-dd[-HH[-mm[-ss]]]`` strings or dates/datetimes (naive: UTC);
+        ``periods`` restricts the update periods used (e.g. ``["DAILY", "HOURLY"]``).
+        """
+        if isinstance(tables, str):
+            raise TypeError("tables must be a sequence of table names, not a string")
+        return self._client.cover_time_range(
+            hms.CoverTimeRangeRequest(
+                dbName=db,
+                tables=list(tables),
+                column=column,
+                startTime=_time_text(start),
+                endTime=_time_text(end),
+                updatePeriods=None if periods is None else _names(periods),
+            )
+        )
+
+    def rebuild_partition_timelines(self, db: str, table: str) -> Any:
+        """Rebuild the table's timelines from its partitions (our extension); the new timelines
+        as ``partition_timelines`` returns them."""
+        return self._client.rebuild_partition_timelines(
+            hms.RebuildTimelinesRequest(dbName=db, tblName=table)
+        )
+
+
+def _names(periods: Sequence[str]) -> list[str]:
+    if isinstance(periods, str):
+        raise TypeError("periods must be a sequence of update period names, not a string")
+    return list(periods)
+
+
+def _time_text(value: str | date | datetime) -> str:
+    """A time as the timeline calls take it: ``yyyy-MM-dd-HH-mm-ss`` in UTC (strings as given)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return (
+            f"{value.year:04d}-{value.month:02d}-{value.day:02d}-"
+            f"{value.hour:02d}-{value.minute:02d}-{value.second:02d}"
+        )
+    if isinstance(value, date):
+        return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+    raise TypeError(f"expected a time string, date or datetime, got {type(value).__name__}")

@@ -12,7 +12,7 @@ import time
 import structlog
 
 from metastore_server import __version__, client_settings
-from metastore_server.catalog import names
+from metastore_server.catalog import names, timeline_api
 from metastore_server.catalog.catalog import Catalog
 from metastore_server.catalog.partition_values import explain_values, partition_values
 from metastore_server.catalog.tables import TABLE_TYPES
@@ -446,6 +446,40 @@ class MetastoreHandler:
             request,
             bool(req.analyze),
         )
+
+    def get_partition_timelines(
+        self, req: hms.GetPartitionTimelinesRequest
+    ) -> hms.GetPartitionTimelinesResult:
+        """A table's partition timelines (our extension; ``metastore-server timeline show``)."""
+        if req is None:
+            raise hms.MetaException(message="GetPartitionTimelinesRequest cannot be null")
+        return timeline_api.partition_timelines(
+            self.catalog, _db(req.dbName), _table(req.tblName), req.updatePeriod, req.column
+        )
+
+    def cover_time_range(self, req: hms.CoverTimeRangeRequest) -> hms.CoverTimeRangeResult:
+        """The partitions that best cover a time range (our extension; ``metastore-server
+        timeline cover``)."""
+        if req is None:
+            raise hms.MetaException(message="CoverTimeRangeRequest cannot be null")
+        return timeline_api.cover_time_range(
+            self.catalog,
+            _db(req.dbName),
+            [_table(name) for name in req.tables or []],
+            req.column,
+            req.startTime,
+            req.endTime,
+            req.updatePeriods,
+        )
+
+    def rebuild_partition_timelines(
+        self, req: hms.RebuildTimelinesRequest
+    ) -> hms.GetPartitionTimelinesResult:
+        """Rebuild a table's timelines from its partitions (our extension; ``metastore-server
+        timeline rebuild``)."""
+        if req is None:
+            raise hms.MetaException(message="RebuildTimelinesRequest cannot be null")
+        return timeline_api.rebuild_timelines(self.catalog, _db(req.dbName), _table(req.tblName))
 
     # -- partitions: change ------------------------------------------------------------------
 

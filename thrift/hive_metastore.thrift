@@ -1236,6 +1236,70 @@ struct ExplainValuesResult {
   6: optional i64 seeks,
 }
 
+// Our extension (partition timelines, issue 6): the timelines the server keeps for a table that
+// opts in with the table parameter cube.storagetable.time.partcols, one per (update period, time
+// partition column), as Apache Lens keeps them in the table's parameters.
+struct GetPartitionTimelinesRequest {
+  1: required string dbName,
+  2: required string tblName,
+  3: optional string updatePeriod,  // e.g. "HOURLY" (case-insensitive); all periods when absent
+  4: optional string column,        // one time partition column; all of them when absent
+}
+
+struct PartitionTimelineInfo {
+  1: string storageTable,
+  2: string updatePeriod,           // the enum name, e.g. "HOURLY"
+  3: string column,
+  4: string implementation,         // the Lens class name, e.g. ...EndsAndHolesPartitionTimeline
+  5: optional string first,         // partition names (Lens's date strings); absent when empty
+  6: optional string latest,
+  7: i64 count,                     // partitions present
+  8: list<string> ranges,           // the partitions present as maximal ranges "[b, e)"
+  9: map<string, string> properties, // the timeline's table parameters (Lens keys as stored)
+}
+
+struct GetPartitionTimelinesResult {
+  1: list<PartitionTimelineInfo> timelines,
+  2: list<string> timeColumns,      // the table's time partition columns (empty: not opted in)
+}
+
+struct RebuildTimelinesRequest {
+  1: required string dbName,
+  2: required string tblName,
+}
+
+// Our extension: the partitions of a fact's storage tables that best cover [startTime, endTime):
+// coarsest periods first, finer ones for the remainders and gaps, the first table in the given
+// order for each unit. Times are UTC, written yyyy-MM-dd[-HH[-mm[-ss]]]; the end is exclusive.
+struct CoverTimeRangeRequest {
+  1: required string dbName,
+  2: required list<string> tables,  // storage tables of one fact, in preference order (opted in)
+  3: required string column,        // the time partition column
+  4: required string startTime,
+  5: required string endTime,       // exclusive
+  6: optional list<string> updatePeriods, // only these periods (enum names); all when absent
+}
+
+struct CoveredPartition {
+  1: string storageTable,
+  2: string updatePeriod,
+  3: string partition,              // the partition name (Lens's date string), e.g. 2024-01-02
+  4: string startTime,              // the unit it covers, [startTime, endTime), as in the request
+  5: string endTime,
+}
+
+struct UncoveredRange {
+  1: string startTime,
+  2: string endTime,
+}
+
+struct CoverTimeRangeResult {
+  1: list<CoveredPartition> parts,  // sorted by startTime
+  2: list<UncoveredRange> uncovered, // maximal sub-ranges no partition covers, sorted
+  3: bool complete,                 // no uncovered range
+  4: i64 lookups,                   // questions asked of the in-memory timelines
+}
+
 
 service ThriftHiveMetastore extends fb303.FacebookService {
   void abort_txn(1: AbortTxnRequest rqst)
@@ -1709,5 +1773,14 @@ service ThriftHiveMetastore extends fb303.FacebookService {
       throws (1: MetaException o1, 2: NoSuchObjectException o2)
 
   ExplainValuesResult explain_partition_values(1: ExplainValuesRequest req)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  GetPartitionTimelinesResult get_partition_timelines(1: GetPartitionTimelinesRequest req)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  CoverTimeRangeResult cover_time_range(1: CoverTimeRangeRequest req)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  GetPartitionTimelinesResult rebuild_partition_timelines(1: RebuildTimelinesRequest req)
       throws (1: MetaException o1, 2: NoSuchObjectException o2)
 }
