@@ -31,7 +31,11 @@ Latency is measured at a client chosen with ``--client``:
   decoded into Java objects (``tests/bench/java/MetastoreBenchClient.java``);
 * ``java-skip``: the same Java client sending the same requests, the reply walked with Thrift's
   ``TProtocolUtil.skip`` (every byte read, no object built): the server's side of a call with
-  the least client cost Java's Thrift library allows.
+  the least client cost Java's Thrift library allows;
+* ``drain``: framed transport on every server (ours is started with ``--transport framed``, the
+  reference HMS with ``hive.metastore.thrift.framed.transport.enabled``; a ``--reference`` or
+  ``--ours`` URI must be framed too): each reply frame is read whole off the socket and only its
+  result header is looked at, so the time is the server's, not a client's decoding.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import contextlib
 import json
 import os
 import platform
+import socket
 import struct
 import subprocess
 import sys
@@ -60,8 +65,10 @@ for _path in (REPO_ROOT, REPO_ROOT / "tests"):
         sys.path.insert(0, str(_path))
 
 from support.net import LOOPBACK, in_isolated_netns  # noqa: E402
+from thriftpy2.protocol import TBinaryProtocol  # noqa: E402
 from thriftpy2.protocol import binary as pybin  # noqa: E402
 from thriftpy2.thrift import TApplicationException, TMessageType, TType, args_to_kwargs  # noqa: E402
+from thriftpy2.transport import TMemoryBuffer  # noqa: E402
 
 from metastore_server import __version__ as OUR_VERSION  # noqa: E402
 from metastore_server import thrift_api  # noqa: E402
@@ -397,14 +404,75 @@ CLIENT_DESCRIPTIONS = {
     "python-decode": "Python thriftpy2, replies decoded",
     "java": "Hive's Java client (pyspark jars), replies decoded",
     "java-skip": "Hive's Java client (pyspark jars), replies walked with TProtocolUtil.skip",
+    "drain": "framed replies read whole off the socket, not decoded (framed transport)",
 }
 
 
-CLIENTS = ("python", "python-decode", "java", "java-skip")
+class DrainClient:
+    """Frames read off the socket whole, nothing decoded but the result's list header (or
+    count): framed transport, so the reply's length is known before it is read. It times how
+    fast a server answers and sends, with no client decoding in the way."""
+
+    def __init__(self, target: Target) -> None:
+        self._sock = socket.create_connection((target.host, target.port), timeout=600)
+        self._buffer = bytearray(1 << 20)
+
+    def timed(self, method: str, *args: Any) -> tuple[int, float]:
+        """(size of the result, milliseconds) of one call."""
+        spec = getattr(SERVICE, method + "_args")
+        out = TMemoryBuffer()
+        protocol = TBinaryProtocol(out)
+        protocol.write_message_begin(method, TMessageType.CALL, 1)
+        protocol.write_struct(spec(**args_to_kwargs(spec.thrift_spec, *args)))
+        protocol.write_message_end()
+        body = out.getvalue()
+        t0 = time.perf_counter()
+        self._sock.sendall(struct.pack("!i", len(body)) + body)
+        (length,) = struct.unpack("!i", self._read(4)[:4])
+        frame = self._read(length)
+        ms = (time.perf_counter() - t0) * 1000
+        return _result_size(frame), ms
+
+    def _read(self, n: int) -> memoryview:
+        if len(self._buffer) < n:
+            self._buffer = bytearray(n)
+        view = memoryview(self._buffer)
+        got = 0
+        while got < n:
+            k = self._sock.recv_into(view[got:n])
+            if not k:
+                raise ConnectionError("the server closed the connection")
+            got += k
+        return view
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._sock.close()
 
 
-def open_client(kind: str, target: Target) -> PythonClient | JavaClient:
+def _result_size(frame: memoryview) -> int:
+    """The element count (or i32 value) of a reply frame's result field."""
+    (version,) = struct.unpack_from("!i", frame, 0)
+    (name_length,) = struct.unpack_from("!i", frame, 4)
+    pos = 8 + name_length + 4
+    if version & 0xFF == TMessageType.EXCEPTION:
+        raise TApplicationException(message="the server answered an application exception")
+    ftype, fid = struct.unpack_from("!bh", frame, pos)
+    pos += 3
+    if fid == 0 and ftype in (TType.LIST, TType.SET):
+        return struct.unpack_from("!bi", frame, pos)[1]
+    if fid == 0 and ftype == TType.I32:
+        return struct.unpack_from("!i", frame, pos)[0]
+    raise RuntimeError(f"a declared exception (result field {fid})")
+
+
+CLIENTS = ("python", "python-decode", "java", "java-skip", "drain")
+
+
+def open_client(kind: str, target: Target) -> PythonClient | JavaClient | DrainClient:
     """A timing client of ``kind`` (one of CLIENTS) connected to ``target``."""
+    if kind == "drain":
+        return DrainClient(target)
     if kind.startswith("java"):
         return JavaClient(
             target, "skip" if kind == "java-skip" else "decode", target.timeout_ms / 1000
@@ -451,10 +519,13 @@ class Target:
     description: str
     audit: AuditLog | None = None
     timeout_ms: int = 600_000
+    framed: bool = False  # the server speaks framed transport (``--client drain``)
 
     def client(self) -> Any:
-        """A fresh binary/buffered client (close it)."""
-        return thrift_api.make_client(self.host, self.port, timeout_ms=self.timeout_ms)
+        """A fresh binary client (buffered, or framed for a framed server; close it)."""
+        return thrift_api.make_client(
+            self.host, self.port, timeout_ms=self.timeout_ms, framed=self.framed
+        )
 
     @contextlib.contextmanager
     def connected(self) -> Iterator[Any]:
@@ -672,7 +743,7 @@ def time_shape(
 ) -> Result:
     """Warm up, then time ``repeat`` calls (see ``timed_calls``) of one shape."""
     result = Result()
-    client: PythonClient | JavaClient | None = None
+    client: PythonClient | JavaClient | DrainClient | None = None
     try:
         client = open_client(client_kind, target)
         timed = client.timed
@@ -989,6 +1060,7 @@ def start_targets(args: argparse.Namespace, stack: contextlib.ExitStack) -> list
     """Start (or point at) every target; ours first."""
     timeout_ms = int(args.timeout * 1000)
     data_dir = args.data_dir.resolve()
+    framed = getattr(args, "client", None) == "drain"
     targets: list[Target] = []
     if args.ours == "none":
         pass
@@ -999,8 +1071,9 @@ def start_targets(args: argparse.Namespace, stack: contextlib.ExitStack) -> list
     else:
         from support.our_server import OurServer
 
+        extra = ["--log-level", "info", "--log-format", "json"]
         server = OurServer(
-            data_dir / "ours", extra_args=["--log-level", "info", "--log-format", "json"]
+            data_dir / "ours", extra_args=[*extra, *(["--transport", "framed"] if framed else [])]
         )
         log(f"starting our server (store {server.workdir / 'metastore.db'}) ...")
         endpoint = stack.enter_context(server)
@@ -1016,10 +1089,14 @@ def start_targets(args: argparse.Namespace, stack: contextlib.ExitStack) -> list
             )
         )
     if args.reference_hms:
+        if framed:
+            args.reference_props["hive.metastore.thrift.framed.transport.enabled"] = "true"
         targets.append(start_reference(args.reference_hms, args, data_dir, stack, timeout_ms))
     for i, uri in enumerate(args.reference):
         name = "reference" if len(args.reference) == 1 else f"ref{i + 1}"
         targets.append(loopback_target(name, uri, f"metastore at {uri}", timeout_ms))
+    for target in targets:
+        target.framed = framed
     return targets
 
 
