@@ -4,12 +4,14 @@ connection to a running metastore, with their errors printed the same way."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from metastore_server.client import MetastoreClient
 
 DEFAULT_URI = "thrift://127.0.0.1:9083"
+T = TypeVar("T")
 
 
 def split_table(command: str, text: str) -> tuple[str, str] | None:
@@ -33,3 +35,28 @@ def connect(command: str, uri: str) -> MetastoreClient | None:
     except Exception as exc:  # noqa: BLE001 - any connection failure is reported the same way
         print(f"{command}: cannot reach {uri}: {exc}", file=sys.stderr)
     return None
+
+
+def ask(command: str, uri: str, call: Callable[[MetastoreClient], T]) -> tuple[int, T | None]:
+    """Run ``call`` on a client of the metastore at ``uri``: (0, its answer), or (exit code,
+    None) with the error printed: 1 when the metastore refuses, 2 when it cannot be reached."""
+    from thriftpy2.thrift import TApplicationException
+    from thriftpy2.transport import TTransportException
+
+    from metastore_server.thrift_api import hms
+
+    client = connect(command, uri)
+    if client is None:
+        return 2, None
+    try:
+        with client:
+            return 0, call(client)
+    except (hms.MetaException, hms.NoSuchObjectException) as exc:
+        print(f"{command}: {exc.message}", file=sys.stderr)
+        return 1, None
+    except TApplicationException as exc:  # e.g. a metastore without our extension
+        print(f"{command}: the metastore refused the call: {exc}", file=sys.stderr)
+        return 1, None
+    except (TTransportException, OSError) as exc:
+        print(f"{command}: connection to {uri} failed: {exc}", file=sys.stderr)
+        return 2, None

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from metastore_server.cli_common import DEFAULT_URI, connect, split_table
+from metastore_server.cli_common import DEFAULT_URI, ask, split_table
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -36,18 +35,10 @@ def run(args: argparse.Namespace) -> int:
     if names is None:
         return 2
     db, table = names
-    client = connect("explain", args.uri)
-    if client is None:
-        return 2
     request = hms.ExplainFilterRequest(
         dbName=db, tblName=table, filter=args.filter, analyze=args.analyze
     )
-    try:
-        result = client.explain_partition_filter(request)
-    except (hms.MetaException, hms.NoSuchObjectException) as exc:
-        print(f"explain: {exc.message}", file=sys.stderr)
-        return 1
-    finally:
-        client.close()
-    print(result.text)
-    return 0
+    code, result = ask("explain", args.uri, lambda client: client.explain_partition_filter(request))
+    if code == 0:
+        print(result.text)
+    return code

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from metastore_server.cli_common import DEFAULT_URI, connect, split_table
+from metastore_server.cli_common import DEFAULT_URI, ask, split_table
 
 COMMAND = "timeline"
 _PERIODS = "SECONDLY, MINUTELY, HOURLY, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY"
@@ -231,11 +231,6 @@ def _one_db(tables: list[str]) -> tuple[str, list[str]] | None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``timeline show|cover|rebuild``; 1 if the metastore refuses, 2 if bad or unreachable."""
-    from thriftpy2.thrift import TApplicationException
-    from thriftpy2.transport import TTransportException
-
-    from metastore_server.thrift_api import hms
-
     command = f"{COMMAND} {args.timeline_command}"
     call: Callable[[Any], Any]
     show: Callable[[Any], None]
@@ -272,20 +267,7 @@ def run(args: argparse.Namespace) -> int:
         def show(result: Any) -> None:
             _print_timelines(args.table, result, args)
 
-    client = connect(command, args.uri)
-    if client is None:
-        return 2
-    try:
-        with client:
-            result = call(client)
-    except (hms.MetaException, hms.NoSuchObjectException) as exc:
-        print(f"{command}: {exc.message}", file=sys.stderr)
-        return 1
-    except TApplicationException as exc:  # e.g. a metastore without our extension
-        print(f"{command}: the metastore refused the call: {exc}", file=sys.stderr)
-        return 1
-    except (TTransportException, OSError) as exc:
-        print(f"{command}: connection to {args.uri} failed: {exc}", file=sys.stderr)
-        return 2
-    show(result)
-    return 0
+    code, result = ask(command, args.uri, call)
+    if code == 0:
+        show(result)
+    return code

@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING, Any
 
-from metastore_server.cli_common import DEFAULT_URI, connect, split_table
+from metastore_server.cli_common import DEFAULT_URI, ask, split_table
+
+if TYPE_CHECKING:
+    from metastore_server.client import MetastoreClient
 
 
 def _key_list(text: str) -> list[str]:
@@ -55,20 +59,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     """Print the rows (or the plan); 1 if the metastore refuses, 2 if bad or unreachable."""
-    from thriftpy2.thrift import TApplicationException
-    from thriftpy2.transport import TTransportException
-
-    from metastore_server.thrift_api import hms
-
     names = split_table("values", args.table)
     if names is None:
         return 2
     db, table = names
     if args.analyze and not args.explain:
         print("values: --analyze needs --explain", file=sys.stderr)
-        return 2
-    client = connect("values", args.uri)
-    if client is None:
         return 2
     query = {
         "filter": args.filter,
@@ -77,23 +73,18 @@ def run(args: argparse.Namespace) -> int:
         "max_parts": args.limit,
         "distinct": not args.all,
     }
-    try:
-        with client:
-            if args.explain:
-                result = client.explain_partition_values(
-                    db, table, args.keys, analyze=args.analyze, **query
-                )
-            else:
-                rows = client.list_partition_values(db, table, args.keys, **query)
-    except (hms.MetaException, hms.NoSuchObjectException) as exc:
-        print(f"values: {exc.message}", file=sys.stderr)
-        return 1
-    except TApplicationException as exc:  # e.g. a metastore without our extension
-        print(f"values: the metastore refused the call: {exc}", file=sys.stderr)
-        return 1
-    except (TTransportException, OSError) as exc:
-        print(f"values: connection to {args.uri} failed: {exc}", file=sys.stderr)
-        return 2
+
+    def call(client: MetastoreClient) -> Any:
+        if args.explain:
+            return client.explain_partition_values(
+                db, table, args.keys, analyze=args.analyze, **query
+            )
+        return client.list_partition_values(db, table, args.keys, **query)
+
+    code, answer = ask("values", args.uri, call)
+    if code:
+        return code
+    result = rows = answer
     if args.explain:
         print(result.text)
     elif args.format == "json":
