@@ -20,6 +20,8 @@ memory is never ahead of the store.
 from __future__ import annotations
 
 import copy
+import random
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -71,7 +73,9 @@ PartitionSpec = tuple[Sequence[str], Mapping[str, str] | None]
 Columns = list[tuple[int, str]]
 
 #: Attempts at writing the timelines when other server processes change the table meanwhile.
-MAX_ATTEMPTS = 10
+MAX_ATTEMPTS = 30
+#: Longest pause between two attempts (random, growing: processes racing drift apart).
+MAX_BACKOFF_S = 0.05
 #: Values per filter when asking which partitions still hold some values.
 _VALUES_PER_FILTER = 200
 
@@ -254,7 +258,8 @@ class TimelineKeeper:
 
     def _load(self, db: str, name: str, *, rebuild: bool) -> dict[TimelineKey, PartitionTimeline]:
         with self._ctx.write_lock:
-            for _ in range(MAX_ATTEMPTS):
+            for attempt in range(MAX_ATTEMPTS):
+                _back_off(attempt)
                 ref = self._tables.find_settled(db, name)
                 if ref is None:
                     raise hms.NoSuchObjectException(message=f"{db}.{name} table not found")
@@ -421,7 +426,8 @@ class TimelineKeeper:
             gone = pending.removed - self._present(ref, columns, pending.removed, pending.values)
             timelines = changed(timelines, ref.name, ref.table.parameters or {}, drop=gone)
             self._cache[ref.table_id] = _Cached(ref.stamp, timelines)
-        for _ in range(MAX_ATTEMPTS):
+        for attempt in range(MAX_ATTEMPTS):
+            _back_off(attempt)
             if self._persist(ref, columns, timelines):
                 return
             # Another process changed the table: read it again and set what we touched from
@@ -535,3 +541,10 @@ class TimelineKeeper:
                 to=wanted,
             )
         return timelines
+
+
+def _back_off(attempt: int) -> None:
+    """Before a retry (``attempt`` > 0) after a lost compare-and-set: a random pause that
+    grows with the attempts, so that processes writing one table at once drift apart."""
+    if attempt:
+        time.sleep(random.uniform(0, min(MAX_BACKOFF_S, 0.002 * 2**attempt)))

@@ -317,15 +317,21 @@ def test_two_processes_on_one_store_agree(tmp_path: Path, monkeypatch) -> None:
         one.drop_partition(DB, "shared", ["2024-01-01-09", "us"], False)
         two.add_partition(part("shared", "2024-01-01-04", "eu"))
 
+        failures: list[BaseException] = []
+
         def change_many(port: int, parity: int) -> None:
             """Add hours of one parity over two days, dropping every fifth right away."""
             connection = make_client("127.0.0.1", port)
-            for step, hour in enumerate(range(parity, 48, 2)):
-                dt = f"2024-01-{2 + hour // 24:02d}-{hour % 24:02d}"
-                connection.add_partition(part("shared", dt))
-                if step % 5 == 4:
-                    connection.drop_partition(DB, "shared", [dt, "us"], False)
-            connection.close()
+            try:
+                for step, hour in enumerate(range(parity, 48, 2)):
+                    dt = f"2024-01-{2 + hour // 24:02d}-{hour % 24:02d}"
+                    connection.add_partition(part("shared", dt))
+                    if step % 5 == 4:
+                        connection.drop_partition(DB, "shared", [dt, "us"], False)
+            except BaseException as exc:  # noqa: BLE001 - reported by the test below
+                failures.append(exc)
+            finally:
+                connection.close()
 
         workers = [
             threading.Thread(target=change_many, args=(a.port, 0)),
@@ -335,6 +341,7 @@ def test_two_processes_on_one_store_agree(tmp_path: Path, monkeypatch) -> None:
             worker.start()
         for worker in workers:
             worker.join()
+        assert failures == []
 
         expected = oracle(one, "shared")
         assert timeline_params(one.get_table(DB, "shared").parameters) == expected
