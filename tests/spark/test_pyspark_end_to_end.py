@@ -11,7 +11,6 @@ Metastore 2.3.x, METASTORE_URI=thrift://host:port (+ METASTORE_WAREHOUSE) an ext
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from support.net import MetastoreEndpoint
+from support.spark_session import local_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -43,33 +43,14 @@ PARTS_AFTER_MSCK = [*PARTS_AFTER_DROP, "ds=2024-03-01/hr=7"]
 @pytest.fixture(scope="module")
 def spark(metastore: MetastoreEndpoint, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """One local PySpark session with Hive support, bound to loopback, using the metastore."""
-    pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is not installed")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("PySpark needs java")
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    settings = {
+        "spark.default.parallelism": "1",
+        "spark.hadoop.hive.exec.dynamic.partition": "true",
+        "spark.hadoop.hive.exec.dynamic.partition.mode": "nonstrict",
+    }
     scratch = tmp_path_factory.mktemp("spark")
-    session = (
-        pyspark_sql.SparkSession.builder.master("local[1]")
-        .appName("metastore-end-to-end")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.default.parallelism", "1")
-        .config("spark.local.dir", str(scratch / "local"))
-        .config("spark.sql.warehouse.dir", metastore.warehouse_dir)
-        .config("spark.hadoop.hive.metastore.uris", metastore.uri)
-        .config("spark.hadoop.hive.exec.dynamic.partition", "true")
-        .config("spark.hadoop.hive.exec.dynamic.partition.mode", "nonstrict")
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch}")
-        .enableHiveSupport()
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    try:
+    with local_spark(metastore, scratch, "metastore-end-to-end", settings) as session:
         yield session
-    finally:
-        session.stop()
 
 
 def values(spark: SparkSession, sql: str) -> list[Any]:

@@ -8,13 +8,12 @@ is Spark.
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from support.net import MetastoreEndpoint
+from support.spark_session import local_spark
 
 from metastore_server.thrift_api import make_client
 from timeline import PREFIX, UPDATE_PERIOD_KEY
@@ -31,33 +30,12 @@ def spark(
     our_metastore: MetastoreEndpoint, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Any]:
     """A local PySpark session with Hive support on our server (timelines are ours only)."""
-    pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is not installed")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("PySpark needs java")
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # SHOW TBLPROPERTIES redacts keys matching spark.sql.redaction.options.regex, "(?i)url"
+    # by default, and "HOURLY" contains "URL".
+    settings = {"spark.sql.redaction.options.regex": "(?i)password"}
     scratch = tmp_path_factory.mktemp("spark-timelines")
-    session = (
-        pyspark_sql.SparkSession.builder.master("local[1]")
-        .appName("metastore-timelines")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.local.dir", str(scratch / "local"))
-        .config("spark.sql.warehouse.dir", our_metastore.warehouse_dir)
-        .config("spark.hadoop.hive.metastore.uris", our_metastore.uri)
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch}")
-        # SHOW TBLPROPERTIES redacts keys matching spark.sql.redaction.options.regex, "(?i)url"
-        # by default, and "HOURLY" contains "URL".
-        .config("spark.sql.redaction.options.regex", "(?i)password")
-        .enableHiveSupport()
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    try:
+    with local_spark(our_metastore, scratch, "metastore-timelines", settings) as session:
         yield session
-    finally:
-        session.stop()
 
 
 def timeline_keys(client: Any) -> dict[str, str]:
