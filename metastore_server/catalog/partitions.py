@@ -12,6 +12,12 @@ from collections.abc import Callable, Sequence
 from metastore_server import audit
 from metastore_server.catalog import names
 from metastore_server.catalog.context import CatalogContext
+from metastore_server.catalog.dependency_model import (
+    DEPENDS_ON_KEY,
+    Dependency,
+    DependentSpec,
+    dependency_for,
+)
 from metastore_server.catalog.filter_explain import explain_plan
 from metastore_server.catalog.java_text import java_items, java_list, thrift_struct_text
 from metastore_server.catalog.listing_cache import Listing
@@ -51,6 +57,12 @@ def _stored_bytes(partition: hms.Partition) -> bytes:
     bare = copy.copy(partition)
     bare.dbName = bare.tableName = bare.catName = None
     return to_bytes(bare)
+
+
+def _owns_data(partition: hms.Partition) -> bool:
+    """Whether dropping a partition may delete its directory: not a dependent partition's,
+    whose data is its base's."""
+    return DEPENDS_ON_KEY not in (partition.parameters or {})
 
 
 def _limit(max_parts: int | None) -> int | None:
@@ -425,7 +437,9 @@ class Partitions:
             if ref is None:
                 raise hms.InvalidObjectException(message=missing_table_message)
             now = self._ctx.now()
+            spec = self._tables.dependent_spec(ref.table)
             seen: set[bytes] = set()
+            on_base: set[bytes] = set()
             to_store: list[tuple[bytes, list[str], hms.Partition]] = []
             for part in parts:
                 if part is None:
@@ -448,6 +462,8 @@ class Partitions:
                         message=f"Partition already exists: {thrift_struct_text(part)}"
                     )
                 answer = self._prepare(ref, part, values, now)
+                if spec is not None and self._depend(ref, spec, part, values, answer):
+                    on_base.add(key)
                 if key in seen:
                     raise hms.MetaException(
                         message="java.io.IOException: Duplicate partitions in the list: "
@@ -464,9 +480,47 @@ class Partitions:
                 added = [(values, answer.parameters) for _, values, answer in to_store]
                 with self._timelines.change(ref, added=added):
                     self._write(ref, ops, "Adding partitions")
-        for _, _, stored in to_store:
-            self._ctx.warehouse.make_dirs(stored.sd.location if stored.sd else None)
+        for key, _, stored in to_store:
+            if key not in on_base:  # a dependent partition's data is its base's
+                self._ctx.warehouse.make_dirs(stored.sd.location if stored.sd else None)
         return [p for _, _, p in to_store]
+
+    def _depend(
+        self,
+        ref: TableRef,
+        spec: DependentSpec,
+        part: hms.Partition,
+        values: list[str],
+        answer: hms.Partition,
+    ) -> bool:
+        """Record a new partition of a dependent table's dependency (on the table's current
+        base unless the client named one) in ``answer``; without a location from the client,
+        point it at the base's prefix location. Returns whether it did (no directory then)."""
+        where = f"dependent table {ref.db}.{ref.name}"
+        params = answer.parameters
+        given = params.get(DEPENDS_ON_KEY)
+        try:
+            dependency = (
+                Dependency.parse(given)
+                if given is not None
+                else dependency_for(values, ref.key_names, spec.base)
+            )
+        except ValueError as exc:
+            raise hms.InvalidObjectException(message=f"{where}: {exc}") from None
+        params[DEPENDS_ON_KEY] = dependency.to_text()
+        if part.sd is not None and part.sd.location:
+            return False
+        base = self._tables.find(dependency.base_db, dependency.base_table)
+        if base is None:
+            raise hms.InvalidObjectException(
+                message=f"{where}: base table {dependency.base} does not exist"
+            )
+        if not base.location:
+            return False
+        answer.sd.location = self._ctx.warehouse.child_location(
+            base.location, dependency.partition_name()
+        )
+        return True
 
     def _prepare(
         self, ref: TableRef, part: hms.Partition, values: list[str], now: int
@@ -509,7 +563,7 @@ class Partitions:
             partition = self._decode(ref, row[layout.OBJECT])
             with self._timelines.change(ref, removed=[(values, partition.parameters)]):
                 self._ctx.store.mutate([Delete(layout.PARTITIONS, key)])
-        if delete_data and not ref.is_external:
+        if delete_data and not ref.is_external and _owns_data(partition):
             self._ctx.warehouse.delete_dir(partition.sd.location if partition.sd else None)
         return partition
 
@@ -541,7 +595,8 @@ class Partitions:
                     self._write(ref, deletes, "Dropping partitions")
         if delete_data and not ref.is_external:
             for _, partition in found:
-                self._ctx.warehouse.delete_dir(partition.sd.location if partition.sd else None)
+                if _owns_data(partition):
+                    self._ctx.warehouse.delete_dir(partition.sd.location if partition.sd else None)
         return [p for _, p in found]
 
     def drop_all(self, ref: TableRef, delete_data: bool) -> int:
@@ -554,7 +609,7 @@ class Partitions:
             batch.append(Delete(layout.PARTITIONS, key))
             if delete_data:
                 partition = self._decode(ref, row[layout.OBJECT])
-                if partition.sd and partition.sd.location:
+                if partition.sd and partition.sd.location and _owns_data(partition):
                     locations.append(partition.sd.location)
             if len(batch) >= 1000:
                 self._ctx.store.mutate(batch)

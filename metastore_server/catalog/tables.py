@@ -13,6 +13,8 @@ from typing import Protocol
 from metastore_server.catalog import names
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.databases import Databases
+from metastore_server.catalog.dependency_model import PREFIX as DEPENDENT_PREFIX
+from metastore_server.catalog.dependency_model import DependentSpec, check_prefix
 from metastore_server.catalog.serde import from_bytes, to_bytes
 from metastore_server.thrift_api import hms
 from planner.types import KeyKind, key_kind
@@ -269,6 +271,7 @@ class Tables:
                 table.sd.location = self._ctx.warehouse.child_location(database.locationUri, name)
             if self.find(db, name) is not None:
                 raise hms.AlreadyExistsException(message=f"Table {name} already exists")
+            self._check_dependent(table, None, hms.InvalidObjectException)
             table_id = self._ctx.store.increment(
                 layout.META, layout.COUNTERS_ROW, layout.NEXT_TABLE_ID
             )
@@ -404,6 +407,7 @@ class Tables:
         if old_keys != new_keys:
             raise hms.InvalidOperationException(message="partition keys can not be changed.")
         self._validate_columns(table, error=hms.InvalidOperationException)
+        self._check_dependent(table, current.table, hms.InvalidOperationException)
         params = dict(table.parameters or {})
         if not params.get(DDL_TIME):
             params[DDL_TIME] = str(self._ctx.now())
@@ -429,6 +433,48 @@ class Tables:
     def delete_row(self, ref: TableRef) -> None:
         """Remove the table row (the caller removes partitions and data)."""
         self._ctx.store.mutate([Delete(layout.TABLES, layout.table_key(ref.db, ref.name))])
+
+    def dependent_spec(self, table: hms.Table) -> DependentSpec | None:
+        """The dependent-table spec a stored table declares; None when it is not dependent
+        (or its properties cannot be read: only tables stored before the checks existed)."""
+        try:
+            return DependentSpec.from_parameters(table.parameters)
+        except ValueError:
+            return None
+
+    def _check_dependent(
+        self, table: hms.Table, previous: hms.Table | None, error: type[Exception]
+    ) -> None:
+        """Refuse a dependent table whose properties are malformed, whose base does not
+        exist, or whose partition keys are not a prefix of its base's (``error``, HMS-like
+        ``dependent table db.t: ...``). On alter (``previous`` set) only a change of the
+        ``metastore.dependent.*`` properties is checked, and the base only when it changes."""
+        where = f"dependent table {table.dbName}.{table.tableName}"
+        params = table.parameters or {}
+        ours = {k: v for k, v in params.items() if k.startswith(DEPENDENT_PREFIX)}
+        old_spec = None
+        if previous is not None:
+            old_params = previous.parameters or {}
+            old = {k: v for k, v in old_params.items() if k.startswith(DEPENDENT_PREFIX)}
+            if old == ours:
+                return
+            old_spec = self.dependent_spec(previous)
+        try:
+            spec = DependentSpec.from_parameters(params)
+        except ValueError as exc:
+            raise error(message=f"{where}: {exc}") from None
+        if spec is None or (old_spec is not None and old_spec.base == spec.base):
+            return
+        if (spec.base.db, spec.base.table) == (table.dbName, table.tableName):
+            raise error(message=f"{where}: a table cannot be its own base")
+        base = self.find(spec.base.db, spec.base.table)
+        if base is None:
+            raise error(message=f"{where}: base table {spec.base} does not exist")
+        keys = [((k.name or "").lower(), k.type or "string") for k in table.partitionKeys or []]
+        try:
+            check_prefix(keys, base.key_types)
+        except ValueError as exc:
+            raise error(message=f"{where}: {exc}") from None
 
     @staticmethod
     def _validate_columns(
