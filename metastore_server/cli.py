@@ -1,4 +1,5 @@
-"""``metastore-server``: the console script (``serve``, ``explain``, ``values``, ``timeline``)."""
+"""``metastore-server``: the console script (``serve``, ``explain``, ``values``, ``timeline``,
+``dependency``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import structlog
 
-from metastore_server import __version__, cli_explain, cli_timeline, cli_values
+from metastore_server import __version__, cli_dependency, cli_explain, cli_timeline, cli_values
 from metastore_server.audit import configure_logging
 from metastore_server.config import ServerConfig
 
@@ -107,6 +108,7 @@ def build_parser(defaults: ServerConfig | None = None) -> argparse.ArgumentParse
     cli_explain.add_parser(sub)
     cli_values.add_parser(sub)
     cli_timeline.add_parser(sub)
+    cli_dependency.add_parser(sub)
     return parser
 
 
@@ -174,6 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cli_values.run(args)
     if args.command == "timeline":
         return cli_timeline.run(args)
+    if args.command == "dependency":
+        return cli_dependency.run(args)
     parser.print_help()
     return 2
 

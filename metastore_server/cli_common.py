@@ -51,7 +51,13 @@ def ask(command: str, uri: str, call: Callable[[MetastoreClient], T]) -> tuple[i
     try:
         with client:
             return 0, call(client)
-    except (hms.MetaException, hms.NoSuchObjectException) as exc:
+    except (
+        hms.MetaException,
+        hms.NoSuchObjectException,
+        hms.AlreadyExistsException,
+        hms.InvalidObjectException,
+        hms.InvalidOperationException,
+    ) as exc:
         print(f"{command}: {exc.message}", file=sys.stderr)
         return 1, None
     except TApplicationException as exc:  # e.g. a metastore without our extension

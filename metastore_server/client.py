@@ -1,9 +1,11 @@
 """A small Python client for this metastore (and any Hive Metastore >= 2.3.6).
 
 ``MetastoreClient`` adds HiveMetaStoreClient-like helpers for ``get_partition_values``, our
-``explain_partition_values`` extension and our partition timeline extensions
-(``partition_timelines``, ``cover_time_range``, ``rebuild_partition_timelines``); any other
-attribute is the underlying thriftpy2 client's, so every metastore call is available::
+``explain_partition_values`` extension, our partition timeline extensions
+(``partition_timelines``, ``cover_time_range``, ``rebuild_partition_timelines``) and our
+dependent table extensions (``resolve_dependencies``, ``dependents``,
+``create_dependent_table``, ``repoint_dependency``); any other attribute is the underlying
+thriftpy2 client's, so every metastore call is available::
 
     with MetastoreClient.from_uri("thrift://127.0.0.1:9083") as ms:
         ms.latest_partition_value("db", "events", "ds")
@@ -212,6 +214,99 @@ class MetastoreClient:
         as ``partition_timelines`` returns them."""
         return self._client.rebuild_partition_timelines(
             hms.RebuildTimelinesRequest(dbName=db, tblName=table)
+        )
+
+    # ------------------------------------------------------------------ dependent tables
+
+    def resolve_dependencies(
+        self, db: str, table: str, partition: str | None = None, *, max_parts: int = -1
+    ) -> Any:
+        """What the dependent table's partitions (only ``partition``, ``k=v/...``, when given)
+        depend on now (our extension): ``hms.ResolveDependenciesResult`` with ``table`` (base,
+        policies, completeness rule) and per partition the base partitions matching its spec
+        (at most ``max_parts`` names each, -1: all; ``basePartCount`` counts them all) and its
+        completeness."""
+        return self._client.resolve_dependencies(
+            hms.ResolveDependenciesRequest(
+                dbName=db, tblName=table, partName=partition, maxParts=max_parts
+            )
+        )
+
+    def dependents(self, db: str, table: str, partition: str | None = None) -> Any:
+        """The tables depending on the base table ``db.table`` and their partitions depending
+        on ``partition`` (``k=v/...``; on any partition when None): ``hms.GetDependentsResult``
+        (our extension)."""
+        return self._client.get_dependents(
+            hms.GetDependentsRequest(dbName=db, tblName=table, partName=partition)
+        )
+
+    def create_dependent_table(
+        self,
+        db: str,
+        table: str,
+        base_db: str,
+        base_table: str,
+        *,
+        key_count: int = 1,
+        on_base_drop: str | None = None,
+        on_base_schema_change: str | None = None,
+        completeness_period: str | None = None,
+        completeness_columns: Sequence[str] | None = None,
+        location: str | None = None,
+        external: bool = True,
+        owner: str | None = None,
+    ) -> Any:
+        """Create ``db.table`` depending on ``base_db.base_table`` (our extension): the base's
+        columns and storage format, partitioned by its first ``key_count`` keys; the policies
+        (``refuse`` | ``allow`` | ``mark_incomplete`` on base drop, ``refuse`` | ``propagate``
+        on base schema change; server defaults when None) and the completeness rule (a period
+        such as "HOURLY" and the base's time keys, both or neither). The created ``hms.Table``.
+        """
+        columns = None
+        if completeness_columns is not None:
+            if isinstance(completeness_columns, str):
+                raise TypeError(
+                    "completeness_columns must be a sequence of key names, not a string"
+                )
+            columns = list(completeness_columns)
+        return self._client.create_dependent_table(
+            hms.CreateDependentTableRequest(
+                dbName=db,
+                tblName=table,
+                baseDbName=base_db,
+                baseTblName=base_table,
+                keyCount=key_count,
+                onBaseDrop=on_base_drop,
+                onBaseSchemaChange=on_base_schema_change,
+                completenessPeriod=completeness_period,
+                completenessColumns=columns,
+                location=location,
+                external=external,
+                owner=owner,
+            )
+        )
+
+    def repoint_dependency(
+        self,
+        db: str,
+        table: str,
+        base_db: str,
+        base_table: str,
+        *,
+        partition: str | None = None,
+    ) -> Any:
+        """Make the dependent table's new partitions depend on ``base_db.base_table`` or, with
+        ``partition`` (``k=v/...``), that partition on the same spec of it (our extension
+        ``alter_dependency``); what the table then depends on, as ``resolve_dependencies``
+        returns it."""
+        return self._client.alter_dependency(
+            hms.AlterDependencyRequest(
+                dbName=db,
+                tblName=table,
+                baseDbName=base_db,
+                baseTblName=base_table,
+                partName=partition,
+            )
         )
 
 

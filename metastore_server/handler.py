@@ -12,7 +12,7 @@ import time
 import structlog
 
 from metastore_server import __version__, client_settings
-from metastore_server.catalog import names, timeline_api
+from metastore_server.catalog import dependency_api, names, timeline_api
 from metastore_server.catalog.catalog import Catalog
 from metastore_server.catalog.partition_values import explain_values, partition_values
 from metastore_server.catalog.tables import TABLE_TYPES
@@ -269,9 +269,7 @@ class MetastoreHandler:
         )
         need_result = request.needResult is None or request.needResult
         # HMS answers no list at all when the request holds no partition.
-        return hms.AddPartitionsResult(
-            partitions=added if need_result and request.parts else None
-        )
+        return hms.AddPartitionsResult(partitions=added if need_result and request.parts else None)
 
     def append_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         part = hms.Partition(values=list(part_vals or []), dbName=db_name, tableName=tbl_name)
@@ -411,9 +409,7 @@ class MetastoreHandler:
 
     # -- extensions ----------------------------------------------------------------------------
 
-    def explain_partition_filter(
-        self, req: hms.ExplainFilterRequest
-    ) -> hms.ExplainFilterResult:
+    def explain_partition_filter(self, req: hms.ExplainFilterRequest) -> hms.ExplainFilterResult:
         """Which rows a filter reads (our extension; ``metastore-server explain`` prints it)."""
         if req is None:
             raise hms.MetaException(message="ExplainFilterRequest cannot be null")
@@ -431,9 +427,7 @@ class MetastoreHandler:
             partitionValues=[hms.PartitionValuesRow(row=row) for row in rows]
         )
 
-    def explain_partition_values(
-        self, req: hms.ExplainValuesRequest
-    ) -> hms.ExplainValuesResult:
+    def explain_partition_values(self, req: hms.ExplainValuesRequest) -> hms.ExplainValuesResult:
         """How get_partition_values reads a request (our extension; ``metastore-server values
         --explain`` prints it)."""
         request = req.request if req is not None else None
@@ -480,6 +474,41 @@ class MetastoreHandler:
         if req is None:
             raise hms.MetaException(message="RebuildTimelinesRequest cannot be null")
         return timeline_api.rebuild_timelines(self.catalog, _db(req.dbName), _table(req.tblName))
+
+    def resolve_dependencies(
+        self, req: hms.ResolveDependenciesRequest
+    ) -> hms.ResolveDependenciesResult:
+        """A dependent table's partitions and the base partitions they stand for now (our
+        extension; ``metastore-server dependency describe``)."""
+        if req is None:
+            raise hms.MetaException(message="ResolveDependenciesRequest cannot be null")
+        max_parts = -1 if req.maxParts is None else req.maxParts
+        return dependency_api.resolve(
+            self.catalog, _db(req.dbName), _table(req.tblName), req.partName, max_parts
+        )
+
+    def get_dependents(self, req: hms.GetDependentsRequest) -> hms.GetDependentsResult:
+        """The tables and partitions depending on a base table or partition (our extension;
+        ``metastore-server dependency dependents``)."""
+        if req is None:
+            raise hms.MetaException(message="GetDependentsRequest cannot be null")
+        return dependency_api.dependents(
+            self.catalog, _db(req.dbName), _table(req.tblName), req.partName
+        )
+
+    def create_dependent_table(self, req: hms.CreateDependentTableRequest) -> hms.Table:
+        """Declare a dependent table from its base (our extension; ``metastore-server
+        dependency create``)."""
+        if req is None:
+            raise hms.MetaException(message="CreateDependentTableRequest cannot be null")
+        return dependency_api.create_dependent_table(self.catalog, req)
+
+    def alter_dependency(self, req: hms.AlterDependencyRequest) -> hms.ResolveDependenciesResult:
+        """Re-point a dependent table or one of its partitions (our extension;
+        ``metastore-server dependency repoint``)."""
+        if req is None:
+            raise hms.MetaException(message="AlterDependencyRequest cannot be null")
+        return dependency_api.alter_dependency(self.catalog, req)
 
     # -- partitions: change ------------------------------------------------------------------
 

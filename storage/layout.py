@@ -38,6 +38,10 @@ SPELLINGS = b"c:sp"
 #: partition timelines (compare-and-set between server processes): an 8-byte big-endian counter
 #: followed by an 8-byte digest of the ``c:o`` it was written with.
 TIMELINE_VERSION = b"c:tlv"
+#: On a base table's row, one column per table that depends on it (dependent tables): the
+#: prefix followed by ``db.table`` of the dependent. A mark may be stale (the dependent was
+#: dropped in another process): readers check the dependent itself.
+DEPENDENT_MARK = b"c:d:"
 COUNTERS_ROW = b"counters"
 NEXT_TABLE_ID = b"c:table_id"
 
@@ -71,6 +75,17 @@ def children_range(db: str) -> tuple[bytes, bytes]:
     """[start, stop) of the table or function rows of one database."""
     start = db.encode("utf-8") + _SEPARATOR
     return start, db.encode("utf-8") + b"\x01"
+
+
+def dependent_mark(db: str, table: str) -> bytes:
+    """The column marking, on a base table's row, that ``db.table`` depends on it."""
+    return DEPENDENT_MARK + f"{db}.{table}".encode()
+
+
+def marked_dependents(row: dict[bytes, bytes]) -> tuple[str, ...]:
+    """``db.table`` of every dependent marked on a table row, sorted."""
+    size = len(DEPENDENT_MARK)
+    return tuple(sorted(c[size:].decode("utf-8") for c in row if c.startswith(DEPENDENT_MARK)))
 
 
 def name_from_child_key(key: bytes) -> str:

@@ -1301,6 +1301,105 @@ struct CoverTimeRangeResult {
 }
 
 
+// Our extension (dependent tables, seed 004): a dependent table depends on a base table, has its
+// base's columns and is partitioned by a prefix of the base's keys. Its table parameters
+// metastore.dependent.* declare it (any HMS client can set them); each of its partitions depends
+// on a partial spec of a base partition set (partition parameter metastore.dependent.depends.on).
+struct DependentTableInfo {
+  1: string dbName,
+  2: string tblName,
+  3: string base,                   // the current base, db.table
+  4: list<string> bases,            // every base a partition depends on, and the current one
+  5: string onBaseDrop,             // refuse | allow | mark_incomplete
+  6: string onBaseSchemaChange,     // refuse | propagate
+  7: optional string completenessPeriod,   // e.g. HOURLY
+  8: optional list<string> completenessColumns, // the base's time keys, e.g. [ds, hr]
+}
+
+struct DependencyCompleteness {
+  1: string period,                 // the unit the base is expected in, e.g. HOURLY
+  2: string window,                 // the time the dependent partition covers, e.g. 2024-01-01
+  3: string startTime,              // [startTime, endTime), yyyy-MM-dd[-HH[-mm[-ss]]]
+  4: string endTime,
+  5: i64 expected,                  // units of period in the window
+  6: list<string> missing,          // the missing units (timeline partition names), in order
+  7: bool complete,
+}
+
+struct ResolvedDependency {
+  1: string partName,               // the dependent partition
+  2: string dependsOn,              // db.table@k=v/..., as stored
+  3: string baseDbName,
+  4: string baseTblName,
+  5: string baseSpec,               // the partial spec, k=v/...
+  6: bool baseExists,
+  7: list<string> basePartNames,    // the base partitions matching the spec now, sorted
+  8: i64 basePartCount,             // all of them, even when basePartNames is cut at maxParts
+  9: bool markedIncomplete,         // a base partition it depended on was dropped (policy)
+  10: optional DependencyCompleteness completeness, // with a completeness rule
+}
+
+struct ResolveDependenciesRequest {
+  1: required string dbName,
+  2: required string tblName,       // the dependent table
+  3: optional string partName,      // one partition (k=v/...); every partition when absent
+  4: optional i32 maxParts = -1,    // base partition names per dependent partition; -1: all
+}
+
+struct ResolveDependenciesResult {
+  1: DependentTableInfo table,
+  2: list<ResolvedDependency> partitions, // sorted by partName
+}
+
+struct DependentPartitionRef {
+  1: string dbName,
+  2: string tblName,
+  3: string partName,
+  4: string dependsOn,
+  5: bool markedIncomplete,
+}
+
+// Reverse lookup: which tables depend on a base table, and which of their partitions depend on
+// one of its partitions (or on any, without partName).
+struct GetDependentsRequest {
+  1: required string dbName,
+  2: required string tblName,       // the base table
+  3: optional string partName,      // a base partition (k=v/...)
+}
+
+struct GetDependentsResult {
+  1: list<string> tables,           // db.table of the dependent tables, sorted
+  2: list<DependentPartitionRef> partitions, // sorted by table, then partName
+}
+
+// Declares a dependent table: its columns, storage format and keys come from the base (keys: the
+// first keyCount base keys); external unless external = false.
+struct CreateDependentTableRequest {
+  1: required string dbName,
+  2: required string tblName,
+  3: required string baseDbName,
+  4: required string baseTblName,
+  5: optional i32 keyCount = 1,
+  6: optional string onBaseDrop,
+  7: optional string onBaseSchemaChange,
+  8: optional string completenessPeriod,
+  9: optional list<string> completenessColumns,
+  10: optional string location,
+  11: optional bool external = true,
+  12: optional string owner,
+}
+
+// Re-points a dependent table (new partitions depend on the new base), or one of its partitions
+// (partName: that partition now depends on the same spec of the new base).
+struct AlterDependencyRequest {
+  1: required string dbName,
+  2: required string tblName,
+  3: required string baseDbName,
+  4: required string baseTblName,
+  5: optional string partName,
+}
+
+
 service ThriftHiveMetastore extends fb303.FacebookService {
   void abort_txn(1: AbortTxnRequest rqst)
       throws (1: NoSuchTxnException o1)
@@ -1783,4 +1882,17 @@ service ThriftHiveMetastore extends fb303.FacebookService {
 
   GetPartitionTimelinesResult rebuild_partition_timelines(1: RebuildTimelinesRequest req)
       throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  ResolveDependenciesResult resolve_dependencies(1: ResolveDependenciesRequest req)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  GetDependentsResult get_dependents(1: GetDependentsRequest req)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  Table create_dependent_table(1: CreateDependentTableRequest req)
+      throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3,
+              4: NoSuchObjectException o4)
+
+  ResolveDependenciesResult alter_dependency(1: AlterDependencyRequest req)
+      throws (1: InvalidOperationException o1, 2: MetaException o2, 3: NoSuchObjectException o3)
 }

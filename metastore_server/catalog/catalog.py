@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import copy
+
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.databases import DEFAULT_DATABASE, Databases
+from metastore_server.catalog.dependencies import Dependencies
 from metastore_server.catalog.functions import Functions
 from metastore_server.catalog.listing_cache import DEFAULT_MAX_BYTES, ListingCache
 from metastore_server.catalog.partitions import Partitions
@@ -36,17 +39,25 @@ class Catalog:
         self.databases = Databases(self.ctx)
         self.tables = Tables(self.ctx, self.databases)
         self.timelines = TimelineKeeper(self.ctx, self.tables)
-        self.partitions = Partitions(self.ctx, self.tables, self.timelines)
+        self.dependencies = Dependencies(self.ctx, self.tables)
+        self.partitions = Partitions(self.ctx, self.tables, self.timelines, self.dependencies)
         self.functions = Functions(self.ctx, self.databases)
         self.databases.ensure_default()
 
-    def drop_table(self, db: str, name: str, delete_data: bool) -> None:
-        """Drop a table and its partitions; managed data is deleted when asked."""
+    def drop_table(
+        self, db: str, name: str, delete_data: bool, dropping: frozenset[str] = frozenset()
+    ) -> None:
+        """Drop a table and its partitions; managed data is deleted when asked. The drop
+        policies of tables depending on it apply (other than those in ``dropping``, the
+        ``db.table`` names one call drops together)."""
         with self.ctx.write_lock:
             ref = self.tables.get(db, name)
+            self.dependencies.guard_table_drop(ref, dropping)
+            bases = self.dependencies.bases_of(ref)
             delete_files = delete_data and not ref.is_external
             self.tables.delete_row(ref)
             self.partitions.drop_all(ref, delete_files)
+            self.dependencies.forget(ref, bases)
         if delete_files and ref.table.tableType != VIRTUAL_VIEW:
             self.ctx.warehouse.delete_dir(ref.location)
 
@@ -64,8 +75,11 @@ class Catalog:
                     if table_names
                     else f"Database {name} is not empty. One or more functions exist."
                 )
+            dropping = frozenset(f"{name}.{table}" for table in table_names)
+            for table in table_names:  # every policy is checked before anything is dropped
+                self.dependencies.guard_table_drop(self.tables.get(name, table), dropping)
             for table in table_names:
-                self.drop_table(name, table, delete_data)
+                self.drop_table(name, table, delete_data, dropping)
             for function in function_names:
                 self.functions.drop(name, function)
             self.databases.delete_row(name)
@@ -77,11 +91,19 @@ class Catalog:
     ) -> None:
         """Alter (or rename) a table; ``cascade`` pushes the new columns to all partitions."""
         with self.ctx.write_lock:
+            current = self.tables.find(db, name)
+            plan = self.dependencies.plan_alter(current, new_tbl) if current is not None else None
             ref = self.tables.alter(
                 db, name, new_tbl, update_stats=update_stats, hook=self.timelines
             )
             if cascade and ref.table.sd is not None:
                 self.partitions.propagate_columns(ref, ref.table.sd.cols)
+            if plan is not None and current is not None:
+                self.dependencies.finish_alter(plan, current, ref)
+                for dependent in plan.propagate_to:  # base columns go on to its dependents
+                    inherited = copy.deepcopy(dependent.table)
+                    inherited.sd.cols = copy.deepcopy(ref.table.sd.cols)
+                    self.alter_table(dependent.db, dependent.name, inherited, cascade=False)
 
     def close(self) -> None:
         """Close the store."""

@@ -33,10 +33,11 @@ partitions it stands for (keys and values escaped as in partition names). Resolu
 dynamic: the base partitions matching the spec now. A partition marked incomplete by the
 ``mark_incomplete`` drop policy carries ``metastore.dependent.incomplete`` = ``true``.
 
-Schema: a dependent's columns are the base's data columns followed by the base's partition keys
-that are not in the dependent's prefix (as ordinary columns, in key order): a row of ``Tdep`` is
-a row of ``T`` (``select * from Tdep where ds = 1`` reads like ``select * from T where ds = 1``),
-and the hour of each row is not lost.
+Schema: a dependent's columns are its base's data columns (the partition keys are not
+columns): ``select key, value from Tdep where ds = 1`` reads what ``select key, value from T
+where ds = 1`` reads. A table created without columns gets them from its base; declared columns
+must be the base's. Re-pointing to a new base (``T`` deprecated for ``T2``, partitioned by
+``ds, hr, min``) needs only the same data columns and keys that start with the dependent's.
 """
 
 from __future__ import annotations
@@ -248,38 +249,23 @@ def check_prefix(dependent_keys: Sequence[Column], base_keys: Sequence[Column]) 
             )
 
 
-def dependent_columns(
-    base_columns: Sequence[Column], base_keys: Sequence[Column], prefix_length: int
-) -> list[Column]:
-    """The columns a dependent partitioned by the first ``prefix_length`` base keys inherits:
-    the base's columns, then the base's remaining partition keys as ordinary columns."""
-    if not 0 < prefix_length <= len(base_keys):
-        raise ValueError(f"prefix length {prefix_length} is not in 1..{len(base_keys)}")
-    return [*base_columns, *base_keys[prefix_length:]]
-
-
-def check_columns(
-    declared: Sequence[Column],
-    base_columns: Sequence[Column],
-    base_keys: Sequence[Column],
-    prefix_length: int,
-) -> None:
-    """ValueError naming the first difference when a dependent's declared columns are not the
-    inherited ones (an empty declaration is accepted: the server fills them in)."""
+def check_columns(declared: Sequence[Column], base_columns: Sequence[Column]) -> None:
+    """ValueError naming the first difference when a dependent's declared columns are not its
+    base's data columns (names case-insensitively, types ignoring case and blanks; an empty
+    declaration is accepted: the server fills them in)."""
     if not declared:
         return
-    expected = dependent_columns(base_columns, base_keys, prefix_length)
-    shown = ", ".join(f"{n} {t}" for n, t in expected)
-    for position, (got, want) in enumerate(zip(declared, expected, strict=False), start=1):
+    shown = ", ".join(f"{n} {t}" for n, t in base_columns) or "none"
+    for position, (got, want) in enumerate(zip(declared, base_columns, strict=False), start=1):
         if got[0].lower() != want[0].lower() or not _same_type(got[1], want[1]):
             raise ValueError(
                 f"column {position} of the dependent table is '{got[0]} {got[1]}' but the base "
-                f"gives '{want[0]} {want[1]}' (a dependent table inherits: {shown})"
+                f"has '{want[0]} {want[1]}' (a dependent table has its base's columns: {shown})"
             )
-    if len(declared) != len(expected):
+    if len(declared) != len(base_columns):
         raise ValueError(
-            f"the dependent table declares {len(declared)} columns but inherits {len(expected)} "
-            f"({shown})"
+            f"the dependent table declares {len(declared)} columns but its base has "
+            f"{len(base_columns)} ({shown})"
         )
 
 

@@ -12,10 +12,12 @@ from collections.abc import Callable, Sequence
 from metastore_server import audit
 from metastore_server.catalog import names
 from metastore_server.catalog.context import CatalogContext
+from metastore_server.catalog.dependencies import Dependencies
 from metastore_server.catalog.dependency_model import (
     DEPENDS_ON_KEY,
     Dependency,
     DependentSpec,
+    TableName,
     dependency_for,
 )
 from metastore_server.catalog.filter_explain import explain_plan
@@ -34,7 +36,7 @@ from metastore_server.catalog.partition_scan import (
     values_of,
     whole_table,
 )
-from metastore_server.catalog.serde import from_bytes, to_bytes
+from metastore_server.catalog.serde import from_bytes, stored_partition_bytes
 from metastore_server.catalog.tables import DDL_TIME, TableRef, Tables, fill_storage_defaults
 from metastore_server.catalog.timelines import TimelineKeeper
 from metastore_server.encoded import EncodedPartitions
@@ -49,14 +51,6 @@ from storage.codec import has_spelling
 from storage.port import Delete, PartialWriteError, Put
 
 Predicate = Callable[[Sequence[str]], bool]
-
-
-def _stored_bytes(partition: hms.Partition) -> bytes:
-    """A partition's stored encoding: without its database and table names, which the table
-    row holds (a rename rewrites no partition) and readers put back."""
-    bare = copy.copy(partition)
-    bare.dbName = bare.tableName = bare.catName = None
-    return to_bytes(bare)
 
 
 def _owns_data(partition: hms.Partition) -> bool:
@@ -75,11 +69,19 @@ def _limit(max_parts: int | None) -> int | None:
 class Partitions:
     """Partition rows on the store."""
 
-    def __init__(self, ctx: CatalogContext, tables: Tables, timelines: TimelineKeeper) -> None:
+    def __init__(
+        self,
+        ctx: CatalogContext,
+        tables: Tables,
+        timelines: TimelineKeeper,
+        dependencies: Dependencies,
+    ) -> None:
         self._ctx = ctx
         self._tables = tables
         #: Every partition write goes through ``timelines.change`` (opted-in tables' timelines).
         self._timelines = timelines
+        #: Every partition drop (and rename) asks ``dependencies`` first (dependents' policies).
+        self._dependencies = dependencies
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -134,7 +136,7 @@ class Partitions:
     ) -> dict[bytes, bytes]:
         """The columns of a partition row."""
         return layout.partition_columns(
-            _stored_bytes(partition), self._name(ref, values), ref.kinds, values
+            stored_partition_bytes(partition), self._name(ref, values), ref.kinds, values
         )
 
     def filter_ranges(
@@ -244,9 +246,7 @@ class Partitions:
         ranges, _unknown = self._expr_ranges(ref, expr)
         return self._names(ref, ranges, max_parts)
 
-    def _expr_ranges(
-        self, ref: TableRef, expr: bytes | str | None
-    ) -> tuple[list[KeyRange], bool]:
+    def _expr_ranges(self, ref: TableRef, expr: bytes | str | None) -> tuple[list[KeyRange], bool]:
         text = expression_text(expr)
         if text is None:
             return whole_table(ref), True
@@ -284,9 +284,7 @@ class Partitions:
             values.append(spec[key])
         return values
 
-    def list_all(
-        self, db: str, table: str, max_parts: int | None = -1
-    ) -> EncodedPartitions:
+    def list_all(self, db: str, table: str, max_parts: int | None = -1) -> EncodedPartitions:
         """All partitions (up to max_parts), sorted by name as HMS returns them."""
         ref = self._tables.get(db, table)
         limit = _limit(max_parts)
@@ -440,6 +438,7 @@ class Partitions:
             spec = self._tables.dependent_spec(ref.table)
             seen: set[bytes] = set()
             on_base: set[bytes] = set()
+            other_bases: set[TableName] = set()
             to_store: list[tuple[bytes, list[str], hms.Partition]] = []
             for part in parts:
                 if part is None:
@@ -462,8 +461,12 @@ class Partitions:
                         message=f"Partition already exists: {thrift_struct_text(part)}"
                     )
                 answer = self._prepare(ref, part, values, now)
-                if spec is not None and self._depend(ref, spec, part, values, answer):
-                    on_base.add(key)
+                if spec is not None or DEPENDS_ON_KEY in answer.parameters:
+                    dependency, on_base_location = self._depend(ref, spec, part, values, answer)
+                    if on_base_location:
+                        on_base.add(key)
+                    if spec is None or dependency.base != spec.base:
+                        other_bases.add(dependency.base)
                 if key in seen:
                     raise hms.MetaException(
                         message="java.io.IOException: Duplicate partitions in the list: "
@@ -480,6 +483,8 @@ class Partitions:
                 added = [(values, answer.parameters) for _, values, answer in to_store]
                 with self._timelines.change(ref, added=added):
                     self._write(ref, ops, "Adding partitions")
+                for base in other_bases:
+                    self._tables.mark_dependent(base, TableName(ref.db, ref.name))
         for key, _, stored in to_store:
             if key not in on_base:  # a dependent partition's data is its base's
                 self._ctx.warehouse.make_dirs(stored.sd.location if stored.sd else None)
@@ -488,39 +493,60 @@ class Partitions:
     def _depend(
         self,
         ref: TableRef,
-        spec: DependentSpec,
+        spec: DependentSpec | None,
         part: hms.Partition,
         values: list[str],
         answer: hms.Partition,
-    ) -> bool:
+    ) -> tuple[Dependency, bool]:
         """Record a new partition of a dependent table's dependency (on the table's current
         base unless the client named one) in ``answer``; without a location from the client,
-        point it at the base's prefix location. Returns whether it did (no directory then)."""
-        where = f"dependent table {ref.db}.{ref.name}"
-        params = answer.parameters
-        given = params.get(DEPENDS_ON_KEY)
-        try:
-            dependency = (
-                Dependency.parse(given)
-                if given is not None
-                else dependency_for(values, ref.key_names, spec.base)
-            )
-        except ValueError as exc:
-            raise hms.InvalidObjectException(message=f"{where}: {exc}") from None
-        params[DEPENDS_ON_KEY] = dependency.to_text()
-        if part.sd is not None and part.sd.location:
-            return False
-        base = self._tables.find(dependency.base_db, dependency.base_table)
-        if base is None:
-            raise hms.InvalidObjectException(
-                message=f"{where}: base table {dependency.base} does not exist"
-            )
-        if not base.location:
-            return False
+        point it at the base's prefix location. Returns the dependency, and whether the
+        location is the base's (no directory is made then)."""
+        given = answer.parameters.get(DEPENDS_ON_KEY)
+        dependency, base = self._dependency(ref, given, values, spec, hms.InvalidObjectException)
+        answer.parameters[DEPENDS_ON_KEY] = dependency.to_text()
+        if (part.sd is not None and part.sd.location) or not base.location:
+            return dependency, False
         answer.sd.location = self._ctx.warehouse.child_location(
             base.location, dependency.partition_name()
         )
-        return True
+        return dependency, True
+
+    def _dependency(
+        self,
+        ref: TableRef,
+        given: str | None,
+        values: Sequence[str],
+        spec: DependentSpec | None,
+        error: type[Exception],
+    ) -> tuple[Dependency, TableRef]:
+        """The dependency a dependent partition records (``given`` by the client, else on the
+        table's current base), checked: readable, on an existing base, on its keys. ``error``
+        (``dependent table db.t: ...``) otherwise."""
+        where = f"dependent table {ref.db}.{ref.name}"
+        try:
+            if given is not None:
+                dependency = Dependency.parse(given)
+            elif spec is not None:
+                dependency = dependency_for(values, ref.key_names, spec.base)
+            else:
+                raise ValueError("the table declares no base")
+        except ValueError as exc:
+            raise error(message=f"{where}: {exc}") from None
+        base = self._tables.find(dependency.base_db, dependency.base_table)
+        if base is None:
+            raise error(message=f"{where}: base table {dependency.base} does not exist")
+        if (base.db, base.name) == (ref.db, ref.name):
+            raise error(message=f"{where}: a partition cannot depend on its own table")
+        unknown = [k for k, _ in dependency.spec if k not in base.key_names]
+        if unknown:
+            raise error(
+                message=(
+                    f"{where}: {dependency} names {unknown[0]!r}, which is not a partition key "
+                    f"of {dependency.base} ({', '.join(base.key_names)})"
+                )
+            )
+        return dependency, base
 
     def _prepare(
         self, ref: TableRef, part: hms.Partition, values: list[str], now: int
@@ -557,10 +583,9 @@ class Partitions:
             key = self._key(ref, values)
             row = self._ctx.store.get(layout.PARTITIONS, key)
             if row is None:
-                raise hms.NoSuchObjectException(
-                    message=f"partition values={java_list(values)}"
-                )
+                raise hms.NoSuchObjectException(message=f"partition values={java_list(values)}")
             partition = self._decode(ref, row[layout.OBJECT])
+            self._dependencies.guard_partition_drop(ref, [values])
             with self._timelines.change(ref, removed=[(values, partition.parameters)]):
                 self._ctx.store.mutate([Delete(layout.PARTITIONS, key)])
         if delete_data and not ref.is_external and _owns_data(partition):
@@ -591,6 +616,7 @@ class Partitions:
             if found:
                 deletes: list[Put | Delete] = [Delete(layout.PARTITIONS, k) for k, _ in found]
                 removed = [(values_of(ref, k), p.parameters) for k, p in found]
+                self._dependencies.guard_partition_drop(ref, [v for v, _ in removed])
                 with self._timelines.change(ref, removed=removed):
                     self._write(ref, deletes, "Dropping partitions")
         if delete_data and not ref.is_external:
@@ -631,6 +657,7 @@ class Partitions:
             ops: list[Put | Delete] = []
             added: list[tuple[list[str], dict[str, str] | None]] = []
             removed: list[tuple[list[str], dict[str, str] | None]] = []
+            marks: set[TableName] = set()
             for part in new_parts or []:
                 if part is None:
                     raise hms.InvalidOperationException(message="Partition cannot be null.")
@@ -643,6 +670,7 @@ class Partitions:
                     raise hms.InvalidOperationException(message="alter is not possible")
                 old = self._decode(ref, row[layout.OBJECT])
                 updated = self._altered(ref, old, part, now)
+                self._keep_dependency(ref, old, updated, values, marks)
                 ops.append(Put(layout.PARTITIONS, key, self._columns(ref, updated, values)))
                 # The update period may change: the old partition leaves, the new one comes.
                 removed.append((values, old.parameters))
@@ -650,6 +678,32 @@ class Partitions:
             if ops:
                 with self._timelines.change(ref, added=added, removed=removed):
                     self._write(ref, ops, "Altering partitions")
+                for base in marks:
+                    self._tables.mark_dependent(base, TableName(ref.db, ref.name))
+
+    def _keep_dependency(
+        self,
+        ref: TableRef,
+        old: hms.Partition,
+        updated: hms.Partition,
+        values: Sequence[str],
+        marks: set[TableName],
+    ) -> None:
+        """A dependent partition keeps its dependency record when an alter leaves it out (a
+        partition whose data is its base's must never look like one owning its directory); a
+        changed record (re-pointing the partition) is checked, and its base goes in ``marks``."""
+        before = (old.parameters or {}).get(DEPENDS_ON_KEY)
+        params = updated.parameters
+        after = params.get(DEPENDS_ON_KEY)
+        if after is None:
+            if before is not None:
+                params[DEPENDS_ON_KEY] = before
+            return
+        if after == before:
+            return
+        dependency, _ = self._dependency(ref, after, values, None, hms.InvalidOperationException)
+        params[DEPENDS_ON_KEY] = dependency.to_text()
+        marks.add(dependency.base)
 
     def _altered(
         self, ref: TableRef, old: hms.Partition, new: hms.Partition, now: int
@@ -691,7 +745,10 @@ class Partitions:
                 )
             old = self._decode(ref, row[layout.OBJECT])
             updated = self._altered(ref, old, new_part, self._ctx.now())
+            marks: set[TableName] = set()
+            self._keep_dependency(ref, old, updated, new_values, marks)
             updated.values = new_values
+            self._dependencies.guard_partition_drop(ref, [old_values], kept=new_values)
             old_location = old.sd.location if old.sd else None
             default_old = (
                 self._ctx.warehouse.child_location(ref.location, self._name(ref, old_values))
@@ -721,6 +778,8 @@ class Partitions:
                 removed=[(old_values, old.parameters)],
             ):
                 self._ctx.store.mutate(ops)
+            for base in marks:
+                self._tables.mark_dependent(base, TableName(ref.db, ref.name))
         if move_dir and updated.sd is not None:
             self._ctx.warehouse.rename_dir(old_location, updated.sd.location)
 
@@ -734,7 +793,9 @@ class Partitions:
                 if partition.sd is None:
                     continue
                 partition.sd.cols = copy.deepcopy(columns)
-                ops.append(Put(layout.PARTITIONS, key, {layout.OBJECT: _stored_bytes(partition)}))
+                ops.append(
+                    Put(layout.PARTITIONS, key, {layout.OBJECT: stored_partition_bytes(partition)})
+                )
                 if len(ops) >= 1000:
                     self._ctx.store.mutate(ops)
                     ops = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import TypeVar
 
 from thriftpy2.protocol import TCyBinaryProtocolFactory
@@ -17,6 +18,14 @@ _FAST = TCyBinaryProtocolFactory()
 def to_bytes(obj: object) -> bytes:
     """Thrift binary encoding of a struct."""
     return serialize(obj, _FAST)
+
+
+def stored_partition_bytes(partition: object) -> bytes:
+    """A partition's stored encoding: without its database and table names, which the table
+    row holds (a rename rewrites no partition) and readers put back."""
+    bare = copy.copy(partition)
+    bare.dbName = bare.tableName = bare.catName = None  # type: ignore[attr-defined]
+    return to_bytes(bare)
 
 
 def from_bytes(cls: type[T], data: bytes) -> T:

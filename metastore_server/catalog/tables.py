@@ -14,7 +14,13 @@ from metastore_server.catalog import names
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.databases import Databases
 from metastore_server.catalog.dependency_model import PREFIX as DEPENDENT_PREFIX
-from metastore_server.catalog.dependency_model import DependentSpec, check_prefix
+from metastore_server.catalog.dependency_model import (
+    DependentSpec,
+    TableName,
+    check_columns,
+    check_completeness_rule,
+    check_prefix,
+)
 from metastore_server.catalog.serde import from_bytes, to_bytes
 from metastore_server.thrift_api import hms
 from planner.types import KeyKind, key_kind
@@ -56,6 +62,9 @@ class TableRef:
     #: False when the stamp was not written with this definition: a write is in flight on a
     #: store without atomic batches (or its writer died half-way).
     settled: bool = True
+    #: ``db.table`` of the tables marked as depending on this one (``layout.DEPENDENT_MARK``;
+    #: a mark may be stale).
+    dependents: tuple[str, ...] = ()
 
     @functools.cached_property
     def key_names(self) -> list[str]:
@@ -146,6 +155,12 @@ def _clear_catalog(table: hms.Table) -> None:
         table.catNameV3 = None
 
 
+def _column_types(table: hms.Table) -> list[tuple[str, str]]:
+    """(name, type) of a table's data columns."""
+    columns = (table.sd.cols if table.sd else None) or []
+    return [((c.name or "").lower(), c.type or "") for c in columns]
+
+
 def _lower_columns(columns: list[hms.FieldSchema] | None) -> list[hms.FieldSchema]:
     result = []
     for column in columns or []:
@@ -181,6 +196,7 @@ class Tables:
             stamp=stamp,
             object_bytes=data,
             settled=stamp_settled(stamp, data),
+            dependents=layout.marked_dependents(row),
         )
 
     def find_settled(self, db: str, name: str) -> TableRef | None:
@@ -288,6 +304,9 @@ class Tables:
             )
             if not created:
                 raise hms.AlreadyExistsException(message=f"Table {name} already exists")
+            spec = self.dependent_spec(table)
+            if spec is not None:
+                self.mark_dependent(spec.base, TableName(db, name))
         if not is_view:
             self._ctx.warehouse.make_dirs(table.sd.location)
 
@@ -381,6 +400,9 @@ class Tables:
         )
         if after is not None:
             after(stored)
+        spec = self.dependent_spec(table)
+        if spec is not None and spec != self.dependent_spec(current.table):
+            self.mark_dependent(spec.base, TableName(new_db, new_name))
         return stored
 
     def _altered(self, current: TableRef, new_tbl: hms.Table, update_stats: bool) -> hms.Table:
@@ -430,6 +452,25 @@ class Tables:
             [Put(layout.TABLES, layout.table_key(ref.db, ref.name), {layout.SPELLINGS: b"1"})]
         )
 
+    def mark_dependent(self, base: TableName, dependent: TableName) -> None:
+        """Record on ``base``'s row that ``dependent`` depends on it (nothing when the base
+        is gone: a mark must not create a row)."""
+        if self.find(base.db, base.table) is None:
+            return
+        mark = layout.dependent_mark(dependent.db, dependent.table)
+        self._ctx.store.mutate(
+            [Put(layout.TABLES, layout.table_key(base.db, base.table), {mark: b"1"})]
+        )
+
+    def unmark_dependent(self, base: TableName, dependent: TableName) -> None:
+        """Remove the mark ``mark_dependent`` wrote (nothing when the base is gone)."""
+        if self.find(base.db, base.table) is None:
+            return
+        mark = layout.dependent_mark(dependent.db, dependent.table)
+        self._ctx.store.mutate(
+            [Delete(layout.TABLES, layout.table_key(base.db, base.table), [mark])]
+        )
+
     def delete_row(self, ref: TableRef) -> None:
         """Remove the table row (the caller removes partitions and data)."""
         self._ctx.store.mutate([Delete(layout.TABLES, layout.table_key(ref.db, ref.name))])
@@ -446,9 +487,11 @@ class Tables:
         self, table: hms.Table, previous: hms.Table | None, error: type[Exception]
     ) -> None:
         """Refuse a dependent table whose properties are malformed, whose base does not
-        exist, or whose partition keys are not a prefix of its base's (``error``, HMS-like
-        ``dependent table db.t: ...``). On alter (``previous`` set) only a change of the
-        ``metastore.dependent.*`` properties is checked, and the base only when it changes."""
+        exist, whose partition keys are not a prefix of its base's, whose columns are not its
+        base's or whose completeness rule does not fit (``error``, ``dependent table db.t:
+        ...``). A table created without columns gets its base's. On alter (``previous`` set)
+        the checks run when the ``metastore.dependent.*`` properties or the columns change;
+        a base dropped meanwhile (drop policy ``allow``) is not looked for unless it changes."""
         where = f"dependent table {table.dbName}.{table.tableName}"
         params = table.parameters or {}
         ours = {k: v for k, v in params.items() if k.startswith(DEPENDENT_PREFIX)}
@@ -456,23 +499,30 @@ class Tables:
         if previous is not None:
             old_params = previous.parameters or {}
             old = {k: v for k, v in old_params.items() if k.startswith(DEPENDENT_PREFIX)}
-            if old == ours:
+            if old == ours and _column_types(previous) == _column_types(table):
                 return
             old_spec = self.dependent_spec(previous)
         try:
             spec = DependentSpec.from_parameters(params)
         except ValueError as exc:
             raise error(message=f"{where}: {exc}") from None
-        if spec is None or (old_spec is not None and old_spec.base == spec.base):
+        if spec is None:
             return
         if (spec.base.db, spec.base.table) == (table.dbName, table.tableName):
             raise error(message=f"{where}: a table cannot be its own base")
         base = self.find(spec.base.db, spec.base.table)
         if base is None:
+            if old_spec is not None and old_spec.base == spec.base:
+                return
             raise error(message=f"{where}: base table {spec.base} does not exist")
         keys = [((k.name or "").lower(), k.type or "string") for k in table.partitionKeys or []]
+        if table.sd is not None and not table.sd.cols and previous is None:
+            table.sd.cols = copy.deepcopy(base.table.sd.cols if base.table.sd else [])
         try:
             check_prefix(keys, base.key_types)
+            check_columns(_column_types(table), _column_types(base.table))
+            if spec.completeness is not None:
+                check_completeness_rule(spec.completeness, keys, base.key_types)
         except ValueError as exc:
             raise error(message=f"{where}: {exc}") from None
 

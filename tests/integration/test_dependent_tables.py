@@ -46,7 +46,7 @@ def dependent(
         DB,
         name,
         keys=[("ds", "string")] if keys is None else keys,
-        columns=[*COLUMNS, ("hr", "string")] if columns is None else columns,
+        columns=COLUMNS if columns is None else columns,
         parameters=parameters,
     )
 
@@ -110,7 +110,7 @@ def test_malformed_properties_are_refused(client) -> None:
 def test_dependent_partition_records_dependency_and_base_location(client, running) -> None:
     client.create_table(dependent("tdep"))
     stored = client.get_table(DB, "tdep")
-    assert [(c.name, c.type) for c in stored.sd.cols] == [*COLUMNS, ("hr", "string")]
+    assert [(c.name, c.type) for c in stored.sd.cols] == COLUMNS
     assert stored.parameters[BASE_KEY] == "dep.t"
 
     added = client.add_partition(make_partition(DB, "tdep", ["2024-01-01"]))

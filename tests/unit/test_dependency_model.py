@@ -148,23 +148,16 @@ def test_prefix_of_unpartitioned_base():
         dm.check_prefix([("ds", "string")], [])
 
 
-def test_dependent_columns_keep_the_rest_of_the_keys():
-    assert dm.dependent_columns(T_COLUMNS, T_KEYS, 1) == [*T_COLUMNS, ("hr", "int")]
-    assert dm.dependent_columns(T_COLUMNS, T_KEYS, 2) == T_COLUMNS
-    assert dm.dependent_columns(T_COLUMNS, T2_KEYS, 1) == [*T_COLUMNS, ("hr", "int"),
-                                                           ("min", "int")]  # fmt: skip
-    with pytest.raises(ValueError, match="prefix length 0 is not in 1..2"):
-        dm.dependent_columns(T_COLUMNS, T_KEYS, 0)
-
-
 def test_check_columns():
-    dm.check_columns([], T_COLUMNS, T_KEYS, 1)
-    dm.check_columns([("KEY", "STRING"), ("value", "string"), ("hr", "int")], T_COLUMNS, T_KEYS, 1)
-    with pytest.raises(ValueError, match="^column 3 of the dependent table is 'hr string' but "
-                                         "the base gives 'hr int'"):  # fmt: skip
-        dm.check_columns([*T_COLUMNS, ("hr", "string")], T_COLUMNS, T_KEYS, 1)
-    with pytest.raises(ValueError, match="declares 2 columns but inherits 3"):
-        dm.check_columns(T_COLUMNS, T_COLUMNS, T_KEYS, 1)
+    dm.check_columns([], T_COLUMNS)
+    dm.check_columns([("KEY", "STRING"), ("value", "string")], T_COLUMNS)
+    with pytest.raises(ValueError, match="^column 2 of the dependent table is 'value int' but "
+                                         "the base has 'value string'"):  # fmt: skip
+        dm.check_columns([("key", "string"), ("value", "int")], T_COLUMNS)
+    with pytest.raises(ValueError, match="declares 3 columns but its base has 2"):
+        dm.check_columns([*T_COLUMNS, ("hr", "int")], T_COLUMNS)
+    with pytest.raises(ValueError, match="declares 1 columns but its base has 2"):
+        dm.check_columns(T_COLUMNS[:1], T_COLUMNS)
 
 
 def test_check_completeness_rule():

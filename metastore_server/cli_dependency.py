@@ -1,0 +1,371 @@
+"""``metastore-server dependency describe|dependents|create|repoint``: the dependent tables of a
+running metastore (our extensions ``resolve_dependencies``, ``get_dependents``,
+``create_dependent_table`` and ``alter_dependency``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from typing import Any
+
+from metastore_server.cli_common import DEFAULT_URI, ask, split_table
+
+COMMAND = "dependency"
+_DROP_POLICIES = "refuse, allow, mark_incomplete"
+_SCHEMA_POLICIES = "refuse, propagate"
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number, not {text!r}")
+    return value
+
+
+def _completeness(text: str) -> tuple[str, list[str]]:
+    """(period, columns) of ``PERIOD:col1,col2``."""
+    period, colon, rest = text.partition(":")
+    columns = [name.strip() for name in rest.split(",")]
+    if not colon or not period.strip() or not all(columns):
+        raise argparse.ArgumentTypeError(f"expected PERIOD:col1[,col2...], not {text!r}")
+    return period.strip(), columns
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--uri", default=DEFAULT_URI, help="metastore to ask (default %(default)s)")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="human-readable text or JSON (default %(default)s)",
+    )
+
+
+def _limit(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--limit",
+        type=_positive,
+        help="list at most N base partitions (and missing units) per dependent partition",
+    )
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register the ``dependency`` subcommand and its ``describe``, ``dependents``, ``create``
+    and ``repoint``."""
+    dependency = sub.add_parser(
+        "dependency",
+        help="describe, list, create and re-point dependent tables",
+        description="Dependent tables: a table declaring a base table (table property "
+        "metastore.dependent.base), partitioned by a prefix of the base's keys; each of its "
+        "partitions stands for the base partitions matching its spec (partition parameter "
+        "metastore.dependent.depends.on = db.table@k=v/...).",
+    )
+    actions = dependency.add_subparsers(dest="dependency_command", required=True)
+
+    describe = actions.add_parser(
+        "describe",
+        help="what a dependent table and its partitions depend on now",
+        description="Print a dependent table's base, every base its partitions depend on, its "
+        "policies and completeness rule, then per dependent partition: what it depends on, "
+        "whether it is marked incomplete, its completeness and the base partitions it resolves "
+        "to now.",
+    )
+    describe.add_argument("table", help="the dependent table as db.table")
+    describe.add_argument("--partition", help="only this dependent partition, e.g. ds=2024-01-01")
+    _limit(describe)
+    _common(describe)
+
+    dependents = actions.add_parser(
+        "dependents",
+        help="the tables and partitions depending on a base table",
+        description="Print the dependent tables of a base table and their partitions that "
+        "depend on --partition (on any partition of the base without it).",
+    )
+    dependents.add_argument("table", help="the base table as db.table")
+    dependents.add_argument("--partition", help="a base partition, e.g. ds=2024-01-01/hr=03")
+    _common(dependents)
+
+    create = actions.add_parser(
+        "create",
+        help="create a dependent table",
+        description="Create a dependent table: the base's columns and storage format, "
+        "partitioned by the base's first --keys keys; external unless --managed.",
+    )
+    create.add_argument("table", help="the new dependent table as db.table")
+    create.add_argument("--base", required=True, help="the base table as db.table")
+    create.add_argument(
+        "--keys", type=int, default=1, help="how many leading base keys (default %(default)s)"
+    )
+    create.add_argument("--on-base-drop", help=f"policy: {_DROP_POLICIES} (default refuse)")
+    create.add_argument("--on-schema-change", help=f"policy: {_SCHEMA_POLICIES} (default refuse)")
+    create.add_argument(
+        "--completeness",
+        type=_completeness,
+        metavar="PERIOD:COLUMNS",
+        help="the completeness rule, e.g. HOURLY:ds,hr (the base's time keys)",
+    )
+    create.add_argument("--location", help="the table's location (default: the warehouse's)")
+    create.add_argument(
+        "--managed", action="store_true", help="a managed table rather than an external one"
+    )
+    _common(create)
+
+    repoint = actions.add_parser(
+        "repoint",
+        help="make a dependent table (or one partition) depend on another base",
+        description="Make the dependent table's new partitions depend on --base or, with "
+        "--partition, that partition on the same spec of --base; then print what the table "
+        "depends on, as describe does.",
+    )
+    repoint.add_argument("table", help="the dependent table as db.table")
+    repoint.add_argument("--base", required=True, help="the new base table as db.table")
+    repoint.add_argument("--partition", help="only this dependent partition, e.g. ds=2024-01-10")
+    _limit(repoint)
+    _common(repoint)
+
+
+# -- printing -------------------------------------------------------------------------------------
+
+
+def _table_json(info: Any) -> dict[str, Any]:
+    return {
+        "dbName": info.dbName,
+        "tblName": info.tblName,
+        "base": info.base,
+        "bases": list(info.bases or []),
+        "onBaseDrop": info.onBaseDrop,
+        "onBaseSchemaChange": info.onBaseSchemaChange,
+        "completenessPeriod": info.completenessPeriod,
+        "completenessColumns": (
+            None if info.completenessColumns is None else list(info.completenessColumns)
+        ),
+    }
+
+
+def _completeness_json(done: Any) -> dict[str, Any] | None:
+    if done is None:
+        return None
+    return {
+        "period": done.period,
+        "window": done.window,
+        "startTime": done.startTime,
+        "endTime": done.endTime,
+        "expected": done.expected,
+        "missing": list(done.missing or []),
+        "complete": bool(done.complete),
+    }
+
+
+def _resolved_json(result: Any) -> dict[str, Any]:
+    return {
+        "table": _table_json(result.table),
+        "partitions": [
+            {
+                "partName": p.partName,
+                "dependsOn": p.dependsOn,
+                "baseDbName": p.baseDbName,
+                "baseTblName": p.baseTblName,
+                "baseSpec": p.baseSpec,
+                "baseExists": bool(p.baseExists),
+                "basePartNames": list(p.basePartNames or []),
+                "basePartCount": p.basePartCount,
+                "markedIncomplete": bool(p.markedIncomplete),
+                "completeness": _completeness_json(p.completeness),
+            }
+            for p in result.partitions or []
+        ],
+    }
+
+
+def _print_list(names: list[str], total: int, limit: int | None, indent: str) -> None:
+    """``names`` one a line, at most ``limit`` of them, then how many of ``total`` were left."""
+    shown = names if limit is None else names[:limit]
+    for name in shown:
+        print(f"{indent}{name}")
+    if total > len(shown):
+        print(f"{indent}... and {total - len(shown)} more")
+
+
+def _print_table_info(info: Any) -> None:
+    print(f"{info.dbName}.{info.tblName}: dependent table, base {info.base}")
+    print(f"  bases: {', '.join(info.bases or []) or 'none'}")
+    print(f"  on base drop: {info.onBaseDrop}")
+    print(f"  on base schema change: {info.onBaseSchemaChange}")
+    if info.completenessPeriod:
+        columns = ", ".join(info.completenessColumns or [])
+        print(f"  completeness: {info.completenessPeriod} on {columns}")
+    else:
+        print("  completeness: not checked")
+
+
+def _completeness_text(done: Any) -> str:
+    window = f"{done.window} [{done.startTime}, {done.endTime})"
+    if done.complete:
+        return f"{window}: complete, {done.expected} {done.period} unit(s)"
+    missing = len(done.missing or [])
+    return f"{window}: incomplete, {missing} of {done.expected} {done.period} unit(s) missing"
+
+
+def _print_resolved(result: Any, args: argparse.Namespace) -> None:
+    if args.format == "json":
+        print(json.dumps(_resolved_json(result), indent=2))
+        return
+    _print_table_info(result.table)
+    partitions = list(result.partitions or [])
+    print(f"{len(partitions)} dependent partition(s)")
+    for part in partitions:
+        print(part.partName)
+        print(f"  depends on: {part.dependsOn}")
+        print(f"  marked incomplete: {'yes' if part.markedIncomplete else 'no'}")
+        done = part.completeness
+        if done is not None:
+            print(f"  completeness: {_completeness_text(done)}")
+            missing = list(done.missing or [])
+            if missing:
+                print("  missing:")
+                _print_list(missing, len(missing), args.limit, "    ")
+        base = f"{part.baseDbName}.{part.baseTblName}"
+        if not part.baseExists:
+            print(f"  base partitions: none (the base table {base} does not exist)")
+            continue
+        names = list(part.basePartNames or [])
+        print(f"  base partitions of {base} ({part.basePartCount}):")
+        _print_list(names, max(part.basePartCount, len(names)), args.limit, "    ")
+
+
+def _print_dependents(table: str, args: argparse.Namespace, result: Any) -> None:
+    tables = list(result.tables or [])
+    partitions = list(result.partitions or [])
+    if args.format == "json":
+        payload = {
+            "table": table,
+            "partition": args.partition,
+            "tables": tables,
+            "partitions": [
+                {
+                    "dbName": p.dbName,
+                    "tblName": p.tblName,
+                    "partName": p.partName,
+                    "dependsOn": p.dependsOn,
+                    "markedIncomplete": bool(p.markedIncomplete),
+                }
+                for p in partitions
+            ],
+        }
+        print(json.dumps(payload, indent=2))
+        return
+    if not tables:
+        print(f"{table} has no dependent tables")
+        return
+    print(f"dependent tables of {table}: {', '.join(tables)}")
+    of = f" on {args.partition}" if args.partition else ""
+    print(f"{len(partitions)} dependent partition(s){of}")
+    rows = [(f"{p.dbName}.{p.tblName}", p.partName, p.dependsOn, p) for p in partitions]
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(2)]
+    for name, part_name, depends_on, p in rows:
+        mark = "  (marked incomplete)" if p.markedIncomplete else ""
+        print(f"  {name:<{widths[0]}}  {part_name:<{widths[1]}}  <- {depends_on}{mark}")
+
+
+def _print_created(table: Any, args: argparse.Namespace) -> None:
+    keys = [(k.name, k.type) for k in table.partitionKeys or []]
+    base = (table.parameters or {}).get("metastore.dependent.base")
+    if args.format == "json":
+        payload = {
+            "table": f"{table.dbName}.{table.tableName}",
+            "tableType": table.tableType,
+            "keys": [{"name": n, "type": t} for n, t in keys],
+            "base": base,
+            "location": table.sd.location if table.sd is not None else None,
+        }
+        print(json.dumps(payload, indent=2))
+        return
+    shown = ", ".join(f"{n} {t}" for n, t in keys)
+    print(
+        f"created {table.dbName}.{table.tableName} ({table.tableType}) partitioned by {shown}; "
+        f"base {base}"
+    )
+
+
+# -- running --------------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``dependency describe|dependents|create|repoint``; 1 if the metastore refuses, 2 if
+    the arguments are bad or the metastore cannot be reached."""
+
+    command = f"{COMMAND} {args.dependency_command}"
+    split = split_table(command, args.table)
+    if split is None:
+        return 2
+    db, table = split
+    base: tuple[str, str] | None = None
+    if getattr(args, "base", None) is not None:
+        base = split_table(f"{command} --base", args.base)
+        if base is None:
+            return 2
+
+    call: Callable[[Any], Any]
+    show: Callable[[Any], None]
+    if args.dependency_command == "describe":
+
+        def call(ms: Any) -> Any:
+            limit = -1 if args.limit is None else args.limit
+            return ms.resolve_dependencies(db, table, args.partition, max_parts=limit)
+
+        def show(result: Any) -> None:
+            _print_resolved(result, args)
+
+    elif args.dependency_command == "dependents":
+
+        def call(ms: Any) -> Any:
+            return ms.dependents(db, table, args.partition)
+
+        def show(result: Any) -> None:
+            _print_dependents(args.table, args, result)
+
+    elif args.dependency_command == "create":
+        assert base is not None
+        period, columns = args.completeness or (None, None)
+
+        def call(ms: Any) -> Any:
+            return ms.create_dependent_table(
+                db,
+                table,
+                base[0],
+                base[1],
+                key_count=args.keys,
+                on_base_drop=args.on_base_drop,
+                on_base_schema_change=args.on_schema_change,
+                completeness_period=period,
+                completeness_columns=columns,
+                location=args.location,
+                external=not args.managed,
+            )
+
+        def show(result: Any) -> None:
+            _print_created(result, args)
+
+    else:
+        assert base is not None
+
+        def call(ms: Any) -> Any:
+            ms.repoint_dependency(db, table, base[0], base[1], partition=args.partition)
+            # Its answer lists no base partition names: ask for them (as describe does).
+            limit = -1 if args.limit is None else args.limit
+            return ms.resolve_dependencies(db, table, args.partition, max_parts=limit)
+
+        def show(result: Any) -> None:
+            if args.format == "text":
+                what = f"{args.table} {args.partition}" if args.partition else args.table
+                print(f"re-pointed {what} to {args.base}")
+            _print_resolved(result, args)
+
+    code, result = ask(command, args.uri, call)
+    if code == 0:
+        show(result)
+    return code
