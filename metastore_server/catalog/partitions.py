@@ -500,12 +500,20 @@ class Partitions:
     ) -> tuple[Dependency, bool]:
         """Record a new partition of a dependent table's dependency (on the table's current
         base unless the client named one) in ``answer``; without a location from the client,
-        point it at the base's prefix location. Returns the dependency, and whether the
-        location is the base's (no directory is made then)."""
+        point it at the base's prefix location. Spark and Hive send the dependent table's own
+        default location (``<table>/ds=1``) when the statement names none: that counts as no
+        location. Returns the dependency, and whether the location is the base's (no directory
+        is made then)."""
         given = answer.parameters.get(DEPENDS_ON_KEY)
         dependency, base = self._dependency(ref, given, values, spec, hms.InvalidObjectException)
         answer.parameters[DEPENDS_ON_KEY] = dependency.to_text()
-        if (part.sd is not None and part.sd.location) or not base.location:
+        location = part.sd.location if part.sd is not None else None
+        own_default = (
+            self._ctx.warehouse.child_location(ref.location, self._name(ref, values))
+            if ref.location
+            else None
+        )
+        if (location and location.rstrip("/") != own_default) or not base.location:
             return dependency, False
         answer.sd.location = self._ctx.warehouse.child_location(
             base.location, dependency.partition_name()
