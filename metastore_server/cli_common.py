@@ -3,6 +3,7 @@ connection to a running metastore, with their errors printed the same way."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
@@ -66,3 +67,14 @@ def ask(command: str, uri: str, call: Callable[[MetastoreClient], T]) -> tuple[i
     except (TTransportException, OSError) as exc:
         print(f"{command}: connection to {uri} failed: {exc}", file=sys.stderr)
         return 2, None
+
+
+def add_uri_and_format(parser: argparse.ArgumentParser) -> None:
+    """The ``--uri`` and ``--format text|json`` options every query command takes."""
+    parser.add_argument("--uri", default=DEFAULT_URI, help="metastore to ask (default %(default)s)")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="human-readable text or JSON (default %(default)s)",
+    )

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from metastore_server.cli_common import DEFAULT_URI, ask, split_table
+from metastore_server.cli_common import add_uri_and_format, ask, split_table
 
 COMMAND = "dependency"
 _DROP_POLICIES = "refuse, allow, mark_incomplete"
@@ -33,16 +33,6 @@ def _completeness(text: str) -> tuple[str, list[str]]:
     if not colon or not period.strip() or not all(columns):
         raise argparse.ArgumentTypeError(f"expected PERIOD:col1[,col2...], not {text!r}")
     return period.strip(), columns
-
-
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--uri", default=DEFAULT_URI, help="metastore to ask (default %(default)s)")
-    parser.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help="human-readable text or JSON (default %(default)s)",
-    )
 
 
 def _limit(parser: argparse.ArgumentParser) -> None:
@@ -77,7 +67,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     describe.add_argument("table", help="the dependent table as db.table")
     describe.add_argument("--partition", help="only this dependent partition, e.g. ds=2024-01-01")
     _limit(describe)
-    _common(describe)
+    add_uri_and_format(describe)
 
     dependents = actions.add_parser(
         "dependents",
@@ -87,7 +77,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     dependents.add_argument("table", help="the base table as db.table")
     dependents.add_argument("--partition", help="a base partition, e.g. ds=2024-01-01/hr=03")
-    _common(dependents)
+    add_uri_and_format(dependents)
 
     create = actions.add_parser(
         "create",
@@ -112,7 +102,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     create.add_argument(
         "--managed", action="store_true", help="a managed table rather than an external one"
     )
-    _common(create)
+    add_uri_and_format(create)
 
     repoint = actions.add_parser(
         "repoint",
@@ -125,7 +115,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     repoint.add_argument("--base", required=True, help="the new base table as db.table")
     repoint.add_argument("--partition", help="only this dependent partition, e.g. ds=2024-01-10")
     _limit(repoint)
-    _common(repoint)
+    add_uri_and_format(repoint)
 
 
 # -- printing -------------------------------------------------------------------------------------

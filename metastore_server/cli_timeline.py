@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from metastore_server.cli_common import DEFAULT_URI, ask, split_table
+from metastore_server.cli_common import add_uri_and_format, ask, split_table
 
 COMMAND = "timeline"
 _PERIODS = "SECONDLY, MINUTELY, HOURLY, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY"
@@ -21,16 +21,6 @@ def _name_list(text: str) -> list[str]:
     if not all(names):
         raise argparse.ArgumentTypeError(f"expected a comma-separated list, not {text!r}")
     return names
-
-
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--uri", default=DEFAULT_URI, help="metastore to ask (default %(default)s)")
-    parser.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help="human-readable text or JSON (default %(default)s)",
-    )
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -57,7 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     show.add_argument(
         "--properties", action="store_true", help="also print the Lens table parameters"
     )
-    _common(show)
+    add_uri_and_format(show)
 
     cover = actions.add_parser(
         "cover",
@@ -76,7 +66,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     cover.add_argument(
         "--periods", type=_name_list, help="only these update periods, e.g. DAILY,HOURLY"
     )
-    _common(cover)
+    add_uri_and_format(cover)
 
     rebuild = actions.add_parser(
         "rebuild",
@@ -85,7 +75,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "parameters and print them (as show does).",
     )
     rebuild.add_argument("table", help="the table as db.table")
-    _common(rebuild)
+    add_uri_and_format(rebuild)
 
 
 # -- printing -------------------------------------------------------------------------------------
