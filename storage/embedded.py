@@ -10,7 +10,9 @@ Durability: WAL journal with ``synchronous=FULL``: a transaction is on disk befo
 or ``increment`` returns, so nothing acknowledged is lost on a crash or power cut.
 
 Concurrency: writes go through one connection under a lock, each in ``BEGIN IMMEDIATE`` (which
-also orders them against other processes, waiting up to the busy timeout). Reads use pooled
+also orders them against other processes, waiting up to the busy timeout). ``writers_lock``
+serialises longer sequences of writes among the processes sharing the file (an exclusive
+``flock`` on ``<file>-writers.lock``). Reads use pooled
 connections of their own; WAL lets them run beside the writer without blocking it. Every read
 sees one snapshot: a scan is one SELECT stepped lazily, ``get_many`` one read transaction.
 """
@@ -18,6 +20,7 @@ sees one snapshot: a scan is one SELECT stepped lazily, ``get_many`` one read tr
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import json
 import os
@@ -161,6 +164,7 @@ class SqliteStore:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self._path = path
         self._write_lock = threading.Lock()
+        self._writers_file = open(path + "-writers.lock", "a+b")  # noqa: SIM115 - kept open
         self._pool_lock = threading.Lock()
         self._idle: list[sqlite3.Connection] = []
         self._closed = False
@@ -371,8 +375,11 @@ class SqliteStore:
         found = conn.execute(f"SELECT row FROM {table.sql} WHERE k = ?", (key,)).fetchall()
         return unpack_row(found[0][0]) if found else {}
 
-    def mutate(self, ops: Sequence[Put | Delete], condition: Condition | None = None) -> bool:
-        """Apply ``ops`` in order in one transaction if ``condition`` holds; True if applied.
+    def mutate(
+        self, ops: Sequence[Put | Delete], condition: Condition | Sequence[Condition] | None = None
+    ) -> bool:
+        """Apply ``ops`` in order in one transaction if ``condition`` (all of them, when several)
+        holds; True if applied.
         A row left without columns is removed. O(ops log n)."""
         targets = []
         for op in ops:
@@ -380,14 +387,16 @@ class SqliteStore:
                 raise TypeError(f"mutate takes Put and Delete, not {type(op).__name__}")
             _check_key(op.key)
             targets.append(self._table(op.table))
-        if condition is not None:
-            guard = self._table(condition.table)
-            _check_key(condition.key)
-            guard.check_column(condition.column)
+        conditions = _conditions(condition)
+        guards = []
+        for check in conditions:
+            guard = self._table(check.table)
+            _check_key(check.key)
+            guard.check_column(check.column)
+            guards.append(guard)
         with self._write() as conn:
-            if condition is not None:
-                actual = self._stored(conn, guard, condition.key).get(condition.column)
-                if actual != condition.expected:
+            for guard, check in zip(guards, conditions, strict=True):
+                if self._stored(conn, guard, check.key).get(check.column) != check.expected:
                     return False
             rows: dict[tuple[str, bytes], Row] = {}
             for table, op in zip(targets, ops, strict=True):
@@ -422,6 +431,17 @@ class SqliteStore:
             conn.execute(f"INSERT OR REPLACE INTO {spec.sql} VALUES (?, ?)", (key, pack_row(row)))
         return value
 
+    @contextlib.contextmanager
+    def writers_lock(self) -> Iterator[None]:
+        """Hold the store against writers in other processes (an exclusive ``flock``): for a
+        sequence of writes that must not interleave with theirs. Not reentrant, and not a lock
+        between this process's threads (the caller holds one of its own)."""
+        fcntl.flock(self._writers_file.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._writers_file.fileno(), fcntl.LOCK_UN)
+
     def close(self) -> None:
         """Close every idle connection and the writer; scans still running close theirs when
         they end. Idempotent."""
@@ -433,8 +453,18 @@ class SqliteStore:
             for conn in idle:
                 conn.close()
             self._writer.close()
+            self._writers_file.close()
         with self._probe_lock:
             self._probe.close()
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
         log.info("storage.closed", backend="sqlite", path=self._path)
+
+
+def _conditions(condition: Condition | Sequence[Condition] | None) -> list[Condition]:
+    """The conditions of a mutate, as a list."""
+    if condition is None:
+        return []
+    if isinstance(condition, Condition):
+        return [condition]
+    return list(condition)

@@ -611,8 +611,16 @@ class HBaseStore:
 
     # -- writes -----------------------------------------------------------------------------
 
-    def mutate(self, ops: Sequence[Put | Delete], condition: Condition | None = None) -> bool:
-        """Apply ``ops`` if ``condition`` holds (see the port for what is atomic here)."""
+    def mutate(
+        self, ops: Sequence[Put | Delete], condition: Condition | Sequence[Condition] | None = None
+    ) -> bool:
+        """Apply ``ops`` if ``condition`` holds (see the port for what is atomic here; HBase
+        checks one condition at a time, so several are refused)."""
+        if condition is not None and not isinstance(condition, Condition):
+            several = list(condition)
+            if len(several) > 1:
+                raise ValueError("HBase checks one condition per mutate, not several")
+            condition = several[0] if several else None
         changes: dict[tuple[str, bytes], _Change] = {}
         for op in ops:
             if not isinstance(op, Put | Delete):

@@ -13,6 +13,12 @@ Guarantees that differ between backends are flags on the backend (read them with
 * ``snapshot_scans``: a scan sees one snapshot of the table. Without it each row comes out
   whole (as one atomic read of that row), but rows written while the scan runs may or may not be
   seen, and a batch written meanwhile may be seen in part.
+
+A backend may also offer ``writers_lock()``: a context manager that keeps writers in other
+processes sharing the store out while it is held (the embedded store locks its file). The
+catalog holds it around each metadata change, so that changes of several server processes on
+one store do not interleave. Without it (HBase) changes of different processes interleave and
+compare-and-set guards what must not.
 """
 
 from __future__ import annotations
@@ -138,8 +144,13 @@ class StoragePort(Protocol):
         (after ``filter``, where the backend applies that), in scan order.
         """
 
-    def mutate(self, ops: Sequence[Put | Delete], condition: Condition | None = None) -> bool:
+    def mutate(
+        self, ops: Sequence[Put | Delete], condition: Condition | Sequence[Condition] | None = None
+    ) -> bool:
         """Apply all ``ops`` atomically, if ``condition`` (when given) holds. True if applied.
+
+        ``condition`` may be several conditions, all of which must hold (checked with the ops in
+        one transaction); a backend without atomic batches takes at most one (ValueError).
 
         The ops apply in order, so a later op sees the row an earlier one left; a row left with
         no columns no longer exists. Nothing is written when an argument is invalid (unknown

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
 
 from metastore_server.catalog.listing_cache import ListingCache
 from metastore_server.catalog.warehouse import Warehouse
@@ -16,12 +19,52 @@ def _now_seconds() -> int:
     return int(time.time())
 
 
+class WriteLock:
+    """Reentrant lock serialising metadata changes among this process's threads and, when the
+    store offers ``writers_lock`` (the embedded store), among the server processes sharing the
+    store: the outermost holder in this process also holds the store's lock."""
+
+    def __init__(self, store: StoragePort | None = None) -> None:
+        self._local = threading.RLock()
+        self._depth = 0
+        self._store_lock: Callable[[], Any] | None = getattr(store, "writers_lock", None)
+        self._held: contextlib.AbstractContextManager[Any] | None = None
+
+    def __enter__(self) -> WriteLock:
+        self._local.acquire()
+        if self._depth == 0 and self._store_lock is not None:
+            try:
+                held = self._store_lock()
+                held.__enter__()
+            except BaseException:
+                self._local.release()
+                raise
+            self._held = held
+        self._depth += 1
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._depth -= 1
+        try:
+            if self._depth == 0 and self._held is not None:
+                held, self._held = self._held, None
+                held.__exit__(None, None, None)
+        finally:
+            self._local.release()
+
+
 @dataclass
 class CatalogContext:
     """Shared state of the catalog services.
 
-    ``write_lock`` serialises metadata changes inside this process, so that check-then-write
-    sequences (create if absent, add partitions if not exists) are atomic for its clients.
+    ``write_lock`` serialises metadata changes inside this process (and among the processes
+    sharing an embedded store), so that check-then-write sequences (create if absent, add
+    partitions if not exists, a partition write and its timelines) are atomic for clients.
     """
 
     store: StoragePort
@@ -32,4 +75,7 @@ class CatalogContext:
     partition_request_limit: int = -1
     #: Whole-table partition listings kept while the store is unchanged.
     listing_cache: ListingCache = field(default_factory=ListingCache)
-    write_lock: threading.RLock = field(default_factory=threading.RLock)
+    write_lock: WriteLock = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.write_lock = WriteLock(self.store)

@@ -48,9 +48,15 @@ from planner.plan import MultiScanPlan, plan_filter
 from planner.types import KeyKind
 from storage import layout
 from storage.codec import has_spelling
-from storage.port import Delete, PartialWriteError, Put
+from storage.port import Condition, Delete, PartialWriteError, Put
 
 Predicate = Callable[[Sequence[str]], bool]
+#: How often an add is tried when other server processes create its partitions meanwhile.
+ADD_ATTEMPTS = 10
+
+
+class _LostRace(Exception):
+    """A partition an add found absent was created before the add's write landed."""
 
 
 def _owns_data(partition: hms.Partition) -> bool:
@@ -107,9 +113,16 @@ class Partitions:
     def _name(self, ref: TableRef, values: Sequence[str]) -> str:
         return names.make_partition_name(ref.key_names, values)
 
-    def _write(self, ref: TableRef, ops: list[Put | Delete], action: str) -> None:
-        """Apply partition changes; when a store without atomic batches fails part-way, a
-        MetaException says exactly which partitions were changed and which were not."""
+    def _write(
+        self,
+        ref: TableRef,
+        ops: list[Put | Delete],
+        action: str,
+        conditions: list[Condition] | None = None,
+    ) -> bool:
+        """Apply partition changes if ``conditions`` hold (False when one does not); when a
+        store without atomic batches fails part-way, a MetaException says exactly which
+        partitions were changed and which were not."""
         if not ref.has_spellings and any(
             isinstance(op, Put)
             and op.table == layout.PARTITIONS
@@ -119,7 +132,7 @@ class Partitions:
             # Before the partitions: readers that find no mark rely on there being none.
             self._tables.mark_spellings(ref)
         try:
-            self._ctx.store.mutate(ops)
+            return self._ctx.store.mutate(ops, conditions or None)
         except PartialWriteError as exc:
             landed = [self._name(ref, values_of(ref, key)) for _, key in exc.applied]
             missed = [self._name(ref, values_of(ref, key)) for _, key in exc.failed]
@@ -429,6 +442,28 @@ class Partitions:
         Returns the partitions added, as HMS answers them: with the location, times and
         parameters set, and the other storage fields as the client sent them.
         """
+        for _ in range(ADD_ATTEMPTS):
+            try:
+                return self._add_once(db, table, parts, if_not_exists, missing_table_message)
+            except _LostRace:
+                continue  # another server process created one of them meanwhile: look again
+        raise hms.MetaException(
+            message=(
+                f"Adding partitions to {db}.{table}: other server processes kept adding the same "
+                f"partitions ({ADD_ATTEMPTS} attempts)"
+            )
+        )
+
+    def _add_once(
+        self,
+        db: str,
+        table: str,
+        parts: Sequence[hms.Partition] | None,
+        if_not_exists: bool,
+        missing_table_message: str,
+    ) -> list[hms.Partition]:
+        """One attempt of ``add``: ``_LostRace`` when a partition it found absent was created
+        (by another server process) before its write."""
         parts = list(parts or [])
         with self._ctx.write_lock:
             ref = self._tables.find(db, table)
@@ -481,8 +516,16 @@ class Partitions:
                 ops.append(Put(layout.PARTITIONS, key, self._columns(ref, stored, values)))
             if ops:
                 added = [(values, answer.parameters) for _, values, answer in to_store]
+                # Created exactly once even with other server processes on the store: each
+                # row must still be absent when the write lands (a store without atomic
+                # batches checks one row, so only a single partition's add is guarded there).
+                absent = [
+                    Condition(layout.PARTITIONS, key, layout.OBJECT, None) for key, _, _ in to_store
+                ]
+                guarded = self._ctx.store.atomic_batches or len(absent) == 1
                 with self._timelines.change(ref, added=added):
-                    self._write(ref, ops, "Adding partitions")
+                    if not self._write(ref, ops, "Adding partitions", absent if guarded else None):
+                        raise _LostRace
                 for base in other_bases:
                     self._tables.mark_dependent(base, TableName(ref.db, ref.name))
         for key, _, stored in to_store:

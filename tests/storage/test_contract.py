@@ -294,6 +294,24 @@ def test_condition_on_a_value_guards_several_rows_and_columns(store: StoragePort
     assert not store.mutate(ops, Condition(T, b"tbl", b"c:version", b"1"))
 
 
+def test_several_conditions_all_hold_or_nothing_is_written(store: StoragePort) -> None:
+    put(store, b"p1", {b"c:o": b"there"})
+    create = [Put(T, b"p1", {b"c:o": b"new"}), Put(T, b"p2", {b"c:o": b"new"})]
+    both_absent = [Condition(T, b"p1", b"c:o", None), Condition(T, b"p2", b"c:o", None)]
+    if not store.atomic_batches:
+        with pytest.raises(ValueError, match="one condition"):
+            store.mutate(create, both_absent)
+        assert store.mutate(create[1:], both_absent[1:])  # one in a list is one condition
+        assert store.get(T, b"p2") == {b"c:o": b"new"}
+        return
+    assert not store.mutate(create, both_absent)
+    assert store.get(T, b"p1") == {b"c:o": b"there"} and store.get(T, b"p2") is None
+    assert store.mutate(create[1:], both_absent[1:])
+    assert not store.mutate(create[1:], both_absent[1:])
+    assert store.mutate([Put(T, b"p3", {b"c:o": b"x"})], [])  # no condition at all
+    assert store.get(T, b"p2") == {b"c:o": b"new"}
+
+
 def test_condition_with_a_replaced_row_and_a_rename(store: StoragePort) -> None:
     put(store, b"old", {b"c:o": b"v1", b"d:x": b"1"})
     put(store, b"target", {b"c:o": b"v0", b"c:extra": b"e", b"d:x": b"0"})
