@@ -38,6 +38,10 @@ SPELLINGS = b"c:sp"
 #: partition timelines (compare-and-set between server processes): an 8-byte big-endian counter
 #: followed by an 8-byte digest of the ``c:o`` it was written with.
 TIMELINE_VERSION = b"c:tlv"
+#: On a table row that keeps timelines: present while a partition change and its timelines
+#: are being written (on stores whose writers lock each other out). Found set by the next
+#: change or load, it says the writer died between the two: the timelines are rebuilt.
+TIMELINE_PENDING = b"c:tlp"
 #: On a base table's row, one column per table that depends on it (dependent tables): the
 #: prefix followed by ``db.table`` of the dependent. A mark may be stale (the dependent was
 #: dropped in another process): readers check the dependent itself.

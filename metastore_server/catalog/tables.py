@@ -65,6 +65,9 @@ class TableRef:
     #: ``db.table`` of the tables marked as depending on this one (``layout.DEPENDENT_MARK``;
     #: a mark may be stale).
     dependents: tuple[str, ...] = ()
+    #: Whether a partition change of this table died before its timelines were stored
+    #: (``layout.TIMELINE_PENDING``; or one is being written right now).
+    timelines_pending: bool = False
 
     @functools.cached_property
     def key_names(self) -> list[str]:
@@ -197,6 +200,7 @@ class Tables:
             object_bytes=data,
             settled=stamp_settled(stamp, data),
             dependents=layout.marked_dependents(row),
+            timelines_pending=layout.TIMELINE_PENDING in row,
         )
 
     def find_settled(self, db: str, name: str) -> TableRef | None:

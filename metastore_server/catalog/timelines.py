@@ -44,7 +44,7 @@ from planner.errors import FilterError
 from planner.grammar import parse_filter
 from planner.plan import plan_filter
 from storage import layout
-from storage.port import Put
+from storage.port import Delete, Put
 from timeline import (
     PREFIX,
     PRESENT_KEY,
@@ -222,6 +222,10 @@ class TimelineKeeper:
         self._ctx = ctx
         self._tables = tables
         self._cache: dict[int, _Cached] = {}
+        #: Mark a table row while a change is half-written (``layout.TIMELINE_PENDING``): only
+        #: where writers of all processes lock each other out (the embedded store), so that a
+        #: mark found by the next writer always means a writer died.
+        self._marks = getattr(ctx.store, "writers_lock", None) is not None
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -252,6 +256,8 @@ class TimelineKeeper:
     def _fresh(self, ref: TableRef) -> Mapping[TimelineKey, PartitionTimeline] | None:
         """The cached timelines when they were read at the row's current stamp."""
         cached = self._cache.get(ref.table_id)
+        if ref.timelines_pending and self._marks:
+            return None  # a change is being written, or its writer died: see _state
         if cached is not None and ref.settled and cached.stamp == ref.stamp:
             return cached.timelines
         return None
@@ -267,7 +273,7 @@ class TimelineKeeper:
                 if not columns:
                     return {}
                 loaded: Mapping[TimelineKey, PartitionTimeline] | None = None
-                if not rebuild:
+                if not rebuild and not (ref.timelines_pending and self._marks):
                     loaded = self._fresh(ref)
                     if loaded is None:
                         loaded = self._from_params(ref, columns)
@@ -283,7 +289,12 @@ class TimelineKeeper:
             raise self._contention(db, name)
 
     def _state(self, ref: TableRef, columns: Columns) -> Mapping[TimelineKey, PartitionTimeline]:
-        """The timelines of ``ref`` as its row says: cached, from its parameters, or rebuilt."""
+        """The timelines of ``ref`` as its row says: cached, from its parameters, or rebuilt
+        (always when a change's mark is still on the row: under the write lock that means its
+        writer died between the partitions and the timelines)."""
+        if ref.timelines_pending and self._marks:
+            log.warning("timelines_change_interrupted", db=ref.db, table=ref.name)
+            return self._rebuilt(ref, columns, ref.table.parameters or {})
         fresh = self._fresh(ref)
         if fresh is not None:
             return fresh
@@ -344,12 +355,13 @@ class TimelineKeeper:
         table.parameters = with_timelines(ref.table.parameters or {}, timelines, columns)
         data = to_bytes(table)
         stamp = next_stamp(ref.stamp, data)
-        put = Put(
-            layout.TABLES,
-            layout.table_key(ref.db, ref.name),
-            {layout.OBJECT: data, layout.TIMELINE_VERSION: stamp},
-        )
-        if not self._ctx.store.mutate([put], row_condition(ref)):
+        key = layout.table_key(ref.db, ref.name)
+        ops: list[Put | Delete] = [
+            Put(layout.TABLES, key, {layout.OBJECT: data, layout.TIMELINE_VERSION: stamp})
+        ]
+        if self._marks:  # the change (if any) is whole now
+            ops.append(Delete(layout.TABLES, key, [layout.TIMELINE_PENDING]))
+        if not self._ctx.store.mutate(ops, row_condition(ref)):
             log.info("timelines_conflict", db=ref.db, table=ref.name)
             return False
         self._cache[ref.table_id] = _Cached(stamp, timelines)
@@ -413,6 +425,9 @@ class TimelineKeeper:
             ref = self._tables.find_settled(ref.db, ref.name) or ref
             pending.ref = ref
         timelines = self._state(ref, columns)
+        if self._marks and not ref.timelines_pending:
+            key = layout.table_key(ref.db, ref.name)
+            self._ctx.store.mutate([Put(layout.TABLES, key, {layout.TIMELINE_PENDING: b"1"})])
         if pending.added:
             timelines = changed(timelines, ref.name, ref.table.parameters or {}, pending.added)
             self._cache[ref.table_id] = _Cached(ref.stamp, timelines)

@@ -16,7 +16,10 @@ import pytest
 from support import stress
 from support.our_server import OurServer
 
+from metastore_server.catalog.timelines import TimelineKeeper
 from metastore_server.thrift_api import hms, make_client
+
+from .conftest import RunningServer
 
 ROUNDS = 3
 BATCH = 20
@@ -113,3 +116,49 @@ def test_kill_9_during_adds_loses_nothing_acknowledged(
     database = storage.removeprefix("sqlite:///")
     with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def _timeline_counts(client) -> list[tuple[str, list[str]]]:
+    found = client.get_partition_timelines(
+        hms.GetPartitionTimelinesRequest(dbName=stress.DB, tblName=stress.TABLE)
+    )
+    return [(t.updatePeriod, list(t.ranges)) for t in found.timelines]
+
+
+def test_a_change_cut_between_partitions_and_timelines_is_repaired(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The partitions of a change are stored, then its writer dies before the timelines are:
+    both the surviving server process and a restarted one answer timelines with that change."""
+    monkeypatch.setenv("METASTORE_TEST_STORAGE", "embedded")
+    first = RunningServer(tmp_path / "first")
+    second = RunningServer(tmp_path / "second", storage=first.config.storage)
+    try:
+        one, two = first.client(), second.client()
+        stress.prepare(one)
+        one.add_partition(stress._partition("2024-01-01-00", "x"))
+        assert _timeline_counts(two) == [("HOURLY", ["[2024-01-01-00, 2024-01-01-01)"])]
+
+        def die(self, pending) -> None:  # noqa: ANN001 - stands in for TimelineKeeper._finish
+            raise RuntimeError("the process died here")
+
+        with monkeypatch.context() as patch:
+            patch.setattr(TimelineKeeper, "_finish", die)
+            with pytest.raises(Exception, match="died here"):
+                one.add_partition(stress._partition("2024-01-01-05", "x"))
+        expected = [
+            ("HOURLY", ["[2024-01-01-00, 2024-01-01-01)", "[2024-01-01-05, 2024-01-01-06)"])
+        ]
+        assert _timeline_counts(two) == expected  # the survivor's cache is not trusted
+        one.close()
+        two.close()
+    finally:
+        first.stop()
+        second.stop()
+    restarted = RunningServer(tmp_path / "third", storage=first.config.storage)
+    try:
+        client = restarted.client()
+        assert _timeline_counts(client) == expected
+        client.close()
+    finally:
+        restarted.stop()

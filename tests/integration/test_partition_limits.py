@@ -45,3 +45,46 @@ def test_requests_within_the_limit_are_served(limited) -> None:
 
 def test_the_limit_is_visible_to_clients(limited) -> None:
     assert limited.get_config_value("hive.metastore.limit.partition.request", "-1") == "3"
+
+
+#: Every call that returns partitions (HMS's list for hive.metastore.limit.partition.request,
+#: with the request-struct forms), each asking for all 6 partitions of ldb.t.
+EVERY_PARTITION_CALL = {
+    "get_partitions": lambda c: c.get_partitions("ldb", "t", -1),
+    "get_partitions_with_auth": lambda c: c.get_partitions_with_auth("ldb", "t", -1, "u", []),
+    "get_partitions_req": lambda c: c.get_partitions_req(
+        hms.PartitionsRequest(dbName="ldb", tblName="t", maxParts=-1)
+    ),
+    "get_partitions_ps": lambda c: c.get_partitions_ps("ldb", "t", ["", ""], -1),
+    "get_partitions_ps_with_auth": lambda c: c.get_partitions_ps_with_auth(
+        "ldb", "t", ["", ""], -1, "u", []
+    ),
+    "get_partitions_ps_with_auth_req": lambda c: c.get_partitions_ps_with_auth_req(
+        hms.GetPartitionsPsWithAuthRequest(
+            dbName="ldb", tblName="t", partVals=["", ""], maxParts=-1
+        )
+    ),
+    "get_partitions_by_filter": lambda c: c.get_partitions_by_filter("ldb", "t", "hr >= 0", -1),
+    "get_partitions_by_filter_req": lambda c: c.get_partitions_by_filter_req(
+        hms.GetPartitionsByFilterRequest(dbName="ldb", tblName="t", filter="hr >= 0", maxParts=-1)
+    ),
+    "get_partitions_by_names": lambda c: c.get_partitions_by_names(
+        "ldb", "t", [f"ds=2024-01-01/hr={h}" for h in range(5)]
+    ),
+    "get_partitions_by_names_req": lambda c: c.get_partitions_by_names_req(
+        hms.GetPartitionsByNamesRequest(
+            db_name="ldb", tbl_name="t", names=[f"ds=2024-01-01/hr={h}" for h in range(5)]
+        )
+    ),
+    "get_partitions_by_expr": lambda c: c.get_partitions_by_expr(
+        hms.PartitionsByExprRequest(dbName="ldb", tblName="t", expr=b"\x00garbage", maxParts=-1)
+    ),
+}
+
+
+@pytest.mark.parametrize("call", sorted(EVERY_PARTITION_CALL))
+def test_every_call_returning_partitions_is_limited(limited, call: str) -> None:
+    with pytest.raises(hms.MetaException) as caught:
+        EVERY_PARTITION_CALL[call](limited)
+    assert "exceeds limit (=3)" in caught.value.message
+    assert limited.get_all_databases()  # the connection goes on
