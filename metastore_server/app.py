@@ -48,6 +48,9 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
         transport=config.transport,
         protocol=config.protocol,
         max_connections=config.max_connections,
+        max_message_size=config.max_message_size,
+        tls_cert=config.tls_cert,
+        tls_key=config.tls_key,
     )
     log.info(
         "metastore_starting",
@@ -56,5 +59,7 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
         warehouse=str(Path(config.warehouse).absolute()),
         transport=config.transport,
         protocol=config.protocol,
+        tls=bool(config.tls_cert),
+        max_message_size=config.max_message_size,
     )
     return server, close

@@ -72,6 +72,22 @@ def _serve_parser(
         help="concurrent client connections accepted (default %(default)s)",
     )
     serve.add_argument(
+        "--max-message-size",
+        type=int,
+        default=defaults.max_message_size,
+        help="largest incoming Thrift message in bytes; a bigger one closes its connection "
+        "(default %(default)s bytes)",
+    )
+    serve.add_argument(
+        "--tls-cert",
+        default=defaults.tls_cert,
+        metavar="PATH",
+        help="PEM certificate (chain): with --tls-key, serve over TLS",
+    )
+    serve.add_argument(
+        "--tls-key", default=defaults.tls_key, metavar="PATH", help="PEM private key of --tls-cert"
+    )
+    serve.add_argument(
         "--partition-request-limit",
         type=int,
         default=defaults.partition_request_limit,
@@ -122,6 +138,9 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         transport=args.transport,
         protocol=args.protocol,
         max_connections=args.max_connections,
+        max_message_size=args.max_message_size,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
         partition_request_limit=args.partition_request_limit,
         listing_cache_mb=args.listing_cache_mb,
         log_level=args.log_level,

@@ -40,19 +40,27 @@ class MetastoreClient:
     """A connection to a metastore; close it with :meth:`close` or use it as a context manager."""
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *, timeout_ms: int = 30000
+        self,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        *,
+        timeout_ms: int = 30000,
+        tls_ca: str | None = None,
     ) -> None:
+        """Connect; ``tls_ca`` (a PEM CA file) makes it a TLS connection verified against it."""
         self.host = host
         self.port = port
-        self._client = make_client(host, port, timeout_ms=timeout_ms)
+        self._client = make_client(host, port, timeout_ms=timeout_ms, tls_ca=tls_ca)
 
     @classmethod
-    def from_uri(cls, uri: str, *, timeout_ms: int = 30000) -> Self:
-        """Connect to ``thrift://host[:port]`` (port 9083 by default)."""
+    def from_uri(cls, uri: str, *, timeout_ms: int = 30000, tls_ca: str | None = None) -> Self:
+        """Connect to ``thrift://host[:port]`` (port 9083 by default); ``tls_ca`` as above."""
         target = urlparse(uri)
         if target.scheme != "thrift" or not target.hostname:
             raise ValueError(f"metastore URI must be thrift://host:port, not {uri!r}")
-        return cls(target.hostname, target.port or DEFAULT_PORT, timeout_ms=timeout_ms)
+        return cls(
+            target.hostname, target.port or DEFAULT_PORT, timeout_ms=timeout_ms, tls_ca=tls_ca
+        )
 
     def close(self) -> None:
         """Close the connection."""

@@ -7,7 +7,12 @@ import os
 import tomllib
 from dataclasses import dataclass, field, fields
 
+from metastore_server.transport_limits import DEFAULT_MAX_MESSAGE_SIZE, server_tls_context
+
 ENV_PREFIX = "METASTORE_"
+#: Bounds of max_message_size: Thrift lengths are signed 32-bit integers.
+MIN_MESSAGE_SIZE = 1024
+MAX_MESSAGE_SIZE = 2**31 - 1
 
 
 @dataclass
@@ -21,6 +26,9 @@ class ServerConfig:
     transport: str = "buffered"  # buffered | framed
     protocol: str = "binary"  # binary | compact
     max_connections: int = 1000
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE  # bytes of one incoming message
+    tls_cert: str = ""  # PEM certificate (chain); with tls_key, the server speaks TLS
+    tls_key: str = ""  # PEM private key
     partition_request_limit: int = -1  # HMS hive.metastore.limit.partition.request
     listing_cache_mb: int = 256  # whole-table listings kept while the store is unchanged
     log_level: str = "info"
@@ -65,11 +73,19 @@ class ServerConfig:
             "protocol",
             "log_level",
             "log_format",
+            "tls_cert",
+            "tls_key",
         ):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, value)
-        for name in ("port", "max_connections", "partition_request_limit", "listing_cache_mb"):
+        for name in (
+            "port",
+            "max_connections",
+            "max_message_size",
+            "partition_request_limit",
+            "listing_cache_mb",
+        ):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, int(value))
@@ -87,3 +103,13 @@ class ServerConfig:
             raise ValueError("max_connections must be at least 1")
         if self.listing_cache_mb < 0:
             raise ValueError("listing_cache_mb must not be negative")
+        if not MIN_MESSAGE_SIZE <= self.max_message_size <= MAX_MESSAGE_SIZE:
+            raise ValueError(
+                f"max_message_size must be between {MIN_MESSAGE_SIZE} and {MAX_MESSAGE_SIZE} "
+                f"bytes, not {self.max_message_size}"
+            )
+        if bool(self.tls_cert) != bool(self.tls_key):
+            given, missing = ("tls_cert", "tls_key") if self.tls_cert else ("tls_key", "tls_cert")
+            raise ValueError(f"{given} is set but {missing} is not: TLS needs both or neither")
+        if self.tls_cert:
+            server_tls_context(self.tls_cert, self.tls_key)

@@ -1,16 +1,20 @@
 """Thrift server wiring: bind, accept, per-connection threads, the processor, graceful stop.
 
 Binary protocol over buffered transport is the default (Hive's); framed transport and the
-compact protocol are options. Each connection has its own thread (HMS clients hold long-lived
-connections and make one call at a time). Every call produces one audit line. Errors never drop
-the connection: an exception the method declares is returned as such, an HMS exception it does
-not declare becomes a MetaException when the method declares that, and anything else becomes a
-TApplicationException.
+compact protocol are options, and so is TLS (the handshake runs in the connection's thread, so a
+stalled client never holds up the accept loop). Each connection has its own thread (HMS clients
+hold long-lived connections and make one call at a time). An incoming message larger than
+``max_message_size``, or one the protocol cannot read, closes that connection only. Every call
+produces one audit line. Errors of a call never drop the connection: an exception the method
+declares is returned as such, an HMS exception it does not declare becomes a MetaException when
+the method declares that, and anything else becomes a TApplicationException.
 """
 
 from __future__ import annotations
 
+import itertools
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -19,13 +23,19 @@ from typing import Any
 import structlog
 from thriftpy2.protocol import TCompactProtocolFactory, TCyBinaryProtocolFactory
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
-from thriftpy2.transport import TBufferedTransportFactory, TFramedTransportFactory, TSocket
+from thriftpy2.transport import TBufferedTransportFactory, TFramedTransportFactory
 
 from metastore_server import thrift_api
 from metastore_server.audit import audit_call, collecting_extras
 from metastore_server.encoded import EncodedPartitions
 from metastore_server.handler import result_size, split_audit_target
 from metastore_server.thrift_api import hms
+from metastore_server.transport_limits import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    LimitedSocket,
+    MessageTooLarge,
+    server_tls_context,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -45,6 +55,10 @@ _HMS_EXCEPTIONS = tuple(
 )
 
 
+class InvalidMessage(Exception):
+    """A message the server answered but cannot read on from: its connection is closed."""
+
+
 class CallProcessor:
     """Reads one call from a protocol, runs the handler method, writes the reply."""
 
@@ -55,8 +69,16 @@ class CallProcessor:
 
     def process(self, iprot: Any, oprot: Any, peer: str) -> None:
         """Serve one message. Raises transport errors (the connection is then closed)."""
-        api, _msg_type, seqid = iprot.read_message_begin()
+        api, msg_type, seqid = iprot.read_message_begin()
         started = time.perf_counter()
+        if msg_type not in (TMessageType.CALL, TMessageType.ONEWAY):
+            # The rest cannot be trusted: answer, then let the connection close.
+            error = TApplicationException(
+                TApplicationException.INVALID_MESSAGE_TYPE, f"Invalid message type {msg_type}"
+            )
+            self._send_exception(oprot, api, error, seqid)
+            audit_call(method=api, peer=peer, ms=_ms(started), outcome="invalid_message_type")
+            raise InvalidMessage(f"invalid message type {msg_type}")
         method = getattr(self._handler, api, None) if api in self._service.thrift_services else None
         if method is None:
             iprot.skip(TType.STRUCT)
@@ -175,6 +197,10 @@ class MetastoreServer:
         transport: str = "buffered",
         protocol: str = "binary",
         max_connections: int = 1000,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        tls_cert: str = "",
+        tls_key: str = "",
+        tls_handshake_timeout: float = 30.0,
     ) -> None:
         self._processor = CallProcessor(
             hms.ThriftHiveMetastore, handler, binary_output=protocol != "compact"
@@ -189,8 +215,17 @@ class MetastoreServer:
         else:
             self._iprot_factory = thrift_api.binary_protocol_factory()
             self._oprot_factory = TCyBinaryProtocolFactory()
+        self._framed = transport == "framed"
         self._max_connections = max_connections
+        self._max_message_size = max_message_size
+        if bool(tls_cert) != bool(tls_key):
+            raise ValueError("TLS needs both a certificate and a key (tls_cert and tls_key)")
+        self._tls: ssl.SSLContext | None = (
+            server_tls_context(tls_cert, tls_key) if tls_cert else None
+        )
+        self._tls_handshake_timeout = tls_handshake_timeout
         self._listener: socket.socket | None = None
+        self._ids = itertools.count()
         self._connections: dict[int, socket.socket] = {}
         self._threads: set[threading.Thread] = set()
         self._lock = threading.Lock()
@@ -213,7 +248,13 @@ class MetastoreServer:
         )
         self._accept_thread = threading.Thread(target=self._accept_loop, name="accept", daemon=True)
         self._accept_thread.start()
-        log.info("listening", host=self.address[0], port=self.address[1])
+        log.info(
+            "listening",
+            host=self.address[0],
+            port=self.address[1],
+            tls=self._tls is not None,
+            max_message_size=self._max_message_size,
+        )
 
     def serve_forever(self) -> None:
         """Start (if needed) and block until :meth:`stop` is called."""
@@ -239,36 +280,79 @@ class MetastoreServer:
                     log.warning("connection_refused_limit", peer=peer, limit=self._max_connections)
                     client.close()
                     continue
-                self._connections[id(client)] = client
+                key = next(self._ids)
+                self._connections[key] = client
                 thread = threading.Thread(
-                    target=self._serve_connection, args=(client, peer), daemon=True
+                    target=self._serve_connection, args=(key, client, peer), daemon=True
                 )
                 self._threads.add(thread)
             thread.start()
 
-    def _serve_connection(self, client: socket.socket, peer: str) -> None:
-        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        tsocket = TSocket(sock=client)
+    def _serve_connection(self, key: int, client: socket.socket, peer: str) -> None:
+        connection: socket.socket | None = client
+        try:
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self._tls is not None:
+                connection = self._handshake(key, client, peer)
+            if connection is not None:
+                self._serve_calls(connection, peer)
+        except OSError as exc:
+            log.info("connection_closed_on_error", peer=peer, error=f"{type(exc).__name__}: {exc}")
+        finally:
+            for sock in (connection, client):
+                try:
+                    if sock is not None:
+                        sock.close()
+                except OSError:
+                    pass
+            with self._lock:
+                self._connections.pop(key, None)
+                self._threads.discard(threading.current_thread())
+
+    def _handshake(self, key: int, client: socket.socket, peer: str) -> ssl.SSLSocket | None:
+        """The TLS connection over ``client`` (None, logged, if the handshake fails)."""
+        assert self._tls is not None
+        try:
+            wrapped = self._tls.wrap_socket(client, server_side=True, do_handshake_on_connect=False)
+        except OSError as exc:
+            log.info("tls_handshake_failed", peer=peer, error=f"{type(exc).__name__}: {exc}")
+            return None
+        with self._lock:  # the plain socket object is detached now: stop() must see this one
+            self._connections[key] = wrapped
+        try:
+            wrapped.settimeout(self._tls_handshake_timeout)
+            wrapped.do_handshake()
+            wrapped.settimeout(None)
+        except (OSError, ValueError) as exc:
+            if not self._closing.is_set():
+                log.info("tls_handshake_failed", peer=peer, error=f"{type(exc).__name__}: {exc}")
+            wrapped.close()
+            return None
+        return wrapped
+
+    def _serve_calls(self, client: socket.socket, peer: str) -> None:
+        """Answer calls on one connection until it closes or sends what cannot be read."""
+        tsocket = LimitedSocket(client, self._max_message_size, framed=self._framed)
         itrans = self._transport_factory.get_transport(tsocket)
         otrans = self._transport_factory.get_transport(tsocket)
         iprot = self._iprot_factory.get_protocol(itrans)
         oprot = self._oprot_factory.get_protocol(otrans)
         try:
             while not self._closing.is_set():
+                tsocket.start_message()
                 self._processor.process(iprot, oprot, peer)
+        except MessageTooLarge as exc:
+            log.warning(
+                "connection_closed_message_too_large",
+                peer=peer,
+                max_message_size=exc.limit,
+                size=exc.size,
+            )
         except Exception as exc:  # noqa: BLE001 - transport/protocol errors end this connection only
             if not self._closing.is_set() and not _is_disconnect(exc):
                 log.info(
                     "connection_closed_on_error", peer=peer, error=f"{type(exc).__name__}: {exc}"
                 )
-        finally:
-            try:
-                client.close()
-            except OSError:
-                pass
-            with self._lock:
-                self._connections.pop(id(client), None)
-                self._threads.discard(threading.current_thread())
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop accepting, let calls in flight finish (up to ``timeout`` s), close connections."""
@@ -285,7 +369,9 @@ class MetastoreServer:
             threads = list(self._threads)
         for client in clients:
             try:
-                client.shutdown(socket.SHUT_RD)
+                # socket.socket's own shutdown: an SSLSocket's would drop its TLS state
+                # under the thread still reading from it.
+                socket.socket.shutdown(client, socket.SHUT_RD)
             except OSError:
                 pass
         deadline = time.monotonic() + timeout

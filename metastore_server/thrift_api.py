@@ -14,6 +14,7 @@ writing, and all reading of structs that cannot contain such a map.
 from __future__ import annotations
 
 import importlib.resources
+import ssl
 import tempfile
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -411,10 +412,16 @@ def make_client(
     framed: bool = False,
     compact: bool = False,
     timeout_ms: int = 30000,
+    tls_ca: str | None = None,
 ) -> TClient:
-    """Open a ThriftHiveMetastore client; close it with ``client.close()``."""
+    """Open a ThriftHiveMetastore client; close it with ``client.close()``.
+
+    ``tls_ca``: a PEM file of the CA certificate(s) to trust; the connection then uses TLS and
+    the server's certificate must match ``host``.
+    """
     proto = compact_protocol_factory() if compact else binary_protocol_factory()
     trans = TFramedTransportFactory() if framed else TBufferedTransportFactory()
+    context = ssl.create_default_context(cafile=tls_ca) if tls_ca else None
     return _thriftpy_make_client(
         ThriftHiveMetastore,
         host,
@@ -422,4 +429,5 @@ def make_client(
         proto_factory=proto,
         trans_factory=trans,
         timeout=timeout_ms,
+        ssl_context=context,
     )
