@@ -1,0 +1,153 @@
+"""Peak server memory while returning a whole big table (issue 8: huge results stream without the
+server holding several copies).
+
+Starts our server on an existing store (by default the 1M-partition store the partition-filter
+benchmark loads, ``var/bench/ours``), asks ``get_partitions(db, table, -1)`` with a client that
+reads the reply without building objects, and samples the server's resident memory
+(``/proc/<pid>/status``) meanwhile. Prints the resident memory before the call, the peak during
+it, the reply's size on the wire, and the growth as a multiple of the reply::
+
+    python tests/bench/peak_rss.py --table bench_db.events_1000000
+        [--store var/bench/ours/metastore.db] [--transport buffered|framed]
+        [--listing-cache-mb 256] [--repeat 2]
+
+Run it inside ``unshare -n`` (loopback only) like the other benchmarks; it binds 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from thriftpy2.protocol import TCyBinaryProtocol
+from thriftpy2.thrift import TMessageType, TType
+from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocket
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from metastore_server.thrift_api import hms, make_client  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _rss_kib(pid: int, field: str = "VmRSS") -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+class _CountingSocket(TSocket):
+    """A client socket that counts the bytes it receives."""
+
+    received = 0
+
+    def read(self, sz: int) -> bytes:
+        data = super().read(sz)
+        self.received += len(data)
+        return data
+
+
+def _drain_get_partitions(port: int, db: str, table: str, framed: bool) -> tuple[int, float]:
+    """Call get_partitions(db, table, -1) and skip through the reply; (bytes, seconds)."""
+    sock = _CountingSocket("127.0.0.1", port, socket_timeout=600_000)
+    sock.open()
+    trans = TCyFramedTransport(sock) if framed else TCyBufferedTransport(sock)
+    proto = TCyBinaryProtocol(trans)
+    started = time.perf_counter()
+    proto.write_message_begin("get_partitions", TMessageType.CALL, 1)
+    hms.ThriftHiveMetastore.get_partitions_args(db_name=db, tbl_name=table, max_parts=-1).write(
+        proto
+    )
+    proto.write_message_end()
+    trans.flush()
+    _, kind, _ = proto.read_message_begin()
+    if kind != TMessageType.REPLY:
+        raise RuntimeError(f"get_partitions answered message type {kind}")
+    proto.skip(TType.STRUCT)
+    seconds = time.perf_counter() - started
+    sock.close()
+    return sock.received, seconds
+
+
+def _sample(pid: int, done: threading.Event, peaks: list[int]) -> None:
+    """Keep the highest resident memory of ``pid`` in ``peaks[0]`` until ``done``."""
+    while not done.is_set():
+        peaks[0] = max(peaks[0], _rss_kib(pid))
+        time.sleep(0.01)
+
+
+def measure(args: argparse.Namespace) -> int:
+    db, _, table = args.table.partition(".")
+    port = _free_port()
+    scratch = Path(tempfile.mkdtemp(prefix="peak-rss-"))
+    command = [
+        sys.executable, "-m", "metastore_server", "serve", "--host", "127.0.0.1",
+        "--port", str(port), "--storage", f"sqlite:///{Path(args.store).resolve()}",
+        "--warehouse", str(scratch / "warehouse"), "--transport", args.transport,
+        "--listing-cache-mb", str(args.listing_cache_mb), "--log-level", "warning",
+    ]  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, cwd=scratch)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError("the server did not start") from None
+                time.sleep(0.2)
+        client = make_client("127.0.0.1", port, framed=args.transport == "framed")
+        count = client.get_num_partitions_by_filter(db, table, "")
+        client.close()
+        print(f"{args.table}: {count} partitions; transport {args.transport}; "
+              f"listing cache {args.listing_cache_mb} MiB")  # fmt: skip
+        print("call  before MiB  peak MiB  growth MiB  reply MiB  growth/reply  seconds")
+        for call in range(1, args.repeat + 1):
+            before = _rss_kib(server.pid)
+            done = threading.Event()
+            peaks = [before]
+            sampler = threading.Thread(target=_sample, args=(server.pid, done, peaks))
+            sampler.start()
+            reply, seconds = _drain_get_partitions(port, db, table, args.transport == "framed")
+            done.set()
+            sampler.join()
+            peak = max(peaks[0], _rss_kib(server.pid))
+            growth = (peak - before) / 1024
+            reply_mib = reply / 1024 / 1024
+            print(f"{call:>4}  {before / 1024:>10.0f}  {peak / 1024:>8.0f}  {growth:>10.0f}  "
+                  f"{reply_mib:>9.0f}  {growth / reply_mib:>12.2f}  {seconds:>7.1f}")  # fmt: skip
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", required=True, help="db.table to list")
+    parser.add_argument("--store", default="var/bench/ours/metastore.db", help="SQLite store")
+    parser.add_argument("--transport", choices=("buffered", "framed"), default="buffered")
+    parser.add_argument("--listing-cache-mb", type=int, default=256)
+    parser.add_argument("--repeat", type=int, default=2, help="calls to make (default 2)")
+    return measure(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
