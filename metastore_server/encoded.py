@@ -47,18 +47,30 @@ class EncodedPartitions:
             partitions.append(partition)
         return partitions
 
-    def binary_reply(self, method: str, seqid: int) -> Iterator[bytes]:
-        """A whole binary-protocol reply whose ``success`` is this list, in chunks."""
+    def _head(self, method: str, seqid: int) -> bytes:
         name = method.encode("utf-8")
-        yield (
+        return (
             struct.pack("!Ii", _VERSION_1 | _REPLY, len(name))
             + name
             + struct.pack("!i", seqid)
             + struct.pack("!bhbi", _LIST, 0, _STRUCT, len(self.blobs))
         )
-        names = _string_field(_DB_NAME_FIELD, self.db) + _string_field(
+
+    def _names(self) -> bytes:
+        return _string_field(_DB_NAME_FIELD, self.db) + _string_field(
             _TABLE_NAME_FIELD, self.table
         )
+
+    def binary_reply(self, method: str, seqid: int) -> Iterator[bytes]:
+        """A whole binary-protocol reply whose ``success`` is this list, in chunks."""
+        yield self._head(method, seqid)
+        names = self._names()
         for start in range(0, len(self.blobs), _CHUNK):
             yield b"".join(names + blob for blob in self.blobs[start : start + _CHUNK])
         yield bytes((_STOP,))
+
+    def binary_reply_size(self, method: str, seqid: int) -> int:
+        """The length of ``binary_reply`` in bytes, without building it (a frame header)."""
+        names = len(self._names())
+        body = sum(len(blob) for blob in self.blobs) + names * len(self.blobs)
+        return len(self._head(method, seqid)) + body + 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import socket
 import ssl
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -67,8 +68,18 @@ class CallProcessor:
         self._handler = handler
         self._binary_output = binary_output
 
-    def process(self, iprot: Any, oprot: Any, peer: str) -> None:
-        """Serve one message. Raises transport errors (the connection is then closed)."""
+    def process(
+        self,
+        iprot: Any,
+        oprot: Any,
+        peer: str,
+        frame_writer: Callable[[bytes], None] | None = None,
+    ) -> None:
+        """Serve one message. Raises transport errors (the connection is then closed).
+
+        ``frame_writer`` (framed transport) writes to the socket under the transport: a big
+        partition list is then sent as its frame header and chunks, not gathered whole in the
+        transport's frame buffer first."""
         api, msg_type, seqid = iprot.read_message_begin()
         started = time.perf_counter()
         if msg_type not in (TMessageType.CALL, TMessageType.ONEWAY):
@@ -117,7 +128,7 @@ class CallProcessor:
             if app_error is not None:
                 self._send_exception(oprot, api, app_error, seqid)
             elif isinstance(getattr(result, "success", None), EncodedPartitions):
-                self._send_encoded(oprot, api, result, seqid)
+                self._send_encoded(oprot, api, result, seqid, frame_writer)
             else:
                 oprot.write_message_begin(api, TMessageType.REPLY, seqid)
                 result.write(oprot)
@@ -137,9 +148,23 @@ class CallProcessor:
                 extras=extras,
             )
 
-    def _send_encoded(self, oprot: Any, api: str, result: Any, seqid: int) -> None:
+    def _send_encoded(
+        self,
+        oprot: Any,
+        api: str,
+        result: Any,
+        seqid: int,
+        frame_writer: Callable[[bytes], None] | None = None,
+    ) -> None:
         """Answer stored partition bytes as they are (binary), or decoded (other protocols)."""
         encoded: EncodedPartitions = result.success
+        if self._binary_output and frame_writer is not None:
+            size = encoded.binary_reply_size(api, seqid)
+            if size < 2**31:
+                frame_writer(struct.pack("!i", size))
+                for chunk in encoded.binary_reply(api, seqid):
+                    frame_writer(chunk)
+                return
         if self._binary_output:
             for chunk in encoded.binary_reply(api, seqid):
                 oprot.trans.write(chunk)
@@ -337,10 +362,11 @@ class MetastoreServer:
         otrans = self._transport_factory.get_transport(tsocket)
         iprot = self._iprot_factory.get_protocol(itrans)
         oprot = self._oprot_factory.get_protocol(otrans)
+        frame_writer = tsocket.write if self._framed else None
         try:
             while not self._closing.is_set():
                 tsocket.start_message()
-                self._processor.process(iprot, oprot, peer)
+                self._processor.process(iprot, oprot, peer, frame_writer)
         except MessageTooLarge as exc:
             log.warning(
                 "connection_closed_message_too_large",

@@ -93,6 +93,14 @@ def test_other_transports_and_protocols(tmp_path: Path, framed: bool, compact: b
             ("proto_db", "t", ["a"]),
             ("proto_db", "t", ["b"]),
         ]
+        # A listing of several chunks (streamed under a framed transport), then more calls.
+        many = [f"c{i:05d}" for i in range(5000)]
+        connection.add_partitions(
+            [hms.Partition(values=[v], dbName="proto_db", tableName="t") for v in many]
+        )
+        listed = connection.get_partitions("proto_db", "t", -1)
+        assert [p.values[0] for p in listed] == ["a", "b", *many]
+        assert "proto_db" in connection.get_all_databases()
         connection.close()
     finally:
         server.stop()

@@ -261,7 +261,8 @@ def _check(
         name = _name(*partition.values)
         touch = (partition.parameters or {}).get("touch", "")
         if name in expected and expected[name] != touch:
-            report.failures.append(f"{name}: parameter touch={touch!r}, expected {expected[name]!r}")
+            wanted = expected[name]
+            report.failures.append(f"{name}: parameter touch={touch!r}, expected {wanted!r}")
     # Every server's timelines equal a rebuild from the partitions.
     request = hms.GetPartitionTimelinesRequest(dbName=DB, tblName=TABLE)
     kept = []
