@@ -18,8 +18,9 @@ from typing import TypeAlias
 RESERVED_WORDS = frozenset({"and", "or", "not", "in", "between", "like"})
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_]+")
-_DOUBLE_QUOTABLE = re.compile(r'(?:[^"\\]|\\.)*', re.DOTALL)
-_SINGLE_QUOTABLE = re.compile(r"(?:[^'\\]|\\.)*", re.DOTALL)
+# Possessive loops: linear, with no regex stack per character, for literals of any size.
+_DOUBLE_QUOTABLE = re.compile(r'[^"\\]*+(?:\\.[^"\\]*+)*+', re.DOTALL)
+_SINGLE_QUOTABLE = re.compile(r"[^'\\]*+(?:\\.[^'\\]*+)*+", re.DOTALL)
 _DATE_TEXT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _TIMESTAMP_TEXT = re.compile(
     r"([0-9]{4}-[0-9]{2}-[0-9]{2}) ([0-9]{2}:[0-9]{2}:[0-9]{2})(\.[0-9]{1,9})?"

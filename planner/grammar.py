@@ -24,6 +24,7 @@ parsing O(n) with a small constant: a 10,000-term OR parses in about 0.1 s.
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 
 import pyparsing as pp
 
@@ -134,6 +135,14 @@ STREAM = (
 # fmt: on
 
 _BLANKS = " \t\n\r"  # what pyparsing skips between tokens
+#: The deepest nesting of parentheses a filter may have (redundant ones included).
+MAX_PARENTHESES = 100_000
+#: Most comparisons a filter may have (an IN list counts one per value).
+MAX_CONDITIONS = 200_000
+_COMPARISON_MARKS = re.compile(r"<=>|<=|<>|>=|!=|==|[=<>,]|(?i:\b(?:like|in|between)\b)")
+_QUOTED = re.compile(tk.QUOTED)
+_NOT_PARENTHESES = re.compile(r"[^()]+")
+_DEPTH_STEP = {"(": 1, ")": -1}
 _DIAGNOSE = CONDITION.copy().parse_with_tabs()
 _FAST_ONE = re.compile(tk.BLANKS + "(?P<at>)(?:" + tk.FAST + ")")
 _FAST_KINDS = {"and": TokenKind.AND, "or": TokenKind.OR, "close": TokenKind.CLOSE,
@@ -159,17 +168,22 @@ def _fast_tokens(run: re.Match[str]) -> list[Token]:
 # --- parsing -----------------------------------------------------------------------------------
 
 
-def parse_filter(text: str) -> Expr | None:
+def parse_filter(text: str | bytes) -> Expr | None:
     """The tree of a filter, or None when it is empty (match every partition). O(n).
 
     Blank text is not empty: like HMS, it is a syntax error. Raises FilterSyntaxError (message
-    starting "Error parsing partition filter") for text that is not in the dialect,
-    and UnsupportedFilterError for a reversed LIKE (``'a%' LIKE key``).
+    starting "Error parsing partition filter") for text that is not in the dialect (bytes that
+    are not UTF-8, parentheses nested deeper than ``MAX_PARENTHESES``, more than
+    ``MAX_CONDITIONS`` comparisons, ...), and
+    UnsupportedFilterError for a reversed LIKE (``'a%' LIKE key``).
     """
+    if isinstance(text, bytes | bytearray):
+        text = _decoded(bytes(text))
     if not text:
         return None
     if not text.strip(_BLANKS):
         raise FilterSyntaxError("the filter is blank", text=text, position=0)
+    _check_size(text)
     try:
         stream = list(STREAM.parse_string(text))
     except pp.ParseBaseException as err:
@@ -183,6 +197,39 @@ def parse_filter(text: str) -> Expr | None:
         if err.wants_condition:
             reason, position = _why_not_a_condition(text, position)
         raise FilterSyntaxError(reason, text=text, position=position) from None
+
+
+def _decoded(data: bytes) -> str:
+    """Filter bytes as text (a Thrift string that is not UTF-8 arrives as bytes)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        reason = (
+            f"the filter is not UTF-8 text (byte 0x{data[err.start]:02x} at byte offset "
+            f"{err.start}: {err.reason})"
+        )
+        raise FilterSyntaxError(reason) from None
+
+
+def _check_size(text: str) -> None:
+    """Refuse, before parsing, parentheses nested deeper than MAX_PARENTHESES (each open one
+    holds memory until it closes) and more than MAX_CONDITIONS comparisons. Quoted text is
+    left out. O(n) in C, and only run on text long or nested enough to need it."""
+    deep = text.count("(") > MAX_PARENTHESES
+    if not deep and len(text) <= 2 * MAX_CONDITIONS:  # a comparison takes 2 characters or more
+        return
+    bare = _QUOTED.sub("", text)
+    unmatched = min((i for i in map(bare.find, "'\"`") if i >= 0), default=len(bare))
+    bare = bare[:unmatched]  # the rest is inside an unterminated literal (an error anyway)
+    if deep:
+        parentheses = _NOT_PARENTHESES.sub("", bare)
+        if max(accumulate(map(_DEPTH_STEP.__getitem__, parentheses)), default=0) > MAX_PARENTHESES:
+            raise FilterSyntaxError(
+                f"filter nested too deeply: parentheses deeper than {MAX_PARENTHESES} levels"
+            )
+    # Every comparison has an operator, IN, BETWEEN or a comma (IN lists): count those.
+    if len(_COMPARISON_MARKS.findall(bare)) > MAX_CONDITIONS:
+        raise FilterSyntaxError(f"filter too complex: more than {MAX_CONDITIONS} comparisons")
 
 
 def _why_not_a_condition(text: str, position: int) -> tuple[str, int]:

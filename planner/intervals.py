@@ -108,6 +108,35 @@ class IntervalSet:
                 j += 1
         return IntervalSet(out)
 
+    @classmethod
+    def intersect_all(cls, sets: Sequence[IntervalSet]) -> IntervalSet:
+        """Components in every one of ``sets`` (at least one), by one sweep over all their
+        edges: O(n log n) for n intervals in all, where folding ``intersect`` is O(n * sets)."""
+        if len(sets) == 1:
+            return sets[0]
+        if len(sets) == 2:
+            return sets[0].intersect(sets[1])
+        # Stops sort before starts at the same position: [a, b) and [b, c) do not overlap.
+        edges = [
+            (edge.key, rank, edge)
+            for allowed in sets
+            for start, stop in allowed.intervals
+            for rank, edge in ((1, start), (0, stop))
+        ]
+        edges.sort(key=lambda item: item[:2])
+        out: list[Interval] = []
+        depth, opened = 0, None
+        for _, rank, edge in edges:
+            if rank:
+                depth += 1
+                if depth == len(sets):
+                    opened = edge
+            else:
+                if depth == len(sets) and opened is not None and opened.key < edge.key:
+                    out.append((opened, edge))
+                depth -= 1
+        return cls(out)
+
     def union(self, other: IntervalSet) -> IntervalSet:
         """Components in either set (touching intervals stay apart). O((n + m) log(n + m))."""
         return IntervalSet.of(self.intervals + other.intervals)

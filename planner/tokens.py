@@ -21,7 +21,13 @@ BLANKS = r"[ \t\n\r]*"
 _WORD_END = r"(?![A-Za-z0-9_])"
 _NOT_KEYWORD = r"(?!(?i:" + "|".join(sorted(RESERVED_WORDS)) + r")" + _WORD_END + r")"
 
-ANY_KEY = r"(?:`(?:[^`]|``)+`|" + _NOT_KEYWORD + r"[A-Za-z0-9_]+" + _WORD_END + r")"
+# Possessive loops never backtrack: a 10 MB literal or key, terminated or not, is one linear
+# pass with no regex stack per character or per escape.
+STRING = r"'[^'\\]*+(?:\\[\s\S][^'\\]*+)*+'" + "|" + r'"[^"\\]*+(?:\\[\s\S][^"\\]*+)*+"'
+QUOTED_KEY = r"`(?:[^`]++|``)++`"
+#: Any quoted text: a string literal or a back-quoted key.
+QUOTED = STRING + "|" + QUOTED_KEY
+ANY_KEY = r"(?:" + QUOTED_KEY + "|" + _NOT_KEYWORD + r"[A-Za-z0-9_]+" + _WORD_END + r")"
 KEY = r"(?P<key>" + ANY_KEY + r")"
 OPERATOR = r"(?P<op><=>|<=|<>|<|>=|>|==|=|!=|(?i:like)" + _WORD_END + r")"
 LITERAL = (
@@ -31,7 +37,7 @@ LITERAL = (
     r"(?![\w:.])"
     r"|(?P<bare_date>[0-9]+-[0-9]+-[0-9]+)(?![\w:.-])"
     r"|(?P<int>-?[0-9]+)(?![\w.-])"
-    r"""|(?P<str>'(?:[^'\\]|\\[\s\S])*'|"(?:[^"\\]|\\[\s\S])*"))"""
+    r"|(?P<str>" + STRING + "))"
 )
 #: The tokens met most, as one pattern: AND, OR, ')', a '(' that cannot open a condition (one
 #: that can is ``(key) IN`` or ``(STRUCT(...)) IN``), and a whole ``key op literal`` condition.
@@ -42,6 +48,7 @@ FAST = (
 )
 
 _INT64 = (-(2**63), 2**63 - 1)
+_INT64_DIGITS = 19
 _OPERATORS = {"=": Op.EQ, "==": Op.EQ, "!=": Op.NE, "<>": Op.NE, "<": Op.LT, "<=": Op.LE,
               ">": Op.GT, ">=": Op.GE, "LIKE": Op.LIKE}  # fmt: skip
 
@@ -65,10 +72,14 @@ def literal_of(m: re.Match[str]) -> Literal:
     if m["str"] is not None:
         return Literal.string(m["str"][1:-1])
     if m["int"] is not None:
-        value = int(m["int"])
-        if _INT64[0] <= value <= _INT64[1]:
-            return Literal.integer(value)
-        reason = f"integer literal {m['int']} is out of the 64-bit range"
+        # Python refuses int() of more than 4300 digits: anything past 19 digits is out anyway.
+        digits = m["int"].lstrip("-").lstrip("0") or "0"
+        if len(digits) <= _INT64_DIGITS:
+            value = -int(digits) if m["int"].startswith("-") else int(digits)
+            if _INT64[0] <= value <= _INT64[1]:
+                return Literal.integer(value)
+        digits = m["int"] if len(m["int"]) <= 40 else f"{m['int'][:20]}... ({len(m['int'])} digits)"
+        reason = f"integer literal {digits} is out of the 64-bit range"
         raise pp.ParseFatalException(m.string, m.start("int"), reason)
     group = next(name for name in ("date", "bare_date", "ts", "bare_ts") if m[name] is not None)
     text = m[group]

@@ -15,6 +15,7 @@ DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
 
 _INTEGRAL_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint"})
 _INTEGRAL_RANGE = (-(2**63), 2**63 - 1)
+_INTEGRAL_DIGITS = 19
 _INTEGRAL_PATTERN = re.compile(r"[-+]?[0-9]+")
 _DATE_PATTERN = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
 
@@ -42,7 +43,10 @@ def parse_integral(raw: str) -> int | None:
     text = raw.strip()
     if not _INTEGRAL_PATTERN.fullmatch(text):
         return None
-    value = int(text)
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > _INTEGRAL_DIGITS:
+        return None  # out of range (and int() refuses more than 4300 digits)
+    value = -int(digits) if text.startswith("-") else int(digits)
     if not _INTEGRAL_RANGE[0] <= value <= _INTEGRAL_RANGE[1]:
         return None
     return value
