@@ -3,15 +3,14 @@ plaintext/TLS mismatches failing cleanly, handshakes off the accept loop, settin
 
 from __future__ import annotations
 
-import shutil
 import socket
 import ssl
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.tls import make_certificate
 from thriftpy2.transport import TTransportException
 
 from metastore_server import cli
@@ -25,23 +24,6 @@ from .conftest import RunningServer
 
 #: What a client sees when the other side does not speak its language.
 MISMATCH_ERRORS = (TTransportException, ssl.SSLError, ConnectionError, OSError)
-
-
-def make_certificate(directory: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 / localhost and its key (PEM)."""
-    if shutil.which("openssl") is None:
-        pytest.skip("the openssl command is needed to make a test certificate")
-    cert, key = directory / "cert.pem", directory / "key.pem"
-    subprocess.run(
-        [
-            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-            "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
-            "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    return cert, key
 
 
 @pytest.fixture(scope="module")

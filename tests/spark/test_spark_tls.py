@@ -6,8 +6,6 @@ The client is told with ``hive.metastore.use.SSL`` and a JKS trust store made wi
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +14,7 @@ from typing import Any, NamedTuple
 import pytest
 from support.net import MetastoreEndpoint
 from support.spark_session import local_spark
+from support.tls import make_certificate, make_trust_store
 
 from metastore_server.app import build_server
 from metastore_server.config import ServerConfig
@@ -37,28 +36,8 @@ class TlsMetastore(NamedTuple):
 
 def _make_trust(directory: Path) -> tuple[Path, Path, Path]:
     """(certificate, key, JKS trust store) for 127.0.0.1 / localhost."""
-    for tool in ("openssl", "keytool"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"the {tool} command is needed for this test")
-    cert, key, store = directory / "cert.pem", directory / "key.pem", directory / "trust.jks"
-    subprocess.run(
-        [
-            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-            "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
-            "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    subprocess.run(
-        [
-            "keytool", "-importcert", "-noprompt", "-alias", "metastore", "-file", str(cert),
-            "-keystore", str(store), "-storetype", "JKS", "-storepass", STORE_PASSWORD,
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    return cert, key, store
+    cert, key = make_certificate(directory)
+    return cert, key, make_trust_store(cert, directory / "trust.jks", STORE_PASSWORD)
 
 
 @pytest.fixture(scope="module")
