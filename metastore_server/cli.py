@@ -1,5 +1,5 @@
 """``metastore-server``: the console script (``serve``, ``explain``, ``values``, ``timeline``,
-``dependency``)."""
+``dependency``, ``bench``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,14 @@ from pathlib import Path
 
 import structlog
 
-from metastore_server import __version__, cli_dependency, cli_explain, cli_timeline, cli_values
+from metastore_server import (
+    __version__,
+    cli_bench,
+    cli_dependency,
+    cli_explain,
+    cli_timeline,
+    cli_values,
+)
 from metastore_server.audit import configure_logging
 from metastore_server.config import ServerConfig
 
@@ -125,6 +132,7 @@ def build_parser(defaults: ServerConfig | None = None) -> argparse.ArgumentParse
     cli_values.add_parser(sub)
     cli_timeline.add_parser(sub)
     cli_dependency.add_parser(sub)
+    cli_bench.add_parser(sub)
     return parser
 
 
@@ -197,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cli_timeline.run(args)
     if args.command == "dependency":
         return cli_dependency.run(args)
+    if args.command == "bench":
+        return cli_bench.run(args)
     parser.print_help()
     return 2
 
