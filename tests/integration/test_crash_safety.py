@@ -126,13 +126,13 @@ def _timeline_counts(client) -> list[tuple[str, list[str]]]:
 
 
 def test_a_change_cut_between_partitions_and_timelines_is_repaired(
-    tmp_path: Path, monkeypatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The partitions of a change are stored, then its writer dies before the timelines are:
     both the surviving server process and a restarted one answer timelines with that change."""
-    monkeypatch.setenv("METASTORE_TEST_STORAGE", "embedded")
-    first = RunningServer(tmp_path / "first")
-    second = RunningServer(tmp_path / "second", storage=first.config.storage)
+    store = f"sqlite:///{tmp_path / 'store.db'}"  # the embedded store, whatever the run's
+    first = RunningServer(tmp_path / "first", storage=store)
+    second = RunningServer(tmp_path / "second", storage=store)
     try:
         one, two = first.client(), second.client()
         stress.prepare(one)
@@ -155,7 +155,7 @@ def test_a_change_cut_between_partitions_and_timelines_is_repaired(
     finally:
         first.stop()
         second.stop()
-    restarted = RunningServer(tmp_path / "third", storage=first.config.storage)
+    restarted = RunningServer(tmp_path / "third", storage=store)
     try:
         client = restarted.client()
         assert _timeline_counts(client) == expected
