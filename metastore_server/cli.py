@@ -1,5 +1,5 @@
 """``metastore-server``: the console script (``serve``, ``explain``, ``values``, ``timeline``,
-``dependency``, ``bench``)."""
+``dependency``, ``bench``, ``import``)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from metastore_server import (
     cli_bench,
     cli_dependency,
     cli_explain,
+    cli_import,
     cli_timeline,
     cli_values,
 )
@@ -133,6 +134,7 @@ def build_parser(defaults: ServerConfig | None = None) -> argparse.ArgumentParse
     cli_timeline.add_parser(sub)
     cli_dependency.add_parser(sub)
     cli_bench.add_parser(sub)
+    cli_import.add_parser(sub)
     return parser
 
 
@@ -207,6 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cli_dependency.run(args)
     if args.command == "bench":
         return cli_bench.run(args)
+    if args.command == "import":
+        return cli_import.run(args)
     parser.print_help()
     return 2
 

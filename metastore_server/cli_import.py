@@ -1,0 +1,199 @@
+"""``metastore-server import``: copy databases, tables, partitions and functions from a running
+Hive Metastore (2.3 or later) into ours, resumably (see :mod:`metastore_server.importer`).
+
+Exit codes: 0 when everything selected was copied (or was already there), 1 when something was
+refused by the target or ``--verify`` found differences, 2 when a metastore cannot be reached
+(or the arguments are bad).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from metastore_server.cli_common import DEFAULT_URI
+
+COMMAND = "import"
+DESCRIPTION = (
+    "Copy databases, tables, partitions and functions from a running Hive Metastore (2.3 or "
+    "later) into ours over Thrift. Partitions go in batches (get_partition_names, then "
+    "get_partitions_by_names and add_partitions_req). What is already there is kept "
+    "(differences are reported), so an interrupted import resumes when run again. "
+    "Transactional (ACID) tables are skipped. Exit 0: done; 1: something refused or --verify "
+    "found differences; 2: a metastore cannot be reached."
+)
+
+
+def _name_list(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list, not {text!r}")
+    return names
+
+
+def _table_list(text: str) -> list[tuple[str, str]]:
+    tables = []
+    for name in _name_list(text):
+        db, sep, table = name.partition(".")
+        if not sep or not db or not table or "." in table:
+            raise argparse.ArgumentTypeError(f"tables must be db.table, not {name!r}")
+        tables.append((db, table))
+    return tables
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """The options of ``import``."""
+    parser.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        metavar="thrift://host:port",
+        help="the Hive Metastore to copy from",
+    )
+    parser.add_argument(
+        "--to",
+        dest="target",
+        default=DEFAULT_URI,
+        metavar="thrift://host:port",
+        help="our metastore to copy into (default %(default)s)",
+    )
+    parser.add_argument(
+        "--databases",
+        type=_name_list,
+        metavar="a,b",
+        help="copy only these databases (whole: tables and functions)",
+    )
+    parser.add_argument(
+        "--tables",
+        type=_table_list,
+        metavar="db.t,...",
+        help="copy only these tables (and their databases, but not their functions); with "
+        "--databases, both are copied",
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=_positive,
+        default=1000,
+        help="partitions fetched and added per call (default %(default)s)",
+    )
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="afterwards compare both sides per table (partition names and locations); "
+        "exit 1 when they differ",
+    )
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress on stderr (default: a bar on a terminal, else one line per table)",
+    )
+    parser.add_argument(
+        "--timeout-ms",
+        type=_positive,
+        default=120000,
+        help="timeout of one metastore call (default %(default)s)",
+    )
+    parser.add_argument(
+        "--log-level", default="warning", help="log level of the importer (default %(default)s)"
+    )
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register the ``import`` subcommand."""
+    parser = sub.add_parser(
+        COMMAND,
+        help="copy databases, tables, partitions and functions from another Hive Metastore",
+        description=DESCRIPTION,
+    )
+    configure(parser)
+
+
+def _connect(side: str, uri: str, timeout_ms: int, err: TextIO) -> Any | None:
+    from metastore_server.client import MetastoreClient
+
+    try:
+        return MetastoreClient.from_uri(uri, timeout_ms=timeout_ms)
+    except ValueError as exc:
+        print(f"{COMMAND}: {side}: {exc}", file=err)
+    except Exception as exc:  # noqa: BLE001 - any connection failure is reported the same way
+        print(f"{COMMAND}: cannot reach the {side} metastore {uri}: {exc}", file=err)
+    return None
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run the import; 0 done, 1 refusals or differences, 2 unreachable."""
+    from metastore_server import audit
+    from metastore_server.importer import ConnectionLost, Importer, Progress, Selection
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if not audit._configured:  # noqa: SLF001 - logs to stderr, never into the report
+        audit.configure_logging(args.log_level)
+    source = _connect("source", args.source, args.timeout_ms, err)
+    if source is None:
+        return 2
+    target = _connect("target", args.target, args.timeout_ms, err)
+    if target is None:
+        source.close()
+        return 2
+    importer = Importer(
+        source,
+        target,
+        source_uri=args.source,
+        target_uri=args.target,
+        selection=Selection.of(args.databases, args.tables),
+        batch_size=args.batch_size,
+        progress=Progress.for_stream(err, not args.no_progress),
+    )
+    try:
+        report = importer.run()
+        print("\n".join(report.lines()), file=out)
+        code = 1 if report.failed else 0
+        if args.verify:
+            verified = importer.verify(report)
+            print("\n".join(verified.lines()), file=out)
+            if verified.differences:
+                code = 1
+    except ConnectionLost as exc:
+        if importer.report.tables or importer.report.databases:
+            print("\n".join(["interrupted; done so far:", *importer.report.lines()]), file=out)
+        print(f"{COMMAND}: {exc}; run the import again to resume", file=err)
+        return 2
+    finally:
+        source.close()
+        target.close()
+    return code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """A stand-alone parser of ``import``'s options (``python -m metastore_server.cli_import``)."""
+    parser = argparse.ArgumentParser(prog="metastore-server import", description=DESCRIPTION)
+    configure(parser)
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """``import`` on its own; ``out``/``err`` replace stdout/stderr (for tests)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return run(args, out, err)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

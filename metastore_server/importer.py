@@ -1,0 +1,704 @@
+"""Copy databases, tables, partitions and functions from a running Hive Metastore into ours.
+
+Both sides are spoken to over Thrift (any Hive Metastore 2.3+ as the source). Partitions are
+listed by name first and fetched with ``get_partitions_by_names`` in bounded batches, each batch
+added with ``add_partitions_req(ifNotExists=true)``. What the target already holds is kept: an
+existing database, table or function is compared (differences reported, nothing overwritten),
+and partitions already present are skipped by name before anything is fetched, so a run that
+was interrupted is resumed by running it again.
+
+Transactional (ACID) tables are not copied: their files are only readable together with the
+source's transaction state (open and aborted write ids), which is not part of what is copied.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import structlog
+from thriftpy2.thrift import TApplicationException
+from thriftpy2.transport import TTransportException
+
+from metastore_server.thrift_api import hms
+
+__all__ = [
+    "ConnectionLost",
+    "Importer",
+    "ImportReport",
+    "ObjectResult",
+    "Progress",
+    "Selection",
+    "TableResult",
+    "VerifyReport",
+]
+
+log = structlog.get_logger("metastore.import")
+
+#: What the metastore answers when it refuses one object (the import goes on with the next).
+REFUSALS: tuple[type[BaseException], ...] = (
+    hms.MetaException,
+    hms.NoSuchObjectException,
+    hms.AlreadyExistsException,
+    hms.InvalidObjectException,
+    hms.InvalidOperationException,
+    hms.InvalidInputException,
+    hms.UnknownDBException,
+    TApplicationException,
+)
+#: Fields a Hive 3/4 source may fill that are the source's own state, not the object's.
+_SOURCE_ONLY_FIELDS = ("privileges", "catName", "catNameV3", "catalogName", "colStats")
+#: How many examples of one kind of difference are printed per table.
+EXAMPLES = 5
+
+
+class ConnectionLost(Exception):
+    """A side of the import cannot be reached any more (or never could)."""
+
+    def __init__(self, side: str, uri: str, cause: BaseException) -> None:
+        super().__init__(f"connection to the {side} {uri} failed: {cause}")
+        self.side = side
+        self.uri = uri
+
+
+class Side:
+    """One metastore of the import: its calls raise :class:`ConnectionLost` on transport errors."""
+
+    def __init__(self, name: str, uri: str, client: Any) -> None:
+        self.name = name
+        self.uri = uri
+        self.client = client
+
+    def call(self, method: str, *args: Any) -> Any:
+        """``client.method(*args)``; transport errors become :class:`ConnectionLost`."""
+        try:
+            return getattr(self.client, method)(*args)
+        except (TTransportException, OSError, EOFError) as exc:
+            raise ConnectionLost(self.name, self.uri, exc) from exc
+
+
+def refusal_text(exc: BaseException) -> str:
+    """The message of a metastore refusal, with its exception type."""
+    message = getattr(exc, "message", None) or str(exc) or repr(exc)
+    return f"{type(exc).__name__}: {message}"
+
+
+def chunks(items: Sequence[str], size: int) -> Iterator[list[str]]:
+    """``items`` in consecutive lists of at most ``size``."""
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
+
+
+# -- what to copy ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which databases and tables to copy: ``databases`` whole, plus the ``tables`` named
+    (``(db, table)``); everything when both are None."""
+
+    databases: frozenset[str] | None = None
+    tables: frozenset[tuple[str, str]] | None = None
+
+    @classmethod
+    def of(
+        cls, databases: Iterable[str] | None = None, tables: Iterable[tuple[str, str]] | None = None
+    ) -> Selection:
+        """A selection from names as typed (metastore names are case-insensitive)."""
+        return cls(
+            None if databases is None else frozenset(d.lower() for d in databases),
+            None if tables is None else frozenset((d.lower(), t.lower()) for d, t in tables),
+        )
+
+    @property
+    def everything(self) -> bool:
+        """No filter given."""
+        return self.databases is None and self.tables is None
+
+    def whole(self, db: str) -> bool:
+        """Whether all of ``db`` (its tables and functions) is copied."""
+        return self.everything or (self.databases is not None and db in self.databases)
+
+    def wants_db(self, db: str) -> bool:
+        """Whether ``db`` itself is copied (whole or for some of its tables)."""
+        return self.whole(db) or any(d == db for d, _ in self.tables or ())
+
+    def named_tables(self, db: str) -> list[str]:
+        """The tables of ``db`` named one by one."""
+        return sorted(t for d, t in self.tables or () if d == db)
+
+
+# -- results --------------------------------------------------------------------------------------
+
+
+@dataclass
+class ObjectResult:
+    """What happened to one database or function: created, existing, skipped or failed."""
+
+    kind: str
+    name: str
+    status: str
+    reason: str = ""
+    differences: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TableResult:
+    """What happened to one table and its partitions."""
+
+    db: str
+    table: str
+    status: str  # created | existing | skipped | failed
+    reason: str = ""
+    table_type: str = ""
+    partitioned: bool = True
+    source_partitions: int = 0
+    copied: int = 0
+    present: int = 0
+    vanished: int = 0
+    seconds: float = 0.0
+    differences: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        """``db.table``."""
+        return f"{self.db}.{self.table}"
+
+
+@dataclass
+class ImportReport:
+    """Everything one import did, in the order it did it."""
+
+    databases: list[ObjectResult] = field(default_factory=list)
+    tables: list[TableResult] = field(default_factory=list)
+    functions: list[ObjectResult] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        """Whether something could not be copied (not counting deliberate skips)."""
+        objects = [*self.databases, *self.tables, *self.functions]
+        return any(o.status == "failed" for o in objects)
+
+    def lines(self) -> list[str]:
+        """The report as text lines."""
+        out: list[str] = []
+        for db in self.databases:
+            out.append(_object_line(db))
+        if self.tables:
+            width = max(len(t.name) for t in self.tables)
+            out.append("tables:")
+            for t in self.tables:
+                out.append(f"  {t.name:<{width}}  {_table_summary(t)}")
+                out.extend(f"    differs (kept ours): {d}" for d in t.differences)
+        for function in self.functions:
+            out.append(_object_line(function))
+        copied = sum(t.copied for t in self.tables)
+        present = sum(t.present for t in self.tables)
+        counts: dict[str, int] = {}
+        for t in self.tables:
+            counts[t.status] = counts.get(t.status, 0) + 1
+        states = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none"
+        out.append(
+            f"total: {len(self.tables)} table(s) ({states}); {copied} partition(s) copied, "
+            f"{present} skipped as present"
+        )
+        return out
+
+
+def _object_line(result: ObjectResult) -> str:
+    text = f"{result.kind} {result.name}: {result.status}"
+    if result.reason:
+        text += f" ({result.reason})"
+    if result.differences:
+        text += "; differs (kept ours): " + "; ".join(result.differences)
+    return text
+
+
+def _table_summary(t: TableResult) -> str:
+    if t.status in ("skipped", "failed") and not t.copied:
+        return f"{t.status}: {t.reason}"
+    if not t.partitioned:
+        kind = "view" if "VIEW" in t.table_type else "not partitioned"
+        return f"{t.status} ({kind})"
+    text = f"{t.status}; {t.copied} partition(s) copied, {t.present} skipped as present"
+    if t.vanished:
+        text += f", {t.vanished} gone from the source meanwhile"
+    if t.status == "failed":
+        text += f"; failed: {t.reason}"
+    elif t.reason:
+        text += f" ({t.reason})"
+    return text
+
+
+@dataclass
+class VerifyReport:
+    """Differences between the two sides, per table (``db.table``); empty when equal."""
+
+    tables_checked: int = 0
+    partitions_checked: int = 0
+    differences: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, table: str, text: str) -> None:
+        """Record one difference of ``table``."""
+        self.differences.setdefault(table, []).append(text)
+
+    def lines(self) -> list[str]:
+        """The verification as text lines."""
+        out = [
+            f"verify: {self.tables_checked} table(s), {self.partitions_checked} partition(s) "
+            f"compared; {len(self.differences)} table(s) differ"
+        ]
+        for table, texts in self.differences.items():
+            out.append(f"  {table}:")
+            out.extend(f"    {text}" for text in texts)
+        return out
+
+
+# -- progress -------------------------------------------------------------------------------------
+
+
+class Progress:
+    """Progress on ``stream``: mode ``bar`` (``\\r`` updates with partitions/s and ETA),
+    ``lines`` (one line per table) or ``off``."""
+
+    def __init__(
+        self, stream: TextIO, mode: str, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.stream = stream
+        self.mode = mode
+        self.clock = clock
+        self._label = ""
+        self._total = 0
+        self._done = 0
+        self._start = 0.0
+        self._shown = 0.0
+        self._width = 0
+
+    @classmethod
+    def for_stream(cls, stream: TextIO, enabled: bool) -> Progress:
+        """A bar on a terminal, one line per table elsewhere, nothing when not ``enabled``."""
+        if not enabled:
+            return cls(stream, "off")
+        try:
+            tty = stream.isatty()
+        except (AttributeError, ValueError):
+            tty = False
+        return cls(stream, "bar" if tty else "lines")
+
+    def start(self, label: str, total: int) -> None:
+        """A table begins, with ``total`` partitions to copy."""
+        self._label, self._total, self._done = label, total, 0
+        self._start = self._shown = self.clock()
+        if self.mode == "bar" and total:
+            self._draw()
+
+    def advance(self, count: int) -> None:
+        """``count`` more partitions copied."""
+        self._done += count
+        now = self.clock()
+        if self.mode == "bar" and (now - self._shown >= 0.1 or self._done >= self._total):
+            self._shown = now
+            self._draw()
+
+    def finish(self, result: TableResult) -> None:
+        """The table is done."""
+        if self.mode == "off":
+            return
+        line = f"{result.name}: {_table_summary(result)}"
+        if result.copied:
+            line += f" in {result.seconds:.1f} s ({self._rate():.0f} partitions/s)"
+        if self.mode == "bar":
+            self._write("\r" + line.ljust(self._width) + "\n")
+            self._width = 0
+        else:
+            self._write(line + "\n")
+
+    def _rate(self) -> float:
+        elapsed = self.clock() - self._start
+        return self._done / elapsed if elapsed > 0 else 0.0
+
+    def _draw(self) -> None:
+        rate = self._rate()
+        left = self._total - self._done
+        eta = _duration(left / rate) if rate > 0 else "--:--"
+        filled = int(20 * self._done / self._total) if self._total else 20
+        bar = "#" * filled + "." * (20 - filled)
+        text = f"{self._label} [{bar}] {self._done}/{self._total} partitions {rate:.0f}/s ETA {eta}"
+        self._write("\r" + text.ljust(self._width))
+        self._width = max(self._width, len(text))
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds + 0.5)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
+
+
+# -- the import -----------------------------------------------------------------------------------
+
+
+def _clean(obj: Any) -> Any:
+    """``obj`` without the source's own fields (privileges, catalog, statistics)."""
+    for name in _SOURCE_ONLY_FIELDS:
+        if getattr(obj, name, None) is not None:
+            setattr(obj, name, None)
+    return obj
+
+
+def is_transactional(table: Any) -> bool:
+    """Whether the table is a transactional (ACID or insert-only) table."""
+    params = table.parameters or {}
+    return str(params.get("transactional", "")).strip().lower() == "true"
+
+
+def _columns(cols: Any) -> list[tuple[str, str]]:
+    return [(c.name, c.type) for c in cols or []]
+
+
+def table_differences(ours: Any, theirs: Any) -> list[str]:
+    """How our existing table differs from the source's, in what matters to readers."""
+    sd_o, sd_t = ours.sd or hms.StorageDescriptor(), theirs.sd or hms.StorageDescriptor()
+    serde_o = sd_o.serdeInfo.serializationLib if sd_o.serdeInfo else None
+    serde_t = sd_t.serdeInfo.serializationLib if sd_t.serdeInfo else None
+    pairs = [
+        ("tableType", ours.tableType, theirs.tableType),
+        ("partitionKeys", _columns(ours.partitionKeys), _columns(theirs.partitionKeys)),
+        ("columns", _columns(sd_o.cols), _columns(sd_t.cols)),
+        ("location", sd_o.location, sd_t.location),
+        ("inputFormat", sd_o.inputFormat, sd_t.inputFormat),
+        ("outputFormat", sd_o.outputFormat, sd_t.outputFormat),
+        ("serde", serde_o, serde_t),
+        ("viewOriginalText", ours.viewOriginalText, theirs.viewOriginalText),
+    ]
+    return [f"{name}: ours {o!r}, source {t!r}" for name, o, t in pairs if o != t]
+
+
+def database_differences(ours: Any, theirs: Any) -> list[str]:
+    """How our existing database differs from the source's."""
+    pairs = [
+        ("description", ours.description or "", theirs.description or ""),
+        ("locationUri", ours.locationUri, theirs.locationUri),
+        ("parameters", dict(ours.parameters or {}), dict(theirs.parameters or {})),
+    ]
+    return [f"{name}: ours {o!r}, source {t!r}" for name, o, t in pairs if o != t]
+
+
+def function_differences(ours: Any, theirs: Any) -> list[str]:
+    """How our existing function differs from the source's."""
+
+    def resources(f: Any) -> list[tuple[Any, str]]:
+        return [(r.resourceType, r.uri) for r in f.resourceUris or []]
+
+    pairs = [
+        ("className", ours.className, theirs.className),
+        ("functionType", ours.functionType, theirs.functionType),
+        ("resourceUris", resources(ours), resources(theirs)),
+    ]
+    return [f"{name}: ours {o!r}, source {t!r}" for name, o, t in pairs if o != t]
+
+
+class Importer:
+    """Copies from ``source`` to ``target`` (thriftpy2 metastore clients, e.g.
+    :class:`~metastore_server.client.MetastoreClient`)."""
+
+    def __init__(
+        self,
+        source: Any,
+        target: Any,
+        *,
+        source_uri: str = "source",
+        target_uri: str = "target",
+        selection: Selection | None = None,
+        batch_size: int = 1000,
+        progress: Progress | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.source = Side("source", source_uri, source)
+        self.target = Side("target", target_uri, target)
+        self.selection = selection or Selection()
+        self.batch_size = batch_size
+        self.progress = progress or Progress(_NullStream(), "off")  # type: ignore[arg-type]
+        #: What the last :meth:`run` did so far (also when it was interrupted).
+        self.report = ImportReport()
+
+    # -- listing --------------------------------------------------------------------------------
+
+    def source_databases(self) -> list[str]:
+        """The selected databases of the source, in name order (named ones it lacks included)."""
+        names = {name.lower() for name in self.source.call("get_all_databases")}
+        wanted = {d for d in names if self.selection.wants_db(d)}
+        named = set(self.selection.databases or ()) | {d for d, _ in self.selection.tables or ()}
+        return sorted(wanted | named)
+
+    def source_tables(self, db: str, present: bool) -> list[str]:
+        """The selected tables of ``db`` on the source (``present``: the database exists)."""
+        tables = set(self.selection.named_tables(db))
+        if present and self.selection.whole(db):
+            tables |= {t.lower() for t in self.source.call("get_all_tables", db)}
+        return sorted(tables)
+
+    # -- import ---------------------------------------------------------------------------------
+
+    def run(self) -> ImportReport:
+        """Copy everything selected; what the target refuses is reported, not raised."""
+        report = self.report = ImportReport()
+        source_dbs = {name.lower() for name in self.source.call("get_all_databases")}
+        for db in self.source_databases():
+            if db not in source_dbs:
+                report.databases.append(
+                    ObjectResult("database", db, "skipped", "not found on the source")
+                )
+                continue
+            db_result = self._database(db)
+            report.databases.append(db_result)
+            for table in self.source_tables(db, True):
+                if db_result.status == "failed":
+                    report.tables.append(
+                        TableResult(db, table, "failed", f"its database: {db_result.reason}")
+                    )
+                    continue
+                result = self._table(db, table)
+                report.tables.append(result)
+                self.progress.finish(result)
+        report.functions.extend(self._functions(report))
+        log.info(
+            "import_done",
+            tables=len(report.tables),
+            copied=sum(t.copied for t in report.tables),
+            present=sum(t.present for t in report.tables),
+            failed=report.failed,
+        )
+        return report
+
+    def _database(self, db: str) -> ObjectResult:
+        theirs = self.source.call("get_database", db)
+        try:
+            ours = self.target.call("get_database", db)
+        except hms.NoSuchObjectException:
+            ours = None
+        if ours is not None:
+            return ObjectResult(
+                "database", db, "existing", differences=database_differences(ours, theirs)
+            )
+        try:
+            self.target.call("create_database", _clean(theirs))
+        except REFUSALS as exc:
+            log.warning("import_database_refused", db=db, error=refusal_text(exc))
+            return ObjectResult("database", db, "failed", refusal_text(exc))
+        log.info("import_database_created", db=db)
+        return ObjectResult("database", db, "created")
+
+    def _table(self, db: str, name: str) -> TableResult:
+        started = time.monotonic()
+        try:
+            theirs = self.source.call("get_table", db, name)
+        except hms.NoSuchObjectException:
+            return TableResult(db, name, "skipped", "not found on the source")
+        result = TableResult(
+            db,
+            name,
+            "created",
+            table_type=theirs.tableType or "",
+            partitioned=bool(theirs.partitionKeys),
+        )
+        if is_transactional(theirs):
+            result.status = "skipped"
+            result.reason = (
+                "transactional (ACID) table: its files are only readable with the source's "
+                "transaction state (write ids), which is not copied"
+            )
+            return result
+        try:
+            ours = self.target.call("get_table", db, name)
+        except hms.NoSuchObjectException:
+            ours = None
+        if ours is not None:
+            result.status = "existing"
+            result.differences = table_differences(ours, theirs)
+            if _columns(ours.partitionKeys) != _columns(theirs.partitionKeys):
+                result.reason = "partition keys differ: partitions not copied"
+                return result
+        else:
+            try:
+                self.target.call("create_table", _clean(theirs))
+            except REFUSALS as exc:
+                log.warning("import_table_refused", db=db, table=name, error=refusal_text(exc))
+                result.status = "failed"
+                result.reason = f"refused by the target: {refusal_text(exc)}"
+                return result
+            log.info("import_table_created", db=db, table=name, type=theirs.tableType)
+        if theirs.partitionKeys:
+            self._partitions(result, ours is not None)
+        result.seconds = time.monotonic() - started
+        return result
+
+    def _partitions(self, result: TableResult, existing: bool) -> None:
+        db, name = result.db, result.table
+        names = list(self.source.call("get_partition_names", db, name, -1))
+        result.source_partitions = len(names)
+        present: set[str] = set()
+        if existing:
+            present = set(self.target.call("get_partition_names", db, name, -1))
+        missing = [n for n in names if n not in present]
+        result.present = len(names) - len(missing)
+        self.progress.start(result.name, len(missing))
+        for batch in chunks(missing, self.batch_size):
+            parts = list(self.source.call("get_partitions_by_names", db, name, batch))
+            result.vanished += len(batch) - len(parts)
+            if not parts:
+                continue
+            request = hms.AddPartitionsRequest(
+                dbName=db,
+                tblName=name,
+                parts=[_clean(p) for p in parts],
+                ifNotExists=True,
+                needResult=False,
+            )
+            try:
+                self.target.call("add_partitions_req", request)
+            except REFUSALS as exc:
+                log.warning("import_partitions_refused", db=db, table=name, error=refusal_text(exc))
+                result.status = "failed"
+                result.reason = f"a batch of {len(parts)} partitions refused: {refusal_text(exc)}"
+                return
+            result.copied += len(parts)
+            self.progress.advance(len(parts))
+            log.debug("import_batch", db=db, table=name, partitions=len(parts))
+
+    def _functions(self, report: ImportReport) -> list[ObjectResult]:
+        copied_dbs = {d.name for d in report.databases if d.status in ("created", "existing")}
+        dbs = {d for d in copied_dbs if self.selection.whole(d)}
+        if not dbs:
+            return []
+        try:
+            response = self.source.call("get_all_functions")
+            functions = list(response.functions or [])
+        except TApplicationException:  # an older source: ask per database
+            functions = []
+            for db in sorted(dbs):
+                for fname in self.source.call("get_functions", db, "*"):
+                    functions.append(self.source.call("get_function", db, fname))
+        results = []
+        for theirs in sorted(functions, key=lambda f: (f.dbName, f.functionName)):
+            db = (theirs.dbName or "").lower()
+            if db not in dbs:
+                continue
+            label = f"{db}.{theirs.functionName}"
+            try:
+                ours = self.target.call("get_function", db, theirs.functionName)
+            except (hms.NoSuchObjectException, hms.MetaException):
+                ours = None
+            if ours is not None:
+                differences = function_differences(ours, theirs)
+                results.append(ObjectResult("function", label, "existing", differences=differences))
+                continue
+            try:
+                self.target.call("create_function", _clean(theirs))
+            except REFUSALS as exc:
+                results.append(ObjectResult("function", label, "failed", refusal_text(exc)))
+                continue
+            results.append(ObjectResult("function", label, "created"))
+        return results
+
+    # -- verification ---------------------------------------------------------------------------
+
+    def verify(self, report: ImportReport | None = None) -> VerifyReport:
+        """Compare the selected tables on both sides: partition names and each partition's
+        location. Tables skipped on purpose (transactional) are left out."""
+        verify = VerifyReport()
+        skipped = {t.name for t in (report.tables if report else []) if t.status == "skipped"}
+        source_dbs = {name.lower() for name in self.source.call("get_all_databases")}
+        for db in self.source_databases():
+            if db not in source_dbs:
+                continue
+            for name in self.source_tables(db, True):
+                if f"{db}.{name}" in skipped:
+                    continue
+                self._verify_table(verify, db, name)
+        return verify
+
+    def _verify_table(self, verify: VerifyReport, db: str, name: str) -> None:
+        label = f"{db}.{name}"
+        try:
+            theirs = self.source.call("get_table", db, name)
+        except hms.NoSuchObjectException:
+            return
+        if is_transactional(theirs):
+            return
+        verify.tables_checked += 1
+        try:
+            ours = self.target.call("get_table", db, name)
+        except hms.NoSuchObjectException:
+            verify.add(label, "table missing on the target")
+            return
+        for text in table_differences(ours, theirs):
+            verify.add(label, text)
+        if not theirs.partitionKeys:
+            return
+        source_names = list(self.source.call("get_partition_names", db, name, -1))
+        target_names = set(self.target.call("get_partition_names", db, name, -1))
+        missing = [n for n in source_names if n not in target_names]
+        extra = sorted(target_names - set(source_names))
+        if missing:
+            verify.add(
+                label, f"{len(missing)} partition(s) missing on the target: " + _examples(missing)
+            )
+        if extra:
+            verify.add(label, f"{len(extra)} partition(s) only on the target: " + _examples(extra))
+        common = [n for n in source_names if n in target_names]
+        moved: list[str] = []
+        for batch in chunks(common, self.batch_size):
+            src = _by_values(self.source.call("get_partitions_by_names", db, name, batch))
+            dst = _by_values(self.target.call("get_partitions_by_names", db, name, batch))
+            verify.partitions_checked += len(batch)
+            for values, part in src.items():
+                other = dst.get(values)
+                if other is None:
+                    continue
+                if _location(part) != _location(other):
+                    moved.append(
+                        f"{_part_label(theirs, values)} (ours {_location(other)!r}, "
+                        f"source {_location(part)!r})"
+                    )
+        if moved:
+            verify.add(label, f"{len(moved)} partition location(s) differ: " + _examples(moved))
+
+
+class _NullStream:
+    """A stream that drops everything."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _examples(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:EXAMPLES])
+    return shown + (f", ... ({len(items) - EXAMPLES} more)" if len(items) > EXAMPLES else "")
+
+
+def _location(part: Any) -> str | None:
+    return part.sd.location if part.sd is not None else None
+
+
+def _by_values(parts: Iterable[Any]) -> dict[tuple[str, ...], Any]:
+    return {tuple(p.values or ()): p for p in parts}
+
+
+def _part_label(table: Any, values: tuple[str, ...]) -> str:
+    """``k1=v1/k2=v2`` of a partition of ``table`` (values unescaped, for reading)."""
+    keys = [k.name for k in table.partitionKeys or []]
+    return "/".join(f"{k}={v}" for k, v in zip(keys, values, strict=False))

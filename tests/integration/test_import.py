@@ -1,0 +1,307 @@
+"""``metastore-server import`` from one of our servers into another: everything copied, resumed
+after an interruption, filters honoured, differences found by --verify."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from metastore_server import audit, cli_import
+from metastore_server.importer import Progress, TableResult
+from metastore_server.thrift_api import hms
+
+from .conftest import RunningServer, create_db, make_partition, make_table
+
+
+@pytest.fixture(autouse=True)
+def keep_logging(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The in-process servers' logging stays as the test run set it up."""
+    monkeypatch.setattr(audit, "_configured", True)
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """A server holding two databases of tables, partitions and functions, and a third db."""
+    server = RunningServer(tmp_path_factory.mktemp("import-source"))
+    c = server.client()
+    for db in ("sales", "logs", "other"):
+        create_db(c, db)
+    c.create_table(make_table("sales", "orders", keys=[("ds", "string"), ("hr", "int")]))
+    c.add_partitions(
+        [
+            make_partition("sales", "orders", [f"2024-01-{d:02d}", str(h)])
+            for d in range(1, 11)
+            for h in range(5)
+        ]
+    )
+    c.create_table(make_table("sales", "customers"))  # unpartitioned
+    c.create_table(
+        make_table("sales", "acid", parameters={"transactional": "true"}, keys=[("ds", "string")])
+    )
+    c.create_table(
+        make_table(
+            "sales",
+            "recent",
+            tableType="VIRTUAL_VIEW",
+            viewOriginalText="select * from orders",
+            viewExpandedText="select `orders`.`v` from `sales`.`orders`",
+        )
+    )
+    c.create_table(make_table("logs", "events", keys=[("day", "string")]))
+    c.add_partitions(
+        [
+            make_partition("logs", "events", [f"d{i:03d}"], location=f"file:/data/ev/d{i:03d}")
+            for i in range(37)
+        ]
+    )
+    c.create_table(make_table("other", "t", keys=[("k", "string")]))
+    c.add_partitions([make_partition("other", "t", ["a:b/c"])])  # a value that needs escaping
+    for db, fname in (("sales", "money"), ("logs", "parse")):
+        c.create_function(
+            hms.Function(
+                functionName=fname,
+                dbName=db,
+                className=f"com.example.{fname.title()}",
+                ownerName="tester",
+                ownerType=hms.PrincipalType.USER,
+                createTime=0,
+                functionType=hms.FunctionType.JAVA,
+                resourceUris=[hms.ResourceUri(hms.ResourceType.JAR, f"file:///jars/{fname}.jar")],
+            )
+        )
+    c.close()
+    yield server
+    server.stop()
+
+
+@pytest.fixture()
+def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """A fresh, empty server for each test."""
+    server = RunningServer(tmp_path_factory.mktemp("import-target"))
+    yield server
+    server.stop()
+
+
+def uri(server: RunningServer) -> str:
+    return f"thrift://127.0.0.1:{server.port}"
+
+
+def run_import(source: RunningServer, target: RunningServer, *extra: str) -> tuple[int, str, str]:
+    """Run ``import`` in-process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["--from", uri(source), "--to", uri(target), *extra]
+    code = cli_import.main(argv, out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def table_line(out: str, name: str) -> str:
+    """The report's summary of table ``name``."""
+    for line in out.splitlines():
+        if line.startswith(f"  {name} "):
+            return line.strip()[len(name) :].strip()
+    raise AssertionError(f"no line for {name} in:\n{out}")
+
+
+def snapshot(server: RunningServer) -> dict[str, Any]:
+    """Everything the import copies, comparable across servers."""
+    c = server.client()
+    state: dict[str, Any] = {}
+    for db in c.get_all_databases():
+        if db == "default":
+            continue
+        state[db] = {"location": c.get_database(db).locationUri}
+        for name in c.get_all_tables(db):
+            table = c.get_table(db, name)
+            parts = c.get_partitions(db, name, -1)
+            state[f"{db}.{name}"] = (
+                table.tableType,
+                table.sd.location,
+                [(k.name, k.type) for k in table.partitionKeys],
+                sorted((tuple(p.values), p.sd.location) for p in parts),
+            )
+        for fname in c.get_functions(db, "*"):
+            f = c.get_function(db, fname)
+            state[f"{db}.{fname}()"] = (f.className, [r.uri for r in f.resourceUris])
+    c.close()
+    return state
+
+
+def test_everything_is_copied_and_verified(source: RunningServer, target: RunningServer) -> None:
+    code, out, err = run_import(source, target, "--batch-size", "7", "--verify")
+    assert code == 0, out + err
+    expected = snapshot(source)
+    del expected["sales.acid"]  # transactional tables are skipped, and said so
+    assert snapshot(target) == expected
+    assert (
+        table_line(out, "sales.orders") == "created; 50 partition(s) copied, 0 skipped as present"
+    )
+    assert table_line(out, "logs.events").startswith("created; 37 partition(s) copied")
+    assert table_line(out, "sales.acid").startswith("skipped: transactional (ACID) table")
+    assert table_line(out, "sales.recent") == "created (view)"  # copied as a table of type view
+    assert table_line(out, "sales.customers") == "created (not partitioned)"
+    assert "function sales.money: created" in out and "function logs.parse: created" in out
+    assert "verify: 5 table(s), 88 partition(s)" in out and "0 table(s) differ" in out
+    # stderr is not a terminal: one progress line per table
+    assert "sales.orders: created; 50 partition(s) copied" in err
+
+
+def test_rerun_after_interruption_copies_only_the_rest(
+    source: RunningServer, target: RunningServer
+) -> None:
+    code, out, _ = run_import(source, target, "--tables", "sales.orders", "--no-progress")
+    assert code == 0, out
+    assert snapshot(target).keys() == {"sales", "sales.orders"}
+    # as if interrupted: some partitions never arrived
+    t = target.client()
+    names = t.get_partition_names("sales", "orders", -1)
+    t.drop_partitions_req(
+        hms.DropPartitionsRequest(
+            dbName="sales",
+            tblName="orders",
+            parts=hms.RequestPartsSpec(names=names[:12]),
+            deleteData=False,
+            needResult=False,
+        )
+    )
+    t.close()
+
+    code, out, err = run_import(source, target, "--batch-size", "5", "--verify")
+    assert code == 0, out + err
+    assert table_line(out, "sales.orders") == (
+        "existing; 12 partition(s) copied, 38 skipped as present"
+    )
+    assert "database sales: existing" in out and "database logs: created" in out
+    assert "    differs" not in out  # the table the first run made is the source's
+    assert table_line(out, "logs.events") == "created; 37 partition(s) copied, 0 skipped as present"
+    expected = snapshot(source)
+    del expected["sales.acid"]
+    assert snapshot(target) == expected
+
+    code, out, _ = run_import(source, target, "--no-progress")
+    assert code == 0
+    assert "total: 6 table(s) (5 existing, 1 skipped); 0 partition(s) copied, 88 skipped" in out
+
+
+def test_filters(source: RunningServer, target: RunningServer) -> None:
+    code, out, _ = run_import(
+        source, target, "--databases", "LOGS", "--tables", "sales.customers", "--no-progress"
+    )
+    assert code == 0, out
+    state = snapshot(target)
+    assert set(state) == {"logs", "logs.events", "logs.parse()", "sales", "sales.customers"}
+    assert "function sales.money" not in out  # sales is not copied whole
+
+    code, out, _ = run_import(source, target, "--tables", "sales.nope", "--no-progress")
+    assert code == 0
+    assert "sales.nope" in out and "not found on the source" in out
+
+
+def test_existing_objects_are_kept_and_compared(
+    source: RunningServer, target: RunningServer
+) -> None:
+    t = target.client()
+    create_db(t, "sales")
+    t.create_table(make_table("sales", "customers", columns=[("id", "bigint")]))
+    t.close()
+    code, out, _ = run_import(source, target, "--databases", "sales", "--no-progress")
+    assert code == 0, out
+    assert table_line(out, "sales.customers") == "existing (not partitioned)"
+    assert "differs (kept ours): columns: ours [('id', 'bigint')], source [('v', 'int')]" in out
+    t = target.client()
+    assert [c.name for c in t.get_table("sales", "customers").sd.cols] == ["id"]
+    t.close()
+
+
+def test_verify_finds_differences(source: RunningServer, target: RunningServer) -> None:
+    code, _, _ = run_import(source, target, "--databases", "logs", "--no-progress")
+    assert code == 0
+    t = target.client()
+    moved = t.get_partition_by_name("logs", "events", "day=d005")
+    moved.sd.location = "file:/elsewhere/d005"
+    t.alter_partition("logs", "events", moved)
+    t.drop_partition_by_name("logs", "events", "day=d010", False)
+    t.add_partition(make_partition("logs", "events", ["zzz"]))
+    t.close()
+
+    code, out, _ = run_import(source, target, "--databases", "logs", "--no-progress", "--verify")
+    assert code == 1, out  # the import puts d010 back; the rest differs still
+    assert "1 partition(s) copied, 36 skipped as present" in out
+    assert "logs.events:" in out
+    assert "1 partition(s) only on the target: day=zzz" in out
+    assert "1 partition location(s) differ: day=d005 (ours 'file:/elsewhere/d005'" in out
+    assert "missing on the target" not in out
+
+
+def test_unreachable_metastores_exit_2(source: RunningServer, target: RunningServer) -> None:
+    from support.net import free_port
+
+    dead = f"thrift://127.0.0.1:{free_port('127.0.0.1')}"
+    out, err = io.StringIO(), io.StringIO()
+    assert cli_import.main(["--from", dead, "--to", uri(target)], out=out, err=err) == 2
+    assert f"cannot reach the source metastore {dead}" in err.getvalue()
+    err = io.StringIO()
+    assert cli_import.main(["--from", uri(source), "--to", dead], out=out, err=err) == 2
+    assert f"cannot reach the target metastore {dead}" in err.getvalue()
+    err = io.StringIO()
+    assert cli_import.main(["--from", "http://x", "--to", uri(target)], out=out, err=err) == 2
+    assert "thrift://host:port" in err.getvalue()
+    assert out.getvalue() == ""
+
+
+def test_progress_bar_on_a_terminal() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Tty()
+    now = [0.0]
+    progress = Progress.for_stream(stream, True)
+    progress.clock = lambda: now[0]
+    progress.start("db.t", 100)
+    for _ in range(4):
+        now[0] += 1.0
+        progress.advance(25)
+    result = TableResult("db", "t", "created", copied=100, seconds=4.0)
+    progress.finish(result)
+    text = stream.getvalue()
+    assert "\rdb.t [#####...............] 25/100 partitions 25/s ETA 00:03" in text
+    assert "\rdb.t: created; 100 partition(s) copied, 0 skipped as present in 4.0 s" in text
+    assert text.endswith("(25 partitions/s)\n")
+    assert Progress.for_stream(stream, False).mode == "off"
+
+
+def test_target_lost_midway_exits_2_and_resumes(
+    source: RunningServer, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from metastore_server.importer import Importer
+
+    store = tmp_path_factory.mktemp("import-lost")
+    first = RunningServer(store)
+    original = Importer._table
+
+    def dies_on_second_table(self: Importer, db: str, name: str) -> TableResult:
+        if (db, name) == ("sales", "customers"):
+            first.stop()  # the target goes away in the middle of the import
+        return original(self, db, name)
+
+    monkeypatch.setattr(Importer, "_table", dies_on_second_table)
+    code, out, err = run_import(source, first, "--no-progress")
+    assert code == 2, out + err
+    assert "connection to the target" in err and "run the import again to resume" in err
+    assert out.startswith("interrupted; done so far:")
+    assert table_line(out, "logs.events").startswith("created; 37 partition(s) copied")
+
+    monkeypatch.setattr(Importer, "_table", original)
+    again = RunningServer(store)  # the same store, served again
+    try:
+        code, out, err = run_import(source, again, "--no-progress")
+        assert code == 0, out + err
+        assert table_line(out, "logs.events") == (
+            "existing; 0 partition(s) copied, 37 skipped as present"
+        )
+        assert table_line(out, "sales.orders").startswith("created; 50 partition(s) copied")
+    finally:
+        again.stop()
