@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from urllib.parse import urlparse
 
 from metastore_server.client import DEFAULT_PORT, MetastoreClient
+from metastore_server.progress import ProgressBar
 from metastore_server.thrift_api import hms
 
 KEYS = (("ds", "string"), ("hr", "int"), ("region", "string"))
@@ -384,44 +385,6 @@ def time_churn(
 # --------------------------------------------------------------------------- loading
 
 
-class Progress:
-    """A one-line progress bar on a terminal (``\\r``-rewritten): done/total, rate, ETA."""
-
-    WIDTH = 24
-
-    def __init__(self, label: str, total: int, stream: TextIO, enabled: bool) -> None:
-        self.label = label
-        self.total = total
-        self.stream = stream
-        self.enabled = enabled
-        self.started = time.monotonic()
-        self._last = 0.0
-        self._drawn = 0  # length of the longest line drawn, to blank what a shorter one leaves
-
-    def update(self, done: int, force: bool = False) -> None:
-        """Redraw (at most 10 times a second unless ``force``)."""
-        now = time.monotonic()
-        if not self.enabled or (not force and now - self._last < 0.1):
-            return
-        self._last = now
-        elapsed = max(now - self.started, 1e-9)
-        rate = done / elapsed
-        filled = self.WIDTH * done // max(self.total, 1)
-        bar = "#" * filled + "-" * (self.WIDTH - filled)
-        eta = f"ETA {(self.total - done) / rate:5.0f} s" if rate > 0 else "ETA     ? s"
-        line = f"{self.label} [{bar}] {done:,}/{self.total:,} {rate:8,.0f} partitions/s {eta}"
-        self._drawn = max(self._drawn, len(line))
-        self.stream.write("\r" + line.ljust(self._drawn))
-        self.stream.flush()
-
-    def finish(self) -> None:
-        """End the line."""
-        if self.enabled:
-            self.update(self.total, force=True)
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 @dataclass
 class Load:
     """How a table was loaded."""
@@ -436,13 +399,17 @@ class Load:
 
 
 def load_table(
-    client: MetastoreClient, db: str, layout: Layout, batch: int, progress: Progress
+    client: MetastoreClient,
+    db: str,
+    layout: Layout,
+    batch: int,
+    progress: ProgressBar,
+    label: str = "",
 ) -> Load:
     """Create ``layout``'s table and add its partitions, ``batch`` per ``add_partitions_req``."""
     client.create_table(make_table(db, layout))
     started = time.monotonic()
-    done = 0
-    progress.update(0, force=True)
+    progress.start(label or layout.table, layout.size)
     for values in layout.batches(batch):
         request = hms.AddPartitionsRequest(
             dbName=db,
@@ -452,9 +419,8 @@ def load_table(
             needResult=False,
         )
         client.add_partitions_req(request)
-        done += len(values)
-        progress.update(done)
-    progress.finish()
+        progress.advance(len(values))
+    progress.end()
     return Load(layout.size, time.monotonic() - started)
 
 
@@ -511,8 +477,8 @@ def bench_target(
 ) -> tuple[Load, list[Row]]:
     """Load ``layout``'s table into ``target`` and time every operation on it."""
     client = target.client or target.connect()
-    bar = Progress(f"{target.label} {layout.table}", layout.size, err, progress)
-    load = load_table(client, db, layout, batch, bar)
+    bar = ProgressBar(err, visible=progress)
+    load = load_table(client, db, layout, batch, bar, f"{target.label} {layout.table}")
     rows: list[Row] = []
 
     def record(name: str, stats: Stats) -> None:

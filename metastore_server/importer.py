@@ -22,6 +22,7 @@ import structlog
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
+from metastore_server.progress import ProgressBar, is_terminal
 from metastore_server.thrift_api import hms
 
 __all__ = [
@@ -260,47 +261,39 @@ class VerifyReport:
 
 
 class Progress:
-    """Progress on ``stream``: mode ``bar`` (``\\r`` updates with partitions/s and ETA),
-    ``lines`` (one line per table) or ``off``."""
+    """Progress on ``stream``: mode ``bar`` (a ``ProgressBar`` redrawn in place), ``lines``
+    (one line per table) or ``off``."""
 
     def __init__(
         self, stream: TextIO, mode: str, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.stream = stream
         self.mode = mode
-        self.clock = clock
-        self._label = ""
-        self._total = 0
-        self._done = 0
-        self._start = 0.0
-        self._shown = 0.0
-        self._width = 0
+        self._bar = ProgressBar(stream, clock, visible=mode == "bar")
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self._bar.clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        self._bar.clock = clock
 
     @classmethod
     def for_stream(cls, stream: TextIO, enabled: bool) -> Progress:
         """A bar on a terminal, one line per table elsewhere, nothing when not ``enabled``."""
         if not enabled:
             return cls(stream, "off")
-        try:
-            tty = stream.isatty()
-        except (AttributeError, ValueError):
-            tty = False
-        return cls(stream, "bar" if tty else "lines")
+        return cls(stream, "bar" if is_terminal(stream) else "lines")
 
     def start(self, label: str, total: int) -> None:
         """A table begins, with ``total`` partitions to copy."""
-        self._label, self._total, self._done = label, total, 0
-        self._start = self._shown = self.clock()
-        if self.mode == "bar" and total:
-            self._draw()
+        self._bar.visible = self.mode == "bar" and total > 0
+        self._bar.start(label, total)
 
     def advance(self, count: int) -> None:
         """``count`` more partitions copied."""
-        self._done += count
-        now = self.clock()
-        if self.mode == "bar" and (now - self._shown >= 0.1 or self._done >= self._total):
-            self._shown = now
-            self._draw()
+        self._bar.advance(count)
 
     def finish(self, result: TableResult) -> None:
         """The table is done."""
@@ -308,37 +301,12 @@ class Progress:
             return
         line = f"{result.name}: {_table_summary(result)}"
         if result.copied:
-            line += f" in {result.seconds:.1f} s ({self._rate():.0f} partitions/s)"
-        if self.mode == "bar":
-            self._write("\r" + line.ljust(self._width) + "\n")
-            self._width = 0
+            line += f" in {result.seconds:.1f} s ({self._bar.rate:.0f} partitions/s)"
+        if self._bar.visible:
+            self._bar.end(line)
         else:
-            self._write(line + "\n")
-
-    def _rate(self) -> float:
-        elapsed = self.clock() - self._start
-        return self._done / elapsed if elapsed > 0 else 0.0
-
-    def _draw(self) -> None:
-        rate = self._rate()
-        left = self._total - self._done
-        eta = _duration(left / rate) if rate > 0 else "--:--"
-        filled = int(20 * self._done / self._total) if self._total else 20
-        bar = "#" * filled + "." * (20 - filled)
-        text = f"{self._label} [{bar}] {self._done}/{self._total} partitions {rate:.0f}/s ETA {eta}"
-        self._write("\r" + text.ljust(self._width))
-        self._width = max(self._width, len(text))
-
-    def _write(self, text: str) -> None:
-        self.stream.write(text)
-        self.stream.flush()
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds + 0.5)
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
+            self.stream.write(line + "\n")
+            self.stream.flush()
 
 
 # -- the import -----------------------------------------------------------------------------------

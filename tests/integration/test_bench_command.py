@@ -14,6 +14,7 @@ import pytest
 from support.net import LOOPBACK, free_port
 
 from metastore_server import bench_plot, benchmark, cli_bench
+from metastore_server.progress import ProgressBar
 from metastore_server.thrift_api import hms
 
 from .conftest import RunningServer
@@ -188,14 +189,21 @@ def test_bad_uri_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_progress_bar() -> None:
     stream = io.StringIO()
-    bar = benchmark.Progress("x parts_10", 10, stream, enabled=True)
-    bar.update(5, force=True)
-    bar.finish()
+    now = [0.0]
+    bar = ProgressBar(stream, clock=lambda: now[0])
+    bar.start("x parts_10", 10)
+    now[0] = 1.0
+    bar.advance(5)
+    now[0] = 2.0
+    bar.advance(5)
+    bar.end()
     text = stream.getvalue()
-    assert text.startswith("\rx parts_10 [") and "5/10" in text and "partitions/s" in text
+    assert text.startswith("\rx parts_10 [") and "[##########..........] 5/10 partitions" in text
+    assert "5/s ETA 00:01" in text
     assert "ETA" in text and "10/10" in text and text.endswith("\n")
     quiet = io.StringIO()
-    off = benchmark.Progress("x", 10, quiet, enabled=False)
-    off.update(5, force=True)
-    off.finish()
+    off = ProgressBar(quiet, visible=False)
+    off.start("x", 10)
+    off.advance(5)
+    off.end()
     assert quiet.getvalue() == ""
