@@ -210,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "bench":
         return cli_bench.run(args)
     if args.command == "import":
+        configure_logging(args.log_level)  # to stderr, never into the report
         return cli_import.run(args)
     parser.print_help()
     return 2

@@ -134,13 +134,10 @@ def _connect(side: str, uri: str, timeout_ms: int, err: TextIO) -> Any | None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run the import; 0 done, 1 refusals or differences, 2 unreachable."""
-    from metastore_server import audit
     from metastore_server.importer import ConnectionLost, Importer, Progress, Selection
 
     out = out or sys.stdout
     err = err or sys.stderr
-    if not audit._configured:  # noqa: SLF001 - logs to stderr, never into the report
-        audit.configure_logging(args.log_level)
     source = _connect("source", args.source, args.timeout_ms, err)
     if source is None:
         return 2
@@ -196,4 +193,8 @@ def main(
 
 
 if __name__ == "__main__":
+    from metastore_server.audit import configure_logging
+
+    # The console script's ``import`` does the same (in-process callers keep their logging).
+    configure_logging(build_parser().parse_known_args()[0].log_level)
     sys.exit(main())
