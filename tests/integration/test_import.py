@@ -295,7 +295,7 @@ def test_target_lost_midway_exits_2_and_resumes(
     assert table_line(out, "logs.events").startswith("created; 37 partition(s) copied")
 
     monkeypatch.setattr(Importer, "_table", original)
-    again = RunningServer(store)  # the same store, served again
+    again = RunningServer(store, storage=first.config.storage)  # the same store, served again
     try:
         code, out, err = run_import(source, again, "--no-progress")
         assert code == 0, out + err
