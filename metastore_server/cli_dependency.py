@@ -165,6 +165,7 @@ def _resolved_json(result: Any) -> dict[str, Any]:
                 "basePartCount": p.basePartCount,
                 "markedIncomplete": bool(p.markedIncomplete),
                 "completeness": _completeness_json(p.completeness),
+                "completenessUnknown": p.completenessUnknown,
             }
             for p in result.partitions or []
         ],
@@ -218,6 +219,8 @@ def _print_resolved(result: Any, args: argparse.Namespace) -> None:
             if missing:
                 print("  missing:")
                 _print_list(missing, len(missing), args.limit, "    ")
+        elif part.completenessUnknown:
+            print(f"  completeness: unknown ({part.completenessUnknown})")
         base = f"{part.baseDbName}.{part.baseTblName}"
         if not part.baseExists:
             print(f"  base partitions: none (the base table {base} does not exist)")

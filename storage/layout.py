@@ -6,7 +6,9 @@
   its database and table names), ``c:n`` its name ``k=v/...``, ``k:<i>`` value i encoded on its
   own (for server-side filters)
 - ``funcs``: key ``db \\x00 function``; ``c:o`` the Function
-- ``meta``: key ``counters``; ``c:table_id`` the last table id handed out
+- ``meta``: key ``counters``; ``c:table_id`` the last table id handed out. Key
+  ``dependents \x00 db \x00 table``: one column ``c:d:<db.table>`` per table that depends on
+  the table ``db.table`` (dependent tables), kept by name so that it outlives the base's row
 
 Partition keys start with the table's stable id, not its names: renaming a table rewrites one row,
 dropping it deletes one key range. The encoded values keep byte order equal to value order
@@ -42,10 +44,13 @@ TIMELINE_VERSION = b"c:tlv"
 #: are being written (on stores whose writers lock each other out). Found set by the next
 #: change or load, it says the writer died between the two: the timelines are rebuilt.
 TIMELINE_PENDING = b"c:tlp"
-#: On a base table's row, one column per table that depends on it (dependent tables): the
-#: prefix followed by ``db.table`` of the dependent. A mark may be stale (the dependent was
-#: dropped in another process): readers check the dependent itself.
+#: In a base table's dependents row (``dependents_key``), one column per table that depends on
+#: it (dependent tables): the prefix followed by ``db.table`` of the dependent. The row is keyed
+#: by the base's name, not kept on its table row, so a base dropped and created again keeps its
+#: dependents. A mark may be stale (the dependent was dropped, re-pointed, or its write never
+#: landed): readers check the dependent itself.
 DEPENDENT_MARK = b"c:d:"
+_DEPENDENTS_PREFIX = b"dependents\x00"
 COUNTERS_ROW = b"counters"
 NEXT_TABLE_ID = b"c:table_id"
 
@@ -81,13 +86,18 @@ def children_range(db: str) -> tuple[bytes, bytes]:
     return start, db.encode("utf-8") + b"\x01"
 
 
+def dependents_key(db: str, table: str) -> bytes:
+    """Row key (in ``meta``) of the marks of the tables depending on ``db.table``."""
+    return _DEPENDENTS_PREFIX + table_key(db, table)
+
+
 def dependent_mark(db: str, table: str) -> bytes:
-    """The column marking, on a base table's row, that ``db.table`` depends on it."""
+    """The column marking, in a base table's dependents row, that ``db.table`` depends on it."""
     return DEPENDENT_MARK + f"{db}.{table}".encode()
 
 
 def marked_dependents(row: dict[bytes, bytes]) -> tuple[str, ...]:
-    """``db.table`` of every dependent marked on a table row, sorted."""
+    """``db.table`` of every dependent marked in a dependents row, sorted."""
     size = len(DEPENDENT_MARK)
     return tuple(sorted(c[size:].decode("utf-8") for c in row if c.startswith(DEPENDENT_MARK)))
 

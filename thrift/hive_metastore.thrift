@@ -1337,6 +1337,7 @@ struct ResolvedDependency {
   8: i64 basePartCount,             // all of them, even when basePartNames is cut at maxParts
   9: bool markedIncomplete,         // a base partition it depended on was dropped (policy)
   10: optional DependencyCompleteness completeness, // with a completeness rule
+  11: optional string completenessUnknown, // with a rule, why completeness cannot be judged
 }
 
 struct ResolveDependenciesRequest {

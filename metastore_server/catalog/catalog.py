@@ -6,11 +6,11 @@ import copy
 
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.databases import DEFAULT_DATABASE, Databases
-from metastore_server.catalog.dependencies import Dependencies
+from metastore_server.catalog.dependencies import AlterPlan, Dependencies
 from metastore_server.catalog.functions import Functions
 from metastore_server.catalog.listing_cache import DEFAULT_MAX_BYTES, ListingCache
 from metastore_server.catalog.partitions import Partitions
-from metastore_server.catalog.tables import VIRTUAL_VIEW, Tables
+from metastore_server.catalog.tables import VIRTUAL_VIEW, TableRef, Tables
 from metastore_server.catalog.timelines import TimelineKeeper
 from metastore_server.catalog.warehouse import Warehouse
 from metastore_server.thrift_api import hms
@@ -55,10 +55,12 @@ class Catalog:
             self.dependencies.guard_table_drop(ref, dropping)
             bases = self.dependencies.bases_of(ref)
             delete_files = delete_data and not ref.is_external
+            # A dependent's directory that is, holds or lies in a base's holds the base's data.
+            keep_dir = self.dependencies.shares_data_with_bases(ref, bases)
             self.tables.delete_row(ref)
             self.partitions.drop_all(ref, delete_files)
             self.dependencies.forget(ref, bases)
-        if delete_files and ref.table.tableType != VIRTUAL_VIEW:
+        if delete_files and not keep_dir and ref.table.tableType != VIRTUAL_VIEW:
             self.ctx.warehouse.delete_dir(ref.location)
 
     def drop_database(self, name: str, delete_data: bool, cascade: bool) -> None:
@@ -93,6 +95,9 @@ class Catalog:
         with self.ctx.write_lock:
             current = self.tables.find(db, name)
             plan = self.dependencies.plan_alter(current, new_tbl) if current is not None else None
+            # Every dependent down the chain is checked before anything is written: a refusal
+            # anywhere leaves the base unchanged.
+            inherit = self._propagation(plan, new_tbl) if plan is not None else []
             ref = self.tables.alter(
                 db, name, new_tbl, update_stats=update_stats, hook=self.timelines
             )
@@ -100,10 +105,28 @@ class Catalog:
                 self.partitions.propagate_columns(ref, ref.table.sd.cols)
             if plan is not None and current is not None:
                 self.dependencies.finish_alter(plan, current, ref)
-                for dependent in plan.propagate_to:  # base columns go on to its dependents
-                    inherited = copy.deepcopy(dependent.table)
-                    inherited.sd.cols = copy.deepcopy(ref.table.sd.cols)
-                    self.alter_table(dependent.db, dependent.name, inherited, cascade=False)
+            for dependent, inherited in inherit:  # base columns go on to its dependents
+                self.tables.alter(dependent.db, dependent.name, inherited, hook=self.timelines)
+
+    def _propagation(
+        self, plan: AlterPlan, new_tbl: hms.Table
+    ) -> list[tuple[TableRef, hms.Table]]:
+        """The dependents (breadth first, each once) that take new columns from an alter
+        planned as ``plan``, with their new definitions; raises when any of them refuses."""
+        steps: list[tuple[TableRef, hms.Table]] = []
+        seen: set[tuple[str, str]] = set()
+        pending = [(plan, new_tbl)]
+        while pending:
+            step, table = pending.pop(0)
+            for dependent in step.propagate_to:
+                if (dependent.db, dependent.name) in seen:
+                    continue
+                seen.add((dependent.db, dependent.name))
+                inherited = copy.deepcopy(dependent.table)
+                inherited.sd.cols = copy.deepcopy(table.sd.cols)
+                steps.append((dependent, inherited))
+                pending.append((self.dependencies.plan_alter(dependent, inherited), inherited))
+        return steps
 
     def close(self) -> None:
         """Close the store."""

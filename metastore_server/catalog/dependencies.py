@@ -2,12 +2,13 @@
 base table's drops, renames and column changes obey, and the marks that make them cheap. The
 rules are pure (``dependency_model``); this module reads the store and applies them.
 
-* **Marks.** A base table's row carries one column per table that depends on it
-  (``layout.DEPENDENT_MARK``): written when a dependent is created, re-pointed or given a
-  partition on another base; moved when it is renamed; removed when it is dropped. A mark only
-  says where to look. A dependent is *live* for a base when it exists and the base is its
-  current one, or one of its partitions depends on the base. Dropping, renaming or altering a
-  table without marks costs nothing more than before.
+* **Marks.** A row keyed by a base table's name holds one column per table that depends on it
+  (``layout.dependents_key``): written, before what it protects, when a dependent is created,
+  re-pointed or given a partition on another base; moved when it is renamed; removed when it is
+  dropped. Keyed by name, it outlives the base's row: a base dropped (policy ``allow``) and
+  created again keeps its dependents. A mark only says where to look. A dependent is *live* for
+  a base when it exists and the base is its current one, or one of its partitions depends on
+  the base. Dropping, renaming or altering a table without marks costs one point read more.
 * **Base partition drop**, per live dependent's ``on.base.drop``: ``refuse`` (MetaException
   naming the dependent partition and the policy), ``allow`` (resolution stops listing the
   partition), ``mark_incomplete`` (the dependent partitions get ``metastore.dependent.incomplete``
@@ -53,7 +54,8 @@ from metastore_server.catalog.partition_scan import (
     whole_table,
 )
 from metastore_server.catalog.serde import from_bytes, stored_partition_bytes
-from metastore_server.catalog.tables import TableRef, Tables
+from metastore_server.catalog.tables import TableRef, Tables, column_types
+from metastore_server.catalog.warehouse import local_path
 from metastore_server.thrift_api import hms
 from planner.errors import FilterError
 from planner.grammar import parse_filter
@@ -109,9 +111,10 @@ def _table_name(ref: TableRef) -> TableName:
     return TableName(ref.db, ref.name)
 
 
-def _column_types(table: hms.Table) -> list[tuple[str, str]]:
-    columns = (table.sd.cols if table.sd else None) or []
-    return [((c.name or "").lower(), (c.type or "").replace(" ", "").lower()) for c in columns]
+def _directory(location: str | None) -> str:
+    """A location without its trailing slash, a local one as its path (``file:/x`` is ``/x``)."""
+    path = local_path(location)
+    return str(path) if path is not None else (location or "").rstrip("/")
 
 
 class Dependencies:
@@ -175,7 +178,7 @@ class Dependencies:
         """The tables that depend on ``base`` now (its marks, each checked), sorted by name."""
         base_name = _table_name(base)
         found = []
-        for marked in base.dependents:
+        for marked in self._tables.dependents_of(base.db, base.name):
             try:
                 name = TableName.parse(marked)
             except ValueError:
@@ -222,7 +225,7 @@ class Dependencies:
         """Apply the drop policies of ``base``'s dependents to dropping the partitions with
         ``dropped`` values (a rename: ``kept`` are the new values, and a dependency that still
         matches them loses nothing). Raises for ``refuse``; marks ``mark_incomplete`` partitions."""
-        if not base.dependents or not dropped:
+        if not dropped:
             return
         key_types = base.key_types
         to_mark: list[tuple[TableRef, list[DependentPartition]]] = []
@@ -256,8 +259,6 @@ class Dependencies:
     def guard_table_drop(self, base: TableRef, dropping: frozenset[str] = frozenset()) -> None:
         """Apply the drop policies of ``base``'s dependents (other than the ``db.table`` names
         in ``dropping``) to dropping the whole table."""
-        if not base.dependents:
-            return
         to_mark = []
         for live in self.live_dependents(base):
             if live.name in dropping:
@@ -307,10 +308,10 @@ class Dependencies:
         renamed = (new_db, new_name) != (current.db, current.name)
         if renamed:
             plan.marked_on = self.bases_of(current)
-        columns_changed = new_tbl.sd is not None and _column_types(new_tbl) != _column_types(
+        columns_changed = new_tbl.sd is not None and column_types(new_tbl) != column_types(
             current.table
         )
-        if not current.dependents or not (renamed or columns_changed):
+        if not (renamed or columns_changed):
             return plan
         live = self.live_dependents(current)
         if renamed and live:
@@ -345,6 +346,21 @@ class Dependencies:
         for base in plan.marked_on:
             self._tables.unmark_dependent(base, old)
             self._tables.mark_dependent(base, new)
+
+    def shares_data_with_bases(self, ref: TableRef, bases: Sequence[TableName]) -> bool:
+        """Whether ``ref``'s directory is, holds or lies in the directory of one of ``bases``
+        (then dropping ``ref`` must not delete it: the data is the base's)."""
+        mine = _directory(ref.location)
+        if not mine:
+            return False
+        for name in bases:
+            base = self._tables.find(name.db, name.table)
+            theirs = _directory(base.location) if base is not None else ""
+            if theirs and (
+                mine == theirs or mine.startswith(theirs + "/") or theirs.startswith(mine + "/")
+            ):
+                return True
+        return False
 
     def forget(self, ref: TableRef, bases: Sequence[TableName]) -> None:
         """Remove a dropped dependent's marks from its bases."""

@@ -8,8 +8,8 @@ catalog's ``dependencies`` and the pure rules (``dependency_model``).
   MetaException saying which property makes one.
 * Resolution is dynamic: the base partitions that match each dependent partition's spec now.
   With a completeness rule, each answer says which units of the rule's period its window
-  expects and which are missing (a window the spec does not name, such as ``ds=latest``, has no
-  completeness).
+  expects and which are missing; a spec that names no window of the rule (``ds=latest``, or
+  ``ds=1`` with an HOURLY rule) has ``completenessUnknown`` saying why instead.
 * ``create_dependent_table`` and ``alter_dependency`` write through the same paths as
   ``create_table``, ``alter_table`` and ``alter_partitions``, so every check and policy holds.
 """
@@ -129,7 +129,10 @@ def _resolved(
     )
     rule = spec.completeness if spec is not None else None
     if rule is not None and base is not None:
-        answer.completeness = _completeness(rule, dependency, base, found)
+        try:
+            answer.completeness = _completeness(rule, dependency, base, found)
+        except ValueError as exc:
+            answer.completenessUnknown = str(exc)
     return answer
 
 
@@ -138,12 +141,11 @@ def _completeness(
     dependency: Dependency,
     base: TableRef,
     found: Sequence[tuple[str, list[str]]],
-) -> hms.DependencyCompleteness | None:
+) -> hms.DependencyCompleteness:
+    """The completeness of one dependent partition; ValueError saying why when its spec names
+    no time window of the rule (``ds=latest``, or ``ds=1`` with an HOURLY rule)."""
     present = [time_partition_of(rule, values, base.key_types) for _, values in found]
-    try:
-        report = completeness(rule, dependency, [p for p in present if p is not None])
-    except ValueError:
-        return None
+    report = completeness(rule, dependency, [p for p in present if p is not None])
     start, end = format_range(report.window.start, report.window.end, rule.period)
     return hms.DependencyCompleteness(
         period=rule.period.name,
@@ -316,7 +318,12 @@ def alter_dependency(
         if part.dependency is not None
         else tuple(zip(ref.key_names, values, strict=True))
     )
-    moved = Dependency(base_db, base_name, spec)
+    try:
+        moved = Dependency(base_db, base_name, spec)
+    except ValueError as exc:
+        raise hms.InvalidOperationException(
+            message=f"dependent table {db}.{name}: {exc}"
+        ) from None
     updated = copy.deepcopy(part.partition)
     updated.parameters = dict(updated.parameters or {})
     updated.parameters[DEPENDS_ON_KEY] = moved.to_text()

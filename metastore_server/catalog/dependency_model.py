@@ -47,6 +47,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from metastore_server.catalog.names import escape_path_name, is_valid_name, unescape_path_name
 from planner.ast import Literal, format_key, quote_string
@@ -151,10 +152,11 @@ class DependentSpec:
         """
         params = params or {}
         ours = {k: v for k, v in params.items() if k.startswith(PREFIX)}
-        unknown = sorted(k for k in ours if k not in TABLE_KEYS and k not in PARTITION_KEYS)
+        unknown = sorted(k for k in ours if k not in TABLE_KEYS)
         if unknown:
             known = ", ".join(sorted(TABLE_KEYS))
-            raise ValueError(f"unknown table property {unknown[0]!r} (known: {known})")
+            what = "a partition parameter, not a" if unknown[0] in PARTITION_KEYS else "unknown"
+            raise ValueError(f"{what} table property {unknown[0]!r} (known: {known})")
         if BASE_KEY not in ours:
             stray = sorted(k for k in ours if k in TABLE_KEYS)
             if stray:
@@ -185,7 +187,7 @@ class DependentSpec:
         return params
 
 
-def _enum_value(kind: type[enum.Enum], key: str, text: str | None):
+def _enum_value(kind: type[enum.Enum], key: str, text: str | None) -> Any:
     if text is None:
         return None
     try:

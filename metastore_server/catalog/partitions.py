@@ -18,6 +18,7 @@ from metastore_server.catalog.dependency_model import (
     Dependency,
     DependentSpec,
     TableName,
+    check_columns,
     dependency_for,
 )
 from metastore_server.catalog.filter_explain import explain_plan
@@ -37,7 +38,13 @@ from metastore_server.catalog.partition_scan import (
     whole_table,
 )
 from metastore_server.catalog.serde import from_bytes, stored_partition_bytes
-from metastore_server.catalog.tables import DDL_TIME, TableRef, Tables, fill_storage_defaults
+from metastore_server.catalog.tables import (
+    DDL_TIME,
+    TableRef,
+    Tables,
+    column_types,
+    fill_storage_defaults,
+)
 from metastore_server.catalog.timelines import TimelineKeeper
 from metastore_server.encoded import EncodedPartitions
 from metastore_server.thrift_api import hms
@@ -523,11 +530,11 @@ class Partitions:
                     Condition(layout.PARTITIONS, key, layout.OBJECT, None) for key, _, _ in to_store
                 ]
                 guarded = self._ctx.store.atomic_batches or len(absent) == 1
+                for base in other_bases:  # before the rows: a mark may be stale, not missing
+                    self._tables.mark_dependent(base, TableName(ref.db, ref.name))
                 with self._timelines.change(ref, added=added):
                     if not self._write(ref, ops, "Adding partitions", absent if guarded else None):
                         raise _LostRace
-                for base in other_bases:
-                    self._tables.mark_dependent(base, TableName(ref.db, ref.name))
         for key, _, stored in to_store:
             if key not in on_base:  # a dependent partition's data is its base's
                 self._ctx.warehouse.make_dirs(stored.sd.location if stored.sd else None)
@@ -597,6 +604,19 @@ class Partitions:
                     f"of {dependency.base} ({', '.join(base.key_names)})"
                 )
             )
+        spec_keys = [k for k, _ in dependency.spec]
+        if spec_keys != base.key_names[: len(spec_keys)]:
+            leading = ", ".join(base.key_names[: len(spec_keys)])
+            raise error(
+                message=(
+                    f"{where}: {dependency} must fix leading partition keys of "
+                    f"{dependency.base} ({leading}), in order"
+                )
+            )
+        try:
+            check_columns(column_types(ref.table), column_types(base.table))
+        except ValueError as exc:
+            raise error(message=f"{where}: cannot depend on {dependency.base}: {exc}") from None
         return dependency, base
 
     def _prepare(
@@ -727,10 +747,10 @@ class Partitions:
                 removed.append((values, old.parameters))
                 added.append((values, updated.parameters))
             if ops:
+                for base in marks:  # before the rows: a mark may be stale, not missing
+                    self._tables.mark_dependent(base, TableName(ref.db, ref.name))
                 with self._timelines.change(ref, added=added, removed=removed):
                     self._write(ref, ops, "Altering partitions")
-                for base in marks:
-                    self._tables.mark_dependent(base, TableName(ref.db, ref.name))
 
     def _keep_dependency(
         self,
@@ -823,14 +843,14 @@ class Partitions:
             ]
             if new_key != old_key:
                 ops.append(Delete(layout.PARTITIONS, old_key))
+            for base in marks:  # before the rows: a mark may be stale, not missing
+                self._tables.mark_dependent(base, TableName(ref.db, ref.name))
             with self._timelines.change(
                 ref,
                 added=[(new_values, updated.parameters)],
                 removed=[(old_values, old.parameters)],
             ):
                 self._ctx.store.mutate(ops)
-            for base in marks:
-                self._tables.mark_dependent(base, TableName(ref.db, ref.name))
         if move_dir and updated.sd is not None:
             self._ctx.warehouse.rename_dir(old_location, updated.sd.location)
 

@@ -13,14 +13,15 @@ from typing import Protocol
 from metastore_server.catalog import names
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.databases import Databases
-from metastore_server.catalog.dependency_model import PREFIX as DEPENDENT_PREFIX
 from metastore_server.catalog.dependency_model import (
+    BASE_KEY,
     DependentSpec,
     TableName,
     check_columns,
     check_completeness_rule,
     check_prefix,
 )
+from metastore_server.catalog.dependency_model import PREFIX as DEPENDENT_PREFIX
 from metastore_server.catalog.serde import from_bytes, to_bytes
 from metastore_server.thrift_api import hms
 from planner.types import KeyKind, key_kind
@@ -62,9 +63,6 @@ class TableRef:
     #: False when the stamp was not written with this definition: a write is in flight on a
     #: store without atomic batches (or its writer died half-way).
     settled: bool = True
-    #: ``db.table`` of the tables marked as depending on this one (``layout.DEPENDENT_MARK``;
-    #: a mark may be stale).
-    dependents: tuple[str, ...] = ()
     #: Whether a partition change of this table died before its timelines were stored
     #: (``layout.TIMELINE_PENDING``; or one is being written right now).
     timelines_pending: bool = False
@@ -158,10 +156,10 @@ def _clear_catalog(table: hms.Table) -> None:
         table.catNameV3 = None
 
 
-def _column_types(table: hms.Table) -> list[tuple[str, str]]:
-    """(name, type) of a table's data columns."""
+def column_types(table: hms.Table) -> list[tuple[str, str]]:
+    """(name, type) of a table's data columns, lower-case, types without blanks."""
     columns = (table.sd.cols if table.sd else None) or []
-    return [((c.name or "").lower(), c.type or "") for c in columns]
+    return [((c.name or "").lower(), (c.type or "").replace(" ", "").lower()) for c in columns]
 
 
 def _lower_columns(columns: list[hms.FieldSchema] | None) -> list[hms.FieldSchema]:
@@ -199,7 +197,6 @@ class Tables:
             stamp=stamp,
             object_bytes=data,
             settled=stamp_settled(stamp, data),
-            dependents=layout.marked_dependents(row),
             timelines_pending=layout.TIMELINE_PENDING in row,
         )
 
@@ -292,6 +289,9 @@ class Tables:
             if self.find(db, name) is not None:
                 raise hms.AlreadyExistsException(message=f"Table {name} already exists")
             self._check_dependent(table, None, hms.InvalidObjectException)
+            spec = self.dependent_spec(table)
+            if spec is not None:
+                self.mark_dependent(spec.base, TableName(db, name))
             table_id = self._ctx.store.increment(
                 layout.META, layout.COUNTERS_ROW, layout.NEXT_TABLE_ID
             )
@@ -308,9 +308,6 @@ class Tables:
             )
             if not created:
                 raise hms.AlreadyExistsException(message=f"Table {name} already exists")
-            spec = self.dependent_spec(table)
-            if spec is not None:
-                self.mark_dependent(spec.base, TableName(db, name))
         if not is_view:
             self._ctx.warehouse.make_dirs(table.sd.location)
 
@@ -370,6 +367,9 @@ class Tables:
                     message=f"new table {new_db}.{new_name} already exists"
                 )
         after = hook.before_alter(current, table) if hook is not None else None
+        spec = self.dependent_spec(table)
+        if spec is not None and spec != self.dependent_spec(current.table):
+            self.mark_dependent(spec.base, TableName(new_db, new_name))
         data = to_bytes(table)
         # The new row first: on a store without atomic batches a failure in between then
         # leaves both names, never neither.
@@ -404,9 +404,6 @@ class Tables:
         )
         if after is not None:
             after(stored)
-        spec = self.dependent_spec(table)
-        if spec is not None and spec != self.dependent_spec(current.table):
-            self.mark_dependent(spec.base, TableName(new_db, new_name))
         return stored
 
     def _altered(self, current: TableRef, new_tbl: hms.Table, update_stats: bool) -> hms.Table:
@@ -456,23 +453,26 @@ class Tables:
             [Put(layout.TABLES, layout.table_key(ref.db, ref.name), {layout.SPELLINGS: b"1"})]
         )
 
+    def dependents_of(self, db: str, name: str) -> tuple[str, ...]:
+        """``db.table`` of the tables marked as depending on ``db.name`` (a mark may be stale:
+        callers check the dependent itself). One point read."""
+        row = self._ctx.store.get(layout.META, layout.dependents_key(db, name))
+        return layout.marked_dependents(row) if row else ()
+
     def mark_dependent(self, base: TableName, dependent: TableName) -> None:
-        """Record on ``base``'s row that ``dependent`` depends on it (nothing when the base
-        is gone: a mark must not create a row)."""
-        if self.find(base.db, base.table) is None:
-            return
+        """Record that ``dependent`` depends on ``base``, by name: the mark outlives the base's
+        row (a base dropped and created again keeps its dependents). Written before what it
+        protects, so a crash in between leaves a stale mark, never a missing one."""
         mark = layout.dependent_mark(dependent.db, dependent.table)
         self._ctx.store.mutate(
-            [Put(layout.TABLES, layout.table_key(base.db, base.table), {mark: b"1"})]
+            [Put(layout.META, layout.dependents_key(base.db, base.table), {mark: b"1"})]
         )
 
     def unmark_dependent(self, base: TableName, dependent: TableName) -> None:
-        """Remove the mark ``mark_dependent`` wrote (nothing when the base is gone)."""
-        if self.find(base.db, base.table) is None:
-            return
+        """Remove the mark ``mark_dependent`` wrote."""
         mark = layout.dependent_mark(dependent.db, dependent.table)
         self._ctx.store.mutate(
-            [Delete(layout.TABLES, layout.table_key(base.db, base.table), [mark])]
+            [Delete(layout.META, layout.dependents_key(base.db, base.table), [mark])]
         )
 
     def delete_row(self, ref: TableRef) -> None:
@@ -503,7 +503,7 @@ class Tables:
         if previous is not None:
             old_params = previous.parameters or {}
             old = {k: v for k, v in old_params.items() if k.startswith(DEPENDENT_PREFIX)}
-            if old == ours and _column_types(previous) == _column_types(table):
+            if old == ours and column_types(previous) == column_types(table):
                 return
             old_spec = self.dependent_spec(previous)
         try:
@@ -512,6 +512,8 @@ class Tables:
             raise error(message=f"{where}: {exc}") from None
         if spec is None:
             return
+        if params.get(BASE_KEY) != str(spec.base):  # stored as records name it: db.table
+            table.parameters = {**params, BASE_KEY: str(spec.base)}
         if (spec.base.db, spec.base.table) == (table.dbName, table.tableName):
             raise error(message=f"{where}: a table cannot be its own base")
         base = self.find(spec.base.db, spec.base.table)
@@ -519,16 +521,37 @@ class Tables:
             if old_spec is not None and old_spec.base == spec.base:
                 return
             raise error(message=f"{where}: base table {spec.base} does not exist")
+        cycle = self._base_chain_back_to(base, TableName(table.dbName, table.tableName))
+        if cycle:
+            raise error(
+                message=f"{where}: {spec.base} would depend on it in turn "
+                f"({' -> '.join(cycle)}); dependencies cannot form a cycle"
+            )
         keys = [((k.name or "").lower(), k.type or "string") for k in table.partitionKeys or []]
         if table.sd is not None and not table.sd.cols and previous is None:
             table.sd.cols = copy.deepcopy(base.table.sd.cols if base.table.sd else [])
         try:
             check_prefix(keys, base.key_types)
-            check_columns(_column_types(table), _column_types(base.table))
+            check_columns(column_types(table), column_types(base.table))
             if spec.completeness is not None:
                 check_completeness_rule(spec.completeness, keys, base.key_types)
         except ValueError as exc:
             raise error(message=f"{where}: {exc}") from None
+
+    def _base_chain_back_to(self, base: TableRef, table: TableName) -> list[str]:
+        """The chain of current bases from ``base`` when it leads back to ``table`` (a cycle),
+        else []. Follows at most 64 links."""
+        chain = [f"{base.db}.{base.name}"]
+        cursor: TableRef | None = base
+        for _ in range(64):
+            spec = self.dependent_spec(cursor.table) if cursor is not None else None
+            if spec is None:
+                return []
+            chain.append(str(spec.base))
+            if spec.base == table:
+                return chain
+            cursor = self.find(spec.base.db, spec.base.table)
+        return []
 
     @staticmethod
     def _validate_columns(

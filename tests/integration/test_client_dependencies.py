@@ -229,7 +229,7 @@ def test_repoint_dependency(ms) -> None:
     on_t = [p.tblName for p in ms.dependents(DB, "t", f"ds={DAY1}/hr=00").partitions]
     assert "tdep" in on_t and "tmove" not in on_t
 
-    with pytest.raises((hms.NoSuchObjectException, hms.InvalidOperationException)):
+    with pytest.raises(hms.InvalidOperationException, match=f"base table {DB}.nope does not"):
         ms.repoint_dependency(DB, "tmove", DB, "nope")
     assert ms.resolve_dependencies(DB, "tmove").table.base == f"{DB}.t2"
 
