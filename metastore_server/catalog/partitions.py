@@ -55,7 +55,7 @@ from planner.plan import MultiScanPlan, plan_filter
 from planner.types import KeyKind
 from storage import layout
 from storage.codec import has_spelling
-from storage.port import Condition, Delete, PartialWriteError, Put
+from storage.port import Condition, Delete, PartialWriteError, Put, StorageError
 
 Predicate = Callable[[Sequence[str]], bool]
 #: How often an add is tried when other server processes create its partitions meanwhile.
@@ -120,6 +120,63 @@ class Partitions:
     def _name(self, ref: TableRef, values: Sequence[str]) -> str:
         return names.make_partition_name(ref.key_names, values)
 
+    def _mark_spellings_for(self, ref: TableRef, ops: Sequence[Put | Delete]) -> None:
+        """Mark the table before partitions holding non-canonical typed spellings are written
+        (readers that find no mark rely on there being none)."""
+        if not ref.has_spellings and any(
+            isinstance(op, Put)
+            and op.table == layout.PARTITIONS
+            and has_spelling(ref.kinds, op.key[KEY_ID_LENGTH:])
+            for op in ops
+        ):
+            self._tables.mark_spellings(ref)
+
+    def _write_absent(self, ref: TableRef, puts: list[Put | Delete], action: str) -> bool:
+        """Write new partition rows, each only if it is still absent; False (nothing left
+        written) when another server process created one of them first.
+
+        A store with atomic batches checks every row in the one transaction. Without them
+        (HBase), each row is its own compare-and-set, in order; a lost race deletes the rows
+        this call wrote before it says so. A storage failure part-way is named as ``_write``
+        names it."""
+        absent = [Condition(layout.PARTITIONS, op.key, layout.OBJECT, None) for op in puts]
+        if self._ctx.store.atomic_batches or len(puts) == 1:
+            return self._write(ref, puts, action, absent)
+        self._mark_spellings_for(ref, puts)
+        written: list[bytes] = []
+        for position, (op, condition) in enumerate(zip(puts, absent, strict=True)):
+            try:
+                created = self._ctx.store.mutate([op], condition)
+            except StorageError as exc:
+                not_done = [(layout.PARTITIONS, later.key) for later in puts[position:]]
+                applied = [(layout.PARTITIONS, key) for key in written]
+                raise self._part_way(ref, action, applied, not_done, exc) from exc
+            if not created:
+                if written:
+                    self._ctx.store.mutate([Delete(layout.PARTITIONS, key) for key in written])
+                return False
+            written.append(op.key)
+        return True
+
+    def _part_way(
+        self,
+        ref: TableRef,
+        action: str,
+        applied: Sequence[tuple[str, bytes]],
+        failed: Sequence[tuple[str, bytes]],
+        cause: BaseException,
+    ) -> hms.MetaException:
+        """The MetaException naming which partitions a write that failed part-way changed."""
+        landed = [self._name(ref, values_of(ref, key)) for _, key in applied]
+        missed = [self._name(ref, values_of(ref, key)) for _, key in failed]
+        return hms.MetaException(
+            message=(
+                f"{action} of {ref.db}.{ref.name} failed part-way ({cause}): "
+                f"{len(landed)} of {len(landed) + len(missed)} done: "
+                f"[{', '.join(landed)}]; not done: [{', '.join(missed)}]"
+            )
+        )
+
     def _write(
         self,
         ref: TableRef,
@@ -130,25 +187,12 @@ class Partitions:
         """Apply partition changes if ``conditions`` hold (False when one does not); when a
         store without atomic batches fails part-way, a MetaException says exactly which
         partitions were changed and which were not."""
-        if not ref.has_spellings and any(
-            isinstance(op, Put)
-            and op.table == layout.PARTITIONS
-            and has_spelling(ref.kinds, op.key[KEY_ID_LENGTH:])
-            for op in ops
-        ):
-            # Before the partitions: readers that find no mark rely on there being none.
-            self._tables.mark_spellings(ref)
+        self._mark_spellings_for(ref, ops)
         try:
             return self._ctx.store.mutate(ops, conditions or None)
         except PartialWriteError as exc:
-            landed = [self._name(ref, values_of(ref, key)) for _, key in exc.applied]
-            missed = [self._name(ref, values_of(ref, key)) for _, key in exc.failed]
-            raise hms.MetaException(
-                message=(
-                    f"{action} of {ref.db}.{ref.name} failed part-way ({exc.__cause__ or exc}): "
-                    f"{len(landed)} of {len(landed) + len(missed)} done: "
-                    f"[{', '.join(landed)}]; not done: [{', '.join(missed)}]"
-                )
+            raise self._part_way(
+                ref, action, exc.applied, exc.failed, exc.__cause__ or exc
             ) from exc
 
     def _columns(
@@ -523,17 +567,12 @@ class Partitions:
                 ops.append(Put(layout.PARTITIONS, key, self._columns(ref, stored, values)))
             if ops:
                 added = [(values, answer.parameters) for _, values, answer in to_store]
-                # Created exactly once even with other server processes on the store: each
-                # row must still be absent when the write lands (a store without atomic
-                # batches checks one row, so only a single partition's add is guarded there).
-                absent = [
-                    Condition(layout.PARTITIONS, key, layout.OBJECT, None) for key, _, _ in to_store
-                ]
-                guarded = self._ctx.store.atomic_batches or len(absent) == 1
                 for base in other_bases:  # before the rows: a mark may be stale, not missing
                     self._tables.mark_dependent(base, TableName(ref.db, ref.name))
+                # Created exactly once even with other server processes on the store: each
+                # row must still be absent when its write lands.
                 with self._timelines.change(ref, added=added):
-                    if not self._write(ref, ops, "Adding partitions", absent if guarded else None):
+                    if not self._write_absent(ref, ops, "Adding partitions"):
                         raise _LostRace
         for key, _, stored in to_store:
             if key not in on_base:  # a dependent partition's data is its base's
