@@ -461,7 +461,9 @@ class Partitions:
         for key, row in rows:
             named.append((name_bytes_of(ref, key, row), row[layout.OBJECT]))
             if check and len(named) > cap:  # type: ignore[operator]
-                self._check_request_limit(ref, len(named), limit)
+                # Refused: HMS names how many match, so count them (names only).
+                matched = matching_rows(self._ctx.store, ref, ranges, NAME_COLUMNS)
+                self._check_request_limit(ref, sum(1 for _ in matched), limit)
         # UTF-8 byte order is code point order: sorting the names' bytes sorts the names.
         named.sort()
         if limit is not None:

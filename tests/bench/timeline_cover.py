@@ -1,6 +1,6 @@
 """Partition timeline benchmark (issue 6): the cover of a time range, and the three timelines.
 
-1. The seed's example (``../shared/seeds/002_46daf03ce9d22e25.txt``): one storage table with
+1. The design seed's example: one storage table with
    update periods YEARLY, MONTHLY, DAILY, HOURLY and MINUTELY and no partition, and a query over
    one (non-leap) year. A naive cover asks the metastore whether each partition exists, for every
    unit of every period it reaches (the seed's recursion, both remainders covered): the count is

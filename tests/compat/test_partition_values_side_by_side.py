@@ -2,8 +2,7 @@
 partitions, compared where HMS defines an answer; everywhere, ours must also be what the oracle
 of :mod:`support.values_oracle` (our specification) answers.
 
-What HMS 2.3.10 does (ObjectStore.listPartitionValues, see
-../shared/reference/hms-api-facts.md section 2.6), and how each request is compared:
+What HMS 2.3.10 does (ObjectStore.listPartitionValues), and how each request is compared:
 
 * no filter (absent or ""): HMS answers the requested keys' values, DISTINCT unless
   ``applyDistinct`` is false, still path-escaped (the values here need no escaping), in no
