@@ -14,7 +14,8 @@ How a leaf compares (``comparison_domain``):
 
 Compiling is O(size of the tree); the predicate costs O(leaves) per partition, except that
 ``=`` leaves under one OR (an IN list) and ``!=`` leaves under one AND (a NOT IN list) on the same
-key become one set lookup.
+key become one set lookup, and LIKE leaves under one OR on the same key one regular expression
+(an alternation, matched in C) when their patterns can be joined.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 from planner.ast import And, Expr, Leaf, Literal, LiteralKind, Op, iter_leaves
 from planner.errors import UnknownKeyError
-from planner.like import Matcher, regex_matcher, sql_like_matcher
+from planner.like import Matcher, any_matcher, regex_matcher, sql_like_matcher
 from planner.types import KeyKind, key_kind, parse_date, parse_integral
 
 Predicate = Callable[[Sequence[str]], bool]
@@ -99,7 +100,7 @@ def compile_predicate(
     columns = {
         name.lower(): (index, key_kind(hive_type)) for index, (name, hive_type) in enumerate(keys)
     }
-    return _Compiler(columns, _LIKE_DIALECTS[like]).compile(expr)
+    return _Compiler(columns, like).compile(expr)
 
 
 def _match_all(values: Sequence[str]) -> bool:
@@ -109,11 +110,10 @@ def _match_all(values: Sequence[str]) -> bool:
 class _Compiler:
     """Turns tree nodes into closures over the table's key positions and kinds."""
 
-    def __init__(
-        self, columns: dict[str, tuple[int, KeyKind]], matcher: Callable[[str], Matcher]
-    ) -> None:
+    def __init__(self, columns: dict[str, tuple[int, KeyKind]], dialect: str) -> None:
         self._columns = columns
-        self._matcher = matcher
+        self._dialect = dialect
+        self._matcher = _LIKE_DIALECTS[dialect]
 
     def compile(self, expr: Expr) -> Predicate:
         """The predicate of ``expr``."""
@@ -123,17 +123,73 @@ class _Compiler:
         # Under AND, != leaves on one key share a NOT IN set; under OR, = leaves share an IN set.
         grouped_op = Op.NE if is_and else Op.EQ
         sets: dict[tuple[int, Domain], set[Operand]] = {}
+        likes: dict[int, list[Leaf]] = {}  # under OR: LIKE leaves per key
+        branches: list[And] = []  # under OR: the AND children
         tests: list[Predicate] = []
         for child in expr.children:
             if isinstance(child, Leaf) and child.op is grouped_op:
                 index, kind = self._column(child.key)
                 domain, operand = comparison_domain(kind, child.value)
                 sets.setdefault((index, domain), set()).add(operand)
+            elif isinstance(child, Leaf) and child.op is Op.LIKE and not is_and:
+                likes.setdefault(self._column(child.key)[0], []).append(child)
+            elif isinstance(child, And) and not is_and:
+                branches.append(child)
             else:
                 tests.append(self.compile(child))
+        tests.extend(self._branches(branches))
         for (index, domain), operands in sets.items():
             tests.append(_membership(index, domain, frozenset(operands), negated=is_and))
+        for leaves in likes.values():
+            tests.extend(self._any_like(leaves))
         return _all_of(tests) if is_and else _any_of(tests)
+
+    def _branches(self, branches: list[And]) -> list[Predicate]:
+        """Tests of the AND children of an OR. When many of them fix one key by ``=`` (Spark's
+        several partition specs: ``(ds = 'a' and hr = 1) or (ds = 'b' and hr = 2) or ...``),
+        they are indexed by that key's value, so a partition tests only the branches its value
+        selects: O(1) dictionary lookups instead of O(branches) per partition."""
+        fixed: list[dict[tuple[int, Domain], tuple[Leaf, Operand]]] = []
+        counts: dict[tuple[int, Domain], int] = {}
+        for branch in branches:
+            equalities: dict[tuple[int, Domain], tuple[Leaf, Operand]] = {}
+            for child in branch.children:
+                if isinstance(child, Leaf) and child.op is Op.EQ:
+                    index, kind = self._column(child.key)
+                    domain, operand = comparison_domain(kind, child.value)
+                    equalities.setdefault((index, domain), (child, operand))
+            fixed.append(equalities)
+            for column in equalities:
+                counts[column] = counts.get(column, 0) + 1
+        best = max(counts, key=lambda column: counts[column], default=None)
+        if best is None or counts[best] < _MIN_INDEXED_BRANCHES:
+            return [self.compile(branch) for branch in branches]
+        indexed: dict[Operand, list[Predicate]] = {}
+        tests: list[Predicate] = []
+        for branch, equalities in zip(branches, fixed, strict=True):
+            if best not in equalities:
+                tests.append(self.compile(branch))
+                continue
+            leaf, operand = equalities[best]
+            rest = [child for child in branch.children if child is not leaf]
+            indexed.setdefault(operand, []).append(
+                self.compile(And(tuple(rest))) if len(rest) > 1
+                else self.compile(rest[0]) if rest else _match_all
+            )  # fmt: skip
+        tests.append(_indexed(best[0], best[1], indexed))
+        return tests
+
+    def _any_like(self, leaves: list[Leaf]) -> list[Predicate]:
+        """Tests of LIKE leaves on one key under an OR: one joined pattern when possible."""
+        joined = (
+            any_matcher([leaf.value.text for leaf in leaves], self._dialect)
+            if len(leaves) > 1
+            else None
+        )
+        if joined is None:
+            return [self._leaf(leaf) for leaf in leaves]
+        index, kind = self._column(leaves[0].key)
+        return [_like(index, kind, joined)]
 
     def _column(self, key: str) -> tuple[int, KeyKind]:
         column = self._columns.get(key.lower())
@@ -179,6 +235,24 @@ def _membership(
     def test(values: Sequence[str]) -> bool:
         value = parse(values[index])
         return value is not None and (value in operands) != negated
+
+    return test
+
+
+#: Fewest OR branches fixing one key by ``=`` that are worth a dictionary of branches.
+_MIN_INDEXED_BRANCHES = 8
+
+
+def _indexed(index: int, domain: Domain, branches: dict[Operand, list[Predicate]]) -> Predicate:
+    """True when one of the branches under the partition's value of key ``index`` holds (an
+    unparseable typed value is NULL: it selects no branch)."""
+    parse = _PARSE.get(domain)
+
+    def test(values: Sequence[str]) -> bool:
+        value = parse(values[index]) if parse is not None else values[index]
+        if value is None:
+            return False
+        return any(branch(values) for branch in branches.get(value, ()))
 
     return test
 

@@ -138,7 +138,7 @@ _BLANKS = " \t\n\r"  # what pyparsing skips between tokens
 #: The deepest nesting of parentheses a filter may have (redundant ones included).
 MAX_PARENTHESES = 100_000
 #: Most comparisons a filter may have (an IN list counts one per value).
-MAX_CONDITIONS = 200_000
+MAX_CONDITIONS = 50_000
 _COMPARISON_MARKS = re.compile(r"<=>|<=|<>|>=|!=|==|[=<>,]|(?i:\b(?:like|in|between)\b)")
 _QUOTED = re.compile(tk.QUOTED)
 _NOT_PARENTHESES = re.compile(r"[^()]+")

@@ -9,7 +9,7 @@ Either way the result is a function of the raw value; matching is one ``re.fullm
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from planner.errors import FilterError
 
@@ -30,6 +30,28 @@ def regex_matcher(pattern: str) -> Matcher:
 def sql_like_matcher(pattern: str) -> Matcher:
     """SQL ``LIKE pattern ESCAPE '\\'`` semantics (a trailing lone backslash is a literal one)."""
     compiled = re.compile(sql_like_to_python_regex(pattern), re.DOTALL)
+    return lambda value: compiled.fullmatch(value) is not None
+
+
+def any_matcher(patterns: Sequence[str], dialect: str) -> Matcher | None:
+    """One matcher that is true when any of ``patterns`` (of ``dialect``, "regex" or "sql")
+    matches: a single compiled alternation, one match in C per value instead of one per
+    pattern. None when they cannot be joined without changing a meaning: a pattern with groups
+    (its back-references would be renumbered), inline flags, or an invalid one."""
+    translate, flags = _TRANSLATIONS[dialect]
+    parts = []
+    for pattern in patterns:
+        try:
+            regex = translate(pattern)
+            if re.compile(regex, flags).groups:
+                return None
+        except re.error:
+            return None
+        parts.append(f"(?:{regex})")
+    try:
+        compiled = re.compile("|".join(parts), flags)
+    except re.error:
+        return None
     return lambda value: compiled.fullmatch(value) is not None
 
 
@@ -77,3 +99,9 @@ def java_to_python_regex(pattern: str) -> str:
             parts.append(pattern[i])
             i += 1
     return "".join(parts)
+
+
+_TRANSLATIONS: dict[str, tuple[Callable[[str], str], int]] = {
+    "regex": (java_to_python_regex, 0),
+    "sql": (sql_like_to_python_regex, re.DOTALL),
+}

@@ -1,15 +1,22 @@
 """Peak server memory while returning a whole big table (issue 8: huge results stream without the
 server holding several copies).
 
-Starts our server on an existing store (by default the 1M-partition store the partition-filter
-benchmark loads, ``var/bench/ours``), asks ``get_partitions(db, table, -1)`` with a client that
-reads the reply without building objects, and samples the server's resident memory
+Starts our server on a store, asks ``get_partitions(db, table, -1)`` with a client that reads
+the reply without building objects, and samples the server's resident memory
 (``/proc/<pid>/status``) meanwhile. Prints the resident memory before the call, the peak during
-it, the reply's size on the wire, and the growth as a multiple of the reply::
+it, the reply's size on the wire, and the growth as a multiple of the reply. Either on a store
+of its own, loaded first with N partitions (``add_partitions_req`` of 1,000 at a time; about
+5 minutes for a million)::
+
+    python tests/bench/peak_rss.py --load 1000000 [--store var/bench/peak/metastore.db]
+
+or on an existing one (the 1M-partition store the partition-filter benchmark loads)::
 
     python tests/bench/peak_rss.py --table bench_db.events_1000000
         [--store var/bench/ours/metastore.db] [--transport buffered|framed]
         [--listing-cache-mb 256] [--repeat 2]
+
+A store given with ``--load`` is reused when it already holds the table.
 
 Run it inside ``unshare -n`` (loopback only) like the other benchmarks; it binds 127.0.0.1.
 """
@@ -34,6 +41,8 @@ from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocke
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from metastore_server.benchmark import Layout, load_table  # noqa: E402
+from metastore_server.progress import ProgressBar  # noqa: E402
 from metastore_server.thrift_api import hms, make_client  # noqa: E402
 
 
@@ -91,7 +100,26 @@ def _sample(pid: int, done: threading.Event, peaks: list[int]) -> None:
         time.sleep(0.01)
 
 
+def _load(port: int, db: str, size: int, framed: bool) -> None:
+    """Create ``db`` and the benchmark's table of ``size`` partitions, unless already there."""
+    client = make_client("127.0.0.1", port, framed=framed, timeout_ms=600_000)
+    try:
+        if db in client.get_all_databases():
+            return
+        client.create_database(hms.Database(name=db, description="peak rss", parameters={}))
+        progress = ProgressBar(sys.stderr, visible=sys.stderr.isatty())
+        load_table(client, db, Layout(size), 1000, progress)
+    finally:
+        client.close()
+
+
 def measure(args: argparse.Namespace) -> int:
+    if args.load:
+        args.table = args.table or f"peak_db.{Layout(args.load).table}"
+        args.store = args.store or "var/bench/peak/metastore.db"
+        Path(args.store).parent.mkdir(parents=True, exist_ok=True)
+    if not args.table:
+        raise SystemExit("peak_rss: give --table db.table, or --load N")
     db, _, table = args.table.partition(".")
     port = _free_port()
     scratch = Path(tempfile.mkdtemp(prefix="peak-rss-"))
@@ -113,6 +141,8 @@ def measure(args: argparse.Namespace) -> int:
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise RuntimeError("the server did not start") from None
                 time.sleep(0.2)
+        if args.load:
+            _load(port, db, args.load, args.transport == "framed")
         client = make_client("127.0.0.1", port, framed=args.transport == "framed")
         count = client.get_num_partitions_by_filter(db, table, "")
         client.close()
@@ -141,12 +171,19 @@ def measure(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", required=True, help="db.table to list")
-    parser.add_argument("--store", default="var/bench/ours/metastore.db", help="SQLite store")
+    parser.add_argument("--table", help="db.table to list (default with --load: its table)")
+    parser.add_argument(
+        "--store", help="SQLite store (default var/bench/ours/metastore.db; with --load "
+        "var/bench/peak/metastore.db)"
+    )
+    parser.add_argument("--load", type=int, help="load a table of N partitions first")
     parser.add_argument("--transport", choices=("buffered", "framed"), default="buffered")
     parser.add_argument("--listing-cache-mb", type=int, default=256)
     parser.add_argument("--repeat", type=int, default=2, help="calls to make (default 2)")
-    return measure(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    if not args.load:
+        args.store = args.store or "var/bench/ours/metastore.db"
+    return measure(args)
 
 
 if __name__ == "__main__":

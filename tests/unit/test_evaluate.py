@@ -14,7 +14,12 @@ from planner.ast import And, Expr, Leaf, Literal, LiteralKind, Op, Or
 from planner.errors import FilterError, UnknownKeyError
 from planner.evaluate import Domain, comparison_domain, compile_predicate, referenced_keys
 from planner.grammar import parse_filter
-from planner.like import java_to_python_regex, sql_like_matcher, sql_like_to_python_regex
+from planner.like import (
+    any_matcher,
+    java_to_python_regex,
+    sql_like_matcher,
+    sql_like_to_python_regex,
+)
 from planner.types import DEFAULT_PARTITION_NAME, KeyKind
 
 DEFAULT = DEFAULT_PARTITION_NAME
@@ -416,3 +421,70 @@ def test_deeply_nested_filter_compiles() -> None:
     test = compile_predicate(parse_filter(text), REF_KEYS)
     assert test(["a", "1", "2024-01-01", ""])
     assert not test(["a", "2", "2024-01-01", ""])
+
+
+_LIKE_PATTERNS = st.lists(
+    st.sampled_from(["a.*", ".*b", "a_%", "%c%", "x", ".", "a\\.b", "(a|b)c", "\\Qa.b\\E", "(x)\\1",
+                     "%", "_b", "a\\%", "[ab]+", "(?i)ab"]),
+    min_size=2, max_size=6,
+)  # fmt: skip
+_LIKE_VALUES = st.lists(st.text(alphabet="abcx.%_\\A", max_size=5), min_size=1, max_size=12)
+
+
+@given(_LIKE_PATTERNS, _LIKE_VALUES, st.sampled_from(["regex", "sql"]))
+@settings(max_examples=300, deadline=None)
+def test_likes_under_one_or_match_as_each_alone(
+    patterns: list[str], values: list[str], like: str
+) -> None:
+    """LIKE leaves on one key under an OR are joined into one pattern where that keeps every
+    meaning (no groups, no inline flags): the answer is the OR of each leaf alone."""
+    keys = [("s", "string")]
+    quoted = [p.replace("\\", "\\\\").replace("'", "\\'") for p in patterns]
+    try:
+        joined = compile_predicate(
+            parse_filter(" or ".join(f"s like '{p}'" for p in quoted)), keys, like=like
+        )
+    except FilterError:
+        return  # an invalid pattern is refused either way
+    alone = [compile_predicate(parse_filter(f"s like '{p}'"), keys, like=like) for p in quoted]
+    for value in values:
+        assert joined([value]) == any(test([value]) for test in alone), (patterns, value)
+
+
+def test_ten_thousand_likes_under_one_or_evaluate_as_one_pattern() -> None:
+    tree = parse_filter(" or ".join(f"s like 'v{i}.*'" for i in range(10_000)))
+    test = compile_predicate(tree, REF_KEYS)
+    assert test(["v9999x", "", "", ""]) and test(["v0", "", "", ""])
+    assert not test(["w1", "", "", ""])
+    assert any_matcher([f"v{i}.*" for i in range(10_000)], "regex") is not None
+    assert any_matcher(["(a)\\1", "b"], "regex") is None  # its group would be renumbered
+
+
+@st.composite
+def _indexed_ors(draw: st.DrawFn) -> Or:
+    """ORs of at least 8 ANDs, most of which fix one key by ``=`` (indexed by that key)."""
+    key = draw(st.sampled_from(["s", "n", "d", "v", "N"]))
+    branches = []
+    for _ in range(draw(st.integers(8, 14))):
+        rest = draw(st.lists(_ref_leaves(), min_size=1, max_size=2))
+        if draw(st.booleans()) or len(branches) < 8:
+            rest.insert(draw(st.integers(0, len(rest))), Leaf(key, Op.EQ, draw(_REF_LITERALS)))
+        branches.append(And(tuple(rest)) if len(rest) > 1 else rest[0])
+    return Or(tuple(branches))
+
+
+@given(_indexed_ors(), _REF_ROWS)
+@settings(max_examples=300, deadline=None)
+def test_or_branches_indexed_by_a_fixed_key_match_reference(tree: Or, rows) -> None:
+    test = compile_predicate(tree, REF_KEYS)
+    assert [test(row) for row in rows] == [_reference(tree, row) for row in rows]
+
+
+def test_ten_thousand_partition_specs_evaluate() -> None:
+    """Spark's many partition specs, indexed by their ``n`` value."""
+    tree = parse_filter(" or ".join(f"(s like 'a{i}.*' and n = {i})" for i in range(10_000)))
+    test = compile_predicate(tree, REF_KEYS)
+    for i in range(0, 10_000, 7):
+        assert test([f"a{i}x", str(i), "", ""])
+        assert not test([f"a{i}x", str(i + 1), "", ""])
+    assert not test(["a1x", DEFAULT, "", ""])
