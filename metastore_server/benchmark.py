@@ -235,7 +235,7 @@ class FilterValues:
     range_start: str  # leading-key range [start, end) of ds: about a tenth of the days
     range_end: str
     hour: str  # the non-leading key's value
-    in_days: list[str]  # five ds values spread over the table
+    in_days: list[str]  # up to five distinct ds values spread over the table
 
     @classmethod
     def of(cls, layout: Layout) -> FilterValues:
@@ -247,7 +247,7 @@ class FilterValues:
             range_start=layout.day(mid),
             range_end=layout.day(mid + span),
             hour=layout.values(min(layout.size, layout.per_day) // 2)[1],
-            in_days=[layout.day(i * (layout.days - 1) // 4) for i in range(5)],
+            in_days=list(dict.fromkeys(layout.day(i * (layout.days - 1) // 4) for i in range(5))),
         )
 
 

@@ -5,17 +5,24 @@ figures as a text table, a CSV file and a PNG plot."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import secrets
+import signal
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlparse
 
 from metastore_server import bench_plot, benchmark
-from metastore_server.cli_common import DEFAULT_URI
+from metastore_server.cli_common import (
+    DEFAULT_URI,
+    non_negative_int,
+    positive_int,
+    positive_number,
+)
 from metastore_server.client import DEFAULT_PORT
 
 COMMAND = "bench"
@@ -35,20 +42,6 @@ def _counts(text: str) -> list[int]:
     return counts
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, not {value}")
-    return value
-
-
 def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--uri",
@@ -65,10 +58,10 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="partition counts, one table each (default 100,1000,10000)",
     )
     parser.add_argument(
-        "--calls", type=_positive, default=20, help="timed calls per operation (default 20)"
+        "--calls", type=positive_int, default=20, help="timed calls per operation (default 20)"
     )
     parser.add_argument(
-        "--warmup", type=_non_negative, default=3, help="untimed calls first (default 3)"
+        "--warmup", type=non_negative_int, default=3, help="untimed calls first (default 3)"
     )
     parser.add_argument(
         "--database",
@@ -81,12 +74,15 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--batch",
-        type=_positive,
+        type=positive_int,
         default=1000,
         help="partitions per add_partitions_req while loading (default 1000)",
     )
     parser.add_argument(
-        "--timeout", type=float, default=600.0, help="seconds one call may take (default 600)"
+        "--timeout",
+        type=positive_number,
+        default=600.0,
+        help="seconds one call may take (default 600)",
     )
     parser.add_argument(
         "--keep", action="store_true", help="keep the database and its tables afterwards"
@@ -204,9 +200,121 @@ def _write_outputs(
     return csv_path, png_path, size
 
 
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """Meanwhile SIGTERM interrupts like Ctrl-C (so the database is still dropped)."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous, installed = signal.signal(signal.SIGTERM, interrupt), True
+    except ValueError:  # not the main thread: signals are left as they are
+        previous, installed = None, False
+    try:
+        yield
+    finally:
+        if installed:  # a handler not set from Python (None) was the default one
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _prepare(
+    targets: list[benchmark.Target], db: str, out: Path, created: list[benchmark.Target]
+) -> int:
+    """Connect, check ``db`` is free, make ``out`` and create ``db``: 0, else the exit code."""
+    code = _open(targets, db)
+    if code:
+        return code
+    try:  # before the run, not after it: an unwritable --out would lose the figures
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"{COMMAND}: --out {out}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        _create_databases(targets, db, created)
+    except Exception as exc:  # noqa: BLE001 - e.g. no permission
+        message = benchmark.error_text(exc)
+        print(f"{COMMAND}: cannot create database {db}: {message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _measure(
+    args: argparse.Namespace, targets: list[benchmark.Target], db: str, rows: list[benchmark.Row]
+) -> int:
+    """Load and time every partition count on every target, appending to ``rows``: 0, or 1
+    when loading failed (the rows measured before are kept)."""
+    progress = not args.no_progress and benchmark.stderr_is_tty()
+    benchmark.log(
+        sys.stderr,
+        f"database {db} on {', '.join(t.label for t in targets)}; partitions "
+        f"{','.join(map(str, args.partitions))}; {args.warmup} warm-up + {args.calls} calls",
+    )
+    for n in args.partitions:
+        layout = benchmark.Layout(n)
+        for t in targets:
+            try:
+                load, target_rows = benchmark.bench_target(
+                    t,
+                    db,
+                    layout,
+                    warmup=args.warmup,
+                    calls=args.calls,
+                    batch=args.batch,
+                    progress=progress,
+                    err=sys.stderr,
+                )
+            except Exception as exc:  # noqa: BLE001 - loading failed: stop here
+                print(
+                    f"{COMMAND}: benchmarking {db}.{layout.table} on {t.uri} failed: "
+                    f"{benchmark.error_text(exc)}",
+                    file=sys.stderr,
+                )
+                return 1
+            rows.extend(target_rows)
+            benchmark.log(
+                sys.stderr,
+                f"{t.label}: loaded {n:,} partitions in {load.seconds:.2f} s "
+                f"({load.rate:,.0f} partitions/s), timed {len(target_rows)} operations",
+            )
+    return 0
+
+
+def _save_partial(out: Path, rows: list[benchmark.Row], metastores: list[str]) -> None:
+    """Write what was measured before the run stopped, if anything."""
+    if not rows:
+        return
+    try:
+        csv_path, png_path, _ = _write_outputs(out, rows, metastores)
+    except OSError as exc:
+        print(f"{COMMAND}: cannot write the results so far to {out}: {exc}", file=sys.stderr)
+        return
+    print(
+        f"{COMMAND}: wrote the {len(rows)} result(s) measured so far to {csv_path} and {png_path}",
+        file=sys.stderr,
+    )
+
+
+def _print_results(
+    args: argparse.Namespace, db: str, rows: list[benchmark.Row], out: Path, metastores: list[str]
+) -> None:
+    csv_path, png_path, (width, height) = _write_outputs(out, rows, metastores)
+    print(benchmark.format_table(rows))
+    print()
+    largest = args.partitions[-1]
+    print(f"operations (on {largest:,} partitions):")
+    for name, what in benchmark.describe_operations(db, benchmark.Layout(largest)):
+        print(f"  {name:<24} {what}")
+    print()
+    print(f"wrote {csv_path} and {png_path} ({width}x{height})")
+    if args.keep:
+        print(f"kept database {db}")
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run the benchmark; 0 on success, 1 when the metastore refused the setup, 2 when a
-    metastore cannot be reached (or the arguments are wrong)."""
+    """Run the benchmark; 0 on success, 1 when the metastore refused the setup or loading, 2
+    when a metastore cannot be reached (or the arguments are wrong), 130 when interrupted
+    (Ctrl-C or SIGTERM). A run that stops early still writes what it measured."""
     uris = args.uris or [DEFAULT_URI]
     for uri in uris:
         problem = _check_uri(uri)
@@ -218,80 +326,28 @@ def run(args: argparse.Namespace) -> int:
         print(f"{COMMAND}: --database must be letters, digits and _, not {db!r}", file=sys.stderr)
         return 2
     out = args.out or Path(f"bench-{datetime.now():%Y%m%d-%H%M%S}")
-    timeout_ms = int(args.timeout * 1000)
     targets = [
-        benchmark.Target(label, uri, timeout_ms=timeout_ms)
+        benchmark.Target(label, uri, timeout_ms=int(args.timeout * 1000))
         for label, uri in zip(benchmark.labels(uris), uris, strict=True)
     ]
-    progress = not args.no_progress and benchmark.stderr_is_tty()
     created: list[benchmark.Target] = []
     rows: list[benchmark.Row] = []
-    try:
-        code = _open(targets, db)
-        if code:
-            return code
-        try:  # before the run, not after it: an unwritable --out would lose the figures
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            print(f"{COMMAND}: --out {out}: {exc}", file=sys.stderr)
-            return 2
+    with _sigterm_interrupts():
         try:
-            _create_databases(targets, db, created)
-        except Exception as exc:  # noqa: BLE001 - e.g. no permission
-            message = benchmark.error_text(exc)
-            print(f"{COMMAND}: cannot create database {db}: {message}", file=sys.stderr)
-            return 1
-        benchmark.log(
-            sys.stderr,
-            f"database {db} on {', '.join(t.label for t in targets)}; partitions "
-            f"{','.join(map(str, args.partitions))}; {args.warmup} warm-up + {args.calls} calls",
-        )
-        for n in args.partitions:
-            layout = benchmark.Layout(n)
+            code = _prepare(targets, db, out, created) or _measure(args, targets, db, rows)
+        except KeyboardInterrupt:
+            print(f"{COMMAND}: interrupted", file=sys.stderr)
+            code = 130
+        finally:
+            if created and not args.keep:
+                _drop_databases(created, db)
             for t in targets:
-                try:
-                    load, target_rows = benchmark.bench_target(
-                        t,
-                        db,
-                        layout,
-                        warmup=args.warmup,
-                        calls=args.calls,
-                        batch=args.batch,
-                        progress=progress,
-                        err=sys.stderr,
-                    )
-                except Exception as exc:  # noqa: BLE001 - loading failed: stop here
-                    print(
-                        f"{COMMAND}: benchmarking {db}.{layout.table} on {t.uri} failed: "
-                        f"{benchmark.error_text(exc)}",
-                        file=sys.stderr,
-                    )
-                    return 1
-                rows.extend(target_rows)
-                benchmark.log(
-                    sys.stderr,
-                    f"{t.label}: loaded {n:,} partitions in {load.seconds:.2f} s "
-                    f"({load.rate:,.0f} partitions/s), timed {len(target_rows)} operations",
-                )
-    except KeyboardInterrupt:
-        print(f"{COMMAND}: interrupted", file=sys.stderr)
-        return 130
-    finally:
-        if created and not args.keep:
-            _drop_databases(created, db)
-        for t in targets:
-            t.close()
-    csv_path, png_path, (width, height) = _write_outputs(out, rows, [t.label for t in targets])
-    print(benchmark.format_table(rows))
-    print()
-    largest = args.partitions[-1]
-    print(f"operations (on {largest:,} partitions):")
-    for name, what in benchmark.describe_operations(db, benchmark.Layout(largest)):
-        print(f"  {name:<24} {what}")
-    print()
-    print(f"wrote {csv_path} and {png_path} ({width}x{height})")
-    if args.keep:
-        print(f"kept database {db}")
+                t.close()
+    metastores = [t.label for t in targets]
+    if code:
+        _save_partial(out, rows, metastores)
+        return code
+    _print_results(args, db, rows, out, metastores)
     return 0
 
 

@@ -1,9 +1,10 @@
-"""What the client subcommands (``explain``, ``values``) share: the table argument and the
-connection to a running metastore, with their errors printed the same way."""
+"""What the client subcommands share: the table argument, the connection to a running
+metastore with its errors printed the same way, and the number types of options."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
@@ -78,3 +79,37 @@ def add_uri_and_format(parser: argparse.ArgumentParser) -> None:
         default="text",
         help="human-readable text or JSON (default %(default)s)",
     )
+
+
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """An option's whole number of at least 1 (argparse ``type``)."""
+    value = _whole_number(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An option's whole number of at least 0 (argparse ``type``)."""
+    value = _whole_number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, not {value}")
+    return value
+
+
+def positive_number(text: str) -> float:
+    """An option's finite number greater than 0, e.g. seconds (argparse ``type``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number greater than 0, not {text!r}")
+    return value

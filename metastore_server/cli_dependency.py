@@ -9,21 +9,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from metastore_server.cli_common import add_uri_and_format, ask, split_table
+from metastore_server.cli_common import add_uri_and_format, ask, positive_int, split_table
 
 COMMAND = "dependency"
 _DROP_POLICIES = "refuse, allow, mark_incomplete"
 _SCHEMA_POLICIES = "refuse, propagate"
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive number, not {text!r}")
-    return value
 
 
 def _completeness(text: str) -> tuple[str, list[str]]:
@@ -38,7 +28,7 @@ def _completeness(text: str) -> tuple[str, list[str]]:
 def _limit(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--limit",
-        type=_positive,
+        type=positive_int,
         help="list at most N base partitions (and missing units) per dependent partition",
     )
 

@@ -2,8 +2,8 @@
 Hive Metastore (2.3 or later) into ours, resumably (see :mod:`metastore_server.importer`).
 
 Exit codes: 0 when everything selected was copied (or was already there), 1 when something was
-refused by the target or ``--verify`` found differences, 2 when a metastore cannot be reached
-(or the arguments are bad).
+refused (by either side) or ``--verify`` found differences, 2 when a metastore cannot be reached
+(or the arguments are bad), 130 when interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -11,18 +11,22 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from metastore_server.cli_common import DEFAULT_URI
+from metastore_server.cli_common import DEFAULT_URI, positive_int
+
+if TYPE_CHECKING:
+    from metastore_server.importer import Importer
 
 COMMAND = "import"
+RESUME_HINT = "run the import again to resume"
 DESCRIPTION = (
     "Copy databases, tables, partitions and functions from a running Hive Metastore (2.3 or "
     "later) into ours over Thrift. Partitions go in batches (get_partition_names, then "
     "get_partitions_by_names and add_partitions_req). What is already there is kept "
     "(differences are reported), so an interrupted import resumes when run again. "
     "Transactional (ACID) tables are skipped. Exit 0: done; 1: something refused or --verify "
-    "found differences; 2: a metastore cannot be reached."
+    "found differences; 2: a metastore cannot be reached; 130: interrupted."
 )
 
 
@@ -41,16 +45,6 @@ def _table_list(text: str) -> list[tuple[str, str]]:
             raise argparse.ArgumentTypeError(f"tables must be db.table, not {name!r}")
         tables.append((db, table))
     return tables
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -84,7 +78,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--batch-size",
-        type=_positive,
+        type=positive_int,
         default=1000,
         help="partitions fetched and added per call (default %(default)s)",
     )
@@ -101,7 +95,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout-ms",
-        type=_positive,
+        type=positive_int,
         default=120000,
         help="timeout of one metastore call (default %(default)s)",
     )
@@ -133,11 +127,19 @@ def _connect(side: str, uri: str, timeout_ms: int, err: TextIO) -> Any | None:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Run the import; 0 done, 1 refusals or differences, 2 unreachable."""
-    from metastore_server.importer import ConnectionLost, Importer, Progress, Selection
-
+    """Run the import; 0 done, 1 refusals or differences, 2 unreachable, 130 interrupted."""
     out = out or sys.stdout
     err = err or sys.stderr
+    try:
+        return _run(args, out, err)
+    except KeyboardInterrupt:  # before the import began or after it ended: nothing to report
+        print(f"{COMMAND}: interrupted", file=err)
+        return 130
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from metastore_server.importer import ConnectionLost, Importer, Progress, Refused, Selection
+
     source = _connect("source", args.source, args.timeout_ms, err)
     if source is None:
         return 2
@@ -155,23 +157,42 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         progress=Progress.for_stream(err, not args.no_progress),
     )
     try:
-        report = importer.run()
-        print("\n".join(report.lines()), file=out)
-        code = 1 if report.failed else 0
-        if args.verify:
-            verified = importer.verify(report)
-            print("\n".join(verified.lines()), file=out)
-            if verified.differences:
-                code = 1
+        return _import(importer, args.verify, out)
     except ConnectionLost as exc:
-        if importer.report.tables or importer.report.databases:
-            print("\n".join(["interrupted; done so far:", *importer.report.lines()]), file=out)
-        print(f"{COMMAND}: {exc}; run the import again to resume", file=err)
+        _print_so_far(importer, out)
+        print(f"{COMMAND}: {exc}; {RESUME_HINT}", file=err)
         return 2
+    except KeyboardInterrupt:
+        _print_so_far(importer, out)
+        print(f"{COMMAND}: interrupted; {RESUME_HINT}", file=err)
+        return 130
+    except Refused as exc:  # outside any one object, e.g. listing the source's databases
+        _print_so_far(importer, out)
+        print(f"{COMMAND}: {exc}", file=err)
+        return 1
     finally:
         source.close()
         target.close()
+
+
+def _import(importer: Importer, verify: bool, out: TextIO) -> int:
+    """Import, print the report (and the verification): 0, or 1 on refusals or differences."""
+    report = importer.run()
+    print("\n".join(report.lines()), file=out, flush=True)
+    code = 1 if report.failed else 0
+    if verify:
+        verified = importer.verify(report)
+        print("\n".join(verified.lines()), file=out)
+        if verified.differences:
+            code = 1
     return code
+
+
+def _print_so_far(importer: Importer, out: TextIO) -> None:
+    """The report of an import that did not finish (nothing when it did: it is printed)."""
+    report = importer.report
+    if not report.finished and (report.tables or report.databases):
+        print("\n".join(["interrupted; done so far:", *report.lines()]), file=out)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,7 +5,8 @@ listed by name first and fetched with ``get_partitions_by_names`` in bounded bat
 added with ``add_partitions_req(ifNotExists=true)``. What the target already holds is kept: an
 existing database, table or function is compared (differences reported, nothing overwritten),
 and partitions already present are skipped by name before anything is fetched, so a run that
-was interrupted is resumed by running it again.
+was interrupted is resumed by running it again. What either side refuses (say the source's
+partition request limit) fails that one object, reported with the reason; the import goes on.
 
 Transactional (ACID) tables are not copied: their files are only readable together with the
 source's transaction state (open and aborted write ids), which is not part of what is copied.
@@ -31,6 +32,7 @@ __all__ = [
     "ImportReport",
     "ObjectResult",
     "Progress",
+    "Refused",
     "Selection",
     "TableResult",
     "VerifyReport",
@@ -64,18 +66,38 @@ class ConnectionLost(Exception):
         self.uri = uri
 
 
+class Refused(Exception):
+    """A side of the import refused a call with one of :data:`REFUSALS`."""
+
+    def __init__(self, side: str, method: str, cause: BaseException) -> None:
+        self.side = side
+        self.method = method
+        self.text = refusal_text(cause)
+        super().__init__(f"the {side} refused {method}: {self.text}")
+
+    @property
+    def reason(self) -> str:
+        """The refusal as a report gives it: ``source refused: <message> (<call>)``."""
+        return f"{self.side} refused: {self.text} ({self.method})"
+
+
 class Side:
-    """One metastore of the import: its calls raise :class:`ConnectionLost` on transport errors."""
+    """One metastore of the import: its calls raise :class:`ConnectionLost` on transport errors
+    and :class:`Refused` on refusals."""
 
     def __init__(self, name: str, uri: str, client: Any) -> None:
         self.name = name
         self.uri = uri
         self.client = client
 
-    def call(self, method: str, *args: Any) -> Any:
-        """``client.method(*args)``; transport errors become :class:`ConnectionLost`."""
+    def call(self, method: str, *args: Any, allow: tuple[type[BaseException], ...] = ()) -> Any:
+        """``client.method(*args)``; the refusals in ``allow`` are raised as they are."""
         try:
             return getattr(self.client, method)(*args)
+        except allow:
+            raise
+        except REFUSALS as exc:
+            raise Refused(self.name, method, exc) from exc
         except (TTransportException, OSError, EOFError) as exc:
             raise ConnectionLost(self.name, self.uri, exc) from exc
 
@@ -151,7 +173,7 @@ class TableResult:
 
     db: str
     table: str
-    status: str  # created | existing | skipped | failed
+    status: str  # created | existing | skipped | failed | interrupted
     reason: str = ""
     table_type: str = ""
     partitioned: bool = True
@@ -175,6 +197,8 @@ class ImportReport:
     databases: list[ObjectResult] = field(default_factory=list)
     tables: list[TableResult] = field(default_factory=list)
     functions: list[ObjectResult] = field(default_factory=list)
+    #: Whether the import ran to its end (False while running or when interrupted).
+    finished: bool = False
 
     @property
     def failed(self) -> bool:
@@ -349,12 +373,15 @@ def table_differences(ours: Any, theirs: Any) -> list[str]:
 
 
 def database_differences(ours: Any, theirs: Any) -> list[str]:
-    """How our existing database differs from the source's."""
+    """How our existing database differs from the source's (not the location of ``default``,
+    which is each metastore's own warehouse)."""
     pairs = [
         ("description", ours.description or "", theirs.description or ""),
         ("locationUri", ours.locationUri, theirs.locationUri),
         ("parameters", dict(ours.parameters or {}), dict(theirs.parameters or {})),
     ]
+    if (ours.name or "").lower() == "default":
+        pairs = [pair for pair in pairs if pair[0] != "locationUri"]
     return [f"{name}: ours {o!r}, source {t!r}" for name, o, t in pairs if o != t]
 
 
@@ -416,7 +443,8 @@ class Importer:
     # -- import ---------------------------------------------------------------------------------
 
     def run(self) -> ImportReport:
-        """Copy everything selected; what the target refuses is reported, not raised."""
+        """Copy everything selected; what either side refuses is reported per object, not
+        raised (only a refused listing of the source's databases is)."""
         report = self.report = ImportReport()
         source_dbs = {name.lower() for name in self.source.call("get_all_databases")}
         for db in self.source_databases():
@@ -425,18 +453,9 @@ class Importer:
                     ObjectResult("database", db, "skipped", "not found on the source")
                 )
                 continue
-            db_result = self._database(db)
-            report.databases.append(db_result)
-            for table in self.source_tables(db, True):
-                if db_result.status == "failed":
-                    report.tables.append(
-                        TableResult(db, table, "failed", f"its database: {db_result.reason}")
-                    )
-                    continue
-                result = self._table(db, table)
-                report.tables.append(result)
-                self.progress.finish(result)
+            self._copy_database(db)
         report.functions.extend(self._functions(report))
+        report.finished = True
         log.info(
             "import_done",
             tables=len(report.tables),
@@ -446,10 +465,33 @@ class Importer:
         )
         return report
 
+    def _copy_database(self, db: str) -> None:
+        """Copy ``db`` and its selected tables into the report as it goes."""
+        try:
+            db_result = self._database(db)
+        except Refused as exc:
+            log.warning("import_database_refused", db=db, error=str(exc))
+            db_result = ObjectResult("database", db, "failed", exc.reason)
+        self.report.databases.append(db_result)
+        try:
+            tables = self.source_tables(db, True)
+        except Refused as exc:
+            tables = self.selection.named_tables(db)
+            if db_result.status != "failed":
+                db_result.status = "failed"
+                db_result.reason = f"its tables could not be listed: {exc.reason}"
+        for table in tables:
+            if db_result.status == "failed":
+                self.report.tables.append(
+                    TableResult(db, table, "failed", f"its database: {db_result.reason}")
+                )
+            else:
+                self._table(db, table)
+
     def _database(self, db: str) -> ObjectResult:
         theirs = self.source.call("get_database", db)
         try:
-            ours = self.target.call("get_database", db)
+            ours = self.target.call("get_database", db, allow=(hms.NoSuchObjectException,))
         except hms.NoSuchObjectException:
             ours = None
         if ours is not None:
@@ -458,34 +500,51 @@ class Importer:
             )
         try:
             self.target.call("create_database", _clean(theirs))
-        except REFUSALS as exc:
-            log.warning("import_database_refused", db=db, error=refusal_text(exc))
-            return ObjectResult("database", db, "failed", refusal_text(exc))
+        except Refused as exc:
+            log.warning("import_database_refused", db=db, error=exc.text)
+            return ObjectResult("database", db, "failed", exc.text)
         log.info("import_database_created", db=db)
         return ObjectResult("database", db, "created")
 
     def _table(self, db: str, name: str) -> TableResult:
+        """Copy one table and its partitions. Its result is in the report from the start, so an
+        interruption shows what was copied; a refusal fails the table, not the import."""
+        result = TableResult(db, name, "created")
+        self.report.tables.append(result)
         started = time.monotonic()
         try:
-            theirs = self.source.call("get_table", db, name)
+            self._copy_table(result)
+        except Refused as exc:
+            log.warning("import_table_refused", db=db, table=name, error=str(exc))
+            result.status = "failed"
+            result.reason = exc.reason
+        except (ConnectionLost, KeyboardInterrupt):
+            result.status = "interrupted"
+            raise
+        finally:
+            result.seconds = time.monotonic() - started
+            self.progress.finish(result)
+        return result
+
+    def _copy_table(self, result: TableResult) -> None:
+        db, name = result.db, result.table
+        try:
+            theirs = self.source.call("get_table", db, name, allow=(hms.NoSuchObjectException,))
         except hms.NoSuchObjectException:
-            return TableResult(db, name, "skipped", "not found on the source")
-        result = TableResult(
-            db,
-            name,
-            "created",
-            table_type=theirs.tableType or "",
-            partitioned=bool(theirs.partitionKeys),
-        )
+            result.status = "skipped"
+            result.reason = "not found on the source"
+            return
+        result.table_type = theirs.tableType or ""
+        result.partitioned = bool(theirs.partitionKeys)
         if is_transactional(theirs):
             result.status = "skipped"
             result.reason = (
                 "transactional (ACID) table: its files are only readable with the source's "
                 "transaction state (write ids), which is not copied"
             )
-            return result
+            return
         try:
-            ours = self.target.call("get_table", db, name)
+            ours = self.target.call("get_table", db, name, allow=(hms.NoSuchObjectException,))
         except hms.NoSuchObjectException:
             ours = None
         if ours is not None:
@@ -493,20 +552,23 @@ class Importer:
             result.differences = table_differences(ours, theirs)
             if _columns(ours.partitionKeys) != _columns(theirs.partitionKeys):
                 result.reason = "partition keys differ: partitions not copied"
-                return result
-        else:
-            try:
-                self.target.call("create_table", _clean(theirs))
-            except REFUSALS as exc:
-                log.warning("import_table_refused", db=db, table=name, error=refusal_text(exc))
-                result.status = "failed"
-                result.reason = f"refused by the target: {refusal_text(exc)}"
-                return result
-            log.info("import_table_created", db=db, table=name, type=theirs.tableType)
+                return
+        elif not self._create_table(result, theirs):
+            return
         if theirs.partitionKeys:
             self._partitions(result, ours is not None)
-        result.seconds = time.monotonic() - started
-        return result
+
+    def _create_table(self, result: TableResult, theirs: Any) -> bool:
+        """Create the source's table on the target; False (the result failed) when refused."""
+        try:
+            self.target.call("create_table", _clean(theirs))
+        except Refused as exc:
+            log.warning("import_table_refused", db=result.db, table=result.table, error=exc.text)
+            result.status = "failed"
+            result.reason = f"refused by the target: {exc.text}"
+            return False
+        log.info("import_table_created", db=result.db, table=result.table, type=theirs.tableType)
+        return True
 
     def _partitions(self, result: TableResult, existing: bool) -> None:
         db, name = result.db, result.table
@@ -532,10 +594,10 @@ class Importer:
             )
             try:
                 self.target.call("add_partitions_req", request)
-            except REFUSALS as exc:
-                log.warning("import_partitions_refused", db=db, table=name, error=refusal_text(exc))
+            except Refused as exc:
+                log.warning("import_partitions_refused", db=db, table=name, error=exc.text)
                 result.status = "failed"
-                result.reason = f"a batch of {len(parts)} partitions refused: {refusal_text(exc)}"
+                result.reason = f"a batch of {len(parts)} partitions refused: {exc.text}"
                 return
             result.copied += len(parts)
             self.progress.advance(len(parts))
@@ -546,71 +608,103 @@ class Importer:
         dbs = {d for d in copied_dbs if self.selection.whole(d)}
         if not dbs:
             return []
-        try:
-            response = self.source.call("get_all_functions")
-            functions = list(response.functions or [])
-        except TApplicationException:  # an older source: ask per database
-            functions = []
-            for db in sorted(dbs):
-                for fname in self.source.call("get_functions", db, "*"):
-                    functions.append(self.source.call("get_function", db, fname))
-        results = []
+        results: list[ObjectResult] = []
+        functions = self._source_functions(dbs, results)
         for theirs in sorted(functions, key=lambda f: (f.dbName, f.functionName)):
             db = (theirs.dbName or "").lower()
-            if db not in dbs:
-                continue
-            label = f"{db}.{theirs.functionName}"
-            try:
-                ours = self.target.call("get_function", db, theirs.functionName)
-            except (hms.NoSuchObjectException, hms.MetaException):
-                ours = None
-            if ours is not None:
-                differences = function_differences(ours, theirs)
-                results.append(ObjectResult("function", label, "existing", differences=differences))
-                continue
-            try:
-                self.target.call("create_function", _clean(theirs))
-            except REFUSALS as exc:
-                results.append(ObjectResult("function", label, "failed", refusal_text(exc)))
-                continue
-            results.append(ObjectResult("function", label, "created"))
+            if db in dbs:
+                results.append(self._function(db, theirs))
         return results
+
+    def _source_functions(self, dbs: set[str], failures: list[ObjectResult]) -> list[Any]:
+        """The source's functions (of ``dbs`` at least); what it refuses goes to ``failures``."""
+        try:
+            return list(self.source.call("get_all_functions").functions or [])
+        except Refused:  # an older source (no get_all_functions): ask per database
+            pass
+        functions = []
+        for db in sorted(dbs):
+            try:
+                names = self.source.call("get_functions", db, "*")
+            except Refused as exc:
+                failures.append(ObjectResult("function", f"{db}.*", "failed", exc.reason))
+                continue
+            for fname in names:
+                try:
+                    functions.append(self.source.call("get_function", db, fname))
+                except Refused as exc:
+                    label = f"{db}.{fname}"
+                    failures.append(ObjectResult("function", label, "failed", exc.reason))
+        return functions
+
+    def _function(self, db: str, theirs: Any) -> ObjectResult:
+        """Copy one function, or compare it with ours when we have it."""
+        label = f"{db}.{theirs.functionName}"
+        try:
+            ours = self.target.call(
+                "get_function",
+                db,
+                theirs.functionName,
+                allow=(hms.NoSuchObjectException, hms.MetaException),
+            )
+        except (hms.NoSuchObjectException, hms.MetaException):
+            ours = None
+        if ours is not None:
+            differences = function_differences(ours, theirs)
+            return ObjectResult("function", label, "existing", differences=differences)
+        try:
+            self.target.call("create_function", _clean(theirs))
+        except Refused as exc:
+            return ObjectResult("function", label, "failed", exc.text)
+        return ObjectResult("function", label, "created")
 
     # -- verification ---------------------------------------------------------------------------
 
     def verify(self, report: ImportReport | None = None) -> VerifyReport:
         """Compare the selected tables on both sides: partition names and each partition's
-        location. Tables skipped on purpose (transactional) are left out."""
+        location. Tables skipped on purpose (transactional) are left out; a table either side
+        refuses to show is reported as differing."""
         verify = VerifyReport()
         skipped = {t.name for t in (report.tables if report else []) if t.status == "skipped"}
         source_dbs = {name.lower() for name in self.source.call("get_all_databases")}
         for db in self.source_databases():
             if db not in source_dbs:
                 continue
-            for name in self.source_tables(db, True):
+            try:
+                tables = self.source_tables(db, True)
+            except Refused as exc:
+                verify.add(db, f"its tables could not be listed: {exc.reason}")
+                continue
+            for name in tables:
                 if f"{db}.{name}" in skipped:
                     continue
-                self._verify_table(verify, db, name)
+                try:
+                    self._verify_table(verify, db, name)
+                except Refused as exc:
+                    verify.add(f"{db}.{name}", exc.reason)
         return verify
 
     def _verify_table(self, verify: VerifyReport, db: str, name: str) -> None:
         label = f"{db}.{name}"
         try:
-            theirs = self.source.call("get_table", db, name)
+            theirs = self.source.call("get_table", db, name, allow=(hms.NoSuchObjectException,))
         except hms.NoSuchObjectException:
             return
         if is_transactional(theirs):
             return
         verify.tables_checked += 1
         try:
-            ours = self.target.call("get_table", db, name)
+            ours = self.target.call("get_table", db, name, allow=(hms.NoSuchObjectException,))
         except hms.NoSuchObjectException:
             verify.add(label, "table missing on the target")
             return
         for text in table_differences(ours, theirs):
             verify.add(label, text)
-        if not theirs.partitionKeys:
-            return
+        if theirs.partitionKeys:
+            self._verify_partitions(verify, db, name, theirs)
+
+    def _verify_partitions(self, verify: VerifyReport, db: str, name: str, theirs: Any) -> None:
+        label = f"{db}.{name}"
         source_names = list(self.source.call("get_partition_names", db, name, -1))
         target_names = set(self.target.call("get_partition_names", db, name, -1))
         missing = [n for n in source_names if n not in target_names]

@@ -6,9 +6,13 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
+import signal
 import struct
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.net import LOOPBACK, free_port
@@ -49,13 +53,33 @@ def read_csv(path: Path) -> list[dict[str, str]]:
         return list(reader)
 
 
-def png_size(path: Path) -> tuple[int, int]:
-    """(width, height) from the PNG's IHDR, checking the signature."""
-    data = path.read_bytes()
+#: Bytes per pixel of 8-bit PNGs by colour type (grey, RGB, grey+alpha, RGBA).
+PNG_PIXEL_BYTES = {0: 1, 2: 3, 4: 2, 6: 4}
+
+
+def png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
+    """(type, data) of each chunk after the signature, checking every chunk's CRC."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    assert data[12:16] == b"IHDR"
-    width, height = struct.unpack("!II", data[16:24])
-    assert data[-8:-4] == b"IEND"
+    chunks, at = [], 8
+    while at < len(data):
+        (length,) = struct.unpack("!I", data[at : at + 4])
+        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
+        (crc,) = struct.unpack("!I", data[at + 8 + length : at + 12 + length])
+        assert len(body) == length and crc == zlib.crc32(kind + body), kind
+        chunks.append((kind, body))
+        at += 12 + length
+    return chunks
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """(width, height) of a well-formed 8-bit PNG: chunks and CRCs checked, and the image data
+    inflating to one filter byte plus one row of pixels per line."""
+    chunks = png_chunks(path.read_bytes())
+    assert chunks[0][0] == b"IHDR" and chunks[-1] == (b"IEND", b"")
+    width, height, depth, colour = struct.unpack("!IIBB", chunks[0][1][:10])
+    assert depth == 8 and colour in PNG_PIXEL_BYTES
+    pixels = zlib.decompress(b"".join(body for kind, body in chunks if kind == b"IDAT"))
+    assert len(pixels) == height * (1 + width * PNG_PIXEL_BYTES[colour])
     return width, height
 
 
@@ -127,6 +151,8 @@ def test_one_server(
     assert {"mean", "median", "p95", "p99", "rows"} <= set(header)
     table_ops = {line.split()[2] for line in lines if line.startswith(label(running))}
     assert table_ops == set(benchmark.OPERATION_NAMES)
+    in_list = next(line for line in lines if line.strip().startswith("filter_in_list"))
+    assert in_list.endswith('(ds) in ("2024-01-01")')  # 50 partitions: one day, named once
     assert "dropped database bench_one" in printed.err
     assert not database_exists(running, "bench_one")
 
@@ -139,6 +165,7 @@ def test_two_servers_and_keep(
 ) -> None:
     out = tmp_path / "out"
     argv = ["--uri", uri(running), "--uri", uri(second), *TINY, "--out", str(out), "--keep"]
+    argv += ["--batch", "7"]  # loading takes several add_partitions_req per table
     code = cli_bench.main([*argv, "--database", "bench_two"])
     printed = capsys.readouterr()
     assert code == 0, printed.err
@@ -152,6 +179,7 @@ def test_two_servers_and_keep(
         client = server.client()
         try:
             assert sorted(client.get_all_tables("bench_two")) == ["parts_10", "parts_50"]
+            assert len(client.get_partition_names("bench_two", "parts_10", -1)) == 10
             assert len(client.get_partition_names("bench_two", "parts_50", -1)) == 50
             client.drop_database("bench_two", True, True)
         finally:
@@ -207,3 +235,102 @@ def test_progress_bar() -> None:
     off.advance(5)
     off.end()
     assert quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--timeout", "-5", "argument --timeout: must be a number greater than 0, not '-5'"),
+        ("--timeout", "0", "argument --timeout: must be a number greater than 0, not '0'"),
+        ("--timeout", "nan", "argument --timeout: must be a number greater than 0, not 'nan'"),
+        ("--timeout", "soon", "argument --timeout: expected a number, not 'soon'"),
+        ("--calls", "x", "argument --calls: expected a whole number, not 'x'"),
+        ("--calls", "0", "argument --calls: must be at least 1, not 0"),
+        ("--warmup", "-1", "argument --warmup: must be at least 0, not -1"),
+        ("--batch", "1.5", "argument --batch: expected a whole number, not '1.5'"),
+    ],
+)
+def test_bad_numbers_are_refused_clearly(
+    option: str, value: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli_bench.main(["--uri", "thrift://127.0.0.1:1", option, value])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "cannot reach" not in err
+
+
+def stop_before_loading(monkeypatch: pytest.MonkeyPatch, size: int, stop: Any) -> None:
+    """Run ``stop(client, db, layout)`` just before the table of ``size`` partitions is loaded."""
+    original = benchmark.load_table
+
+    def load_table(client: Any, db: str, layout: benchmark.Layout, *args: Any) -> Any:
+        if layout.size == size:
+            stop(client, db, layout)
+        return original(client, db, layout, *args)
+
+    monkeypatch.setattr(benchmark, "load_table", load_table)
+
+
+def measured_so_far(out: Path, server: RunningServer) -> None:
+    """The CSV and PNG hold the table of 10 partitions, fully timed, and nothing else."""
+    rows = read_csv(out / cli_bench.CSV_NAME)
+    assert sorted((r["partitions"], r["operation"]) for r in rows) == sorted(
+        ("10", op) for op in benchmark.OPERATION_NAMES
+    )
+    assert all(r["error"] == "" and int(r["calls"]) == 3 for r in rows)
+    assert all(r["metastore"] == label(server) for r in rows)
+    assert png_size(out / cli_bench.PNG_NAME) == bench_plot.plot_size(
+        len(benchmark.OPERATION_NAMES)
+    )
+
+
+def test_failed_run_keeps_what_it_measured(
+    running: RunningServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def table_taken(client: Any, db: str, layout: benchmark.Layout) -> None:
+        client.create_table(benchmark.make_table(db, layout))  # so creating it again fails
+
+    stop_before_loading(monkeypatch, 50, table_taken)
+    out = tmp_path / "out"
+    code = cli_bench.main(
+        ["--uri", uri(running), *TINY, "--database", "bench_fail", "--out", str(out)]
+    )
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "benchmarking bench_fail.parts_50" in err and "AlreadyExistsException" in err
+    assert "wrote the 10 result(s) measured so far" in err
+    measured_so_far(out, running)
+    assert not database_exists(running, "bench_fail")
+
+
+def test_sigterm_stops_like_ctrl_c(
+    running: RunningServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    unhandled: list[int] = []
+
+    def outside(signum: int, frame: object) -> None:  # SIGTERM not taken over by the bench
+        unhandled.append(signum)
+
+    stop_before_loading(monkeypatch, 50, lambda *_: os.kill(os.getpid(), signal.SIGTERM))
+    out = tmp_path / "out"
+    before = signal.signal(signal.SIGTERM, outside)
+    try:
+        code = cli_bench.main(
+            ["--uri", uri(running), *TINY, "--database", "bench_term", "--out", str(out)]
+        )
+        assert signal.getsignal(signal.SIGTERM) is outside  # the bench put it back
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    err = capsys.readouterr().err
+    assert unhandled == []
+    assert code == 130, err
+    assert "bench: interrupted" in err and "dropped database bench_term" in err
+    measured_so_far(out, running)
+    assert not database_exists(running, "bench_term")

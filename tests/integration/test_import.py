@@ -1,16 +1,23 @@
 """``metastore-server import`` from one of our servers into another: everything copied, resumed
-after an interruption, filters honoured, differences found by --verify."""
+after an interruption (a lost connection, Ctrl-C) even inside one table, filters honoured,
+refusals of either side reported per table, differences found by --verify."""
 
 from __future__ import annotations
 
 import io
+import signal
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from metastore_server import audit, cli_import
-from metastore_server.importer import Progress, TableResult
+from metastore_server.handler import MetastoreHandler
+from metastore_server.importer import Progress, Side, TableResult
 from metastore_server.thrift_api import hms
 
 from .conftest import RunningServer, create_db, make_partition, make_table
@@ -144,6 +151,8 @@ def test_everything_is_copied_and_verified(source: RunningServer, target: Runnin
     assert table_line(out, "sales.customers") == "created (not partitioned)"
     assert "function sales.money: created" in out and "function logs.parse: created" in out
     assert "verify: 5 table(s), 88 partition(s)" in out and "0 table(s) differ" in out
+    # each metastore's default database lies in its own warehouse: not a difference
+    assert "database default: existing" in out.splitlines()
     # stderr is not a terminal: one progress line per table
     assert "sales.orders: created; 50 partition(s) copied" in err
 
@@ -305,3 +314,158 @@ def test_target_lost_midway_exits_2_and_resumes(
         assert table_line(out, "sales.orders").startswith("created; 50 partition(s) copied")
     finally:
         again.stop()
+
+
+@pytest.fixture()
+def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """A source answering at most 10 partitions per request, holding wh.big (25 partitions),
+    wh.small (4) and wh.gone (3), and a default database with a parameter of its own."""
+    server = RunningServer(tmp_path_factory.mktemp("import-limited"), partition_request_limit=10)
+    c = server.client()
+    create_db(c, "wh")
+    for name, count in (("big", 25), ("small", 4), ("gone", 3)):
+        c.create_table(make_table("wh", name, keys=[("k", "int")]))
+        c.add_partitions([make_partition("wh", name, [str(i)]) for i in range(count)])
+    default = c.get_database("default")
+    default.parameters = {"team": "data"}
+    c.alter_database("default", default)
+    c.close()
+    yield server
+    server.stop()
+
+
+def test_source_refusals_fail_one_table_and_the_import_goes_on(
+    limited: RunningServer, target: RunningServer
+) -> None:
+    t = limited.client()
+    t.drop_table("wh", "gone", True)
+    t.close()
+    code, out, err = run_import(limited, target, "--batch-size", "50", "--no-progress")
+    assert code == 1, out + err
+    assert "Traceback" not in out + err
+    assert table_line(out, "wh.small") == "created; 4 partition(s) copied, 0 skipped as present"
+    big = table_line(out, "wh.big")
+    assert big.startswith("failed: source refused: MetaException: Number of partitions"), big
+    assert big.endswith("(get_partitions_by_names)"), big
+    assert "total: 2 table(s) (1 created, 1 failed); 4 partition(s) copied" in out
+    # the default database's location is not reported; its other fields are
+    assert "database default: existing; differs (kept ours): parameters: ours {}, source " in out
+    assert "locationUri" not in out
+
+    # within the limit the import completes; a --verify asking for more is refused per table
+    code, out, err = run_import(limited, target, "--batch-size", "10", "--no-progress")
+    assert code == 0, out + err
+    assert table_line(out, "wh.big") == "existing; 25 partition(s) copied, 0 skipped as present"
+    code, out, err = run_import(limited, target, "--batch-size", "50", "--verify", "--no-progress")
+    assert code == 1, out + err
+    assert "Traceback" not in out + err
+    assert "verify: 2 table(s), 4 partition(s) compared; 1 table(s) differ" in out
+    assert "  wh.big:\n    source refused: MetaException: Number of partitions" in out
+
+
+def test_table_dropped_on_the_source_meanwhile_fails_only_that_table(
+    limited: RunningServer, target: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = Side.call
+
+    def drops_gone_first(self: Side, method: str, *args: Any, **kwargs: Any) -> Any:
+        if self.name == "source" and (method, *args) == ("get_partition_names", "wh", "gone", -1):
+            c = limited.client()
+            c.drop_table("wh", "gone", True)  # between get_table and get_partition_names
+            c.close()
+        return original(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(Side, "call", drops_gone_first)
+    code, out, err = run_import(limited, target, "--batch-size", "10", "--no-progress")
+    assert code == 1, out + err
+    assert "Traceback" not in out + err
+    gone = table_line(out, "wh.gone")
+    assert gone.startswith("failed: source refused: ") and "table not found" in gone, gone
+    assert gone.endswith("(get_partition_names)"), gone
+    assert table_line(out, "wh.big") == "created; 25 partition(s) copied, 0 skipped as present"
+    assert table_line(out, "wh.small") == "created; 4 partition(s) copied, 0 skipped as present"
+
+
+def test_connection_lost_inside_a_table_resumes_where_it_stopped(
+    source: RunningServer, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path_factory.mktemp("import-lost-batch")
+    first = RunningServer(store)
+    original = Side.call
+    batches: list[int] = []
+
+    def dies_on_third_batch(self: Side, method: str, *args: Any, **kwargs: Any) -> Any:
+        if self.name == "target" and method == "add_partitions_req":
+            batches.append(len(args[0].parts))
+            if len(batches) == 3:
+                first.stop()  # the target goes away with two batches of five copied
+        return original(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(Side, "call", dies_on_third_batch)
+    argv = ["--tables", "logs.events", "--batch-size", "5", "--no-progress"]
+    code, out, err = run_import(source, first, *argv)
+    assert code == 2, out + err
+    assert "connection to the target" in err and "run the import again to resume" in err
+    assert out.startswith("interrupted; done so far:")
+    assert table_line(out, "logs.events") == (
+        "interrupted; 10 partition(s) copied, 0 skipped as present"
+    )
+
+    monkeypatch.setattr(Side, "call", original)
+    again = RunningServer(store, storage=first.config.storage)  # the same store, served again
+    try:
+        code, out, err = run_import(source, again, *argv, "--verify")
+        assert code == 0, out + err
+        assert table_line(out, "logs.events") == (
+            "existing; 27 partition(s) copied, 10 skipped as present"
+        )
+        assert "verify: 1 table(s), 37 partition(s) compared; 0 table(s) differ" in out
+    finally:
+        again.stop()
+
+
+def test_ctrl_c_prints_what_was_done_and_a_rerun_resumes(
+    source: RunningServer, target: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked, release = threading.Event(), threading.Event()
+    original = MetastoreHandler.get_partitions_by_names
+    batches: list[int] = []
+
+    def third_batch_waits(self: MetastoreHandler, *args: Any) -> Any:
+        if args[1] == "events":
+            batches.append(len(args[2]))
+            if len(batches) == 3:  # two batches of five are copied: hold the third
+                asked.set()
+                release.wait(120)
+        return original(self, *args)
+
+    monkeypatch.setattr(MetastoreHandler, "get_partitions_by_names", third_batch_waits)
+    command = [sys.executable, "-m", "metastore_server", "import", "--from", uri(source)]
+    command += ["--to", uri(target), "--tables", "logs.events", "--batch-size", "5"]
+    root = Path(__file__).resolve().parents[2]
+    process = subprocess.Popen(
+        command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert asked.wait(120), "the import never asked for a third batch"
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        release.set()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, out + err
+    assert "Traceback" not in out + err
+    assert "import: interrupted; run the import again to resume" in err
+    assert out.startswith("interrupted; done so far:")
+    assert table_line(out, "logs.events") == (
+        "interrupted; 10 partition(s) copied, 0 skipped as present"
+    )
+
+    monkeypatch.setattr(MetastoreHandler, "get_partitions_by_names", original)
+    code, out, err = run_import(source, target, "--tables", "logs.events", "--no-progress")
+    assert code == 0, out + err
+    assert table_line(out, "logs.events") == (
+        "existing; 27 partition(s) copied, 10 skipped as present"
+    )
