@@ -44,6 +44,11 @@ TIMELINE_VERSION = b"c:tlv"
 #: are being written (on stores whose writers lock each other out). Found set by the next
 #: change or load, it says the writer died between the two: the timelines are rebuilt.
 TIMELINE_PENDING = b"c:tlp"
+#: On a table row that keeps timelines, on stores whose writers do not lock each other out
+#: (HBase): one column per server process writing a partition change and its timelines right
+#: now, the prefix followed by the writer's id, holding the time it began (seconds since the
+#: epoch, as text). A mark left longer than a lease says its writer died between the two.
+TIMELINE_WRITER = b"c:tlw:"
 #: In a base table's dependents row (``dependents_key``), one column per table that depends on
 #: it (dependent tables): the prefix followed by ``db.table`` of the dependent. The row is keyed
 #: by the base's name, not kept on its table row, so a base dropped and created again keeps its
@@ -100,6 +105,25 @@ def marked_dependents(row: dict[bytes, bytes]) -> tuple[str, ...]:
     """``db.table`` of every dependent marked in a dependents row, sorted."""
     size = len(DEPENDENT_MARK)
     return tuple(sorted(c[size:].decode("utf-8") for c in row if c.startswith(DEPENDENT_MARK)))
+
+
+def timeline_writer_mark(writer: str) -> bytes:
+    """The column of writer ``writer``'s mark (``TIMELINE_WRITER``)."""
+    return TIMELINE_WRITER + writer.encode()
+
+
+def timeline_writers(row: dict[bytes, bytes]) -> tuple[tuple[str, float], ...]:
+    """(writer, time it began) of every timeline writer mark on a table row, sorted."""
+    size = len(TIMELINE_WRITER)
+    marks = []
+    for column, value in row.items():
+        if column.startswith(TIMELINE_WRITER):
+            try:
+                began = float(value)
+            except ValueError:
+                began = 0.0  # unreadable: as old as can be
+            marks.append((column[size:].decode("utf-8", "replace"), began))
+    return tuple(sorted(marks))
 
 
 def name_from_child_key(key: bytes) -> str:

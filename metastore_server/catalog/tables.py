@@ -66,6 +66,9 @@ class TableRef:
     #: Whether a partition change of this table died before its timelines were stored
     #: (``layout.TIMELINE_PENDING``; or one is being written right now).
     timelines_pending: bool = False
+    #: (writer, time it began) of the timeline writers marked on the row
+    #: (``layout.TIMELINE_WRITER``: stores whose writers do not lock each other out).
+    timeline_writers: tuple[tuple[str, float], ...] = ()
 
     @functools.cached_property
     def key_names(self) -> list[str]:
@@ -198,6 +201,7 @@ class Tables:
             object_bytes=data,
             settled=stamp_settled(stamp, data),
             timelines_pending=layout.TIMELINE_PENDING in row,
+            timeline_writers=layout.timeline_writers(row),
         )
 
     def find_settled(self, db: str, name: str) -> TableRef | None:

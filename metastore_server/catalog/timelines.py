@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import random
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -76,6 +77,9 @@ Columns = list[tuple[int, str]]
 MAX_ATTEMPTS = 30
 #: Longest pause between two attempts (random, growing: processes racing drift apart).
 MAX_BACKOFF_S = 0.05
+#: How long a writer's mark on a table row may stand before it is taken for a dead writer's
+#: (stores whose writers do not lock each other out; see ``TimelineKeeper``).
+WRITER_LEASE_S = 30.0
 #: Values per filter when asking which partitions still hold some values.
 _VALUES_PER_FILTER = 200
 
@@ -218,14 +222,44 @@ class _Pending:
 class TimelineKeeper:
     """Keeps the partition timelines of opted-in tables in step with their partitions."""
 
-    def __init__(self, ctx: CatalogContext, tables: Tables) -> None:
+    def __init__(
+        self, ctx: CatalogContext, tables: Tables, *, writer_lease_s: float = WRITER_LEASE_S
+    ) -> None:
         self._ctx = ctx
         self._tables = tables
         self._cache: dict[int, _Cached] = {}
-        #: Mark a table row while a change is half-written (``layout.TIMELINE_PENDING``): only
-        #: where writers of all processes lock each other out (the embedded store), so that a
-        #: mark found by the next writer always means a writer died.
+        #: A table row is marked while a change is half-written, so that a writer dying
+        #: between its partitions and its timelines is noticed and the timelines rebuilt.
+        #: Where the writers of all processes lock each other out (the embedded store) one
+        #: mark (``layout.TIMELINE_PENDING``) found by the next writer always means a writer
+        #: died. Elsewhere (HBase) each writer marks the row with its id and the time it began
+        #: (``layout.TIMELINE_WRITER``); a mark older than ``writer_lease_s``, or one of this
+        #: process's own outside a change, is taken for a dead writer's. Taking a live one's
+        #: for dead costs a rebuild, not correctness: its compare-and-set then fails and it
+        #: sets what it touched from the partitions present.
         self._marks = getattr(ctx.store, "writers_lock", None) is not None
+        self._writer = uuid.uuid4().hex[:16]
+        self._writer_lease_s = writer_lease_s
+        #: Ids of the tables this process is writing a change of (under the write lock).
+        self._changing: set[int] = set()
+
+    def _dead_writers(self, ref: TableRef) -> list[bytes]:
+        """The columns of the writer marks on ``ref`` whose writers died (see ``__init__``)."""
+        if self._marks:
+            return []
+        oldest = time.time() - self._writer_lease_s
+        return [
+            layout.timeline_writer_mark(writer)
+            for writer, began in ref.timeline_writers
+            if began < oldest or (writer == self._writer and ref.table_id not in self._changing)
+        ]
+
+    def _interrupted(self, ref: TableRef) -> bool:
+        """Whether a change of ``ref``'s partitions may be in its partitions and not in its
+        timelines because its writer died (or, on the embedded store, is being written)."""
+        if self._marks:
+            return ref.timelines_pending
+        return bool(self._dead_writers(ref))
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -256,7 +290,7 @@ class TimelineKeeper:
     def _fresh(self, ref: TableRef) -> Mapping[TimelineKey, PartitionTimeline] | None:
         """The cached timelines when they were read at the row's current stamp."""
         cached = self._cache.get(ref.table_id)
-        if ref.timelines_pending and self._marks:
+        if self._interrupted(ref):
             return None  # a change is being written, or its writer died: see _state
         if cached is not None and ref.settled and cached.stamp == ref.stamp:
             return cached.timelines
@@ -273,7 +307,7 @@ class TimelineKeeper:
                 if not columns:
                     return {}
                 loaded: Mapping[TimelineKey, PartitionTimeline] | None = None
-                if not rebuild and not (ref.timelines_pending and self._marks):
+                if not rebuild and not self._interrupted(ref):
                     loaded = self._fresh(ref)
                     if loaded is None:
                         loaded = self._from_params(ref, columns)
@@ -292,7 +326,7 @@ class TimelineKeeper:
         """The timelines of ``ref`` as its row says: cached, from its parameters, or rebuilt
         (always when a change's mark is still on the row: under the write lock that means its
         writer died between the partitions and the timelines)."""
-        if ref.timelines_pending and self._marks:
+        if self._interrupted(ref):
             log.warning("timelines_change_interrupted", db=ref.db, table=ref.name)
             return self._rebuilt(ref, columns, ref.table.parameters or {})
         fresh = self._fresh(ref)
@@ -361,6 +395,9 @@ class TimelineKeeper:
         ]
         if self._marks:  # the change (if any) is whole now
             ops.append(Delete(layout.TABLES, key, [layout.TIMELINE_PENDING]))
+        else:  # this writer's change (if any) is whole, and so are the dead writers'
+            done = {layout.timeline_writer_mark(self._writer), *self._dead_writers(ref)}
+            ops.append(Delete(layout.TABLES, key, sorted(done)))
         if not self._ctx.store.mutate(ops, row_condition(ref)):
             log.info("timelines_conflict", db=ref.db, table=ref.name)
             return False
@@ -399,6 +436,8 @@ class TimelineKeeper:
         except BaseException:
             self.forget(ref.table_id)
             raise
+        finally:
+            self._changing.discard(ref.table_id)
 
     def _begin(
         self, ref: TableRef, added: Iterable[PartitionSpec], removed: Iterable[PartitionSpec]
@@ -425,9 +464,13 @@ class TimelineKeeper:
             ref = self._tables.find_settled(ref.db, ref.name) or ref
             pending.ref = ref
         timelines = self._state(ref, columns)
+        key = layout.table_key(ref.db, ref.name)
         if self._marks and not ref.timelines_pending:
-            key = layout.table_key(ref.db, ref.name)
             self._ctx.store.mutate([Put(layout.TABLES, key, {layout.TIMELINE_PENDING: b"1"})])
+        elif not self._marks:
+            mark = {layout.timeline_writer_mark(self._writer): f"{time.time():.3f}".encode()}
+            self._ctx.store.mutate([Put(layout.TABLES, key, mark)])
+            self._changing.add(ref.table_id)
         if pending.added:
             timelines = changed(timelines, ref.name, ref.table.parameters or {}, pending.added)
             self._cache[ref.table_id] = _Cached(ref.stamp, timelines)
@@ -463,7 +506,13 @@ class TimelineKeeper:
                 add=touched & present,
                 drop=touched - present,
             )
-        raise self._contention(ref.db, ref.name)
+        if self._marks:
+            raise self._contention(ref.db, ref.name)
+        # The partitions are written and stand: the call succeeds. This writer's mark stays on
+        # the row, so the timelines are rebuilt from the partitions (here at once, elsewhere
+        # once the mark is older than the lease).
+        log.warning("timelines_deferred", db=ref.db, table=ref.name, attempts=MAX_ATTEMPTS)
+        self.forget(ref.table_id)
 
     def _present(
         self, ref: TableRef, columns: Columns, entries: set[Entry], values: dict[str, set[str]]
