@@ -28,6 +28,7 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
         warehouse,
         partition_request_limit=config.partition_request_limit,
         listing_cache_bytes=config.listing_cache_mb * 1024 * 1024,
+        writer_lease_s=config.writer_lease,
     )
     config_values = {
         **HIVE_DEFAULTS,
@@ -49,6 +50,7 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
         protocol=config.protocol,
         max_connections=config.max_connections,
         max_message_size=config.max_message_size,
+        message_timeout=config.message_timeout,
         tls_cert=config.tls_cert,
         tls_key=config.tls_key,
     )

@@ -87,6 +87,15 @@ def _serve_parser(
         "(default %(default)s bytes)",
     )
     serve.add_argument(
+        "--message-timeout",
+        type=float,
+        default=defaults.message_timeout,
+        metavar="SECONDS",
+        help="once the first byte of a message has arrived, the rest must arrive within this "
+        "time or the connection is closed; idle connections are never cut "
+        "(0: no limit; default %(default)s)",
+    )
+    serve.add_argument(
         "--tls-cert",
         default=defaults.tls_cert,
         metavar="PATH",
@@ -108,6 +117,15 @@ def _serve_parser(
         default=defaults.listing_cache_mb,
         help="memory for whole-table partition listings kept while the store is unchanged "
         "(embedded store; 0: off; default %(default)s)",
+    )
+    serve.add_argument(
+        "--writer-lease",
+        type=float,
+        default=defaults.writer_lease,
+        metavar="SECONDS",
+        help="HBase: how long a server's mark of a write in progress (a partition being "
+        "created, a partition change and its timelines) stands before it is taken for a dead "
+        "server's (default %(default)s)",
     )
     serve.add_argument(
         "--log-level", default=defaults.log_level, help="debug, info, warning, error"
@@ -149,10 +167,12 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         protocol=args.protocol,
         max_connections=args.max_connections,
         max_message_size=args.max_message_size,
+        message_timeout=args.message_timeout,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
         partition_request_limit=args.partition_request_limit,
         listing_cache_mb=args.listing_cache_mb,
+        writer_lease=args.writer_lease,
         log_level=args.log_level,
         log_format=args.log_format,
     )

@@ -3,11 +3,17 @@ defaults."""
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field, fields
 
-from metastore_server.transport_limits import DEFAULT_MAX_MESSAGE_SIZE, server_tls_context
+from metastore_server.catalog.context import WRITER_LEASE_S
+from metastore_server.transport_limits import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    DEFAULT_MESSAGE_TIMEOUT,
+    server_tls_context,
+)
 
 ENV_PREFIX = "METASTORE_"
 #: Bounds of max_message_size: Thrift lengths are signed 32-bit integers.
@@ -27,10 +33,12 @@ class ServerConfig:
     protocol: str = "binary"  # binary | compact
     max_connections: int = 1000
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE  # bytes of one incoming message
+    message_timeout: float = DEFAULT_MESSAGE_TIMEOUT  # s for a begun message to arrive; 0: none
     tls_cert: str = ""  # PEM certificate (chain); with tls_key, the server speaks TLS
     tls_key: str = ""  # PEM private key
     partition_request_limit: int = -1  # HMS hive.metastore.limit.partition.request
     listing_cache_mb: int = 256  # whole-table listings kept while the store is unchanged
+    writer_lease: float = WRITER_LEASE_S  # s before a write-in-progress mark counts as dead
     log_level: str = "info"
     log_format: str = "console"  # console | json
     extra_config: dict[str, str] = field(default_factory=dict)
@@ -51,6 +59,8 @@ class ServerConfig:
             if attribute not in known:
                 raise ValueError(f"{path}: unknown setting {name!r}; known: {sorted(known)}")
             expected = type(getattr(config, attribute))
+            if expected is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)  # ``message_timeout = 60`` is a TOML integer
             if not isinstance(value, expected) or isinstance(value, bool):
                 raise ValueError(f"{path}: {name} must be a {expected.__name__}, not {value!r}")
             setattr(config, attribute, value)
@@ -89,6 +99,10 @@ class ServerConfig:
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, int(value))
+        for name in ("message_timeout", "writer_lease"):
+            value = env.get(ENV_PREFIX + name.upper())
+            if value:
+                setattr(config, name, float(value))
         return config
 
     def validate(self) -> None:
@@ -107,6 +121,15 @@ class ServerConfig:
             raise ValueError(
                 f"max_message_size must be between {MIN_MESSAGE_SIZE} and {MAX_MESSAGE_SIZE} "
                 f"bytes, not {self.max_message_size}"
+            )
+        if not (math.isfinite(self.message_timeout) and self.message_timeout >= 0):
+            raise ValueError(
+                "message_timeout must be 0 (none) or a positive number of seconds, "
+                f"not {self.message_timeout}"
+            )
+        if not (math.isfinite(self.writer_lease) and self.writer_lease > 0):
+            raise ValueError(
+                f"writer_lease must be a positive number of seconds, not {self.writer_lease}"
             )
         if bool(self.tls_cert) != bool(self.tls_key):
             given, missing = ("tls_cert", "tls_key") if self.tls_cert else ("tls_key", "tls_cert")

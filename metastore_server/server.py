@@ -4,14 +4,17 @@ Binary protocol over buffered transport is the default (Hive's); framed transpor
 compact protocol are options, and so is TLS (the handshake runs in the connection's thread, so a
 stalled client never holds up the accept loop). Each connection has its own thread (HMS clients
 hold long-lived connections and make one call at a time). An incoming message larger than
-``max_message_size``, or one the protocol cannot read, closes that connection only. Every call
-produces one audit line. Errors of a call never drop the connection: an exception the method
-declares is returned as such, an HMS exception it does not declare becomes a MetaException when
-the method declares that, and anything else becomes a TApplicationException.
+``max_message_size``, one that decodes to more than its size allows, one that does not arrive
+within ``message_timeout`` once begun, or one the protocol cannot read, closes that connection
+only (see :mod:`metastore_server.transport_limits`). Every call produces one audit line. Errors
+of a call never drop the connection: an exception the method declares is returned as such, an
+HMS exception it does not declare becomes a MetaException when the method declares that, and
+anything else becomes a TApplicationException.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import socket
 import ssl
@@ -24,17 +27,27 @@ from typing import Any
 import structlog
 from thriftpy2.protocol import TCompactProtocolFactory, TCyBinaryProtocolFactory
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
-from thriftpy2.transport import TBufferedTransportFactory, TFramedTransportFactory
+from thriftpy2.transport import (
+    TBufferedTransportFactory,
+    TFramedTransportFactory,
+    TTransportException,
+)
 
 from metastore_server import thrift_api
 from metastore_server.audit import audit_call, collecting_extras
 from metastore_server.encoded import EncodedPartitions
 from metastore_server.handler import result_size, split_audit_target
-from metastore_server.thrift_api import hms
+from metastore_server.thrift_api import KeyFixingCompactProtocol, hms
 from metastore_server.transport_limits import (
+    CONTAINER_COST,
     DEFAULT_MAX_MESSAGE_SIZE,
+    DEFAULT_MESSAGE_TIMEOUT,
+    DecodeLimitExceeded,
     LimitedSocket,
+    MessageTimeout,
     MessageTooLarge,
+    charge,
+    install_decode_metering,
     server_tls_context,
 )
 
@@ -60,6 +73,27 @@ class InvalidMessage(Exception):
     """A message the server answered but cannot read on from: its connection is closed."""
 
 
+class MeteredCompactProtocol(KeyFixingCompactProtocol):
+    """The compact input protocol, charging each container it decodes to the active meter
+    (its encoding of an empty list is one byte, of an empty map one byte)."""
+
+    def _read_collection_begin(self) -> tuple[int, int]:
+        charge(CONTAINER_COST)
+        return super()._read_collection_begin()
+
+    def _read_map_begin(self) -> tuple[int, int, int]:
+        charge(CONTAINER_COST)
+        return super()._read_map_begin()
+
+
+class MeteredCompactProtocolFactory:
+    """Factory of :class:`MeteredCompactProtocol` (server input)."""
+
+    def get_protocol(self, trans: Any) -> MeteredCompactProtocol:
+        """A protocol bound to ``trans``."""
+        return MeteredCompactProtocol(trans)
+
+
 class CallProcessor:
     """Reads one call from a protocol, runs the handler method, writes the reply."""
 
@@ -74,12 +108,14 @@ class CallProcessor:
         oprot: Any,
         peer: str,
         frame_writer: Callable[[bytes], None] | None = None,
+        reader: LimitedSocket | None = None,
     ) -> None:
         """Serve one message. Raises transport errors (the connection is then closed).
 
         ``frame_writer`` (framed transport) writes to the socket under the transport: a big
         partition list is then sent as its frame header and chunks, not gathered whole in the
-        transport's frame buffer first."""
+        transport's frame buffer first. ``reader`` (the socket under ``iprot``) meters the
+        decoding of the arguments and is told when the message has been read."""
         api, msg_type, seqid = iprot.read_message_begin()
         started = time.perf_counter()
         if msg_type not in (TMessageType.CALL, TMessageType.ONEWAY):
@@ -94,6 +130,8 @@ class CallProcessor:
         if method is None:
             iprot.skip(TType.STRUCT)
             iprot.read_message_end()
+            if reader is not None:
+                reader.message_read()
             error = TApplicationException(
                 TApplicationException.UNKNOWN_METHOD, f"Invalid method name: '{api}'"
             )
@@ -101,8 +139,19 @@ class CallProcessor:
             audit_call(method=api, peer=peer, ms=_ms(started), outcome="unknown_method")
             return
         args = getattr(self._service, api + "_args")()
-        args.read(iprot)
+        try:
+            with reader.meter.active() if reader is not None else contextlib.nullcontext():
+                args.read(iprot)
+        except DecodeLimitExceeded as exc:
+            # The rest of the message is not read: answer (if the client still listens), close.
+            error = TApplicationException(TApplicationException.PROTOCOL_ERROR, exc.message)
+            with contextlib.suppress(OSError, TTransportException):
+                self._send_exception(oprot, api, error, seqid)
+            audit_call(method=api, peer=peer, ms=_ms(started), outcome="decode_limit_exceeded")
+            raise
         iprot.read_message_end()
+        if reader is not None:
+            reader.message_read()
         result = getattr(self._service, api + "_result")()
         arg_names = [spec[1] for spec in args.thrift_spec.values()]
         values = {name: getattr(args, name, None) for name in arg_names}
@@ -226,7 +275,9 @@ class MetastoreServer:
         tls_cert: str = "",
         tls_key: str = "",
         tls_handshake_timeout: float = 30.0,
+        message_timeout: float = DEFAULT_MESSAGE_TIMEOUT,
     ) -> None:
+        install_decode_metering(hms.ThriftHiveMetastore)
         self._processor = CallProcessor(
             hms.ThriftHiveMetastore, handler, binary_output=protocol != "compact"
         )
@@ -235,7 +286,7 @@ class MetastoreServer:
             TFramedTransportFactory() if transport == "framed" else TBufferedTransportFactory()
         )
         if protocol == "compact":
-            self._iprot_factory = thrift_api.compact_protocol_factory()
+            self._iprot_factory: Any = MeteredCompactProtocolFactory()
             self._oprot_factory = TCompactProtocolFactory()
         else:
             self._iprot_factory = thrift_api.binary_protocol_factory()
@@ -249,6 +300,7 @@ class MetastoreServer:
             server_tls_context(tls_cert, tls_key) if tls_cert else None
         )
         self._tls_handshake_timeout = tls_handshake_timeout
+        self._message_timeout = message_timeout
         self._listener: socket.socket | None = None
         self._ids = itertools.count()
         self._connections: dict[int, socket.socket] = {}
@@ -279,6 +331,7 @@ class MetastoreServer:
             port=self.address[1],
             tls=self._tls is not None,
             max_message_size=self._max_message_size,
+            message_timeout=self._message_timeout,
         )
 
     def serve_forever(self) -> None:
@@ -301,6 +354,9 @@ class MetastoreServer:
                 continue
             peer = f"{address[0]}:{address[1]}"
             with self._lock:
+                if self._closing.is_set():
+                    client.close()
+                    return
                 if len(self._connections) >= self._max_connections:
                     log.warning("connection_refused_limit", peer=peer, limit=self._max_connections)
                     client.close()
@@ -308,10 +364,23 @@ class MetastoreServer:
                 key = next(self._ids)
                 self._connections[key] = client
                 thread = threading.Thread(
-                    target=self._serve_connection, args=(key, client, peer), daemon=True
+                    target=self._serve_connection,
+                    args=(key, client, peer),
+                    name=f"connection-{key}",
+                    daemon=True,
                 )
                 self._threads.add(thread)
-            thread.start()
+            try:
+                thread.start()
+            except (RuntimeError, MemoryError) as exc:  # e.g. "can't start new thread"
+                log.error(
+                    "connection_thread_failed", peer=peer, error=f"{type(exc).__name__}: {exc}"
+                )
+                with self._lock:
+                    self._connections.pop(key, None)
+                    self._threads.discard(thread)
+                with contextlib.suppress(OSError):
+                    client.close()
 
     def _serve_connection(self, key: int, client: socket.socket, peer: str) -> None:
         connection: socket.socket | None = client
@@ -357,7 +426,12 @@ class MetastoreServer:
 
     def _serve_calls(self, client: socket.socket, peer: str) -> None:
         """Answer calls on one connection until it closes or sends what cannot be read."""
-        tsocket = LimitedSocket(client, self._max_message_size, framed=self._framed)
+        tsocket = LimitedSocket(
+            client,
+            self._max_message_size,
+            framed=self._framed,
+            message_timeout=self._message_timeout,
+        )
         itrans = self._transport_factory.get_transport(tsocket)
         otrans = self._transport_factory.get_transport(tsocket)
         iprot = self._iprot_factory.get_protocol(itrans)
@@ -365,8 +439,8 @@ class MetastoreServer:
         frame_writer = tsocket.write if self._framed else None
         try:
             while not self._closing.is_set():
-                tsocket.start_message()
-                self._processor.process(iprot, oprot, peer, frame_writer)
+                tsocket.start_message(itrans)
+                self._processor.process(iprot, oprot, peer, frame_writer, tsocket)
         except MessageTooLarge as exc:
             log.warning(
                 "connection_closed_message_too_large",
@@ -374,6 +448,22 @@ class MetastoreServer:
                 max_message_size=exc.limit,
                 size=exc.size,
             )
+        except DecodeLimitExceeded as exc:
+            log.warning(
+                "connection_closed_decode_limit",
+                peer=peer,
+                decoded=exc.spent,
+                received=exc.received,
+                ratio=exc.ratio,
+            )
+        except MessageTimeout as exc:
+            if not self._closing.is_set():
+                log.warning(
+                    "connection_closed_message_timeout",
+                    peer=peer,
+                    message_timeout=exc.timeout,
+                    received=exc.received,
+                )
         except Exception as exc:  # noqa: BLE001 - transport/protocol errors end this connection only
             if not self._closing.is_set() and not _is_disconnect(exc):
                 log.info(
@@ -402,6 +492,8 @@ class MetastoreServer:
                 pass
         deadline = time.monotonic() + timeout
         for thread in threads:
+            if thread.ident is None:  # registered by the accept loop, not started (yet or ever)
+                continue
             thread.join(max(0.0, deadline - time.monotonic()))
         for callback in self.on_stopped:
             callback()

@@ -1,8 +1,10 @@
-"""Bounds on what one client connection may make the server read, and the server's TLS context.
+"""Bounds on what one client connection may make the server read, decode and wait for, and the
+server's TLS context.
 
-thriftpy2's Cython transports and binary protocol trust the lengths they read: a string or
-frame length is allocated (``malloc``) and then read until that many bytes have arrived. The
-limits are enforced under them, in the socket they read from, so the Cython fast path is kept:
+**Message size.** thriftpy2's Cython transports and binary protocol trust the lengths they read:
+a string or frame length is allocated (``malloc``) and then read until that many bytes have
+arrived. The limits are enforced under them, in the socket they read from, so the Cython fast
+path is kept:
 
 - **framed transport**: every frame header passing through the socket is checked before the
   transport sees it; a frame longer than the limit (or of zero or negative length) is refused
@@ -16,29 +18,78 @@ buffered transport thriftpy2 still reserves (``malloc``) a declared string lengt
 the socket for it; those pages are never written, so resident memory does not grow, and they are
 freed as the connection closes. (Lengths of 2 GiB minus a few KiB and more overflow thriftpy2's
 buffer growth, which then fails with MemoryError: that too closes only the connection.)
+
+**Decoded size.** thriftpy2 has no limit on container sizes, and a struct costs one byte on the
+wire (its stop byte) but 100 to 300 bytes decoded. :func:`install_decode_metering` makes every
+struct a request can hold charge, as it is built while a request is decoded, its empty size to
+the connection's :class:`DecodeMeter` (the compact protocol also charges each container,
+:data:`CONTAINER_COST`). The charges may reach :data:`DECODE_RATIO` bytes per byte of the message
+received so far, plus :data:`DECODE_FLOOR`; past that the connection is closed
+(:class:`DecodeLimitExceeded`). Everything else a message decodes to (strings, numbers, the lists
+and maps holding them) takes at most about 13 bytes per byte of the message (binary protocol;
+about 25 compact), so one request's decoded objects stay within about
+``(DECODE_RATIO + 13) * max_message_size + DECODE_FLOOR``. Realistic requests are far below:
+``add_partitions`` charges 2 to 5 bytes of structs per byte and decodes to 6 to 10 in all.
+
+**Message time.** With ``message_timeout`` > 0, once the first byte of a message has arrived the
+server waits at most that long for the rest (:class:`MessageTimeout`); it never cuts a message
+whose bytes are already there, and the idle time between messages is not limited.
 """
 
 from __future__ import annotations
 
+import functools
+import linecache
 import os
 import socket
 import ssl
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
+from thriftpy2.thrift import TType
 from thriftpy2.transport import TSocket, TTransportException
 
 __all__ = [
+    "CONTAINER_COST",
+    "DECODE_FLOOR",
+    "DECODE_RATIO",
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "DEFAULT_MESSAGE_TIMEOUT",
+    "DecodeLimitExceeded",
+    "DecodeMeter",
     "LimitedSocket",
+    "MessageTimeout",
     "MessageTooLarge",
+    "charge",
+    "install_decode_metering",
     "server_tls_context",
 ]
 
 #: Default limit on one incoming message: 256 MiB (Thrift's own default is 100 MiB).
 DEFAULT_MAX_MESSAGE_SIZE = 256 * 1024 * 1024
+#: Default time a message may take to arrive once its first byte is there (seconds; 0: none).
+DEFAULT_MESSAGE_TIMEOUT = 60.0
+#: Bytes of decoded structs (and compact containers) allowed per byte of the message.
+DECODE_RATIO = 16
+#: Bytes of decoded structs every message may reach whatever its size.
+DECODE_FLOOR = 1024 * 1024
+#: Charge of one list, set or map decoded by the (pure-Python) compact protocol.
+CONTAINER_COST = 64
+#: Charge of one struct: CPython 3.11 measures 72 bytes plus 8 per field for an empty one.
+_STRUCT_BASE_COST = 80
+_FIELD_COST = 8
 #: Largest ``recv`` asked of the OS at once.
 _MAX_RECV = 1024 * 1024
 #: Read-buffer slack of thriftpy2's Cython transports (their buffers grow in 4 KiB steps).
 _BUFFER_SLACK = 2 * 4096
+#: Largest piece taken at once out of a buffered transport's read buffer (its initial size).
+_DRAIN_CHUNK = 4096
+#: Shortest wait on a socket once a message's deadline has passed (data already there is read).
+_LAST_LOOK = 0.001
 
 
 class MessageTooLarge(TTransportException):
@@ -54,42 +105,328 @@ class MessageTooLarge(TTransportException):
         )
 
 
-class LimitedSocket(TSocket):
-    """A connected server-side socket that enforces ``max_message_size`` while reading."""
+class DecodeLimitExceeded(TTransportException):
+    """A request decodes to more objects than its size allows."""
 
-    def __init__(self, sock: socket.socket, limit: int, *, framed: bool) -> None:
+    def __init__(self, spent: int, received: int, ratio: int) -> None:
+        self.spent = spent
+        self.received = received
+        self.ratio = ratio
+        super().__init__(
+            TTransportException.UNKNOWN,
+            f"request decodes to more than {ratio} bytes of objects per byte sent "
+            f"({spent} bytes of structs from {received} bytes)",
+        )
+
+
+class MessageTimeout(TTransportException):
+    """The rest of a begun message did not arrive within ``message_timeout``."""
+
+    def __init__(self, timeout: float, received: int) -> None:
+        self.timeout = timeout
+        self.received = received
+        super().__init__(
+            TTransportException.TIMED_OUT,
+            f"message incomplete after {timeout} s ({received} bytes received)",
+        )
+
+
+class _TransportEmpty(Exception):
+    """Raised into a transport that asks for bytes while its buffer is being drained."""
+
+
+# --------------------------------------------------------------------------- decoded size
+
+
+class _Active(threading.local):
+    meter: DecodeMeter | None = None
+
+
+_active = _Active()
+
+
+class DecodeMeter:
+    """The decode budget of the message being read on one connection.
+
+    ``received`` tells how many bytes of the message the decoder may have read so far."""
+
+    __slots__ = ("spent", "ratio", "floor", "_allowance", "_received")
+
+    def __init__(
+        self, received: Callable[[], int], ratio: int = DECODE_RATIO, floor: int = DECODE_FLOOR
+    ) -> None:
+        self.ratio = ratio
+        self.floor = floor
+        self._received = received
+        self.spent = 0
+        self._allowance = floor
+
+    def reset(self) -> None:
+        """A new message begins."""
+        self.spent = 0
+        self._allowance = self.floor
+
+    def charge(self, cost: int) -> None:
+        """Add ``cost`` bytes; raises DecodeLimitExceeded past the budget."""
+        self.spent += cost
+        if self.spent > self._allowance:
+            received = self._received()
+            self._allowance = self.ratio * received + self.floor
+            if self.spent > self._allowance:
+                raise DecodeLimitExceeded(self.spent, received, self.ratio)
+
+    @contextmanager
+    def active(self) -> Iterator[DecodeMeter]:
+        """Charge the structs built in this thread to this meter."""
+        previous = _active.meter
+        _active.meter = self
+        try:
+            yield self
+        finally:
+            _active.meter = previous
+
+
+def charge(cost: int) -> None:
+    """Charge ``cost`` bytes to the meter active in this thread, if any."""
+    meter = _active.meter
+    if meter is not None:
+        meter.charge(cost)
+
+
+_metered: set[type] = set()
+_metering_lock = threading.Lock()
+
+
+def install_decode_metering(service: Any) -> None:
+    """Make every struct a request to ``service`` can hold charge the active meter when built.
+
+    Idempotent. Outside a decode (no meter active in the thread) a struct costs one more Python
+    call to build and nothing else."""
+    with _metering_lock:
+        for cls in _request_structs(service):
+            if cls not in _metered:
+                _meter_init(cls)
+                _metered.add(cls)
+
+
+def _request_structs(service: Any) -> set[type]:
+    """The struct classes reachable from the arguments of every method of ``service``."""
+    found: set[type] = set()
+    pending = [getattr(service, name + "_args") for name in service.thrift_services]
+    while pending:
+        for field in pending.pop().thrift_spec.values():
+            _collect(field[0], field[2] if len(field) > 3 else None, found, pending)
+    return found
+
+
+def _collect(ttype: int, spec: Any, found: set[type], pending: list[type]) -> None:
+    if ttype == TType.STRUCT:
+        if spec not in found:
+            found.add(spec)
+            pending.append(spec)
+    elif ttype in (TType.LIST, TType.SET):
+        _collect(*_element(spec), found, pending)
+    elif ttype == TType.MAP:
+        _collect(*_element(spec[0]), found, pending)
+        _collect(*_element(spec[1]), found, pending)
+
+
+def _element(spec: Any) -> tuple[int, Any]:
+    return (spec, None) if isinstance(spec, int) else (spec[0], spec[1])
+
+
+def _meter_init(cls: type) -> None:
+    """Make each instance of ``cls`` charge its empty size when built.
+
+    thriftpy2 generates ``__init__(self, f1=default, ...)`` assigning each field; that one is
+    generated again with the charge in front (no extra call: a struct's build cost only grows by
+    a thread-local lookup). Any other ``__init__`` is wrapped."""
+    original = cls.__init__
+    cost = _STRUCT_BASE_COST + _FIELD_COST * len(cls.thrift_spec)
+    code = getattr(original, "__code__", None)
+    if code is not None and code.co_filename.startswith("<generated "):
+        fields = code.co_varnames[1 : code.co_argcount]
+        plain = all(name.isidentifier() and not name.startswith("_hms_") for name in fields)
+        if plain and not code.co_kwonlyargcount:
+            cls.__init__ = _metered_init(cls, fields, original.__defaults__, cost, original)
+            return
+
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        meter = _active.meter
+        if meter is not None:
+            meter.charge(cost)
+        original(self, *args, **kwargs)
+
+    cls.__init__ = __init__  # type: ignore[misc]
+
+
+def _metered_init(
+    cls: type,
+    fields: tuple[str, ...],
+    defaults: tuple[Any, ...] | None,
+    cost: int,
+    original: Callable[..., None],
+) -> Callable[..., None]:
+    """``__init__(self, <fields>)`` charging ``cost`` to the active meter, then assigning each
+    field as thriftpy2's does (same defaults, same objects)."""
+    lines = [
+        f"def __init__(self, {', '.join(fields)}):",
+        "    _hms_meter = _hms_active.meter",
+        "    if _hms_meter is not None:",
+        f"        _hms_meter.charge({cost})",
+        *(f"    self.{name} = {name}" for name in fields),
+    ]
+    source = "\n".join(lines) + "\n"
+    filename = f"<metered {cls.__name__}.__init__>"
+    namespace: dict[str, Any] = {"_hms_active": _active}
+    exec(compile(source, filename, "exec"), namespace)  # our own source, built just above
+    function = namespace["__init__"]
+    function.__defaults__ = defaults
+    function.__qualname__ = f"{cls.__qualname__}.__init__"
+    function.__wrapped__ = original
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return function
+
+
+# --------------------------------------------------------------------------- the socket
+
+
+class LimitedSocket(TSocket):
+    """A connected server-side socket that enforces ``max_message_size`` and
+    ``message_timeout`` while reading, and meters the decoding of each message.
+
+    The server calls :meth:`start_message` before each message and :meth:`message_read` once
+    the message has been read, and decodes inside ``meter.active()``. The meter's budget grows
+    with the bytes handed to the transport since the message began (buffered) or with the size
+    of the message's frame, which the framed transport reads whole before decoding (one message
+    per frame, as Thrift clients send)."""
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        limit: int,
+        *,
+        framed: bool,
+        message_timeout: float = 0.0,
+        decode_ratio: int = DECODE_RATIO,
+    ) -> None:
         super().__init__(sock=sock)
         self.limit = limit
+        self.message_timeout = message_timeout
+        self.meter = DecodeMeter(self._decodable, decode_ratio)
         self._framed = framed
-        self._received = 0  # buffered: bytes read since the current message began
+        self._received = 0  # bytes handed to the transport since the current message began
         self._suspect = 2 * limit + _BUFFER_SLACK  # buffered: a read this big means > limit
         self._header = b""  # framed: partial frame header seen so far
         self._frame_left = 0  # framed: bytes of the current frame still to come
+        self._frames: deque[int] = deque()  # framed: sizes of the frames not yet decoded
+        self._deadline: float | None = None  # when the message under way must be complete
+        self._timed = sock.gettimeout() is not None  # whether the socket has a timeout set
+        self._pending = b""  # buffered: bytes taken back from the transport, handed out first
+        self._probing = False
 
-    def start_message(self) -> None:
-        """A new message begins (buffered transport: restart the count)."""
+    def start_message(self, transport: Any = None) -> None:
+        """A new message begins: restart the count, the meter and the clock.
+
+        Buffered: bytes of it already in ``transport``'s read buffer (a client that did not
+        wait for the previous answer) are taken back to be handed out again, and start its
+        clock now; so does a frame already under way on the framed transport."""
         self._received = 0
+        self.meter.reset()
+        self._deadline = None
+        if self._framed:
+            if self._header or self._frame_left:
+                self._arm()
+            return
+        if transport is not None:
+            self._pending = self._drain(transport) + self._pending
+        if self._pending:
+            self._arm()
+
+    def message_read(self) -> None:
+        """The message has been read: its clock stops, the reply is written without one."""
+        if self._framed:
+            if self._frames:
+                self._frames.popleft()
+        else:
+            self._deadline = None
+        if self._timed:
+            assert self.sock is not None
+            self.sock.settimeout(None)
+            self._timed = False
 
     def read(self, sz: int) -> bytes:
-        """Up to ``sz`` bytes; raises MessageTooLarge past the limit, EOF when closed."""
-        sock = self.sock
-        assert sock is not None
+        """Up to ``sz`` bytes; raises MessageTooLarge past the limit, MessageTimeout past the
+        deadline, EOF when closed."""
+        if self._probing:
+            raise _TransportEmpty
         if self._framed:
-            data = sock.recv(min(sz, _MAX_RECV))
-            if not data:
-                raise TTransportException(TTransportException.END_OF_FILE, "TSocket read 0 bytes")
+            data = self._recv(min(sz, _MAX_RECV))
+            self._received += len(data)
             self._check_frames(data)
             return data
         if sz > self._suspect:
             raise MessageTooLarge(self.limit)
-        room = self.limit - self._received
-        data = sock.recv(min(sz, room + 1, _MAX_RECV))
-        if not data:
-            raise TTransportException(TTransportException.END_OF_FILE, "TSocket read 0 bytes")
+        if self._pending:
+            data, self._pending = self._pending[:sz], self._pending[sz:]
+        else:
+            room = self.limit - self._received
+            data = self._recv(min(sz, room + 1, _MAX_RECV))
+            if self._deadline is None:
+                self._arm()
         self._received += len(data)
         if self._received > self.limit:
             raise MessageTooLarge(self.limit)
         return data
+
+    def _decodable(self) -> int:
+        """Bytes of the current message the decoder may have read."""
+        if self._framed:  # the transport reads a whole frame before decoding any of it
+            return self._frames[0] if self._frames else 0
+        return self._received
+
+    def _arm(self) -> None:
+        if self.message_timeout > 0:
+            self._deadline = time.monotonic() + self.message_timeout
+
+    def _recv(self, size: int) -> bytes:
+        sock = self.sock
+        assert sock is not None
+        if self._deadline is None:
+            if self._timed:
+                sock.settimeout(None)
+                self._timed = False
+        else:
+            sock.settimeout(max(self._deadline - time.monotonic(), _LAST_LOOK))
+            self._timed = True
+        try:
+            data = sock.recv(size)
+        except TimeoutError:
+            raise MessageTimeout(self.message_timeout, self._received) from None
+        if not data:
+            raise TTransportException(TTransportException.END_OF_FILE, "TSocket read 0 bytes")
+        return data
+
+    def _drain(self, transport: Any) -> bytes:
+        """What ``transport`` has buffered and not handed out, taken out of it (in order)."""
+        chunks: list[bytes] = []
+        size = 1  # the usual answer is "nothing": one failed probe
+        self._probing = True
+        try:
+            while True:
+                try:
+                    chunks.append(transport.read(size))
+                except _TransportEmpty:
+                    if size == 1:
+                        break
+                    size //= 2
+                    continue
+                if len(chunks) == 1:
+                    size = _DRAIN_CHUNK
+        finally:
+            self._probing = False
+        return b"".join(chunks)
 
     def _check_frames(self, data: bytes) -> None:
         """Follow the frame boundaries in ``data``; refuse a frame header over the limit."""
@@ -99,7 +436,11 @@ class LimitedSocket(TSocket):
                 step = min(self._frame_left, end - pos)
                 self._frame_left -= step
                 pos += step
+                if not self._frame_left:
+                    self._deadline = None
                 continue
+            if not self._header:
+                self._arm()
             need = 4 - len(self._header)
             self._header += data[pos : pos + need]
             pos += need
@@ -113,6 +454,7 @@ class LimitedSocket(TSocket):
                 )
             if size > self.limit:
                 raise MessageTooLarge(self.limit, size)
+            self._frames.append(size)
             self._frame_left = size
 
 

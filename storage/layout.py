@@ -8,7 +8,8 @@
 - ``funcs``: key ``db \\x00 function``; ``c:o`` the Function
 - ``meta``: key ``counters``; ``c:table_id`` the last table id handed out. Key
   ``dependents \x00 db \x00 table``: one column ``c:d:<db.table>`` per table that depends on
-  the table ``db.table`` (dependent tables), kept by name so that it outlives the base's row
+  the table ``db.table`` (dependent tables), kept by name so that it outlives the base's row.
+  Key ``claim \x00 <partition key>``: ``c:cl`` the writer creating that partition (HBase)
 
 Partition keys start with the table's stable id, not its names: renaming a table rewrites one row,
 dropping it deletes one key range. The encoded values keep byte order equal to value order
@@ -49,6 +50,10 @@ TIMELINE_PENDING = b"c:tlp"
 #: now, the prefix followed by the writer's id, holding the time it began (seconds since the
 #: epoch, as text). A mark left longer than a lease says its writer died between the two.
 TIMELINE_WRITER = b"c:tlw:"
+#: In a claim row (``claim_key``, stores without atomic batches): the writer creating that
+#: partition row right now and the time it began (``<writer> <seconds since the epoch>``).
+CLAIM = b"c:cl"
+_CLAIM_PREFIX = b"claim\x00"
 #: In a base table's dependents row (``dependents_key``), one column per table that depends on
 #: it (dependent tables): the prefix followed by ``db.table`` of the dependent. The row is keyed
 #: by the base's name, not kept on its table row, so a base dropped and created again keeps its
@@ -105,6 +110,11 @@ def marked_dependents(row: dict[bytes, bytes]) -> tuple[str, ...]:
     """``db.table`` of every dependent marked in a dependents row, sorted."""
     size = len(DEPENDENT_MARK)
     return tuple(sorted(c[size:].decode("utf-8") for c in row if c.startswith(DEPENDENT_MARK)))
+
+
+def claim_key(partition_key: bytes) -> bytes:
+    """Row key (in ``meta``) of the claim on creating the partition row ``partition_key``."""
+    return _CLAIM_PREFIX + partition_key
 
 
 def timeline_writer_mark(writer: str) -> bytes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from metastore_server.catalog.context import CatalogContext
+from metastore_server.catalog.context import WRITER_LEASE_S, CatalogContext
 from metastore_server.catalog.databases import DEFAULT_DATABASE, Databases
 from metastore_server.catalog.dependencies import AlterPlan, Dependencies
 from metastore_server.catalog.functions import Functions
@@ -28,6 +28,7 @@ class Catalog:
         *,
         partition_request_limit: int = -1,
         listing_cache_bytes: int = DEFAULT_MAX_BYTES,
+        writer_lease_s: float = WRITER_LEASE_S,
     ) -> None:
         store.ensure_tables(layout.TABLE_SPECS)
         self.ctx = CatalogContext(
@@ -35,6 +36,7 @@ class Catalog:
             warehouse=warehouse,
             partition_request_limit=partition_request_limit,
             listing_cache=ListingCache(listing_cache_bytes),
+            writer_lease_s=writer_lease_s,
         )
         self.databases = Databases(self.ctx)
         self.tables = Tables(self.ctx, self.databases)

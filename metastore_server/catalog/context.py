@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -13,6 +14,10 @@ from typing import Any
 from metastore_server.catalog.listing_cache import ListingCache
 from metastore_server.catalog.warehouse import Warehouse
 from storage.port import StoragePort
+
+#: How long a mark of a write in progress stands by default before it counts as a dead
+#: server's (stores whose writers do not lock each other out).
+WRITER_LEASE_S = 30.0
 
 
 def _now_seconds() -> int:
@@ -75,6 +80,12 @@ class CatalogContext:
     partition_request_limit: int = -1
     #: Whole-table partition listings kept while the store is unchanged.
     listing_cache: ListingCache = field(default_factory=ListingCache)
+    #: How long a mark of a write in progress (a partition claim, a timeline writer's mark)
+    #: stands before it is taken for a dead server's, on stores whose writers do not lock each
+    #: other out.
+    writer_lease_s: float = WRITER_LEASE_S
+    #: This server process's id in such marks.
+    writer: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     write_lock: WriteLock = field(init=False)
 
     def __post_init__(self) -> None:

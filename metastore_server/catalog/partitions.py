@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 from metastore_server import audit
 from metastore_server.catalog import names
+from metastore_server.catalog.claims import Claims
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.dependencies import Dependencies
 from metastore_server.catalog.dependency_model import (
@@ -55,7 +56,7 @@ from planner.plan import MultiScanPlan, plan_filter
 from planner.types import KeyKind
 from storage import layout
 from storage.codec import has_spelling
-from storage.port import Condition, Delete, PartialWriteError, Put, StorageError
+from storage.port import Condition, Delete, PartialWriteError, Put
 
 Predicate = Callable[[Sequence[str]], bool]
 #: How often an add is tried when other server processes create its partitions meanwhile.
@@ -95,6 +96,8 @@ class Partitions:
         self._timelines = timelines
         #: Every partition drop (and rename) asks ``dependencies`` first (dependents' policies).
         self._dependencies = dependencies
+        #: New partitions on stores without atomic batches are claimed before they are written.
+        self._claims = Claims(ctx)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -132,50 +135,25 @@ class Partitions:
             self._tables.mark_spellings(ref)
 
     def _write_absent(self, ref: TableRef, puts: list[Put | Delete], action: str) -> bool:
-        """Write new partition rows, each only if it is still absent; False (nothing left
-        written) when another server process created one of them first.
+        """Write new partition rows, each only if it is still absent; False (nothing written)
+        when another server process created or is creating one of them.
 
         A store with atomic batches checks every row in the one transaction. Without them
-        (HBase), each row is its own compare-and-set, in order; a lost race deletes the rows
-        this call wrote before it says so. A storage failure part-way is named as ``_write``
-        names it."""
-        absent = [Condition(layout.PARTITIONS, op.key, layout.OBJECT, None) for op in puts]
-        if self._ctx.store.atomic_batches or len(puts) == 1:
+        (HBase), the rows are claimed first (``claims``), checked absent, then written whole,
+        one atomic row put each. A storage failure part-way is named as ``_write`` names it."""
+        if self._ctx.store.atomic_batches:
+            absent = [Condition(layout.PARTITIONS, op.key, layout.OBJECT, None) for op in puts]
             return self._write(ref, puts, action, absent)
-        self._mark_spellings_for(ref, puts)
-        written: list[bytes] = []
-        for position, (op, condition) in enumerate(zip(puts, absent, strict=True)):
-            try:
-                created = self._ctx.store.mutate([op], condition)
-            except StorageError as exc:
-                not_done = [(layout.PARTITIONS, later.key) for later in puts[position:]]
-                applied = [(layout.PARTITIONS, key) for key in written]
-                raise self._part_way(ref, action, applied, not_done, exc) from exc
-            if not created:
-                if written:
-                    self._ctx.store.mutate([Delete(layout.PARTITIONS, key) for key in written])
-                return False
-            written.append(op.key)
-        return True
-
-    def _part_way(
-        self,
-        ref: TableRef,
-        action: str,
-        applied: Sequence[tuple[str, bytes]],
-        failed: Sequence[tuple[str, bytes]],
-        cause: BaseException,
-    ) -> hms.MetaException:
-        """The MetaException naming which partitions a write that failed part-way changed."""
-        landed = [self._name(ref, values_of(ref, key)) for _, key in applied]
-        missed = [self._name(ref, values_of(ref, key)) for _, key in failed]
-        return hms.MetaException(
-            message=(
-                f"{action} of {ref.db}.{ref.name} failed part-way ({cause}): "
-                f"{len(landed)} of {len(landed) + len(missed)} done: "
-                f"[{', '.join(landed)}]; not done: [{', '.join(missed)}]"
-            )
-        )
+        keys = [op.key for op in puts]
+        claimed = self._claims.take(keys)
+        if claimed is None:
+            return False
+        try:
+            if self._ctx.store.get_many(layout.PARTITIONS, keys):
+                return False  # created by another process since this call looked
+            return self._write(ref, puts, action)
+        finally:
+            self._claims.release(claimed)
 
     def _write(
         self,
@@ -191,8 +169,14 @@ class Partitions:
         try:
             return self._ctx.store.mutate(ops, conditions or None)
         except PartialWriteError as exc:
-            raise self._part_way(
-                ref, action, exc.applied, exc.failed, exc.__cause__ or exc
+            landed = [self._name(ref, values_of(ref, key)) for _, key in exc.applied]
+            missed = [self._name(ref, values_of(ref, key)) for _, key in exc.failed]
+            raise hms.MetaException(
+                message=(
+                    f"{action} of {ref.db}.{ref.name} failed part-way ({exc.__cause__ or exc}): "
+                    f"{len(landed)} of {len(landed) + len(missed)} done: "
+                    f"[{', '.join(landed)}]; not done: [{', '.join(missed)}]"
+                )
             ) from exc
 
     def _columns(

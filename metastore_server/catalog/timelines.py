@@ -22,7 +22,6 @@ from __future__ import annotations
 import copy
 import random
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -77,9 +76,6 @@ Columns = list[tuple[int, str]]
 MAX_ATTEMPTS = 30
 #: Longest pause between two attempts (random, growing: processes racing drift apart).
 MAX_BACKOFF_S = 0.05
-#: How long a writer's mark on a table row may stand before it is taken for a dead writer's
-#: (stores whose writers do not lock each other out; see ``TimelineKeeper``).
-WRITER_LEASE_S = 30.0
 #: Values per filter when asking which partitions still hold some values.
 _VALUES_PER_FILTER = 200
 
@@ -222,9 +218,7 @@ class _Pending:
 class TimelineKeeper:
     """Keeps the partition timelines of opted-in tables in step with their partitions."""
 
-    def __init__(
-        self, ctx: CatalogContext, tables: Tables, *, writer_lease_s: float = WRITER_LEASE_S
-    ) -> None:
+    def __init__(self, ctx: CatalogContext, tables: Tables) -> None:
         self._ctx = ctx
         self._tables = tables
         self._cache: dict[int, _Cached] = {}
@@ -233,13 +227,12 @@ class TimelineKeeper:
         #: Where the writers of all processes lock each other out (the embedded store) one
         #: mark (``layout.TIMELINE_PENDING``) found by the next writer always means a writer
         #: died. Elsewhere (HBase) each writer marks the row with its id and the time it began
-        #: (``layout.TIMELINE_WRITER``); a mark older than ``writer_lease_s``, or one of this
+        #: (``layout.TIMELINE_WRITER``); a mark older than ``ctx.writer_lease_s``, or one of this
         #: process's own outside a change, is taken for a dead writer's. Taking a live one's
         #: for dead costs a rebuild, not correctness: its compare-and-set then fails and it
         #: sets what it touched from the partitions present.
         self._marks = getattr(ctx.store, "writers_lock", None) is not None
-        self._writer = uuid.uuid4().hex[:16]
-        self._writer_lease_s = writer_lease_s
+        self._writer = ctx.writer
         #: Ids of the tables this process is writing a change of (under the write lock).
         self._changing: set[int] = set()
 
@@ -247,7 +240,7 @@ class TimelineKeeper:
         """The columns of the writer marks on ``ref`` whose writers died (see ``__init__``)."""
         if self._marks:
             return []
-        oldest = time.time() - self._writer_lease_s
+        oldest = time.time() - self._ctx.writer_lease_s
         return [
             layout.timeline_writer_mark(writer)
             for writer, began in ref.timeline_writers

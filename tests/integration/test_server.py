@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+import structlog
 from thriftpy2.thrift import TApplicationException
+from thriftpy2.transport import TTransportException
 
 from metastore_server.thrift_api import hms, make_client
 
@@ -183,3 +185,74 @@ def test_subprocess_serves_then_stops_on_sigterm_and_keeps_data(tmp_path: Path) 
     connection.close()
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=20) == 0
+
+
+# --------------------------------------------------------------------------- accept loop
+
+
+def test_connection_thread_that_cannot_start_closes_only_its_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection whose thread cannot start (the OS refuses a thread) is closed and logged;
+    the accept loop keeps accepting."""
+    server = RunningServer(tmp_path)
+    start = threading.Thread.start
+    refused: list[str] = []
+
+    def start_or_refuse_once(thread: threading.Thread) -> None:
+        if thread.name.startswith("connection-") and not refused:
+            refused.append(thread.name)
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    try:
+        with structlog.testing.capture_logs() as logs:
+            monkeypatch.setattr(threading.Thread, "start", start_or_refuse_once)
+            first = make_client(server.host, server.port, timeout_ms=10000)
+            with pytest.raises((TTransportException, ConnectionError)):
+                first.get_all_databases()
+            first.close()
+            assert refused
+            second = server.client()
+            assert "default" in second.get_all_databases()
+            second.close()
+        failures = [e for e in logs if e["event"] == "connection_thread_failed"]
+        assert len(failures) == 1 and "can't start new thread" in failures[0]["error"]
+    finally:
+        monkeypatch.undo()
+        server.stop()
+
+
+def test_stop_while_a_connection_thread_is_not_started_yet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """stop() between the accept loop registering a connection's thread and starting it skips
+    that thread and still runs to the end (closing the store)."""
+    server = RunningServer(tmp_path)
+    stopped = threading.Event()
+    server.server.on_stopped.append(stopped.set)
+    start = threading.Thread.start
+    outcome: list[BaseException | None] = []
+
+    def stop_then_start(thread: threading.Thread) -> None:
+        if thread.name.startswith("connection-") and not outcome:
+            try:
+                server.server.stop(timeout=5)
+                outcome.append(None)
+            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+                outcome.append(exc)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", stop_then_start)
+    try:
+        with socket.create_connection((server.host, server.port), timeout=10) as sock:
+            assert stopped.wait(10), f"stop() did not finish: {outcome}"
+            sock.settimeout(10)
+            try:
+                assert sock.recv(1024) == b""  # the connection is closed, not served
+            except ConnectionResetError:
+                pass
+        assert outcome == [None]
+    finally:
+        monkeypatch.undo()
+        server.stop()

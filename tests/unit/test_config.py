@@ -53,3 +53,14 @@ def test_flags_beat_environment_beat_file(tmp_path: Path, monkeypatch) -> None:
 def test_unreadable_config_is_a_clear_error(tmp_path: Path, capsys) -> None:
     assert cli.main(["serve", "--config", str(tmp_path / "missing.toml")]) == 2
     assert "config:" in capsys.readouterr().err
+
+
+def test_writer_lease_setting(tmp_path) -> None:
+    assert ServerConfig().writer_lease == 30.0
+    assert ServerConfig.from_env({"METASTORE_WRITER_LEASE": "2.5"}).writer_lease == 2.5
+    file = tmp_path / "server.toml"
+    file.write_text("writer_lease = 5\n")
+    assert ServerConfig.from_file(file).writer_lease == 5.0
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="writer_lease must be a positive number"):
+            ServerConfig(writer_lease=bad).validate()

@@ -1,0 +1,88 @@
+"""Exclusive claims on partitions about to be created, for stores without atomic batches (HBase).
+
+HBase writes one row atomically, but checks a condition on one column only: a partition row
+written by compare-and-set on its absence would land in two steps (the checked column, then the
+rest), and a server killed between them would leave half a row. So a new partition is created
+in four steps instead: claim it (compare-and-set on its claim row, ``layout.claim_key``: only
+one writer holds a claim), check that its row is still absent, write the whole row in one atomic
+row put, release the claim. Each partition is then created exactly once across server processes,
+and no row is ever half written.
+
+A claim holds the writer's id and the time it was taken. One older than the lease
+(``CatalogContext.writer_lease_s``) is a dead writer's and is taken over, compare-and-set on
+its old value; a writer still alive after so long could then race the new holder, which the
+lease (30 s by default, for a write of one batch) makes remote.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import structlog
+
+from metastore_server.catalog.context import CatalogContext
+from storage import layout
+from storage.port import Condition, Delete, Put, StorageError
+
+log = structlog.get_logger(__name__)
+
+
+class Claims:
+    """Take and release claims on new partition rows (see the module docstring)."""
+
+    def __init__(self, ctx: CatalogContext) -> None:
+        self._ctx = ctx
+
+    def take(self, keys: Sequence[bytes]) -> list[bytes] | None:
+        """Claim the partition rows ``keys`` in order: the keys claimed, or None (the claims
+        taken so far released) when another live writer holds one. One round trip per key."""
+        taken: list[bytes] = []
+        try:
+            for key in keys:
+                if not self._take(key):
+                    self.release(taken)
+                    return None
+                taken.append(key)
+        except StorageError:
+            self.release(taken)
+            raise
+        return taken
+
+    def release(self, keys: Sequence[bytes]) -> None:
+        """Give up the claims on ``keys`` (taken by ``take``). Best effort: a claim the store
+        fails to remove is taken over later (this process's at once, others' after the lease)."""
+        if not keys:
+            return
+        try:
+            self._ctx.store.mutate([Delete(layout.META, layout.claim_key(k)) for k in keys])
+        except StorageError as exc:
+            log.warning("claims_not_released", claims=len(keys), error=str(exc))
+
+    def _take(self, key: bytes) -> bool:
+        store = self._ctx.store
+        row_key = layout.claim_key(key)
+        held_by = f"{self._ctx.writer} {time.time():.3f}".encode()
+        mine = [Put(layout.META, row_key, {layout.CLAIM: held_by})]
+        if store.mutate(mine, Condition(layout.META, row_key, layout.CLAIM, None)):
+            return True
+        row = store.get(layout.META, row_key) or {}
+        held = row.get(layout.CLAIM)
+        if held is None:  # released meanwhile
+            condition = Condition(layout.META, row_key, layout.CLAIM, None)
+        elif self._stale(held):  # its writer died: take it over
+            condition = Condition(layout.META, row_key, layout.CLAIM, held)
+        else:
+            return False
+        return store.mutate(mine, condition)
+
+    def _stale(self, held: bytes) -> bool:
+        """Whether a claim is left over: this process's own (its creations take turns under
+        the write lock, so none is in progress), or taken longer than the lease ago."""
+        writer, _, began = held.decode("utf-8", "replace").partition(" ")
+        if writer == self._ctx.writer:
+            return True
+        try:
+            return float(began) < time.time() - self._ctx.writer_lease_s
+        except ValueError:
+            return True  # unreadable

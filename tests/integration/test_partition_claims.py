@@ -1,0 +1,64 @@
+"""Claims on new partitions (stores without atomic batches: HBase, here its test double): one
+writer at a time holds a partition's claim; a claim left by a dead writer is taken over once it
+is older than the lease, and at once when it is this process's own leftover."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.hbase_double import running_double, storage_url
+
+from metastore_server.catalog.claims import Claims
+from metastore_server.catalog.context import CatalogContext
+from metastore_server.catalog.warehouse import Warehouse
+from storage import layout
+from storage.hbase import HBaseStore
+
+KEY = b"\x00\x00\x00\x00\x00\x00\x00\x07partition"
+
+
+@pytest.fixture()
+def store() -> Iterator[HBaseStore]:
+    with running_double() as address:
+        opened = HBaseStore.from_url(storage_url(*address, prefix="claims_"))
+        opened.ensure_tables(layout.TABLE_SPECS)
+        yield opened
+        opened.close()
+
+
+def _process(store: HBaseStore, tmp_path: Path, writer: str, lease: float) -> Claims:
+    """The claims of one server process (its own writer id and lease)."""
+    ctx = CatalogContext(store, Warehouse(tmp_path), writer_lease_s=lease, writer=writer)
+    return Claims(ctx)
+
+
+def test_one_writer_holds_a_claim_until_it_releases_it(store, tmp_path) -> None:
+    first = _process(store, tmp_path, "first", lease=60.0)
+    second = _process(store, tmp_path, "second", lease=60.0)
+    assert first.take([KEY, KEY + b"2"]) == [KEY, KEY + b"2"]
+    assert second.take([KEY + b"3", KEY]) is None
+    # A refused take gives back what it took on the way.
+    assert store.get(layout.META, layout.claim_key(KEY + b"3")) is None
+    first.release([KEY, KEY + b"2"])
+    assert second.take([KEY]) == [KEY]
+
+
+def test_a_dead_writers_claim_is_taken_over_after_the_lease(store, tmp_path) -> None:
+    dead = _process(store, tmp_path, "dead", lease=0.2)
+    alive = _process(store, tmp_path, "alive", lease=0.2)
+    assert dead.take([KEY]) == [KEY]  # and the process dies holding it
+    assert alive.take([KEY]) is None
+    time.sleep(0.3)
+    assert alive.take([KEY]) == [KEY]
+    held = store.get(layout.META, layout.claim_key(KEY))[layout.CLAIM]
+    assert held.startswith(b"alive ")
+
+
+def test_a_processs_own_leftover_claim_is_taken_at_once(store, tmp_path) -> None:
+    process = _process(store, tmp_path, "same", lease=3600.0)
+    assert process.take([KEY]) == [KEY]  # left behind (its release failed)
+    assert process.take([KEY]) == [KEY]
+    assert _process(store, tmp_path, "other", lease=3600.0).take([KEY]) is None
