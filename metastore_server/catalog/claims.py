@@ -28,6 +28,16 @@ from storage.port import Condition, Delete, Put, StorageError
 log = structlog.get_logger(__name__)
 
 
+class TooSlowToClaim(Exception):
+    """Claiming a batch took over half the writer lease (a batch too big for the store)."""
+
+    def __init__(self, count: int, seconds: float, lease: float) -> None:
+        super().__init__(
+            f"claiming {count} new partitions took {seconds:.1f} s, over half the writer "
+            f"lease ({lease:g} s): add fewer partitions per call, or raise --writer-lease"
+        )
+
+
 class Claims:
     """Take and release claims on new partition rows (see the module docstring)."""
 
@@ -35,11 +45,15 @@ class Claims:
         self._ctx = ctx
 
     def take(self, keys: Sequence[bytes]) -> list[bytes] | None:
-        """Claim the partition rows ``keys`` in order: the keys claimed, or None (the claims
-        taken so far released) when another live writer holds one. One round trip per key."""
+        """Claim the partition rows ``keys`` (in key order, so that two writers claiming
+        overlapping sets never hold one each of what the other needs): the keys claimed, or
+        None (the claims taken so far released) when another live writer holds one, or when
+        claiming took so long (over half the lease) that the first claims could be taken over
+        before the rows are written. One round trip per key."""
         taken: list[bytes] = []
+        started = time.monotonic()
         try:
-            for key in keys:
+            for key in sorted(set(keys)):
                 if not self._take(key):
                     self.release(taken)
                     return None
@@ -47,6 +61,9 @@ class Claims:
         except StorageError:
             self.release(taken)
             raise
+        if time.monotonic() - started > self._ctx.writer_lease_s / 2:
+            self.release(taken)
+            raise TooSlowToClaim(len(taken), time.monotonic() - started, self._ctx.writer_lease_s)
         return taken
 
     def release(self, keys: Sequence[bytes]) -> None:

@@ -7,11 +7,13 @@ listing is a scan of that range, narrowed to a prefix when leading values are kn
 from __future__ import annotations
 
 import copy
+import random
+import time
 from collections.abc import Callable, Sequence
 
 from metastore_server import audit
 from metastore_server.catalog import names
-from metastore_server.catalog.claims import Claims
+from metastore_server.catalog.claims import Claims, TooSlowToClaim
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.dependencies import Dependencies
 from metastore_server.catalog.dependency_model import (
@@ -145,7 +147,10 @@ class Partitions:
             absent = [Condition(layout.PARTITIONS, op.key, layout.OBJECT, None) for op in puts]
             return self._write(ref, puts, action, absent)
         keys = [op.key for op in puts]
-        claimed = self._claims.take(keys)
+        try:
+            claimed = self._claims.take(keys)
+        except TooSlowToClaim as exc:
+            raise hms.MetaException(message=f"{action} of {ref.db}.{ref.name}: {exc}") from None
         if claimed is None:
             return False
         try:
@@ -479,15 +484,18 @@ class Partitions:
         Returns the partitions added, as HMS answers them: with the location, times and
         parameters set, and the other storage fields as the client sent them.
         """
-        for _ in range(ADD_ATTEMPTS):
+        for attempt in range(ADD_ATTEMPTS):
+            if attempt:  # a random, growing pause: writers racing for the same rows drift apart
+                time.sleep(random.uniform(0, min(1.0, 0.01 * 2**attempt)))
             try:
                 return self._add_once(db, table, parts, if_not_exists, missing_table_message)
             except _LostRace:
-                continue  # another server process created one of them meanwhile: look again
+                continue  # another server process created (or is creating) one: look again
         raise hms.MetaException(
             message=(
                 f"Adding partitions to {db}.{table}: other server processes kept adding the same "
-                f"partitions ({ADD_ATTEMPTS} attempts)"
+                f"partitions ({ADD_ATTEMPTS} attempts; a partition claimed by a server that "
+                "died is free again after --writer-lease seconds)"
             )
         )
 

@@ -231,8 +231,8 @@ class Tables:
         found = []
         for key, row in self._ctx.store.scan(layout.TABLES, start, stop):
             name = layout.name_from_child_key(key)
-            if not regex.fullmatch(name):
-                continue
+            if not regex.fullmatch(name) or layout.OBJECT not in row:
+                continue  # (no definition: a row of marks alone is no table)
             if table_type:
                 table = from_bytes(hms.Table, row[layout.OBJECT])
                 if (table.tableType or "") != table_type:

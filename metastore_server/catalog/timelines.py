@@ -235,6 +235,9 @@ class TimelineKeeper:
         self._writer = ctx.writer
         #: Ids of the tables this process is writing a change of (under the write lock).
         self._changing: set[int] = set()
+        #: Per table id, the dead writers' marks whose changes the last rebuild took in: the
+        #: next successful store of the timelines removes them (and only them).
+        self._covered: dict[int, set[bytes]] = {}
 
     def _dead_writers(self, ref: TableRef) -> list[bytes]:
         """The columns of the writer marks on ``ref`` whose writers died (see ``__init__``)."""
@@ -310,6 +313,7 @@ class TimelineKeeper:
                     self._cache[ref.table_id] = _Cached(ref.stamp, loaded)
                     return dict(loaded)
                 if loaded is None:
+                    self._covered[ref.table_id] = set(self._dead_writers(ref))
                     loaded = self._rebuilt(ref, columns, ref.table.parameters or {})
                 if self._persist(ref, columns, loaded):
                     return dict(loaded)
@@ -321,6 +325,7 @@ class TimelineKeeper:
         writer died between the partitions and the timelines)."""
         if self._interrupted(ref):
             log.warning("timelines_change_interrupted", db=ref.db, table=ref.name)
+            self._covered[ref.table_id] = set(self._dead_writers(ref))
             return self._rebuilt(ref, columns, ref.table.parameters or {})
         fresh = self._fresh(ref)
         if fresh is not None:
@@ -388,12 +393,15 @@ class TimelineKeeper:
         ]
         if self._marks:  # the change (if any) is whole now
             ops.append(Delete(layout.TABLES, key, [layout.TIMELINE_PENDING]))
-        else:  # this writer's change (if any) is whole, and so are the dead writers'
-            done = {layout.timeline_writer_mark(self._writer), *self._dead_writers(ref)}
+        else:  # this writer's change (if any) is whole, and so are the dead writers' whose
+            # changes a rebuild took in (only those: a mark that died since stays for the next)
+            covered = self._covered.get(ref.table_id, set())
+            done = {layout.timeline_writer_mark(self._writer), *covered}
             ops.append(Delete(layout.TABLES, key, sorted(done)))
         if not self._ctx.store.mutate(ops, row_condition(ref)):
             log.info("timelines_conflict", db=ref.db, table=ref.name)
             return False
+        self._covered.pop(ref.table_id, None)
         self._cache[ref.table_id] = _Cached(stamp, timelines)
         return True
 
@@ -455,20 +463,36 @@ class TimelineKeeper:
             return None
         if not ref.settled:
             ref = self._tables.find_settled(ref.db, ref.name) or ref
-            pending.ref = ref
-        timelines = self._state(ref, columns)
         key = layout.table_key(ref.db, ref.name)
         if self._marks and not ref.timelines_pending:
             self._ctx.store.mutate([Put(layout.TABLES, key, {layout.TIMELINE_PENDING: b"1"})])
         elif not self._marks:
-            mark = {layout.timeline_writer_mark(self._writer): f"{time.time():.3f}".encode()}
-            self._ctx.store.mutate([Put(layout.TABLES, key, mark)])
-            self._changing.add(ref.table_id)
+            ref = self._mark_writer(ref)
+        pending.ref = ref
+        timelines = self._state(ref, columns)
         if pending.added:
             timelines = changed(timelines, ref.name, ref.table.parameters or {}, pending.added)
             self._cache[ref.table_id] = _Cached(ref.stamp, timelines)
         pending.timelines = timelines
+        if not self._marks:  # from here ``change`` discards it again, whatever happens
+            self._changing.add(ref.table_id)
         return pending
+
+    def _mark_writer(self, ref: TableRef) -> TableRef:
+        """Mark ``ref``'s row with this writer (``layout.TIMELINE_WRITER``), compare-and-set on
+        the row as read, so that a table dropped meanwhile is never brought back as a row of
+        marks; the row as marked. InvalidObjectException when the table is gone."""
+        key = layout.table_key(ref.db, ref.name)
+        for attempt in range(MAX_ATTEMPTS):
+            _back_off(attempt)
+            mark = {layout.timeline_writer_mark(self._writer): f"{time.time():.3f}".encode()}
+            if self._ctx.store.mutate([Put(layout.TABLES, key, mark)], row_condition(ref)):
+                return ref
+            found = self._tables.find_settled(ref.db, ref.name)
+            if found is None or found.table_id != ref.table_id:
+                raise hms.InvalidObjectException(message=f"{ref.db}.{ref.name} table not found")
+            ref = found
+        raise self._contention(ref.db, ref.name)
 
     def _finish(self, pending: _Pending) -> None:
         ref, columns = pending.ref, pending.columns

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support.hbase_double import running_double, storage_url
 
-from metastore_server.catalog.claims import Claims
+from metastore_server.catalog.claims import Claims, TooSlowToClaim
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.warehouse import Warehouse
 from storage import layout
@@ -62,3 +62,20 @@ def test_a_processs_own_leftover_claim_is_taken_at_once(store, tmp_path) -> None
     assert process.take([KEY]) == [KEY]  # left behind (its release failed)
     assert process.take([KEY]) == [KEY]
     assert _process(store, tmp_path, "other", lease=3600.0).take([KEY]) is None
+
+
+def test_claims_are_taken_in_key_order(store, tmp_path) -> None:
+    """Two writers claiming overlapping sets in any order never hold one each of the other's."""
+    first = _process(store, tmp_path, "first", lease=60.0)
+    second = _process(store, tmp_path, "second", lease=60.0)
+    assert first.take([KEY + b"9", KEY + b"1"]) == [KEY + b"1", KEY + b"9"]
+    assert second.take([KEY + b"9", KEY + b"1"]) is None
+    # second tried the lowest key first and holds nothing.
+    assert store.get(layout.META, layout.claim_key(KEY + b"9"))[layout.CLAIM].startswith(b"first ")
+
+
+def test_claiming_slower_than_half_the_lease_is_refused(store, tmp_path) -> None:
+    slow = _process(store, tmp_path, "slow", lease=1e-6)
+    with pytest.raises(TooSlowToClaim, match="over half the writer lease"):
+        slow.take([KEY, KEY + b"2"])
+    assert store.get(layout.META, layout.claim_key(KEY)) is None  # given back
