@@ -9,6 +9,8 @@ import structlog
 
 from metastore_server import __version__
 from metastore_server.catalog.catalog import Catalog
+from metastore_server.catalog.data import DataOperations
+from metastore_server.catalog.data_fs import FileSystems, FileSystemUnavailable
 from metastore_server.catalog.warehouse import Warehouse, to_uri
 from metastore_server.client_settings import HIVE_DEFAULTS
 from metastore_server.config import ServerConfig
@@ -21,14 +23,16 @@ log = structlog.get_logger(__name__)
 
 def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], None]]:
     """The handler over a freshly opened store, and a function that closes the store."""
-    store = open_store(config.storage)
     warehouse = Warehouse(config.warehouse)
+    data = data_operations(config, warehouse)
+    store = open_store(config.storage)
     catalog = Catalog(
         store,
         warehouse,
         partition_request_limit=config.partition_request_limit,
         listing_cache_bytes=config.listing_cache_mb * 1024 * 1024,
         writer_lease_s=config.writer_lease,
+        data=data,
     )
     config_values = {
         **HIVE_DEFAULTS,
@@ -37,6 +41,30 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
         **config.extra_config,
     }
     return MetastoreHandler(catalog, config_values), catalog.close
+
+
+def data_operations(config: ServerConfig, warehouse: Warehouse) -> DataOperations:
+    """The data operations of ``config`` (the warehouse root is never deleted), logged: a
+    deployment must see at start whether this server deletes data, and where it goes."""
+    options = config.filesystem_options()
+    try:
+        data = DataOperations(
+            FileSystems(options),
+            enabled=config.data_operations == "on",
+            trash_roots=config.trash_roots(),
+            protected=[warehouse.root_uri],
+        )
+    except FileSystemUnavailable as exc:
+        raise ValueError(f"trash root: {exc}") from None
+    if data.enabled:
+        log.info(
+            "data_operations_on",
+            trash=config.trash_roots() or None,
+            filesystem_options={scheme: sorted(values) for scheme, values in options.items()},
+        )
+    else:
+        log.warning("data_operations_off", detail="no directory is created, deleted or moved")
+    return data
 
 
 def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], None]]:

@@ -32,6 +32,16 @@ def note(**fields: object) -> None:
         extras.update(fields)
 
 
+def append(name: str, item: object) -> None:
+    """Add ``item`` to the list field ``name`` of the current call's audit line (no-op
+    outside a call)."""
+    extras = _call_extras.get()
+    if extras is not None:
+        items = extras.setdefault(name, [])
+        if isinstance(items, list):
+            items.append(item)
+
+
 def count(**amounts: int) -> None:
     """Add to counters of the current call's audit line, e.g. ``rows_scanned`` (no-op outside)."""
     extras = _call_extras.get()

@@ -128,6 +128,36 @@ def _serve_parser(
         "server's (default %(default)s)",
     )
     serve.add_argument(
+        "--data-operations",
+        choices=("on", "off"),
+        default=defaults.data_operations,
+        help="on: create, delete and move managed tables' directories as HMS does, on every "
+        "file system; off: data is managed elsewhere, locations are never touched "
+        "(default %(default)s)",
+    )
+    serve.add_argument(
+        "--trash-root",
+        default=defaults.trash_root,
+        metavar="URI[,URI...]",
+        help="move dropped data under URI/Current/... instead of deleting it, unless the drop "
+        "asks for PURGE (one root per file system: file:/..., s3://bucket/..., hdfs://...)",
+    )
+    serve.add_argument(
+        "--s3-endpoint",
+        default=defaults.s3_endpoint,
+        metavar="URL",
+        help="endpoint of an S3-compatible store (credentials and region otherwise from the "
+        "standard AWS variables and files)",
+    )
+    serve.add_argument("--s3-region", default=defaults.s3_region, help="S3 region")
+    serve.add_argument(
+        "--fs-option",
+        action="append",
+        default=[],
+        metavar="SCHEME.KEY=VALUE",
+        help="an fsspec option of a file system, e.g. s3.anon=false (repeatable)",
+    )
+    serve.add_argument(
         "--log-level", default=defaults.log_level, help="debug, info, warning, error"
     )
     serve.add_argument(
@@ -173,6 +203,11 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         partition_request_limit=args.partition_request_limit,
         listing_cache_mb=args.listing_cache_mb,
         writer_lease=args.writer_lease,
+        data_operations=args.data_operations,
+        trash_root=args.trash_root,
+        s3_endpoint=args.s3_endpoint,
+        s3_region=args.s3_region,
+        fs_options=_fs_options(defaults.fs_options, args.fs_option),
         log_level=args.log_level,
         log_format=args.log_format,
     )
@@ -180,11 +215,39 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
     return config
 
 
+def _option_value(text: str) -> object:
+    """``true``/``false`` and integers as such; other text as it is."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _fs_options(
+    base: dict[str, dict[str, object]], given: Sequence[str]
+) -> dict[str, dict[str, object]]:
+    """``base`` with the ``SCHEME.KEY=VALUE`` options of the command line over it."""
+    options = {scheme: dict(values) for scheme, values in base.items()}
+    for item in given:
+        name, equals, value = item.partition("=")
+        scheme, dot, key = name.partition(".")
+        if not (equals and dot and scheme and key):
+            raise ValueError(f"--fs-option takes SCHEME.KEY=VALUE, not {item!r}")
+        options.setdefault(scheme.lower(), {})[key] = _option_value(value)
+    return options
+
+
 def serve(config: ServerConfig) -> int:
     """Run the server until SIGTERM or SIGINT; 0 on a clean stop."""
     from metastore_server.app import build_server
 
-    server, close = build_server(config)
+    try:
+        server, close = build_server(config)
+    except ValueError as exc:
+        print(f"metastore-server: {exc}", file=sys.stderr)
+        return 2
     stop_requested = threading.Event()
 
     def request_stop(signum: int, _frame: object) -> None:

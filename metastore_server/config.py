@@ -39,6 +39,13 @@ class ServerConfig:
     partition_request_limit: int = -1  # HMS hive.metastore.limit.partition.request
     listing_cache_mb: int = 256  # whole-table listings kept while the store is unchanged
     writer_lease: float = WRITER_LEASE_S  # s before a write-in-progress mark counts as dead
+    data_operations: str = "on"  # on: create/delete/move managed data; off: data is not ours
+    trash_root: str = ""  # comma-separated trash URIs (one per file system); '': delete
+    s3_endpoint: str = ""  # S3-compatible endpoint URL (else AWS_ENDPOINT_URL / AWS's)
+    s3_region: str = ""  # S3 region (else AWS_REGION / AWS_DEFAULT_REGION / config files)
+    #: fsspec options per scheme (``{"s3": {"anon": False}}``): ``[filesystems.s3]`` in a
+    #: config file, ``--fs-option s3.KEY=VALUE`` on the command line.
+    fs_options: dict[str, dict[str, object]] = field(default_factory=dict)
     log_level: str = "info"
     log_format: str = "console"  # console | json
     extra_config: dict[str, str] = field(default_factory=dict)
@@ -51,9 +58,11 @@ class ServerConfig:
         with open(path, "rb") as handle:
             document = tomllib.load(handle)
         settings = dict(document.get("server", {}))
-        settings.update({k: v for k, v in document.items() if k not in ("server", "hive")})
+        settings.update(
+            {k: v for k, v in document.items() if k not in ("server", "hive", "filesystems")}
+        )
         config = cls()
-        known = {f.name: f for f in fields(cls) if f.name != "extra_config"}
+        known = {f.name: f for f in fields(cls) if f.name not in ("extra_config", "fs_options")}
         for name, value in settings.items():
             attribute = name.replace("-", "_")
             if attribute not in known:
@@ -65,6 +74,12 @@ class ServerConfig:
                 raise ValueError(f"{path}: {name} must be a {expected.__name__}, not {value!r}")
             setattr(config, attribute, value)
         config.extra_config = {str(k): str(v) for k, v in document.get("hive", {}).items()}
+        filesystems = document.get("filesystems", {})
+        if not isinstance(filesystems, dict) or not all(
+            isinstance(v, dict) for v in filesystems.values()
+        ):
+            raise ValueError(f"{path}: [filesystems.SCHEME] tables of fsspec options expected")
+        config.fs_options = {str(k).lower(): dict(v) for k, v in filesystems.items()}
         return config
 
     @classmethod
@@ -85,6 +100,10 @@ class ServerConfig:
             "log_format",
             "tls_cert",
             "tls_key",
+            "data_operations",
+            "trash_root",
+            "s3_endpoint",
+            "s3_region",
         ):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
@@ -131,8 +150,26 @@ class ServerConfig:
             raise ValueError(
                 f"writer_lease must be a positive number of seconds, not {self.writer_lease}"
             )
+        if self.data_operations not in ("on", "off"):
+            raise ValueError(f"data_operations must be on or off, not {self.data_operations!r}")
         if bool(self.tls_cert) != bool(self.tls_key):
             given, missing = ("tls_cert", "tls_key") if self.tls_cert else ("tls_key", "tls_cert")
             raise ValueError(f"{given} is set but {missing} is not: TLS needs both or neither")
         if self.tls_cert:
             server_tls_context(self.tls_cert, self.tls_key)
+
+    def filesystem_options(self) -> dict[str, dict[str, object]]:
+        """fsspec options per scheme: ``fs_options`` with the S3 endpoint and region in."""
+        options = {scheme: dict(values) for scheme, values in self.fs_options.items()}
+        s3 = options.setdefault("s3", {})
+        if self.s3_endpoint:
+            s3.setdefault("endpoint_url", self.s3_endpoint)
+        if self.s3_region:
+            client_kwargs = dict(s3.get("client_kwargs") or {})  # type: ignore[call-overload]
+            client_kwargs.setdefault("region_name", self.s3_region)
+            s3["client_kwargs"] = client_kwargs
+        return {scheme: values for scheme, values in options.items() if values}
+
+    def trash_roots(self) -> list[str]:
+        """The trash URIs of ``trash_root``."""
+        return [root.strip() for root in self.trash_root.split(",") if root.strip()]

@@ -178,7 +178,9 @@ class MetastoreHandler:
         deleteData: bool,
         environment_context: hms.EnvironmentContext,  # noqa: N803
     ) -> None:
-        self.drop_table(dbname, name, deleteData)
+        self.catalog.drop_table(
+            _db(dbname), _table(name), bool(deleteData), purge=_purge(environment_context)
+        )
 
     def alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table) -> None:
         self.catalog.alter_table(_db(dbname), _table(tbl_name), new_tbl, cascade=False)
@@ -519,8 +521,9 @@ class MetastoreHandler:
         part_vals: list[str],
         deleteData: bool,  # noqa: N803
     ) -> bool:
-        self.catalog.partitions.drop(_db(db_name), _table(tbl_name), part_vals, bool(deleteData))
-        return True
+        return self.drop_partition_with_environment_context(
+            db_name, tbl_name, part_vals, deleteData, None
+        )
 
     def drop_partition_with_environment_context(
         self,
@@ -528,9 +531,16 @@ class MetastoreHandler:
         tbl_name: str,
         part_vals: list[str],
         deleteData: bool,  # noqa: N803
-        environment_context: hms.EnvironmentContext,
+        environment_context: hms.EnvironmentContext | None,
     ) -> bool:
-        return self.drop_partition(db_name, tbl_name, part_vals, deleteData)
+        self.catalog.partitions.drop(
+            _db(db_name),
+            _table(tbl_name),
+            part_vals,
+            bool(deleteData),
+            purge=_purge(environment_context),
+        )
+        return True
 
     def drop_partition_by_name(
         self,
@@ -539,9 +549,9 @@ class MetastoreHandler:
         part_name: str,
         deleteData: bool,  # noqa: N803
     ) -> bool:
-        ref = self.catalog.tables.get(_db(db_name), _table(tbl_name))
-        values = self.catalog.partitions.values_from_name(ref, part_name)
-        return self.drop_partition(db_name, tbl_name, values, deleteData)
+        return self.drop_partition_by_name_with_environment_context(
+            db_name, tbl_name, part_name, deleteData, None
+        )
 
     def drop_partition_by_name_with_environment_context(
         self,
@@ -549,9 +559,13 @@ class MetastoreHandler:
         tbl_name: str,
         part_name: str,
         deleteData: bool,  # noqa: N803
-        environment_context: hms.EnvironmentContext,
+        environment_context: hms.EnvironmentContext | None,
     ) -> bool:
-        return self.drop_partition_by_name(db_name, tbl_name, part_name, deleteData)
+        ref = self.catalog.tables.get(_db(db_name), _table(tbl_name))
+        values = self.catalog.partitions.values_from_name(ref, part_name)
+        return self.drop_partition_with_environment_context(
+            db_name, tbl_name, values, deleteData, environment_context
+        )
 
     def drop_partitions_req(self, req: hms.DropPartitionsRequest) -> hms.DropPartitionsResult:
         if req is None or req.parts is None:
@@ -562,7 +576,12 @@ class MetastoreHandler:
             )
         if_exists = req.ifExists is None or req.ifExists
         dropped = self.catalog.partitions.drop_by_names(
-            _db(req.dbName), _table(req.tblName), req.parts.names, bool(req.deleteData), if_exists
+            _db(req.dbName),
+            _table(req.tblName),
+            req.parts.names,
+            bool(req.deleteData),
+            if_exists,
+            purge=_purge(req.environmentContext),
         )
         need_result = req.needResult is None or req.needResult
         return hms.DropPartitionsResult(partitions=dropped if need_result else None)
@@ -625,6 +644,13 @@ class MetastoreHandler:
 
     def get_all_functions(self) -> hms.GetAllFunctionsResponse:
         return hms.GetAllFunctionsResponse(functions=self.catalog.functions.all())
+
+
+def _purge(context: hms.EnvironmentContext | None) -> bool:
+    """Whether a drop asked for its data to skip the trash (``ifPurge=TRUE``, as Hive and
+    Spark send for ``PURGE``)."""
+    properties = (context.properties if context is not None else None) or {}
+    return properties.get("ifPurge", "").lower() == "true"
 
 
 def _parse_name(part_name: str) -> list[tuple[str, str]]:

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import copy
 
+from metastore_server.catalog import names
 from metastore_server.catalog.context import WRITER_LEASE_S, CatalogContext
+from metastore_server.catalog.data import DataOperations, Deletion, Move
 from metastore_server.catalog.databases import DEFAULT_DATABASE, Databases
 from metastore_server.catalog.dependencies import AlterPlan, Dependencies
 from metastore_server.catalog.functions import Functions
 from metastore_server.catalog.listing_cache import DEFAULT_MAX_BYTES, ListingCache
 from metastore_server.catalog.partitions import Partitions
-from metastore_server.catalog.tables import VIRTUAL_VIEW, TableRef, Tables
+from metastore_server.catalog.tables import TableRef, Tables, must_purge, owns_data
 from metastore_server.catalog.timelines import TimelineKeeper
 from metastore_server.catalog.warehouse import Warehouse
 from metastore_server.thrift_api import hms
 from storage import layout
-from storage.port import StoragePort
+from storage.port import Put, StoragePort
 
 
 class Catalog:
@@ -29,11 +31,13 @@ class Catalog:
         partition_request_limit: int = -1,
         listing_cache_bytes: int = DEFAULT_MAX_BYTES,
         writer_lease_s: float = WRITER_LEASE_S,
+        data: DataOperations | None = None,
     ) -> None:
         store.ensure_tables(layout.TABLE_SPECS)
         self.ctx = CatalogContext(
             store=store,
             warehouse=warehouse,
+            data=data or DataOperations(protected=[warehouse.root_uri]),
             partition_request_limit=partition_request_limit,
             listing_cache=ListingCache(listing_cache_bytes),
             writer_lease_s=writer_lease_s,
@@ -47,26 +51,63 @@ class Catalog:
         self.databases.ensure_default()
 
     def drop_table(
-        self, db: str, name: str, delete_data: bool, dropping: frozenset[str] = frozenset()
+        self,
+        db: str,
+        name: str,
+        delete_data: bool,
+        dropping: frozenset[str] = frozenset(),
+        *,
+        purge: bool = False,
     ) -> None:
-        """Drop a table and its partitions; managed data is deleted when asked. The drop
+        """Drop a table and its partitions; a table that owns its data (managed, or
+        ``external.table.purge``) loses its directory and its partitions' directories outside
+        it when asked, once the metadata is gone (to the trash unless ``purge``). The drop
         policies of tables depending on it apply (other than those in ``dropping``, the
         ``db.table`` names one call drops together)."""
         with self.ctx.write_lock:
             ref = self.tables.get(db, name)
             self.dependencies.guard_table_drop(ref, dropping)
-            bases = self.dependencies.bases_of(ref)
-            delete_files = delete_data and not ref.is_external
-            # A dependent's directory that is, holds or lies in a base's holds the base's data.
-            keep_dir = self.dependencies.shares_data_with_bases(ref, bases)
-            self.tables.delete_row(ref)
-            self.partitions.drop_all(ref, delete_files)
-            self.dependencies.forget(ref, bases)
-        if delete_files and not keep_dir and ref.table.tableType != VIRTUAL_VIEW:
-            self.ctx.warehouse.delete_dir(ref.location)
+            deletions = self._plan_table_data(ref, delete_data, purge)
+            self._drop_table_rows(ref)
+        self.ctx.data.carry_out(deletions)
+
+    def _drop_table_rows(self, ref: TableRef) -> None:
+        bases = self.dependencies.bases_of(ref)
+        self.tables.delete_row(ref)
+        self.partitions.drop_all(ref)
+        self.dependencies.forget(ref, bases)
+
+    def _plan_table_data(
+        self, ref: TableRef, delete_data: bool, purge: bool
+    ) -> list[Deletion | None]:
+        """What dropping ``ref`` deletes, checked before anything changes (MetaException
+        ``Table metadata not deleted since ...`` when it cannot be deleted)."""
+        if not (delete_data and owns_data(ref) and self.ctx.data.enabled):
+            return []
+
+        def refuse(reason: str) -> Exception:
+            return hms.MetaException(message=f"Table metadata not deleted since {reason}")
+
+        purge = purge or must_purge(ref)
+        protected = self.databases.locations()
+        deletions = self.partitions.plan_outside_deletions(ref, purge, refuse, protected)
+        # A dependent's directory that is, holds or lies in a base's holds the base's data.
+        if not self.dependencies.shares_data_with_bases(ref, self.dependencies.bases_of(ref)):
+            deletions.append(
+                self.ctx.data.plan_delete(
+                    ref.location,
+                    what=f"table {ref.db}.{ref.name}",
+                    purge=purge,
+                    refuse=refuse,
+                    protected=protected,
+                )
+            )
+        return deletions
 
     def drop_database(self, name: str, delete_data: bool, cascade: bool) -> None:
-        """Drop a database; a non-empty one only with ``cascade``."""
+        """Drop a database; a non-empty one only with ``cascade``. With ``delete_data`` its
+        tables' data goes as each table's drop deletes it, then its directory, except what
+        tables that stay (external ones, other databases') have inside it."""
         if name == DEFAULT_DATABASE:
             raise hms.MetaException(message="Can not drop default database")
         with self.ctx.write_lock:
@@ -80,35 +121,135 @@ class Catalog:
                     else f"Database {name} is not empty. One or more functions exist."
                 )
             dropping = frozenset(f"{name}.{table}" for table in table_names)
-            for table in table_names:  # every policy is checked before anything is dropped
-                self.dependencies.guard_table_drop(self.tables.get(name, table), dropping)
-            for table in table_names:
-                self.drop_table(name, table, delete_data, dropping)
+            refs = [self.tables.get(name, table) for table in table_names]
+            deletions: list[Deletion | None] = []
+            # Every policy and every deletion is checked before anything is dropped.
+            for ref in refs:
+                self.dependencies.guard_table_drop(ref, dropping)
+                deletions.extend(self._plan_table_data(ref, delete_data, False))
+            if delete_data:
+                deletions.append(self._plan_database_data(database, refs))
+            for ref in refs:
+                self._drop_table_rows(ref)
             for function in function_names:
                 self.functions.drop(name, function)
             self.databases.delete_row(name)
-        if delete_data:
-            self.ctx.warehouse.delete_dir(database.locationUri)
+        self.ctx.data.carry_out(deletions)
+
+    def _plan_database_data(
+        self, database: hms.Database, dropped: list[TableRef]
+    ) -> Deletion | None:
+        """The database's directory, keeping what tables that stay have inside it."""
+        data = self.ctx.data
+        if not data.enabled:
+            return None
+
+        def refuse(reason: str) -> Exception:
+            return hms.MetaException(message=f"Database not dropped since {reason}")
+
+        others = [loc for loc in self.databases.locations() if loc != database.locationUri]
+        deletion = data.plan_delete(
+            database.locationUri,
+            what=f"database {database.name}",
+            purge=False,
+            refuse=refuse,
+            protected=others,
+        )
+        if deletion is None or deletion.kept is not None:
+            return deletion
+        dropped_names = {(ref.db, ref.name) for ref in dropped}
+        staying = [
+            ref.location
+            for ref in self.tables.every_table()
+            if (ref.db, ref.name) not in dropped_names
+        ]
+        staying += [ref.location for ref in dropped if not owns_data(ref)]
+        data.keep_inside(deletion, staying)
+        return deletion
 
     def alter_table(
         self, db: str, name: str, new_tbl: hms.Table, cascade: bool, *, update_stats: bool = True
     ) -> None:
         """Alter (or rename) a table; ``cascade`` pushes the new columns to all partitions."""
+        move = None
         with self.ctx.write_lock:
             current = self.tables.find(db, name)
             plan = self.dependencies.plan_alter(current, new_tbl) if current is not None else None
             # Every dependent down the chain is checked before anything is written: a refusal
             # anywhere leaves the base unchanged.
             inherit = self._propagation(plan, new_tbl) if plan is not None else []
-            ref = self.tables.alter(
-                db, name, new_tbl, update_stats=update_stats, hook=self.timelines
-            )
+            relocated: list[Put] = []
+            if current is not None:
+                new_tbl, move, relocated = self._rename_data(current, new_tbl)
+            subject = f"{db}.{name}"
+            self.ctx.data.prepare(move, subject)
+            try:
+                ref = self.tables.alter(
+                    db,
+                    name,
+                    new_tbl,
+                    update_stats=update_stats,
+                    hook=self.timelines,
+                    extra_ops=relocated,
+                )
+            except BaseException:
+                if move is not None:
+                    move.rollback()
+                raise
             if cascade and ref.table.sd is not None:
                 self.partitions.propagate_columns(ref, ref.table.sd.cols)
             if plan is not None and current is not None:
                 self.dependencies.finish_alter(plan, current, ref)
             for dependent, inherited in inherit:  # base columns go on to its dependents
                 self.tables.alter(dependent.db, dependent.name, inherited, hook=self.timelines)
+        if move is not None:
+            move.commit()
+
+    def _rename_data(
+        self, current: TableRef, new_tbl: hms.Table
+    ) -> tuple[hms.Table, Move | None, list[Put]]:
+        """HMS's rename of a table that owns its data at its default location (its database's
+        directory / its name) and keeps it: the directory moves to the new name's default
+        location, its partitions' locations inside it follow. Returns the definition to store,
+        the move (None: no data to move) and the partition rows to rewrite."""
+        new_db = names.normalize(new_tbl.dbName) or current.db
+        new_name = names.normalize(new_tbl.tableName) or current.name
+        old_location = current.location
+        if (
+            (new_db, new_name) == (current.db, current.name)
+            or not self.ctx.data.enabled
+            or not owns_data(current)
+            or not old_location
+            or (new_tbl.sd is not None and new_tbl.sd.location not in (None, "", old_location))
+            or not self._at_default_location(current)
+        ):
+            return new_tbl, None, []
+        target_db = self.databases.find(new_db)
+        if target_db is None or not target_db.locationUri:
+            return new_tbl, None, []  # the rename itself says the database is missing
+        new_location = self.ctx.warehouse.child_location(target_db.locationUri, new_name)
+        subject = f"{new_db}.{new_name}"
+        move = self.ctx.data.plan_move(
+            old_location, new_location, what=f"table {current.db}.{current.name}", subject=subject
+        )
+        renamed = copy.deepcopy(new_tbl)
+        if renamed.sd is None:
+            renamed.sd = copy.deepcopy(current.table.sd)
+        renamed.sd.location = new_location
+        relocated = self.partitions.relocation_ops(current, old_location, new_location)
+        return renamed, move, relocated
+
+    def _at_default_location(self, ref: TableRef) -> bool:
+        """Whether a table lies at its database's directory / its name (HMS treats one
+        created elsewhere as external for a rename)."""
+        database = self.databases.find(ref.db)
+        data = self.ctx.data
+        db_place = data.find_place(database.locationUri if database else None)
+        place = data.find_place(ref.location)
+        if db_place is None or place is None or not db_place.same_filesystem(place):
+            return False
+        expected = db_place.path.rstrip("/") + "/" + ref.name
+        return place.path.rstrip("/").lower() == expected.lower()
 
     def _propagation(
         self, plan: AlterPlan, new_tbl: hms.Table

@@ -1,4 +1,5 @@
-"""What every catalog service shares: the store, the warehouse, the clock, the write lock."""
+"""What every catalog service shares: the store, the warehouse, data operations, the clock,
+the write lock."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+from metastore_server.catalog.data import DataOperations
 from metastore_server.catalog.listing_cache import ListingCache
 from metastore_server.catalog.warehouse import Warehouse
 from storage.port import StoragePort
@@ -74,6 +76,8 @@ class CatalogContext:
 
     store: StoragePort
     warehouse: Warehouse
+    #: Creating, deleting and moving managed data (every file system).
+    data: DataOperations = field(default_factory=DataOperations)
     now: Callable[[], int] = _now_seconds
     #: Most partitions one request may return (HMS's hive.metastore.limit.partition.request);
     #: negative: no limit.

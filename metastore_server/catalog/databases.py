@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 from metastore_server.catalog import names
 from metastore_server.catalog.context import CatalogContext
@@ -13,6 +14,18 @@ from storage.port import Condition, Delete, Put
 
 DEFAULT_DATABASE = "default"
 DEFAULT_DESCRIPTION = "Default Hive database"
+
+
+def _unable_to_create(name: str) -> Callable[[str, str], Exception]:
+    """HMS's refusal of a database whose directory cannot be made."""
+
+    def refuse(uri: str, detail: str) -> Exception:
+        return hms.MetaException(
+            message=f"Unable to create database path {uri}, failed to create database {name} "
+            f"({detail})"
+        )
+
+    return refuse
 
 
 class Databases:
@@ -33,7 +46,7 @@ class Databases:
             ownerName="public",
             ownerType=hms.PrincipalType.ROLE,
         )
-        self._ctx.warehouse.make_dirs(db.locationUri)
+        self._ctx.data.make_dirs([db.locationUri], _unable_to_create(DEFAULT_DATABASE))
         self._insert(db)
 
     def find(self, name: str) -> hms.Database | None:
@@ -64,6 +77,15 @@ class Databases:
                 found.append(name)
         return sorted(found)
 
+    def locations(self) -> list[str]:
+        """The location of every database (a table drop never deletes one)."""
+        found = []
+        for _key, row in self._ctx.store.scan(layout.DATABASES):
+            location = from_bytes(hms.Database, row[layout.OBJECT]).locationUri
+            if location:
+                found.append(location)
+        return found
+
     def create(self, db: hms.Database) -> None:
         """Create a database; its directory is created under the warehouse when not given."""
         if db is None:
@@ -80,10 +102,18 @@ class Databases:
             stored.parameters = {}
         if stored.ownerType is None:
             stored.ownerType = hms.PrincipalType.USER
+        already = hms.AlreadyExistsException(message=f"Database {db.name} already exists")
         with self._ctx.write_lock:
-            if not self._insert(stored):
-                raise hms.AlreadyExistsException(message=f"Database {db.name} already exists")
-        self._ctx.warehouse.make_dirs(stored.locationUri)
+            if self.find(name) is not None:
+                raise already
+            # The directory first (HMS): a database whose directory cannot be made is refused.
+            made = self._ctx.data.make_dirs([stored.locationUri], _unable_to_create(name))
+            try:
+                if not self._insert(stored):
+                    raise already
+            except BaseException:
+                self._ctx.data.undo(made)
+                raise
 
     def alter(self, name: str, new_db: hms.Database) -> None:
         """Change description, location, parameters and owner of a database (not its name)."""

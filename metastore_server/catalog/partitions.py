@@ -15,6 +15,7 @@ from metastore_server import audit
 from metastore_server.catalog import names
 from metastore_server.catalog.claims import Claims, TooSlowToClaim
 from metastore_server.catalog.context import CatalogContext
+from metastore_server.catalog.data import Deletion, Refusal
 from metastore_server.catalog.dependencies import Dependencies
 from metastore_server.catalog.dependency_model import (
     DEPENDS_ON_KEY,
@@ -47,6 +48,9 @@ from metastore_server.catalog.tables import (
     Tables,
     column_types,
     fill_storage_defaults,
+    must_purge,
+    owns_data,
+    unable_to_create,
 )
 from metastore_server.catalog.timelines import TimelineKeeper
 from metastore_server.encoded import EncodedPartitions
@@ -561,16 +565,26 @@ class Partitions:
                 ops.append(Put(layout.PARTITIONS, key, self._columns(ref, stored, values)))
             if ops:
                 added = [(values, answer.parameters) for _, values, answer in to_store]
-                for base in other_bases:  # before the rows: a mark may be stale, not missing
-                    self._tables.mark_dependent(base, TableName(ref.db, ref.name))
-                # Created exactly once even with other server processes on the store: each
-                # row must still be absent when its write lands.
-                with self._timelines.change(ref, added=added):
-                    if not self._write_absent(ref, ops, "Adding partitions"):
-                        raise _LostRace
-        for key, _, stored in to_store:
-            if key not in on_base:  # a dependent partition's data is its base's
-                self._ctx.warehouse.make_dirs(stored.sd.location if stored.sd else None)
+                # Directories first (HMS): one that cannot be made refuses the whole call.
+                made = self._ctx.data.make_dirs(
+                    (
+                        stored.sd.location if stored.sd else None
+                        for key, _, stored in to_store
+                        if key not in on_base  # a dependent partition's data is its base's
+                    ),
+                    unable_to_create,
+                )
+                try:
+                    for base in other_bases:  # before the rows: a mark may be stale
+                        self._tables.mark_dependent(base, TableName(ref.db, ref.name))
+                    # Created exactly once even with other server processes on the store:
+                    # each row must still be absent when its write lands.
+                    with self._timelines.change(ref, added=added):
+                        if not self._write_absent(ref, ops, "Adding partitions"):
+                            raise _LostRace
+                except BaseException:
+                    self._ctx.data.undo(made)
+                    raise
         return [p for _, _, p in to_store]
 
     def _depend(
@@ -673,9 +687,16 @@ class Partitions:
         return stored
 
     def drop(
-        self, db: str, table: str, values: Sequence[str] | None, delete_data: bool
+        self,
+        db: str,
+        table: str,
+        values: Sequence[str] | None,
+        delete_data: bool,
+        purge: bool = False,
     ) -> hms.Partition:
-        """Drop one partition; its directory goes too when asked and the table is managed."""
+        """Drop one partition; its directory goes too when asked and the table owns its data
+        (then parents left empty go, up to the table's directory). ``purge``: not to the
+        trash."""
         with self._ctx.write_lock:
             ref = self._tables.find(db, table)
             if ref is None:
@@ -690,10 +711,10 @@ class Partitions:
                 raise hms.NoSuchObjectException(message=f"partition values={java_list(values)}")
             partition = self._decode(ref, row[layout.OBJECT])
             self._dependencies.guard_partition_drop(ref, [values])
+            deletions = self._plan_deletions(ref, [partition], delete_data, purge)
             with self._timelines.change(ref, removed=[(values, partition.parameters)]):
                 self._ctx.store.mutate([Delete(layout.PARTITIONS, key)])
-        if delete_data and not ref.is_external and _owns_data(partition):
-            self._ctx.warehouse.delete_dir(partition.sd.location if partition.sd else None)
+        self._ctx.data.carry_out(deletions)
         return partition
 
     def drop_by_names(
@@ -703,8 +724,11 @@ class Partitions:
         part_names: Sequence[str] | None,
         delete_data: bool,
         if_exists: bool = True,
+        purge: bool = False,
     ) -> list[hms.Partition]:
-        """Drop partitions by name, all or nothing when one is missing and not ``if_exists``."""
+        """Drop partitions by name, all or nothing when one is missing and not ``if_exists``;
+        their directories as ``drop`` deletes them."""
+        deletions: list[Deletion | None] = []
         with self._ctx.write_lock:
             ref = self._tables.get(db, table)
             found: list[tuple[bytes, hms.Partition]] = []
@@ -721,26 +745,50 @@ class Partitions:
                 deletes: list[Put | Delete] = [Delete(layout.PARTITIONS, k) for k, _ in found]
                 removed = [(values_of(ref, k), p.parameters) for k, p in found]
                 self._dependencies.guard_partition_drop(ref, [v for v, _ in removed])
+                deletions = self._plan_deletions(ref, [p for _, p in found], delete_data, purge)
                 with self._timelines.change(ref, removed=removed):
                     self._write(ref, deletes, "Dropping partitions")
-        if delete_data and not ref.is_external:
-            for _, partition in found:
-                if _owns_data(partition):
-                    self._ctx.warehouse.delete_dir(partition.sd.location if partition.sd else None)
+        self._ctx.data.carry_out(deletions)
         return [p for _, p in found]
 
-    def drop_all(self, ref: TableRef, delete_data: bool) -> int:
-        """Remove every partition of a table (used when the table is dropped)."""
+    def _plan_deletions(
+        self, ref: TableRef, partitions: Sequence[hms.Partition], delete_data: bool, purge: bool
+    ) -> list[Deletion | None]:
+        """The directories dropping ``partitions`` deletes, checked before anything changes
+        (MetaException otherwise): none unless asked and the table owns its data; never a
+        dependent partition's (its data is its base's), the table's directory or a database's
+        or anything holding one; parents left empty go, up to the table's directory."""
+        if not (delete_data and owns_data(ref)) or not self._ctx.data.enabled:
+            return []
+        protected = [ref.location, *self._tables.database_locations()]
+        levels = max(len(ref.key_names) - 1, 0)
+
+        def refuse(reason: str) -> Exception:
+            return hms.MetaException(message=f"Table partition not deleted since {reason}")
+
+        return [
+            self._ctx.data.plan_delete(
+                partition.sd.location,
+                what=f"partition {self._name(ref, partition.values)} of {ref.db}.{ref.name}",
+                purge=purge or must_purge(ref),
+                refuse=refuse,
+                protected=protected,
+                parent_levels=levels,
+                boundary=ref.location,
+            )
+            for partition in partitions
+            if partition.sd is not None and partition.sd.location and _owns_data(partition)
+        ]
+
+    def drop_all(self, ref: TableRef) -> int:
+        """Remove every partition row of a table (used when the table is dropped; its data
+        is planned with ``plan_outside_deletions``)."""
         start, stop = layout.partition_range(ref.table_id)
         count = 0
         batch: list[Put | Delete] = []
-        locations: list[str] = []
-        for key, row in self._ctx.store.scan(layout.PARTITIONS, start, stop):
+        rows = self._ctx.store.scan(layout.PARTITIONS, start, stop, columns=[layout.OBJECT])
+        for key, _row in rows:
             batch.append(Delete(layout.PARTITIONS, key))
-            if delete_data:
-                partition = self._decode(ref, row[layout.OBJECT])
-                if partition.sd and partition.sd.location and _owns_data(partition):
-                    locations.append(partition.sd.location)
             if len(batch) >= 1000:
                 self._ctx.store.mutate(batch)
                 count += len(batch)
@@ -749,9 +797,59 @@ class Partitions:
             self._ctx.store.mutate(batch)
             count += len(batch)
         self._timelines.forget(ref.table_id)
-        for location in locations:
-            self._ctx.warehouse.delete_dir(location)
         return count
+
+    def relocation_ops(self, ref: TableRef, old_location: str, new_location: str) -> list[Put]:
+        """Rows giving the partitions of ``ref`` that lie inside ``old_location`` the same
+        place inside ``new_location`` (a managed table renamed with its directory)."""
+        data = self._ctx.data
+        old_place, new_place = data.find_place(old_location), data.find_place(new_location)
+        if old_place is None or new_place is None:
+            return []
+        old_root = old_place.path.rstrip("/")
+        new_root = new_place.path.rstrip("/")
+        start, stop = layout.partition_range(ref.table_id)
+        ops: list[Put] = []
+        rows = self._ctx.store.scan(layout.PARTITIONS, start, stop, columns=[layout.OBJECT])
+        for key, row in rows:
+            partition = self._decode(ref, row[layout.OBJECT])
+            place = data.find_place(partition.sd.location if partition.sd else None)
+            if place is None or not old_place.contains(place):
+                continue
+            partition.sd.location = new_place.uri_of(new_root + place.path[len(old_root) :])
+            ops.append(
+                Put(layout.PARTITIONS, key, {layout.OBJECT: stored_partition_bytes(partition)})
+            )
+        return ops
+
+    def plan_outside_deletions(
+        self, ref: TableRef, purge: bool, refuse: Refusal, protected: Sequence[str | None]
+    ) -> list[Deletion | None]:
+        """The directories of a dropped table's partitions that lie outside its directory
+        (HMS deletes those one by one; the rest go with the table's), checked."""
+        data = self._ctx.data
+        table_place = data.find_place(ref.location)
+        start, stop = layout.partition_range(ref.table_id)
+        deletions: list[Deletion | None] = []
+        rows = self._ctx.store.scan(layout.PARTITIONS, start, stop, columns=[layout.OBJECT])
+        for _key, row in rows:
+            partition = self._decode(ref, row[layout.OBJECT])
+            location = partition.sd.location if partition.sd else None
+            if not location or not _owns_data(partition):
+                continue
+            place = data.find_place(location)
+            if table_place is not None and place is not None and table_place.contains(place):
+                continue
+            deletions.append(
+                data.plan_delete(
+                    location,
+                    what=f"partition {self._name(ref, partition.values)} of {ref.db}.{ref.name}",
+                    purge=purge,
+                    refuse=refuse,
+                    protected=protected,
+                )
+            )
+        return deletions
 
     def alter(self, db: str, table: str, new_parts: Sequence[hms.Partition] | None) -> None:
         """Replace partitions' definitions (values identify them; all must exist)."""
@@ -859,17 +957,33 @@ class Partitions:
                 if ref.location
                 else None
             )
-            move_dir = False
-            if updated.sd is not None and ref.location and old_location == default_old:
-                if (
+            # A managed partition at its default location moves with its new name (when
+            # this server manages data); an external one, or one placed elsewhere, stays.
+            move = None
+            follows = (
+                updated.sd is not None
+                and ref.location
+                and old_location
+                and old_location == default_old
+                and owns_data(ref)
+                and _owns_data(old)
+                and self._ctx.data.enabled
+                and (
                     not new_part.sd
                     or not new_part.sd.location
                     or new_part.sd.location == old_location
-                ):
-                    updated.sd.location = self._ctx.warehouse.child_location(
-                        ref.location, self._name(ref, new_values)
-                    )
-                    move_dir = not ref.is_external
+                )
+            )
+            if follows:
+                updated.sd.location = self._ctx.warehouse.child_location(
+                    ref.location, self._name(ref, new_values)
+                )
+                move = self._ctx.data.plan_move(
+                    old_location,
+                    updated.sd.location,
+                    what=f"partition {self._name(ref, old_values)} of {ref.db}.{ref.name}",
+                    subject=f"{ref.db}.{ref.name}",
+                )
             # The new row first, so a failure in between never loses the partition.
             ops: list[Put | Delete] = [
                 Put(layout.PARTITIONS, new_key, self._columns(ref, updated, new_values))
@@ -878,14 +992,21 @@ class Partitions:
                 ops.append(Delete(layout.PARTITIONS, old_key))
             for base in marks:  # before the rows: a mark may be stale, not missing
                 self._tables.mark_dependent(base, TableName(ref.db, ref.name))
-            with self._timelines.change(
-                ref,
-                added=[(new_values, updated.parameters)],
-                removed=[(old_values, old.parameters)],
-            ):
-                self._ctx.store.mutate(ops)
-        if move_dir and updated.sd is not None:
-            self._ctx.warehouse.rename_dir(old_location, updated.sd.location)
+            # Data moves first (HMS) and moves back when the metadata change fails.
+            self._ctx.data.prepare(move, f"{ref.db}.{ref.name}")
+            try:
+                with self._timelines.change(
+                    ref,
+                    added=[(new_values, updated.parameters)],
+                    removed=[(old_values, old.parameters)],
+                ):
+                    self._ctx.store.mutate(ops)
+            except BaseException:
+                if move is not None:
+                    move.rollback()
+                raise
+        if move is not None:
+            move.commit()
 
     def propagate_columns(self, ref: TableRef, columns: list[hms.FieldSchema] | None) -> None:
         """Give every partition the table's columns (ALTER TABLE ... CASCADE)."""

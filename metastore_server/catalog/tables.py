@@ -6,7 +6,7 @@ import copy
 import functools
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -35,6 +35,9 @@ EXTERNAL_TABLE = "EXTERNAL_TABLE"
 VIRTUAL_VIEW = "VIRTUAL_VIEW"
 MATERIALIZED_VIEW = "MATERIALIZED_VIEW"
 INDEX_TABLE = "INDEX_TABLE"
+#: Table properties about dropped data: skip the trash; an external table's data goes too.
+AUTO_PURGE = "auth.purge"
+EXTERNAL_PURGE = "external.table.purge"
 TABLE_TYPES = frozenset(
     {MANAGED_TABLE, EXTERNAL_TABLE, VIRTUAL_VIEW, MATERIALIZED_VIEW, INDEX_TABLE}
 )
@@ -100,6 +103,25 @@ class TableRef:
         )
 
 
+def owns_data(ref: TableRef) -> bool:
+    """Whether dropping the table (or its partitions) deletes data: a managed table, or an
+    external one with ``external.table.purge=true`` (HMS 3 and later); never a view."""
+    if ref.table.tableType in (VIRTUAL_VIEW, MATERIALIZED_VIEW):
+        return False
+    params = ref.table.parameters or {}
+    return not ref.is_external or params.get(EXTERNAL_PURGE, "").lower() == "true"
+
+
+def must_purge(ref: TableRef) -> bool:
+    """Whether the table's dropped data skips the trash whatever the call says
+    (``auth.purge=true``, or an external table's ``external.table.purge=true``)."""
+    params = ref.table.parameters or {}
+    return (
+        params.get(AUTO_PURGE, "").lower() == "true"
+        or params.get(EXTERNAL_PURGE, "").lower() == "true"
+    )
+
+
 def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=8).digest()
 
@@ -132,6 +154,13 @@ class AlterHook(Protocol):
     ) -> Callable[[TableRef], None] | None:
         """Adjust ``table`` (the new definition) in place; return what to run once it is
         stored, or None when the table keeps no state that needs a stamped row."""
+
+
+def unable_to_create(uri: str, detail: str) -> Exception:
+    """HMS's refusal of a table or partition whose directory cannot be made."""
+    return hms.MetaException(
+        message=f"{uri} is not a directory or unable to create one ({detail})"
+    )
 
 
 def _put_quick_stats(params: dict[str, str], stats: tuple[int, int] | None) -> None:
@@ -240,6 +269,14 @@ class Tables:
             found.append(name)
         return sorted(found)
 
+    def every_table(self) -> Iterator[TableRef]:
+        """Every table of every database (a database drop keeps what others hold)."""
+        for key, _row in self._ctx.store.scan(layout.TABLES, columns=[layout.TABLE_ID]):
+            db_bytes, _, _ = key.partition(b"\x00")
+            ref = self.find(db_bytes.decode("utf-8"), layout.name_from_child_key(key))
+            if ref is not None:
+                yield ref
+
     def objects(self, db: str, table_names: list[str]) -> list[hms.Table]:
         """The tables that exist among ``table_names``, in that order (duplicates once)."""
         seen: set[str] = set()
@@ -296,24 +333,33 @@ class Tables:
             spec = self.dependent_spec(table)
             if spec is not None:
                 self.mark_dependent(spec.base, TableName(db, name))
-            table_id = self._ctx.store.increment(
-                layout.META, layout.COUNTERS_ROW, layout.NEXT_TABLE_ID
+            # The directory first (HMS): a table whose directory cannot be made is refused.
+            made = self._ctx.data.make_dirs(
+                [None if is_view else table.sd.location], unable_to_create
             )
-            key = layout.table_key(db, name)
-            created = self._ctx.store.mutate(
-                [
-                    Put(
-                        layout.TABLES,
-                        key,
-                        {layout.OBJECT: to_bytes(table), layout.TABLE_ID: encode_id(table_id)},
-                    )
-                ],
-                Condition(layout.TABLES, key, layout.OBJECT, None),
-            )
-            if not created:
-                raise hms.AlreadyExistsException(message=f"Table {name} already exists")
-        if not is_view:
-            self._ctx.warehouse.make_dirs(table.sd.location)
+            try:
+                table_id = self._ctx.store.increment(
+                    layout.META, layout.COUNTERS_ROW, layout.NEXT_TABLE_ID
+                )
+                key = layout.table_key(db, name)
+                created = self._ctx.store.mutate(
+                    [
+                        Put(
+                            layout.TABLES,
+                            key,
+                            {
+                                layout.OBJECT: to_bytes(table),
+                                layout.TABLE_ID: encode_id(table_id),
+                            },
+                        )
+                    ],
+                    Condition(layout.TABLES, key, layout.OBJECT, None),
+                )
+                if not created:
+                    raise hms.AlreadyExistsException(message=f"Table {name} already exists")
+            except BaseException:
+                self._ctx.data.undo(made)
+                raise
 
     def alter(
         self,
@@ -323,14 +369,16 @@ class Tables:
         *,
         update_stats: bool = True,
         hook: AlterHook | None = None,
+        extra_ops: Sequence[Put | Delete] = (),
     ) -> TableRef:
-        """Replace a table's definition; a new db/name renames it (metadata only).
+        """Replace a table's definition; a new db/name renames it (its data is the caller's).
 
         Partition keys cannot change. Returns the stored table. With ``update_stats`` (HMS does
         it unless the client says DO_NOT_UPDATE_STATS) an unpartitioned table's ``numFiles``
         and ``totalSize`` are counted again from its directory. ``hook`` may adjust the new
         definition; a stamped row (``layout.TIMELINE_VERSION``) is rewritten with a new stamp,
         compare-and-set on the old one, and read again when another process changed it.
+        ``extra_ops`` are written with the row (partitions relocated by a rename).
         """
         if new_tbl is None:
             raise hms.InvalidOperationException(message="New table is invalid: null")
@@ -339,7 +387,7 @@ class Tables:
                 current = self.find_settled(db, name)
                 if current is None:
                     raise hms.InvalidOperationException(message=f"{db}.{name} table not found")
-                stored = self._write_altered(current, new_tbl, update_stats, hook)
+                stored = self._write_altered(current, new_tbl, update_stats, hook, extra_ops)
                 if stored is not None:
                     return stored
             raise hms.MetaException(
@@ -350,7 +398,12 @@ class Tables:
             )
 
     def _write_altered(
-        self, current: TableRef, new_tbl: hms.Table, update_stats: bool, hook: AlterHook | None
+        self,
+        current: TableRef,
+        new_tbl: hms.Table,
+        update_stats: bool,
+        hook: AlterHook | None,
+        extra_ops: Sequence[Put | Delete] = (),
     ) -> TableRef | None:
         """Store the new definition of ``current``; None when its stamp changed meanwhile."""
         db, name = current.db, current.name
@@ -391,6 +444,7 @@ class Tables:
         ops.append(Put(layout.TABLES, new_key, columns))
         if renamed:
             ops.append(Delete(layout.TABLES, layout.table_key(db, name)))
+        ops.extend(extra_ops)
         if not self._ctx.store.mutate(ops, condition):
             if renamed:
                 raise hms.InvalidOperationException(
@@ -450,6 +504,10 @@ class Tables:
             _put_quick_stats(params, self._ctx.warehouse.quick_stats(table.sd.location))
         table.createTime = current.table.createTime
         return table
+
+    def database_locations(self) -> list[str]:
+        """The location of every database."""
+        return self._databases.locations()
 
     def mark_spellings(self, ref: TableRef) -> None:
         """Record on the table row that a partition holds a non-canonical typed spelling."""

@@ -38,7 +38,7 @@ from support.values_oracle import InvalidRequest, ValuesRequest, expected_rows
 
 from metastore_server.thrift_api import hms
 
-from .conftest import create_db, make_partition, make_table
+from .conftest import RunningServer, create_db, make_partition, make_table
 
 DB = "values_oracle"
 _TABLES = itertools.count()
@@ -108,6 +108,16 @@ Keys = list[tuple[str, str]]
 
 def _kind(hive_type: str) -> str:
     return next(kind for kind, types in TYPES.items() if hive_type in types)
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """The module's server, with data operations off: the values drawn include ``a\x00``,
+    which sorts first but names no directory on any file system (HMS cannot create its
+    partition directory either)."""
+    server = RunningServer(tmp_path_factory.mktemp("metastore"), data_operations="off")
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="module")

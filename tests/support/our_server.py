@@ -44,10 +44,13 @@ class OurServer(StartedByWith):
         *,
         extra_args: list[str] | None = None,
         startup_timeout: float = STARTUP_TIMEOUT_S,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="our-metastore-")).resolve()
         self.port = port or free_port(LOOPBACK)
         self.extra_args = list(extra_args or [])
+        #: Environment variables set for the server on top of this process's.
+        self.env = dict(env or {})
         self.startup_timeout = startup_timeout
         self.warehouse = self.workdir / "warehouse"
         self.stdout_path = self.workdir / "server.stdout.log"
@@ -88,7 +91,7 @@ class OurServer(StartedByWith):
             self.storage = storage_url(*self._double.address)
         elif test_storage not in ("embedded", "hbase-double"):
             raise ValueError(f"METASTORE_TEST_STORAGE is embedded or hbase-double: {test_storage}")
-        env = dict(os.environ)
+        env = {**os.environ, **self.env}
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p
         )
