@@ -146,11 +146,12 @@ def test_dependent_partition_records_dependency_and_base_location(client, runnin
     assert base_dir.exists()
 
 
-def test_explicit_location_and_dependency_are_kept(client) -> None:
+def test_explicit_location_and_dependency_are_kept(client, tmp_path: Path) -> None:
     client.create_table(dependent("tdep_explicit"))
-    part = make_partition(DB, "tdep_explicit", ["2024-02-01"], location="file:/elsewhere/x")
+    elsewhere = f"file:{tmp_path}/elsewhere/x"
+    part = make_partition(DB, "tdep_explicit", ["2024-02-01"], location=elsewhere)
     added = client.add_partition(part)
-    assert added.sd.location == "file:/elsewhere/x"
+    assert added.sd.location == elsewhere
     assert added.parameters[DEPENDS_ON_KEY] == "dep.t@ds=2024-02-01"
 
     # Re-pointing one partition: the client's dependency is kept, and the default location

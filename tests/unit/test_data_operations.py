@@ -1,0 +1,352 @@
+"""Data operations on the local file system: locations, creating, deleting (guards, links,
+parents, trash), moving; and how locations of other file systems resolve."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from metastore_server import audit
+from metastore_server.catalog import data as data_module
+from metastore_server.catalog.data import DataOperations
+from metastore_server.catalog.data_fs import FileSystems, FileSystemUnavailable, split_location
+from metastore_server.thrift_api import hms
+
+
+def _uri(path: Path) -> str:
+    return f"file:{path}"
+
+
+def _refuse(reason: str) -> Exception:
+    return hms.MetaException(message=reason)
+
+
+def _refuse_make(uri: str, detail: str) -> Exception:
+    return hms.MetaException(message=f"{uri}: {detail}")
+
+
+def _file(path: Path, text: str = "x") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _delete(data: DataOperations, path: Path, **kwargs: object) -> None:
+    deletion = data.plan_delete(_uri(path), what="test", purge=kwargs.pop("purge", True),
+                                refuse=_refuse, **kwargs)  # type: ignore[arg-type]  # fmt: skip
+    data.carry_out([deletion])
+
+
+# -- locations ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("location", "expected"),
+    [
+        ("file:/a/b", ("file", "", "/a/b")),
+        ("file:///a/b", ("file", "", "/a/b")),
+        ("/a/b", ("", "", "/a/b")),
+        ("s3a://bucket/k/x", ("s3a", "bucket", "/k/x")),
+        ("hdfs://nn:8020/p", ("hdfs", "nn:8020", "/p")),
+        ("HDFS://nn/p", ("hdfs", "nn", "/p")),
+        # Hive writes escaped values into names: %3A is three characters of a directory name.
+        ("file:/t/k=a%3Ab/q?x#y", ("file", "", "/t/k=a%3Ab/q?x#y")),
+    ],
+)
+def test_locations_split_as_hadoop_paths(location: str, expected: tuple[str, str, str]) -> None:
+    assert split_location(location) == expected
+
+
+def test_local_places_are_normalised_and_compare_by_path() -> None:
+    fs = FileSystems()
+    place = fs.resolve("file:///w/db.db/t/../t/ds=1/")
+    assert (place.protocol, place.path) == ("file", "/w/db.db/t/ds=1")
+    assert place.uri == "file:/w/db.db/t/ds=1"
+    table = fs.resolve("/w/db.db/t")
+    assert table.contains(place) and not place.contains(table)
+    assert not table.contains(fs.resolve("file:/w/db.db/t2"))  # a prefix, not a parent
+    assert fs.resolve("file:/").is_root and not table.is_root
+
+
+def test_s3_places() -> None:
+    pytest.importorskip("s3fs")
+    fs = FileSystems()
+    place = fs.resolve("s3a://lake/wh/t/")
+    assert (place.protocol, place.path, place.uri) == ("s3", "lake/wh/t", "s3a://lake/wh/t")
+    assert fs.resolve("s3://lake").is_root and fs.resolve("s3n://lake/").is_root
+    assert place.same_filesystem(fs.resolve("s3://lake/x"))
+    assert not place.same_filesystem(fs.resolve("s3://other/wh/t"))  # buckets are authorities
+    with pytest.raises(FileSystemUnavailable, match="must name a bucket"):
+        fs.resolve("s3a:///no-bucket")
+
+
+def test_unknown_schemes_and_missing_clients_are_named() -> None:
+    fs = FileSystems()
+    with pytest.raises(FileSystemUnavailable, match="No FileSystem for scheme: nosuch"):
+        fs.resolve("nosuch://x/y")
+    with pytest.raises(FileSystemUnavailable, match="must be absolute"):
+        fs.resolve("file:relative/path")
+    with pytest.raises(FileSystemUnavailable, match="must name this machine"):
+        fs.resolve("file://otherhost/x")
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("gcsfs") is not None, reason="gcsfs is installed here"
+)
+def test_a_scheme_whose_package_is_missing_says_so() -> None:
+    with pytest.raises(FileSystemUnavailable, match="need a package that is not installed"):
+        FileSystems().resolve("gs://bucket/t")
+
+
+def test_hdfs_without_a_hadoop_client_says_what_is_missing() -> None:
+    if importlib.util.find_spec("pyarrow") is None:
+        with pytest.raises(FileSystemUnavailable, match=r"hbase-metastore\[hdfs\]"):
+            FileSystems().resolve("hdfs://nn:8020/warehouse")
+        return
+    if os.environ.get("ARROW_LIBHDFS_DIR") or os.environ.get("HADOOP_HOME"):
+        pytest.skip("a Hadoop client may be configured here")
+    fs = FileSystems()
+    for _ in range(2):  # the second look gives the same full reason
+        with pytest.raises(FileSystemUnavailable, match="no Hadoop client for hdfs://nn:8020"):
+            fs.resolve("hdfs://nn:8020/warehouse")
+
+
+# -- creating -------------------------------------------------------------------------------
+
+
+def test_make_dirs_creates_and_undo_removes_only_what_it_made(tmp_path: Path) -> None:
+    data = DataOperations()
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    made = data.make_dirs([_uri(existing / "a" / "b"), _uri(existing), None], _refuse_make)
+    assert (existing / "a" / "b").is_dir()
+    data.undo(made)
+    assert existing.is_dir() and not (existing / "a").exists()
+
+
+def test_undo_leaves_a_directory_someone_wrote_into(tmp_path: Path) -> None:
+    data = DataOperations()
+    made = data.make_dirs([_uri(tmp_path / "t" / "ds=1")], _refuse_make)
+    written = _file(tmp_path / "t" / "ds=1" / "part-0")
+    data.undo(made)
+    assert written.exists()
+
+
+def test_make_dirs_refuses_and_removes_what_it_made_first(tmp_path: Path) -> None:
+    data = DataOperations()
+    blocker = _file(tmp_path / "file")
+    with pytest.raises(hms.MetaException, match="exists and is not a directory"):
+        data.make_dirs([_uri(tmp_path / "new"), _uri(blocker)], _refuse_make)
+    assert not (tmp_path / "new").exists()
+
+
+def test_disabled_data_operations_do_nothing(tmp_path: Path) -> None:
+    data = DataOperations(enabled=False)
+    data.make_dirs([_uri(tmp_path / "x")], _refuse_make)
+    assert not (tmp_path / "x").exists()
+    kept = _file(tmp_path / "t" / "f")
+    assert data.plan_delete(_uri(tmp_path / "t"), what="t", purge=True, refuse=_refuse) is None
+    move = data.plan_move(_uri(tmp_path / "t"), _uri(tmp_path / "u"), what="t", subject="d.t")
+    assert move is None
+    assert kept.exists()
+
+
+# -- deleting -------------------------------------------------------------------------------
+
+
+def test_delete_removes_a_tree_and_reports_it(tmp_path: Path) -> None:
+    data = DataOperations()
+    _file(tmp_path / "t" / "ds=1" / "f")
+    with audit.collecting_extras() as extras:
+        _delete(data, tmp_path / "t")
+    assert not (tmp_path / "t").exists()
+    assert extras["data_deleted"] == [_uri(tmp_path / "t")]
+
+
+def test_nothing_to_delete_plans_nothing(tmp_path: Path) -> None:
+    plan = DataOperations().plan_delete(
+        _uri(tmp_path / "absent"), what="t", purge=True, refuse=_refuse
+    )
+    assert plan is None
+
+
+def test_roots_and_protected_places_are_never_deleted(tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    inside = _file(warehouse / "db.db" / "t" / "f")
+    data = DataOperations(protected=[_uri(warehouse)])
+    root = data.plan_delete("file:/", what="t", purge=True, refuse=_refuse)
+    assert root is not None and root.kept == "file:/ is a file system root"
+    for target in (warehouse, tmp_path):  # the warehouse, and what holds it
+        plan = data.plan_delete(_uri(target), what="t", purge=True, refuse=_refuse)
+        assert plan is not None and plan.kept is not None
+        with capture_logs() as logs, audit.collecting_extras() as extras:
+            data.carry_out([plan])
+        assert extras["data_kept"] == [_uri(target)]
+        assert logs[0]["event"] == "data_kept"
+    db_dir = warehouse / "db.db"
+    plan = data.plan_delete(_uri(db_dir), what="t", purge=True, refuse=_refuse,
+                            protected=[_uri(db_dir)])  # fmt: skip
+    assert plan is not None and plan.kept is not None
+    data.carry_out([plan])
+    assert inside.exists()
+
+
+def test_a_protected_place_reached_through_a_link_is_protected(tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    kept = _file(warehouse / "f")
+    os.symlink(warehouse, tmp_path / "alias")
+    data = DataOperations(protected=[_uri(tmp_path / "alias")])
+    _delete(data, warehouse)
+    assert kept.exists()
+
+
+def test_links_are_removed_never_followed(tmp_path: Path) -> None:
+    precious = _file(tmp_path / "precious" / "f")
+    table = tmp_path / "t"
+    table.mkdir()
+    os.symlink(tmp_path / "precious", table / "dir-link")
+    os.symlink(precious, table / "file-link")
+    os.symlink(tmp_path / "precious", tmp_path / "location-link")
+    data = DataOperations()
+    _delete(data, tmp_path / "location-link")
+    assert not os.path.lexists(tmp_path / "location-link")
+    _delete(data, table)
+    assert not table.exists()
+    assert precious.read_text() == "x"
+
+
+def test_a_partition_drop_removes_parents_left_empty_up_to_the_table(tmp_path: Path) -> None:
+    table = tmp_path / "t"
+    _file(table / "ds=1" / "hr=1" / "min=1" / "f")
+    _file(table / "ds=1" / "hr=2" / "min=1" / "f")
+    data = DataOperations()
+    _delete(data, table / "ds=1" / "hr=1" / "min=1", parent_levels=2, boundary=_uri(table))
+    assert not (table / "ds=1" / "hr=1").exists()
+    assert (table / "ds=1" / "hr=2").exists()  # not empty: stays, and so does ds=1
+    _delete(data, table / "ds=1" / "hr=2" / "min=1", parent_levels=5, boundary=_uri(table))
+    assert not (table / "ds=1").exists()
+    assert table.is_dir()  # never the boundary, whatever the levels
+
+
+def test_trash_keeps_the_path_and_purge_skips_it(tmp_path: Path) -> None:
+    trash = tmp_path / "trash"
+    data = DataOperations(trash_roots=[_uri(trash)])
+    target = tmp_path / "wh" / "t"
+    _file(target / "f", "first")
+    with audit.collecting_extras() as extras:
+        _delete(data, target, purge=False)
+    in_trash = trash / "Current" / str(target).lstrip("/")
+    assert (in_trash / "f").read_text() == "first" and not target.exists()
+    assert extras["data_trashed"] == [_uri(target)]
+    _file(target / "f", "second")
+    _delete(data, target, purge=False)
+    copies = [p for p in in_trash.parent.iterdir() if p.name.startswith("t.")]
+    assert len(copies) == 1 and (copies[0] / "f").read_text() == "second"
+    _file(target / "f", "third")
+    _delete(data, target, purge=True)
+    assert not target.exists() and len(list(in_trash.parent.iterdir())) == 2
+
+
+def test_a_place_holding_the_trash_is_kept(tmp_path: Path) -> None:
+    data = DataOperations(trash_roots=[_uri(tmp_path / "t" / ".trash")])
+    plan = data.plan_delete(_uri(tmp_path / "t"), what="t", purge=False, refuse=_refuse)
+    assert plan is None or plan.kept is not None
+    _file(tmp_path / "t" / "f")
+    plan = data.plan_delete(_uri(tmp_path / "t"), what="t", purge=False, refuse=_refuse)
+    assert plan is not None and plan.kept is not None
+
+
+def test_keep_inside_deletes_only_the_rest(tmp_path: Path) -> None:
+    db_dir = tmp_path / "db.db"
+    kept = _file(db_dir / "external" / "f")
+    _file(db_dir / "managed" / "f")
+    _file(db_dir / "loose")
+    data = DataOperations()
+    plan = data.plan_delete(_uri(db_dir), what="db", purge=True, refuse=_refuse)
+    assert plan is not None
+    data.keep_inside(plan, [_uri(db_dir / "external"), _uri(tmp_path / "unrelated"), None])
+    data.carry_out([plan])
+    assert kept.exists()
+    assert sorted(p.name for p in db_dir.iterdir()) == ["external"]
+
+
+def test_keep_inside_a_place_that_is_kept_whole(tmp_path: Path) -> None:
+    db_dir = tmp_path / "db.db"
+    kept = _file(db_dir / "f")
+    data = DataOperations()
+    plan = data.plan_delete(_uri(db_dir), what="db", purge=True, refuse=_refuse)
+    assert plan is not None
+    data.keep_inside(plan, [_uri(tmp_path)])
+    data.carry_out([plan])
+    assert kept.exists()
+
+
+def test_a_failed_delete_is_logged_and_audited_never_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = _file(tmp_path / "t" / "f").parent
+    data = DataOperations()
+    plan = data.plan_delete(_uri(target), what="table d.t", purge=True, refuse=_refuse)
+
+    def failing_rmtree(path: str, *args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(shutil, "rmtree", failing_rmtree)
+    with capture_logs() as logs, audit.collecting_extras() as extras:
+        data.carry_out([plan])
+    assert target.exists()
+    failure = next(line for line in logs if line["event"] == "data_delete_failed")
+    assert failure["location"] == _uri(target) and "Permission denied" in failure["error"]
+    assert extras["data_errors"][0].startswith(f"{_uri(target)}: PermissionError")
+
+
+def test_an_unwritable_parent_refuses_the_delete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = _file(tmp_path / "t" / "f").parent
+    monkeypatch.setattr(data_module.os, "access", lambda path, mode: False)
+    with pytest.raises(hms.MetaException) as refused:
+        DataOperations().plan_delete(_uri(target), what="t", purge=True, refuse=_refuse)
+    assert refused.value.message.startswith(f"{_uri(tmp_path)} is not writable by ")
+
+
+def test_an_unknown_scheme_refuses_the_delete() -> None:
+    with pytest.raises(hms.MetaException, match="No FileSystem for scheme: nosuch"):
+        DataOperations().plan_delete("nosuch://x/t", what="t", purge=True, refuse=_refuse)
+
+
+# -- moving ---------------------------------------------------------------------------------
+
+
+def test_a_move_and_its_rollback(tmp_path: Path) -> None:
+    data = DataOperations()
+    _file(tmp_path / "db.db" / "t" / "ds=1" / "f")
+    move = data.plan_move(_uri(tmp_path / "db.db" / "t"), _uri(tmp_path / "other.db" / "t2"),
+                          what="table db.t", subject="other.t2")  # fmt: skip
+    assert move is not None
+    data.prepare(move, "db.t")
+    assert (tmp_path / "other.db" / "t2" / "ds=1" / "f").exists()
+    move.rollback()
+    assert (tmp_path / "db.db" / "t" / "ds=1" / "f").exists()
+    assert not (tmp_path / "other.db" / "t2").exists()
+
+
+def test_moves_are_refused_onto_existing_data_or_another_file_system(tmp_path: Path) -> None:
+    data = DataOperations()
+    _file(tmp_path / "t" / "f")
+    _file(tmp_path / "u" / "g")
+    with pytest.raises(hms.InvalidOperationException) as refused:
+        data.plan_move(_uri(tmp_path / "t"), _uri(tmp_path / "u"), what="t", subject="d.u")
+    assert refused.value.message == (
+        f"New location for this table d.u already exists : {_uri(tmp_path / 'u')}"
+    )
+    if importlib.util.find_spec("s3fs") is not None:
+        with pytest.raises(hms.InvalidOperationException, match="on a different file system"):
+            data.plan_move(_uri(tmp_path / "t"), "s3://lake/t", what="t", subject="d.u")
+    assert data.plan_move(_uri(tmp_path / "absent"), _uri(tmp_path / "v"), what="t",
+                          subject="d.v") is None  # fmt: skip
