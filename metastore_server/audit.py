@@ -32,14 +32,23 @@ def note(**fields: object) -> None:
         extras.update(fields)
 
 
+#: Items a list field of an audit line shows; the rest are counted (``<name>_more``).
+LIST_LIMIT = 20
+
+
 def append(name: str, item: object) -> None:
     """Add ``item`` to the list field ``name`` of the current call's audit line (no-op
-    outside a call)."""
+    outside a call); past ``LIST_LIMIT`` items only ``<name>_more`` counts them."""
     extras = _call_extras.get()
-    if extras is not None:
-        items = extras.setdefault(name, [])
-        if isinstance(items, list):
-            items.append(item)
+    if extras is None:
+        return
+    items = extras.setdefault(name, [])
+    if not isinstance(items, list):
+        return
+    if len(items) < LIST_LIMIT:
+        items.append(item)
+    else:
+        extras[f"{name}_more"] = int(extras.get(f"{name}_more", 0)) + 1  # type: ignore[call-overload]
 
 
 def count(**amounts: int) -> None:

@@ -159,14 +159,15 @@ class ServerConfig:
             server_tls_context(self.tls_cert, self.tls_key)
 
     def filesystem_options(self) -> dict[str, dict[str, object]]:
-        """fsspec options per scheme: ``fs_options`` with the S3 endpoint and region in."""
+        """fsspec options per scheme: ``fs_options``, with ``s3_endpoint`` and ``s3_region``
+        over them."""
         options = {scheme: dict(values) for scheme, values in self.fs_options.items()}
         s3 = options.setdefault("s3", {})
-        if self.s3_endpoint:
-            s3.setdefault("endpoint_url", self.s3_endpoint)
+        if self.s3_endpoint:  # a setting of its own wins over the generic options
+            s3["endpoint_url"] = self.s3_endpoint
         if self.s3_region:
             client_kwargs = dict(s3.get("client_kwargs") or {})  # type: ignore[call-overload]
-            client_kwargs.setdefault("region_name", self.s3_region)
+            client_kwargs["region_name"] = self.s3_region
             s3["client_kwargs"] = client_kwargs
         return {scheme: values for scheme, values in options.items() if values}
 

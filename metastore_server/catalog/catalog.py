@@ -89,8 +89,8 @@ class Catalog:
             return hms.MetaException(message=f"Table metadata not deleted since {reason}")
 
         purge = purge or must_purge(ref)
-        protected = self.databases.locations()
-        deletions = self.partitions.plan_outside_deletions(ref, purge, refuse, protected)
+        guards = self.ctx.data.guards(self.databases.locations())
+        deletions = self.partitions.plan_outside_deletions(ref, purge, refuse, guards)
         # A dependent's directory that is, holds or lies in a base's holds the base's data.
         if not self.dependencies.shares_data_with_bases(ref, self.dependencies.bases_of(ref)):
             deletions.append(
@@ -99,7 +99,7 @@ class Catalog:
                     what=f"table {ref.db}.{ref.name}",
                     purge=purge,
                     refuse=refuse,
-                    protected=protected,
+                    guards=guards,
                 )
             )
         return deletions
@@ -147,24 +147,27 @@ class Catalog:
         def refuse(reason: str) -> Exception:
             return hms.MetaException(message=f"Database not dropped since {reason}")
 
-        others = [loc for loc in self.databases.locations() if loc != database.locationUri]
+        others = [loc for db, loc in self.databases.located().items() if db != database.name]
         deletion = data.plan_delete(
             database.locationUri,
             what=f"database {database.name}",
             purge=False,
             refuse=refuse,
-            protected=others,
+            guards=data.guards(others),
         )
         if deletion is None or deletion.kept is not None:
             return deletion
         dropped_names = {(ref.db, ref.name) for ref in dropped}
-        staying = [
-            ref.location
-            for ref in self.tables.every_table()
-            if (ref.db, ref.name) not in dropped_names
-        ]
-        staying += [ref.location for ref in dropped if not owns_data(ref)]
-        data.keep_inside(deletion, staying)
+        staying = [r for r in self.tables.every_table() if (r.db, r.name) not in dropped_names]
+        keepers = [*staying, *(ref for ref in dropped if not owns_data(ref))]
+        data.keep_inside(deletion, [ref.location for ref in keepers])
+        # Their partitions placed outside their own directories but inside this one stay too
+        # (partitions of tables elsewhere are not looked at: that would read every partition).
+        db_place = deletion.place
+        for ref in keepers:
+            place = data.find_place(ref.location)
+            if place is not None and (db_place.contains(place) or not owns_data(ref)):
+                data.keep_inside(deletion, self.partitions.locations_outside(ref))
         return deletion
 
     def alter_table(

@@ -3,12 +3,13 @@
 HMS's order is kept: what a change must do to data is checked first, and a change that cannot
 be carried out is refused with nothing changed; then the metadata changes; data is deleted only
 after that, and a delete that fails then is logged and put on the call's audit line. Moves are
-made before the metadata change and undone when it fails (an object store copies first and
-deletes the source only after the metadata change).
+made before the metadata change and undone when it fails (where the file system cannot rename,
+the data is copied, and the source is deleted only after the metadata change).
 
 Safety rules, whatever a location says:
 - a file system root (``/``, a bucket), and the protected places the catalog names (the
-  warehouse root, database directories) are never deleted, nor anything holding one;
+  warehouse root, database directories) are never deleted, nor anything holding one (local
+  paths are also compared with symbolic links resolved);
 - a symbolic link is never followed: a location that is a link loses the link, not its target,
   and links inside a deleted directory are removed as links;
 - empty parents are removed only strictly inside the boundary given (a partition's table).
@@ -16,26 +17,21 @@ Safety rules, whatever a location says:
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import getpass
 import os
-import shutil
 import time
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import structlog
 
 from metastore_server import audit
+from metastore_server.catalog import data_files
+from metastore_server.catalog.data_files import reason
 from metastore_server.catalog.data_fs import FileSystems, FileSystemUnavailable, Place
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
-
-#: Name prefix of the object written and removed to learn whether a place is writable.
-PROBE_PREFIX = ".metastore-write-probe-"
 
 #: Builds the exception refusing a change, from the reason (``file:/x is not writable by u``).
 Refusal = Callable[[str], Exception]
@@ -50,39 +46,32 @@ def _user() -> str:
         return str(os.getuid())
 
 
-def _reason(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+def _real(place: Place) -> str | None:
+    """A local place's path with symbolic links resolved; None for other file systems."""
+    return os.path.realpath(place.path) if place.is_local else None
 
 
-def _exists(place: Place) -> bool:
-    """Whether anything (a link too) is at ``place``."""
-    return os.path.lexists(place.path) if place.is_local else bool(place.fs.exists(place.path))
+def _within(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or lies below it."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _under_any(path: str, roots: Sequence[str]) -> bool:
-    return any(path == root or path.startswith(root + "/") for root in roots)
+@dataclass(frozen=True)
+class Guard:
+    """A place resolved once for many comparisons (its real path too, when local)."""
 
+    place: Place
+    real: str | None
 
-def _real(path: str) -> str:
-    return os.path.realpath(path)
+    @classmethod
+    def of(cls, place: Place) -> Guard:
+        return cls(place, _real(place))
 
-
-def _real_inside(inner: str, outer: str) -> bool:
-    """Whether local ``inner`` lies strictly inside ``outer``, symlinks resolved."""
-    outer_real = _real(outer).rstrip("/") + "/"
-    inner_real = _real(inner)
-    return inner_real != outer_real.rstrip("/") and inner_real.startswith(outer_real)
-
-
-def _holds(place: Place, other: Place) -> bool:
-    """Whether ``place`` is ``other`` or contains it (local paths also with links resolved)."""
-    if place.same_as(other) or place.contains(other):
-        return True
-    if place.is_local and other.is_local:
-        mine, theirs = _real(place.path), _real(other.path)
-        return theirs == mine or theirs.startswith(mine.rstrip("/") + "/")
-    return False
+    def held_by(self, place: Place, real: str | None) -> bool:
+        """Whether ``place`` (real path ``real``) is this place or holds it."""
+        if place.same_as(self.place) or place.contains(self.place):
+            return True
+        return real is not None and self.real is not None and _within(self.real, real)
 
 
 @dataclass
@@ -108,8 +97,13 @@ class Deletion:
     parent_levels: int = 0
     #: ...and only strictly inside this place.
     boundary: Place | None = None
-    #: Places inside it that stay (other tables' directories): only the rest is deleted.
-    keep: list[Place] = field(default_factory=list)
+    #: Places inside it that stay (other tables' data): only the rest is deleted.
+    keep: list[Guard] = field(default_factory=list)
+
+
+def _report_failure(place: Place, what: str, error: str) -> None:
+    log.error("data_delete_failed", location=place.uri, what=what, error=error)
+    audit.append("data_errors", f"{place.uri}: {error}")
 
 
 class Move:
@@ -119,60 +113,50 @@ class Move:
     def __init__(self, source: Place, target: Place, what: str) -> None:
         self.source, self.target, self.what = source, target, what
         self._moved = False
+        self._renamed = False
 
     def prepare(self) -> None:
-        """Move (local) or copy (other file systems) the data; raises OSError."""
-        fs = self.source.fs
-        if self.source.is_local:
-            os.makedirs(os.path.dirname(self.target.path), exist_ok=True)
-            os.rename(self.source.path, self.target.path)  # a link moves as a link
-        else:
-            fs.copy(self.source.path, self.target.path, recursive=True)
-            copied = len(fs.find(self.target.path))
-            expected = len(fs.find(self.source.path))
-            if copied != expected:
-                self._discard_copy()
-                raise OSError(f"copied {copied} of {expected} files to {self.target.uri}")
+        """Rename the data, or copy it where the file system cannot rename; raises (having
+        removed a partial copy) when that fails."""
+        try:
+            self._renamed = data_files.move_tree(self.source, self.target)
+        except Exception:
+            self._discard_copy()
+            raise
         self._moved = True
 
     def commit(self) -> None:
-        """Finish after the metadata change: an object store's source copy is deleted (a
-        failure is logged and audited: the data is whole at the new place)."""
-        if not self._moved or self.source.is_local:
+        """Finish after the metadata change: a copied source is deleted (a failure is logged
+        and audited; the data is whole at the new place)."""
+        if not self._moved or self._renamed:
             return
         try:
-            self.source.fs.rm(self.source.path, recursive=True)
-            left = self.source.fs.exists(self.source.path)
-        except OSError as exc:
-            left, error = True, _reason(exc)
-        else:
-            error = "still present after delete"
-        if left:
+            data_files.remove_tree(self.source)
+            error = "still present after delete" if data_files.exists(self.source) else None
+        except Exception as exc:  # noqa: BLE001 - reported, never raised after a commit
+            error = reason(exc)
+        if error is not None:
             _report_failure(self.source, f"old location of {self.what} after a move", error)
 
     def rollback(self) -> None:
         """Undo ``prepare`` after the metadata change failed."""
         if not self._moved:
             return
-        try:
-            if self.source.is_local:
-                os.rename(self.target.path, self.source.path)
-            else:
-                self._discard_copy()
-        except OSError as exc:
-            _report_failure(self.target, f"moving {self.what} back", _reason(exc))
         self._moved = False
+        if not self._renamed:
+            self._discard_copy()
+            return
+        try:
+            os.rename(self.target.path, self.source.path)
+        except Exception as exc:  # noqa: BLE001
+            _report_failure(self.target, f"moving {self.what} back", reason(exc))
 
     def _discard_copy(self) -> None:
         try:
-            self.target.fs.rm(self.target.path, recursive=True)
-        except OSError as exc:
-            _report_failure(self.target, f"partial copy of {self.what}", _reason(exc))
-
-
-def _report_failure(place: Place, what: str, error: str) -> None:
-    log.error("data_delete_failed", location=place.uri, what=what, error=error)
-    audit.append("data_errors", f"{place.uri}: {error}")
+            if data_files.exists(self.target):
+                data_files.remove_tree(self.target)
+        except Exception as exc:  # noqa: BLE001
+            _report_failure(self.target, f"partial copy of {self.what}", reason(exc))
 
 
 class DataOperations:
@@ -191,8 +175,8 @@ class DataOperations:
         self.filesystems = filesystems or FileSystems()
         self.enabled = enabled
         self._known_buckets: set[str] = set()
-        self._trash: list[Place] = [self.filesystems.resolve(root) for root in trash_roots]
-        self._protected = [self.filesystems.resolve(p) for p in protected]
+        self._trash = [Guard.of(self.filesystems.resolve(root)) for root in trash_roots]
+        self._protected = [Guard.of(self.filesystems.resolve(p)) for p in protected]
 
     # -- resolving ---------------------------------------------------------------------------
 
@@ -211,6 +195,16 @@ class DataOperations:
             return self.filesystems.resolve(location)
         except FileSystemUnavailable:
             return None
+
+    def guards(self, locations: Iterable[str | None]) -> list[Guard]:
+        """Places one call must never delete (database directories), resolved once for all
+        the deletions it plans."""
+        found = []
+        for location in locations:
+            place = self.find_place(location)
+            if place is not None:
+                found.append(Guard.of(place))
+        return found
 
     # -- creating ----------------------------------------------------------------------------
 
@@ -245,7 +239,7 @@ class DataOperations:
             try:
                 os.makedirs(place.path, exist_ok=True)
             except OSError as exc:
-                raise refuse(place.uri, _reason(exc)) from None
+                raise refuse(place.uri, reason(exc)) from None
             made.places.append(place.with_path(top))
             return
         if place.protocol == "s3":
@@ -255,8 +249,8 @@ class DataOperations:
             if place.fs.isdir(place.path):
                 return
             place.fs.makedirs(place.path, exist_ok=True)
-        except OSError as exc:
-            raise refuse(place.uri, _reason(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - a client's own error types too
+            raise refuse(place.uri, reason(exc)) from None
         made.places.append(place)
 
     @staticmethod
@@ -278,8 +272,8 @@ class DataOperations:
             exists = place.fs.exists(bucket)
         except PermissionError:
             exists = True  # it is there, this server may not look at it
-        except OSError as exc:
-            raise refuse(place.uri, _reason(exc)) from None
+        except Exception as exc:  # noqa: BLE001
+            raise refuse(place.uri, reason(exc)) from None
         if not exists:
             raise refuse(place.uri, f"bucket {bucket} does not exist")
         self._known_buckets.add(bucket)
@@ -293,8 +287,8 @@ class DataOperations:
                         os.rmdir(directory)
                 else:
                     place.fs.rmdir(place.path)
-            except OSError:
-                continue  # not empty (someone wrote there) or gone: leave it
+            except Exception:  # noqa: BLE001,S112 - not empty (someone wrote there), or gone
+                continue
         made.places.clear()
 
     # -- deleting ----------------------------------------------------------------------------
@@ -306,18 +300,18 @@ class DataOperations:
         what: str,
         purge: bool,
         refuse: Refusal,
-        protected: Sequence[str | None] = (),
+        guards: Sequence[Guard] = (),
         parent_levels: int = 0,
         boundary: str | None = None,
     ) -> Deletion | None:
         """Check that a directory can be deleted once a metadata change commits: its file
         system is known and it is writable (``refuse(reason)`` otherwise). None when there is
         nothing to delete. A protected place (a root, the server's protected places, and
-        ``protected``) or one holding one is planned as kept, with the reason."""
+        ``guards``) or one holding one is planned as kept, with the reason."""
         if not self.enabled or not location:
             return None
         place = self.place(location, refuse)
-        kept = self._kept_reason(place, protected)
+        kept = self._kept_reason(place, guards)
         bound = self.find_place(boundary) if boundary else None
         deletion = Deletion(place, what, purge, kept, parent_levels, bound)
         if kept is not None:
@@ -332,53 +326,37 @@ class DataOperations:
         try:
             if not place.fs.exists(place.path):
                 return None
-        except OSError as exc:
-            raise refuse(f"{place.uri}: {_reason(exc)}") from None
-        self._probe_writable(place, refuse)
+        except Exception as exc:  # noqa: BLE001 - a client's own error types too
+            raise refuse(f"{place.uri} cannot be read: {reason(exc)}") from None
+        failure = data_files.probe_writable(place)
+        if failure is not None:
+            log.warning("data_not_writable", location=place.uri, detail=failure)
+            raise refuse(f"{place.uri} is not writable by {_user()}: {failure}")
         return deletion
 
-    def _kept_reason(self, place: Place, protected: Sequence[str | None]) -> str | None:
+    def _kept_reason(self, place: Place, guards: Sequence[Guard]) -> str | None:
         if place.is_root:
             return f"{place.uri} is a file system root"
-        for guarded in [*self._protected, *filter(None, map(self.find_place, protected))]:
-            if _holds(place, guarded):
-                return f"{place.uri} is or holds {guarded.uri}, which is never deleted"
+        real = _real(place)
+        for guard in [*self._protected, *guards]:
+            if guard.held_by(place, real):
+                return f"{place.uri} is or holds {guard.place.uri}, which is never deleted"
         for trash in self._trash:
-            if _holds(place, trash):
-                return f"{place.uri} holds the trash {trash.uri}"
+            if trash.held_by(place, real):
+                return f"{place.uri} holds the trash {trash.place.uri}"
         return None
 
-    @staticmethod
-    def _probe_writable(place: Place, refuse: Refusal) -> None:
-        """Write and remove a probe object inside ``place``: object stores and HDFS tell
-        whether a delete would be allowed only by trying."""
-        probe = f"{place.path.rstrip('/')}/{PROBE_PREFIX}{uuid.uuid4().hex}"
-        try:
-            place.fs.pipe(probe, b"")
-        except OSError as exc:
-            raise refuse(f"{place.uri} is not writable by {_user()} ({_reason(exc)})") from None
-        try:
-            place.fs.rm(probe)
-            left = place.fs.exists(probe)
-        except OSError as exc:
-            left, detail = True, _reason(exc)
-        else:
-            detail = "a written object could not be removed"
-        if left:
-            log.warning("data_probe_left", location=place.uri_of(probe))
-            raise refuse(f"{place.uri}: objects cannot be deleted by {_user()} ({detail})")
-
     def keep_inside(self, deletion: Deletion, locations: Iterable[str | None]) -> None:
-        """Have ``deletion`` leave the places among ``locations`` that lie in it (or are it:
-        then nothing of it is deleted)."""
-        for location in locations:
-            place = self.find_place(location)
-            if place is None or deletion.kept is not None:
-                continue
-            if _holds(place, deletion.place):
-                deletion.kept = f"{place.uri}, which stays, is or holds it"
-            elif _holds(deletion.place, place):
-                deletion.keep.append(place)
+        """Have ``deletion`` leave the places among ``locations`` that lie in it (or are it,
+        or hold it: then nothing of it is deleted); compared with links resolved too."""
+        mine = Guard.of(deletion.place)
+        for guard in self.guards(locations):
+            if deletion.kept is not None:
+                return
+            if mine.held_by(guard.place, guard.real):
+                deletion.kept = f"{guard.place.uri}, which stays, is or holds it"
+            elif guard.held_by(deletion.place, mine.real):
+                deletion.keep.append(guard)
 
     def carry_out(self, deletions: Iterable[Deletion | None]) -> None:
         """Delete (or move to the trash) what was planned; never raises: a failure is logged
@@ -388,7 +366,7 @@ class DataOperations:
                 continue
             if deletion.kept is not None:
                 log.warning("data_kept", location=deletion.place.uri, what=deletion.what,
-                            reason=deletion.kept)
+                            reason=deletion.kept)  # fmt: skip
                 audit.append("data_kept", deletion.place.uri)
                 continue
             if self._delete(deletion):
@@ -401,21 +379,17 @@ class DataOperations:
         def remove(target: Place) -> None:
             if trash is not None:
                 self._to_trash(target, trash)
-            elif target.is_local:
-                self._delete_local(target.path)
             else:
-                target.fs.rm(target.path, recursive=True)
+                data_files.remove_tree(target)
 
         try:
             if deletion.keep:
                 left = self._delete_except(place, deletion.keep, remove)
             else:
                 remove(place)
-                left = _exists(place)
-        except FileNotFoundError:
-            left = False
-        except OSError as exc:
-            _report_failure(place, deletion.what, _reason(exc))
+                left = data_files.exists(place)
+        except Exception as exc:  # noqa: BLE001 - reported, never raised after a commit
+            _report_failure(place, deletion.what, reason(exc))
             return False
         if left:
             _report_failure(place, deletion.what, "still present after delete")
@@ -426,75 +400,62 @@ class DataOperations:
         return True
 
     @staticmethod
-    def _delete_local(path: str) -> None:
-        if os.path.islink(path):
-            log.info("data_link_removed", location=path, target_kept=os.readlink(path))
-            os.unlink(path)
-        elif os.path.isdir(path):
-            shutil.rmtree(path)  # removes links inside as links, never follows them
-        else:
-            os.unlink(path)
-
-    @staticmethod
     def _delete_except(
-        place: Place, keep: list[Place], remove: Callable[[Place], None]
+        place: Place, keep: list[Guard], remove: Callable[[Place], None]
     ) -> bool:
         """``remove`` what lies in ``place`` outside the ``keep`` places; whether something
         that should have gone is still there."""
-        kept = [k.path.rstrip("/") for k in keep]
         if not place.is_local:
-            for path in place.fs.find(place.path):
-                if not _under_any(path, kept):
+            kept = [k.place.path.rstrip("/") for k in keep]
+            for path in data_files.files(place):
+                if not any(_within(path, k) for k in kept):
                     remove(place.with_path(path))
-            return any(not _under_any(f, kept) for f in place.fs.find(place.path))
-
-        def holds_kept(path: str) -> bool:
-            return any(k == path or k.startswith(path + "/") for k in kept)
+            return any(
+                not any(_within(path, k) for k in kept) for path in data_files.files(place)
+            )
+        if os.path.islink(place.path):
+            remove(place)  # the link goes, whatever lies behind it stays
+            return os.path.lexists(place.path)
+        # Walk the real tree (links inside are never followed) and compare real paths.
+        reals = [k.real for k in keep if k.real is not None]
 
         def walk(path: str) -> None:
-            if not holds_kept(path):
+            if path in reals:
+                return
+            if not any(_within(k, path) for k in reals):
                 remove(place.with_path(path))
                 return
-            if path in kept:
-                return
             for entry in os.scandir(path):
-                if entry.is_dir(follow_symlinks=False):
-                    walk(entry.path)
-                elif not holds_kept(entry.path):
-                    remove(place.with_path(entry.path))
-            with contextlib.suppress(OSError):
+                walk(entry.path)
+            try:
                 os.rmdir(path)  # goes when nothing stayed inside
+            except OSError:
+                pass
 
-        walk(place.path.rstrip("/"))
+        walk(os.path.realpath(place.path))
         return False
 
-    def _trash_for(self, place: Place) -> Place | None:
+    def _trash_for(self, place: Place) -> Guard | None:
         for trash in self._trash:
-            if trash.protocol == place.protocol and (
-                place.protocol == "s3" or trash.authority == place.authority
+            if trash.place.protocol == place.protocol and (
+                place.protocol == "s3" or trash.place.authority == place.authority
             ):
                 return trash
         return None
 
     @staticmethod
-    def _to_trash(place: Place, trash: Place) -> str:
+    def _to_trash(place: Place, trash: Guard) -> None:
         """Move ``place`` under ``trash/Current/`` keeping its path (a name already taken
-        there gets the time in milliseconds appended); the URI it went to."""
+        there gets the time in milliseconds appended)."""
         relative = place.path.lstrip("/")
         if not place.is_local and place.protocol != "s3" and place.authority:
             relative = f"{place.authority}/{relative}"
-        target = f"{trash.path.rstrip('/')}/Current/{relative}"
-        fs = trash.fs
-        if (os.path.lexists(target) if trash.is_local else fs.exists(target)):
-            target = f"{target}.{int(time.time() * 1000)}"
-        if trash.is_local:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            shutil.move(place.path, target)
-        else:
-            fs.mv(place.path, target, recursive=True)
-            if fs.exists(place.path):
-                raise OSError(errno.EIO, f"still present after moving to {trash.uri_of(target)}")
-        return trash.uri_of(target)
+        target = trash.place.with_path(f"{trash.place.path.rstrip('/')}/Current/{relative}")
+        if data_files.exists(target):
+            target = target.with_path(f"{target.path}.{int(time.time() * 1000)}")
+        if not data_files.move_tree(place, target):
+            data_files.remove_tree(place)  # copied (an object store, another device)
+        log.info("data_trash_target", location=place.uri, trash=target.uri)
 
     def _remove_empty_parents(self, deletion: Deletion) -> None:
         """HMS removes the parents a partition drop left empty, up to the table directory."""
@@ -503,19 +464,17 @@ class DataOperations:
         for _ in range(deletion.parent_levels):
             if parent is None or boundary is None or not boundary.contains(parent):
                 return
+            if parent.is_local:
+                if os.path.islink(parent.path):
+                    return
+                real, bound = os.path.realpath(parent.path), os.path.realpath(boundary.path)
+                if real == bound or not _within(real, bound):
+                    return
             try:
-                if parent.is_local:
-                    if os.path.islink(parent.path) or not _real_inside(
-                        parent.path, boundary.path
-                    ):
-                        return
-                    os.rmdir(parent.path)  # only an empty directory goes
-                elif parent.fs.exists(parent.path):
-                    if parent.fs.find(parent.path):
-                        return
-                    parent.fs.rm(parent.path, recursive=True)
-            except OSError:
-                return  # not empty, or gone
+                if data_files.exists(parent) and not data_files.remove_empty_dir(parent):
+                    return  # not empty
+            except Exception:  # noqa: BLE001 - best effort, as in HMS
+                return
             parent = parent.parent
 
     # -- moving ------------------------------------------------------------------------------
@@ -527,11 +486,11 @@ class DataOperations:
         if not self.enabled:
             return None
 
-        def refuse(reason: str) -> Exception:
+        def refuse(detail: str) -> Exception:
             return hms.InvalidOperationException(
                 message=(
                     f"Alter Table operation for {subject} failed to move data due to: "
-                    f"'{reason}' See hive log file for details."
+                    f"'{detail}' See hive log file for details."
                 )
             )
 
@@ -545,17 +504,13 @@ class DataOperations:
                     f"location {src.uri}. This operation is not supported"
                 )
             )
-        if src.is_root or self._kept_reason(src, ()) is not None:
+        if self._kept_reason(src, ()) is not None:
             raise refuse(f"{src.uri} is never moved")
         try:
-            if src.is_local:
-                taken = os.path.lexists(dst.path)
-                exists = os.path.lexists(src.path)
-            else:
-                taken = dst.fs.exists(dst.path)
-                exists = src.fs.exists(src.path)
-        except OSError as exc:
-            raise refuse(_reason(exc)) from None
+            taken = data_files.exists(dst)
+            exists = data_files.exists(src)
+        except Exception as exc:  # noqa: BLE001
+            raise refuse(reason(exc)) from None
         if taken:
             raise hms.InvalidOperationException(
                 message=f"New location for this table {subject} already exists : {dst.uri}"
@@ -564,6 +519,10 @@ class DataOperations:
             return None
         if src.is_local and not os.access(os.path.dirname(src.path), os.W_OK | os.X_OK):
             raise refuse(f"{src.uri_of(os.path.dirname(src.path))} is not writable by {_user()}")
+        if not src.is_local:
+            failure = data_files.probe_writable(src)
+            if failure is not None:
+                raise refuse(f"{src.uri} is not writable by {_user()}: {failure}")
         return Move(src, dst, what)
 
     def prepare(self, move: Move | None, subject: str) -> None:
@@ -572,11 +531,11 @@ class DataOperations:
             return
         try:
             move.prepare()
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 - refused with nothing changed
             raise hms.InvalidOperationException(
                 message=(
                     f"Alter Table operation for {subject} failed to move data due to: "
-                    f"'{_reason(exc)}' See hive log file for details."
+                    f"'{reason(exc)}' See hive log file for details."
                 )
             ) from None
         log.info("data_moved", source=move.source.uri, target=move.target.uri, what=move.what)

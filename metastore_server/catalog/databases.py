@@ -77,14 +77,18 @@ class Databases:
                 found.append(name)
         return sorted(found)
 
-    def locations(self) -> list[str]:
-        """The location of every database (a table drop never deletes one)."""
-        found = []
-        for _key, row in self._ctx.store.scan(layout.DATABASES):
+    def located(self) -> dict[str, str]:
+        """Each database's location, by name."""
+        found = {}
+        for key, row in self._ctx.store.scan(layout.DATABASES):
             location = from_bytes(hms.Database, row[layout.OBJECT]).locationUri
             if location:
-                found.append(location)
+                found[key.decode("utf-8")] = location
         return found
+
+    def locations(self) -> list[str]:
+        """The location of every database (a table drop never deletes one)."""
+        return list(self.located().values())
 
     def create(self, db: hms.Database) -> None:
         """Create a database; its directory is created under the warehouse when not given."""

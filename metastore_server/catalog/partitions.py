@@ -9,13 +9,13 @@ from __future__ import annotations
 import copy
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from metastore_server import audit
 from metastore_server.catalog import names
 from metastore_server.catalog.claims import Claims, TooSlowToClaim
 from metastore_server.catalog.context import CatalogContext
-from metastore_server.catalog.data import Deletion, Refusal
+from metastore_server.catalog.data import Deletion, Guard, Refusal
 from metastore_server.catalog.dependencies import Dependencies
 from metastore_server.catalog.dependency_model import (
     DEPENDS_ON_KEY,
@@ -41,7 +41,11 @@ from metastore_server.catalog.partition_scan import (
     values_of,
     whole_table,
 )
-from metastore_server.catalog.serde import from_bytes, stored_partition_bytes
+from metastore_server.catalog.serde import (
+    from_bytes,
+    partition_location,
+    stored_partition_bytes,
+)
 from metastore_server.catalog.tables import (
     DDL_TIME,
     TableRef,
@@ -71,6 +75,10 @@ ADD_ATTEMPTS = 10
 
 class _LostRace(Exception):
     """A partition an add found absent was created before the add's write landed."""
+
+
+#: A stored partition holding these bytes may record a dependency (a cheap first test).
+_DEPENDENCY_MARK = DEPENDS_ON_KEY.encode("utf-8")
 
 
 def _owns_data(partition: hms.Partition) -> bool:
@@ -760,7 +768,7 @@ class Partitions:
         or anything holding one; parents left empty go, up to the table's directory."""
         if not (delete_data and owns_data(ref)) or not self._ctx.data.enabled:
             return []
-        protected = [ref.location, *self._tables.database_locations()]
+        guards = self._ctx.data.guards([ref.location, *self._tables.database_locations()])
         levels = max(len(ref.key_names) - 1, 0)
 
         def refuse(reason: str) -> Exception:
@@ -772,7 +780,7 @@ class Partitions:
                 what=f"partition {self._name(ref, partition.values)} of {ref.db}.{ref.name}",
                 purge=purge or must_purge(ref),
                 refuse=refuse,
-                protected=protected,
+                guards=guards,
                 parent_levels=levels,
                 boundary=ref.location,
             )
@@ -814,7 +822,7 @@ class Partitions:
         for key, row in rows:
             partition = self._decode(ref, row[layout.OBJECT])
             place = data.find_place(partition.sd.location if partition.sd else None)
-            if place is None or not old_place.contains(place):
+            if place is None or not (old_place.contains(place) or old_place.same_as(place)):
                 continue
             partition.sd.location = new_place.uri_of(new_root + place.path[len(old_root) :])
             ops.append(
@@ -823,33 +831,50 @@ class Partitions:
         return ops
 
     def plan_outside_deletions(
-        self, ref: TableRef, purge: bool, refuse: Refusal, protected: Sequence[str | None]
+        self, ref: TableRef, purge: bool, refuse: Refusal, guards: Sequence[Guard]
     ) -> list[Deletion | None]:
         """The directories of a dropped table's partitions that lie outside its directory
         (HMS deletes those one by one; the rest go with the table's), checked."""
+        deletions: list[Deletion | None] = []
+        for key, blob, location in self._outside(ref):
+            if _DEPENDENCY_MARK in blob and not _owns_data(self._decode(ref, blob)):
+                continue  # a dependent partition's data is its base's
+            deletions.append(
+                self._ctx.data.plan_delete(
+                    location,
+                    what=f"partition {self._name(ref, values_of(ref, key))} of {ref.db}.{ref.name}",
+                    purge=purge,
+                    refuse=refuse,
+                    guards=guards,
+                )
+            )
+        return deletions
+
+    def locations_outside(self, ref: TableRef) -> list[str]:
+        """Locations of the partitions of ``ref`` that lie outside its directory."""
+        return [location for _key, _blob, location in self._outside(ref)]
+
+    def _outside(self, ref: TableRef) -> Iterator[tuple[bytes, bytes, str]]:
+        """(key, stored bytes, location) of the partitions of ``ref`` located outside its
+        directory, read without decoding whole partitions."""
         data = self._ctx.data
         table_place = data.find_place(ref.location)
+        # Most partitions lie at "<table location>/<name>", spelt as the table's location is:
+        # those are known to be inside without resolving anything.
+        inside = (ref.location or "").rstrip("/") + "/" if table_place is not None else None
         start, stop = layout.partition_range(ref.table_id)
-        deletions: list[Deletion | None] = []
         rows = self._ctx.store.scan(layout.PARTITIONS, start, stop, columns=[layout.OBJECT])
-        for _key, row in rows:
-            partition = self._decode(ref, row[layout.OBJECT])
-            location = partition.sd.location if partition.sd else None
-            if not location or not _owns_data(partition):
+        for key, row in rows:
+            blob = row[layout.OBJECT]
+            location = partition_location(blob)
+            if not location:
+                continue
+            if inside and location.startswith(inside) and "/." not in location[len(inside) - 1 :]:
                 continue
             place = data.find_place(location)
             if table_place is not None and place is not None and table_place.contains(place):
                 continue
-            deletions.append(
-                data.plan_delete(
-                    location,
-                    what=f"partition {self._name(ref, partition.values)} of {ref.db}.{ref.name}",
-                    purge=purge,
-                    refuse=refuse,
-                    protected=protected,
-                )
-            )
-        return deletions
+            yield key, blob, location
 
     def alter(self, db: str, table: str, new_parts: Sequence[hms.Partition] | None) -> None:
         """Replace partitions' definitions (values identify them; all must exist)."""

@@ -6,6 +6,7 @@ import copy
 from typing import TypeVar
 
 from thriftpy2.protocol import TCyBinaryProtocolFactory
+from thriftpy2.thrift import TPayload, TType
 from thriftpy2.utils import deserialize, serialize
 
 from metastore_server import thrift_api
@@ -38,3 +39,27 @@ def from_bytes(cls: type[T], data: bytes) -> T:
         return deserialize(cls(), data, _FAST)
     except TypeError:
         return deserialize(cls(), data, thrift_api.binary_protocol_factory())
+
+
+class _StorageLocation(TPayload):
+    """StorageDescriptor's ``location`` (field 2) alone: the decoder skips the rest."""
+
+    thrift_spec = {2: (TType.STRING, "location", False)}
+    default_spec = [("location", None)]
+
+
+class _PartitionLocation(TPayload):
+    """Partition's ``sd`` (field 6) alone, holding its location."""
+
+    thrift_spec = {6: (TType.STRUCT, "sd", _StorageLocation, False)}
+    default_spec = [("sd", None)]
+
+
+def partition_location(data: bytes) -> str | None:
+    """The location in a stored partition encoding, without decoding the rest of it (a table
+    drop reads every partition's location)."""
+    try:
+        found = deserialize(_PartitionLocation(), data, _FAST)
+    except TypeError:
+        return from_bytes(thrift_api.hms.Partition, data).sd.location  # type: ignore[union-attr]
+    return found.sd.location if found.sd is not None else None

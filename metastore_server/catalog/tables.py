@@ -35,8 +35,9 @@ EXTERNAL_TABLE = "EXTERNAL_TABLE"
 VIRTUAL_VIEW = "VIRTUAL_VIEW"
 MATERIALIZED_VIEW = "MATERIALIZED_VIEW"
 INDEX_TABLE = "INDEX_TABLE"
-#: Table properties about dropped data: skip the trash; an external table's data goes too.
-AUTO_PURGE = "auth.purge"
+#: Table properties about dropped data: skip the trash (HMS's ``auto.purge``, and the
+#: ``auth.purge`` spelling some documents give it); an external table's data goes too.
+AUTO_PURGE = ("auto.purge", "auth.purge")
 EXTERNAL_PURGE = "external.table.purge"
 TABLE_TYPES = frozenset(
     {MANAGED_TABLE, EXTERNAL_TABLE, VIRTUAL_VIEW, MATERIALIZED_VIEW, INDEX_TABLE}
@@ -114,12 +115,9 @@ def owns_data(ref: TableRef) -> bool:
 
 def must_purge(ref: TableRef) -> bool:
     """Whether the table's dropped data skips the trash whatever the call says
-    (``auth.purge=true``, or an external table's ``external.table.purge=true``)."""
+    (``auto.purge=true``, as HMS)."""
     params = ref.table.parameters or {}
-    return (
-        params.get(AUTO_PURGE, "").lower() == "true"
-        or params.get(EXTERNAL_PURGE, "").lower() == "true"
-    )
+    return any(params.get(name, "").lower() == "true" for name in AUTO_PURGE)
 
 
 def _digest(data: bytes) -> bytes:

@@ -415,14 +415,24 @@ def test_trash_keeps_dropped_data_unless_purged(server_of, lake: Path, tmp_path:
     assert (trash / "Current" / str(table_dir).lstrip("/")).is_dir()
 
 
-def test_auth_purge_table_skips_the_trash(server_of, lake: Path, tmp_path: Path) -> None:
+def test_auto_purge_table_skips_the_trash(server_of, lake: Path, tmp_path: Path) -> None:
     trash = tmp_path / "trash"
     conn = server_of(trash_root=_uri(trash)).client()
     _db_on(conn, lake)
-    table_dir = _table(conn, "d", "t", keys=(), parameters={"auth.purge": "true"})
+    table_dir = _table(conn, "d", "t", keys=(), parameters={"auto.purge": "true"})
     _fill(table_dir)
     conn.drop_table("d", "t", True)
     assert not table_dir.exists() and not trash.exists()
+    # external.table.purge deletes an external table's data, through the trash (as HMS).
+    location = tmp_path / "ext"
+    _fill(location)
+    table = make_table("d", "e", tableType="EXTERNAL_TABLE",
+                       parameters={"EXTERNAL": "TRUE", "external.table.purge": "true"})  # fmt: skip
+    table.sd.location = _uri(location)
+    conn.create_table(table)
+    conn.drop_table("d", "e", True)
+    assert not location.exists()
+    assert (trash / "Current" / str(location).lstrip("/") / "part-0.parquet").exists()
 
 
 def test_a_drop_that_cannot_delete_is_refused_with_nothing_changed(
@@ -452,3 +462,52 @@ def test_a_drop_that_cannot_delete_is_refused_with_nothing_changed(
     assert conn.get_partition_names("d", "on_hdfs", -1) == ["ds=1"]
     conn.drop_table("d", "on_hdfs", False)  # the metadata alone can go
     assert conn.get_all_tables("d") == []
+
+
+def test_rename_moves_a_partition_located_at_the_table_directory(
+    client, lake: Path, db: str
+) -> None:
+    """Such a partition follows the table; left behind, a later drop of the renamed table
+    would delete whatever a new table of the old name keeps there."""
+    table_dir = _table(client, db, "t", keys=(("ds", "string"),))
+    _add(client, db, "t", ["a"], location=_uri(table_dir))
+    _fill(table_dir)
+    renamed = client.get_table(db, "t")
+    renamed.tableName = "t2"
+    client.alter_table(db, "t", renamed)
+    moved = lake / f"{db}.db" / "t2"
+    assert client.get_partition(db, "t2", ["a"]).sd.location == _uri(moved)
+    new_table = _table(client, db, "t", keys=())
+    precious = _fill(new_table, "precious.parquet")
+    client.drop_table(db, "t2", True)
+    assert precious.exists()
+
+
+def test_drop_database_keeps_partitions_of_tables_that_stay(
+    client, lake: Path, tmp_path: Path, db: str
+) -> None:
+    other = f"{db}_o"
+    client.create_database(hms.Database(name=other, description="", parameters={},
+                                        locationUri=_uri(tmp_path / f"{other}.db")))  # fmt: skip
+    db_dir = lake / f"{db}.db"
+    table = make_table(other, "m", keys=[("ds", "string")])
+    table.sd.location = _uri(db_dir / "o_m")  # another database's table inside this directory
+    client.create_table(table)
+    _add(client, other, "m", ["1"], location=_uri(db_dir / "o_m_ds=1"))
+    kept_table, kept_partition = _fill(db_dir / "o_m"), _fill(db_dir / "o_m_ds=1")
+    client.drop_database(db, True, True)
+    assert kept_table.exists() and kept_partition.exists()
+
+
+def test_two_databases_at_one_location_never_delete_each_other(
+    client, lake: Path, db: str
+) -> None:
+    twin = f"{db}_twin"
+    client.create_database(hms.Database(name=twin, description="", parameters={},
+                                        locationUri=_uri(lake / f"{db}.db")))  # fmt: skip
+    table_dir = _table(client, twin, "t", keys=())
+    data = _fill(table_dir)
+    loose = _fill(lake / f"{db}.db" / "twin's own files")
+    client.drop_database(db, True, True)
+    assert data.exists() and loose.exists()
+    assert client.get_table(twin, "t").sd.location == _uri(table_dir)

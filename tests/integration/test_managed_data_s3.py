@@ -72,9 +72,13 @@ def test_managed_table_lifecycle(servers, s3: S3Endpoint) -> None:
     s3.put("outside/ds=3/part-0")
     _partitions(conn, db, "t", "1", "2")
     _partitions(conn, db, "t", "3", location=f"s3a://{s3.bucket}/outside/ds=3")
+    s3.put(f"{prefix}/t/", b"")  # directory markers, as Hadoop's S3A writes them
+    s3.put(f"{prefix}/t/ds=2/", b"")
 
     conn.drop_partition(db, "t", ["1"], True)
-    assert s3.keys(f"{prefix}/t/") == [f"{prefix}/t/ds=2/part-0"]
+    assert [k for k in s3.keys(f"{prefix}/t/") if not k.endswith("/")] == [
+        f"{prefix}/t/ds=2/part-0"
+    ]
 
     renamed = conn.get_table(db, "t")
     renamed.tableName = "t3"
@@ -164,10 +168,16 @@ def test_dropped_objects_go_to_the_trash_unless_purged(servers, s3: S3Endpoint) 
     s3.put(f"{prefix}/t/ds=2/part-0")
     conn.drop_partition(db, "t", ["1"], True)
     assert s3.keys(".trash/") == [f".trash/Current/{s3.bucket}/{prefix}/t/ds=1/part-0"]
+    assert s3.keys(f"{prefix}/t/") == [f"{prefix}/t/ds=2/part-0"]  # moved, not copied
     purge = hms.EnvironmentContext(properties={"ifPurge": "TRUE"})
     conn.drop_table_with_environment_context(db, "t", True, purge)
     assert s3.keys(f"{prefix}/t/") == []
     assert len(s3.keys(".trash/")) == 1
+    conn.create_table(make_table(db, "u"))
+    s3.put(f"{prefix}/u/part-0")
+    conn.drop_table(db, "u", True)  # whole tables go to the trash too
+    assert s3.keys(f"{prefix}/u") == []
+    assert f".trash/Current/{s3.bucket}/{prefix}/u/part-0" in s3.keys(".trash/")
 
 
 def test_credentials_and_endpoint_from_the_standard_aws_variables(

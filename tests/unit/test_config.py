@@ -64,3 +64,60 @@ def test_writer_lease_setting(tmp_path) -> None:
     for bad in (0.0, -1.0, float("nan")):
         with pytest.raises(ValueError, match="writer_lease must be a positive number"):
             ServerConfig(writer_lease=bad).validate()
+
+
+def test_data_operation_settings(tmp_path: Path, monkeypatch) -> None:
+    path = write(
+        tmp_path,
+        'data_operations = "off"\ntrash_root = "file:/trash"\n'
+        '[filesystems.s3]\nendpoint_url = "http://127.0.0.1:9000"\n'
+        "config_kwargs = { s3 = { addressing_style = \"path\" } }\n",
+    )
+    monkeypatch.setenv("METASTORE_S3_REGION", "eu-west-1")
+    argv = ["serve", "--config", str(path), "--fs-option", "s3.anon=false",
+            "--fs-option", "gs.project=p1"]  # fmt: skip
+    defaults = cli._file_defaults(argv)
+    config = cli._config_from_args(cli.build_parser(defaults).parse_args(argv), defaults)
+    assert (config.data_operations, config.trash_roots()) == ("off", ["file:/trash"])
+    assert config.filesystem_options() == {
+        "s3": {
+            "endpoint_url": "http://127.0.0.1:9000",
+            "config_kwargs": {"s3": {"addressing_style": "path"}},
+            "anon": False,
+            "client_kwargs": {"region_name": "eu-west-1"},
+        },
+        "gs": {"project": "p1"},
+    }
+    flags = cli.build_parser(defaults).parse_args(["serve", "--s3-endpoint", "http://h:1"])
+    assert cli._config_from_args(flags, defaults).filesystem_options()["s3"]["endpoint_url"] == (
+        "http://h:1"  # the flag wins over the file, as every flag does
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--data-operations", "maybe"], "invalid choice"),
+        (["--fs-option", "noscheme=1"], "--fs-option takes SCHEME.KEY=VALUE"),
+    ],
+)
+def test_bad_data_operation_flags_are_named(argv: list[str], message: str, capsys) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["serve", *argv])
+    assert stopped.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_trash_root_no_file_system_serves_stops_the_server(tmp_path: Path, capsys) -> None:
+    argv = ["serve", "--port", "0", "--storage", f"sqlite:///{tmp_path}/m.db",
+            "--warehouse", str(tmp_path / "w"), "--trash-root", "nosuch://x/trash"]  # fmt: skip
+    defaults = cli._file_defaults(argv)
+    config = cli._config_from_args(cli.build_parser(defaults).parse_args(argv), defaults)
+    # (serve itself: main would also point the process's logging at this test's stderr)
+    assert cli.serve(config) == 2
+    assert "trash root: No FileSystem for scheme: nosuch" in capsys.readouterr().err
+
+
+def test_bad_filesystems_table_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"\[filesystems.SCHEME\] tables"):
+        ServerConfig.from_file(write(tmp_path, "[filesystems]\ns3 = 1\n"))

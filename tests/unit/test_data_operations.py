@@ -3,6 +3,7 @@ parents, trash), moving; and how locations of other file systems resolve."""
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import os
 import shutil
@@ -13,6 +14,7 @@ from structlog.testing import capture_logs
 
 from metastore_server import audit
 from metastore_server.catalog import data as data_module
+from metastore_server.catalog import data_files
 from metastore_server.catalog.data import DataOperations
 from metastore_server.catalog.data_fs import FileSystems, FileSystemUnavailable, split_location
 from metastore_server.thrift_api import hms
@@ -190,7 +192,7 @@ def test_roots_and_protected_places_are_never_deleted(tmp_path: Path) -> None:
         assert logs[0]["event"] == "data_kept"
     db_dir = warehouse / "db.db"
     plan = data.plan_delete(_uri(db_dir), what="t", purge=True, refuse=_refuse,
-                            protected=[_uri(db_dir)])  # fmt: skip
+                            guards=data.guards([_uri(db_dir)]))  # fmt: skip
     assert plan is not None and plan.kept is not None
     data.carry_out([plan])
     assert inside.exists()
@@ -350,3 +352,85 @@ def test_moves_are_refused_onto_existing_data_or_another_file_system(tmp_path: P
             data.plan_move(_uri(tmp_path / "t"), "s3://lake/t", what="t", subject="d.u")
     assert data.plan_move(_uri(tmp_path / "absent"), _uri(tmp_path / "v"), what="t",
                           subject="d.v") is None  # fmt: skip
+
+
+def test_keep_inside_compares_real_paths(tmp_path: Path) -> None:
+    """A staying table reached through a link into the deleted directory stays."""
+    db_dir = tmp_path / "d.db"
+    kept = _file(db_dir / "e" / "f")
+    _file(db_dir / "gone" / "f")
+    os.symlink(db_dir, tmp_path / "alias")
+    data = DataOperations()
+    plan = data.plan_delete(_uri(db_dir), what="db", purge=True, refuse=_refuse)
+    assert plan is not None
+    data.keep_inside(plan, [_uri(tmp_path / "alias" / "e")])
+    data.carry_out([plan])
+    assert kept.exists() and not (db_dir / "gone").exists()
+
+
+def test_a_deleted_link_with_something_to_keep_behind_it_is_only_unlinked(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    other = _file(shared / "not-ours.txt")
+    kept = _file(shared / "e" / "f")
+    os.symlink(shared, tmp_path / "d.db")
+    data = DataOperations()
+    plan = data.plan_delete(_uri(tmp_path / "d.db"), what="db", purge=True, refuse=_refuse)
+    assert plan is not None
+    data.keep_inside(plan, [_uri(tmp_path / "d.db" / "e")])
+    data.carry_out([plan])
+    assert other.exists() and kept.exists()
+
+
+def test_any_failure_after_the_commit_is_reported_not_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class ClientError(Exception):  # an S3 client's own error type: not an OSError
+        pass
+
+    def broken(place: object) -> None:
+        raise ClientError("Could not connect to the endpoint URL")
+
+    first, second = _file(tmp_path / "a" / "f").parent, _file(tmp_path / "b" / "f").parent
+    data = DataOperations()
+    plans = [data.plan_delete(_uri(p), what=p.name, purge=True, refuse=_refuse)
+             for p in (first, second)]  # fmt: skip
+    monkeypatch.setattr(data_files, "remove_tree", broken)
+    with audit.collecting_extras() as extras:
+        data.carry_out(plans)  # no exception: both are tried and reported
+    assert [e.split(": ")[1] for e in extras["data_errors"]] == ["ClientError", "ClientError"]
+
+
+def test_a_move_across_devices_copies_and_deletes_the_source_after_the_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_rename = os.rename
+    cross_device = {"on": True}
+
+    def rename(src: str, dst: str) -> None:
+        if cross_device["on"]:
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", rename)
+    _file(tmp_path / "db.db" / "t" / "ds=1" / "f")
+    os.symlink("/nowhere", tmp_path / "db.db" / "t" / "link")
+    data = DataOperations()
+    for outcome in ("rollback", "commit"):
+        move = data.plan_move(_uri(tmp_path / "db.db" / "t"), _uri(tmp_path / "shm" / "t"),
+                              what="table db.t", subject="db.t")  # fmt: skip
+        assert move is not None
+        data.prepare(move, "db.t")
+        assert (tmp_path / "shm" / "t" / "ds=1" / "f").exists()
+        assert os.readlink(tmp_path / "shm" / "t" / "link") == "/nowhere"  # copied as a link
+        assert (tmp_path / "db.db" / "t" / "ds=1" / "f").exists()  # until the metadata commits
+        getattr(move, outcome)()
+    assert not (tmp_path / "db.db" / "t").exists()
+    assert (tmp_path / "shm" / "t" / "ds=1" / "f").exists()
+
+
+def test_audit_lists_are_bounded() -> None:
+    with audit.collecting_extras() as extras:
+        for number in range(audit.LIST_LIMIT + 5):
+            audit.append("data_deleted", number)
+    assert extras["data_deleted"] == list(range(audit.LIST_LIMIT))
+    assert extras["data_deleted_more"] == 5
