@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.hms_scenario import make_database, make_partition, make_table
 from support.our_server import OurServer
 from support.reference_hms import ReferenceHms, reference_hms_unavailable_reason
 
@@ -43,42 +44,17 @@ def _uri(path: Path) -> str:
     return f"file:{path}"
 
 
-def _sd(location: str | None) -> hms.StorageDescriptor:
-    return hms.StorageDescriptor(
-        cols=[hms.FieldSchema(name="v", type="int", comment=None)],
-        location=location,
-        inputFormat="org.apache.hadoop.mapred.TextInputFormat",
-        outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
-        compressed=False,
-        numBuckets=-1,
-        serdeInfo=hms.SerDeInfo(
-            serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", parameters={}
-        ),
-        bucketCols=[],
-        sortCols=[],
-        parameters={},
-    )
-
-
 def _table(name: str, keys: tuple[str, ...] = ("ds",), location: str | None = None,
-           external: bool = False) -> hms.Table:  # fmt: skip
-    return hms.Table(
-        tableName=name,
-        dbName="d",
-        owner="tester",
-        createTime=0,
-        lastAccessTime=0,
-        retention=0,
-        sd=_sd(location),
-        partitionKeys=[hms.FieldSchema(name=k, type="string", comment=None) for k in keys],
-        parameters={"EXTERNAL": "TRUE"} if external else {},
-        tableType="EXTERNAL_TABLE" if external else "MANAGED_TABLE",
-    )
+           external: bool = False) -> Any:  # fmt: skip
+    return make_table(
+        hms, "d", name, location=location, part_keys=tuple((k, "string") for k in keys),
+        table_type="EXTERNAL_TABLE" if external else "MANAGED_TABLE",
+        params={"EXTERNAL": "TRUE"} if external else None,
+    )  # fmt: skip
 
 
-def _partition(table: str, values: list[str], location: str | None = None) -> hms.Partition:
-    return hms.Partition(values=values, dbName="d", tableName=table, sd=_sd(location),
-                         parameters={})  # fmt: skip
+def _partition(table: str, values: list[str], location: str | None = None) -> Any:
+    return make_partition(hms, "d", table, values, location)
 
 
 def _write(path: Path) -> None:
@@ -103,8 +79,7 @@ def _steps() -> list[tuple[str, Step]]:
     """(name, call) in order; each call gets a client and the lake directory."""
     return [
         ("create_database", lambda c, lake: c.create_database(
-            hms.Database(name="d", description="", parameters={},
-                         locationUri=_uri(lake / "d.db")))),
+            make_database(hms, "d", _uri(lake / "d.db")))),
         ("create_table", lambda c, lake: c.create_table(_table("t"))),
         ("add_partitions", lambda c, lake: c.add_partitions(
             [_partition("t", ["1"]), _partition("t", ["2"]), _partition("t", ["3"])])),

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,23 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]
     server = RunningServer(tmp_path_factory.mktemp("metastore"))
     yield server
     server.stop()
+
+
+@pytest.fixture()
+def start_server(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
+    """Starts servers of a test's own, with the given settings; stops them at its end (a test
+    may stop one itself, to start another on the same store)."""
+    started: list[RunningServer] = []
+
+    def start(**config: object) -> RunningServer:
+        server = RunningServer(tmp_path / f"server{len(started)}", **config)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        with contextlib.suppress(Exception):  # stopped already
+            server.stop()
 
 
 @pytest.fixture()

@@ -7,17 +7,15 @@ external table's data is never touched.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from metastore_server.thrift_api import hms
 
-from .conftest import RunningServer, make_partition, make_table
+from .conftest import make_partition, make_table
 
 _names = itertools.count()
 
@@ -350,29 +348,13 @@ def test_add_partitions_refused_when_a_directory_cannot_be_made_adds_none(
 # -- servers of their own -------------------------------------------------------------------
 
 
-@pytest.fixture()
-def server_of(tmp_path: Path) -> Iterator:
-    """Starts servers with given settings; stops them at the end."""
-    started: list[RunningServer] = []
-
-    def start(**config: object) -> RunningServer:
-        server = RunningServer(tmp_path / f"server{len(started)}", **config)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        with contextlib.suppress(Exception):  # (a test may have stopped it already)
-            server.stop()
-
-
 def _db_on(conn, lake: Path, name: str = "d") -> None:
     conn.create_database(hms.Database(name=name, description="", parameters={},
                                       locationUri=_uri(lake / f"{name}.db")))  # fmt: skip
 
 
-def test_data_operations_off_touches_nothing(server_of, lake: Path) -> None:
-    conn = server_of(data_operations="off").client()
+def test_data_operations_off_touches_nothing(start_server, lake: Path) -> None:
+    conn = start_server(data_operations="off").client()
     _db_on(conn, lake)
     assert not (lake / "d.db").exists()
     table_dir = _table(conn, "d", "t", keys=(("ds", "string"),))
@@ -389,9 +371,9 @@ def test_data_operations_off_touches_nothing(server_of, lake: Path) -> None:
     assert data.exists()
 
 
-def test_trash_keeps_dropped_data_unless_purged(server_of, lake: Path, tmp_path: Path) -> None:
+def test_trash_keeps_dropped_data_unless_purged(start_server, lake: Path, tmp_path: Path) -> None:
     trash = tmp_path / "trash"
-    conn = server_of(trash_root=_uri(trash)).client()
+    conn = start_server(trash_root=_uri(trash)).client()
     _db_on(conn, lake)
     table_dir = _table(conn, "d", "t", keys=(("ds", "string"),))
     _add(conn, "d", "t", ["1"], ["2"])
@@ -415,9 +397,9 @@ def test_trash_keeps_dropped_data_unless_purged(server_of, lake: Path, tmp_path:
     assert (trash / "Current" / str(table_dir).lstrip("/")).is_dir()
 
 
-def test_auto_purge_table_skips_the_trash(server_of, lake: Path, tmp_path: Path) -> None:
+def test_auto_purge_table_skips_the_trash(start_server, lake: Path, tmp_path: Path) -> None:
     trash = tmp_path / "trash"
-    conn = server_of(trash_root=_uri(trash)).client()
+    conn = start_server(trash_root=_uri(trash)).client()
     _db_on(conn, lake)
     table_dir = _table(conn, "d", "t", keys=(), parameters={"auto.purge": "true"})
     _fill(table_dir)
@@ -436,11 +418,11 @@ def test_auto_purge_table_skips_the_trash(server_of, lake: Path, tmp_path: Path)
 
 
 def test_a_drop_that_cannot_delete_is_refused_with_nothing_changed(
-    server_of, lake: Path
+    start_server, lake: Path
 ) -> None:
     """A table on HDFS, made by a server that leaves data alone, dropped by one that manages
     data but has no Hadoop client: refused, and the table and its partition stay."""
-    first = server_of(data_operations="off")
+    first = start_server(data_operations="off")
     conn = first.client()
     _db_on(conn, lake)
     table = make_table("d", "on_hdfs", keys=[("ds", "string")])
@@ -449,7 +431,7 @@ def test_a_drop_that_cannot_delete_is_refused_with_nothing_changed(
     _add(conn, "d", "on_hdfs", ["1"])
     conn.close()
     first.stop()
-    second = server_of(storage=first.config.storage)
+    second = start_server(storage=first.config.storage)
     conn = second.client()
     with pytest.raises(hms.MetaException) as refused:
         conn.drop_table("d", "on_hdfs", True)

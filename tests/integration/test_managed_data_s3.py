@@ -13,7 +13,7 @@ from support.s3_server import Credentials, MotoS3, S3Endpoint
 
 from metastore_server.thrift_api import hms, make_client
 
-from .conftest import RunningServer, make_partition, make_table
+from .conftest import make_partition, make_table
 
 pytest.importorskip("s3fs", reason="the S3 tests need s3fs (hbase-metastore[s3])")
 
@@ -26,24 +26,6 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Endpoint]:
 
 def _s3_options(s3: S3Endpoint, creds: Credentials) -> dict[str, dict[str, object]]:
     return {"s3": {"key": creds.key, "secret": creds.secret, "endpoint_url": s3.url}}
-
-
-@pytest.fixture()
-def servers(tmp_path: Path) -> Iterator:
-    """Starts in-process servers with given settings; stops them at the end."""
-    started: list[RunningServer] = []
-
-    def start(**config: object) -> RunningServer:
-        server = RunningServer(tmp_path / f"server{len(started)}", **config)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        try:
-            server.stop()
-        except Exception:  # noqa: BLE001 - a test may have stopped it already
-            pass
 
 
 _dbs = iter(range(10**6))
@@ -62,8 +44,8 @@ def _partitions(conn, db: str, table: str, *values: str, location: str | None = 
     conn.add_partitions([make_partition(db, table, [v], location) for v in values])
 
 
-def test_managed_table_lifecycle(servers, s3: S3Endpoint) -> None:
-    conn = servers(fs_options=_s3_options(s3, s3.admin)).client()
+def test_managed_table_lifecycle(start_server, s3: S3Endpoint) -> None:
+    conn = start_server(fs_options=_s3_options(s3, s3.admin)).client()
     db, prefix = _database(conn, s3)
     conn.create_table(make_table(db, "t", keys=[("ds", "string")]))
     assert conn.get_table(db, "t").sd.location == f"s3a://{s3.bucket}/{prefix}/t"
@@ -95,8 +77,8 @@ def test_managed_table_lifecycle(servers, s3: S3Endpoint) -> None:
     assert s3.keys(f"{prefix}/") == [f"{prefix}/t2/part-0", f"{prefix}/t_x/part-0"]
 
 
-def test_external_table_keeps_its_objects(servers, s3: S3Endpoint) -> None:
-    conn = servers(fs_options=_s3_options(s3, s3.admin)).client()
+def test_external_table_keeps_its_objects(start_server, s3: S3Endpoint) -> None:
+    conn = start_server(fs_options=_s3_options(s3, s3.admin)).client()
     db, _ = _database(conn, s3, scheme="s3")
     table = make_table(db, "e", keys=[("ds", "string")], tableType="EXTERNAL_TABLE",
                        parameters={"EXTERNAL": "TRUE"})  # fmt: skip
@@ -109,8 +91,8 @@ def test_external_table_keeps_its_objects(servers, s3: S3Endpoint) -> None:
     assert s3.keys("external/e/") == ["external/e/ds=1/part-0"]
 
 
-def test_a_table_in_a_missing_bucket_is_refused(servers, s3: S3Endpoint) -> None:
-    conn = servers(fs_options=_s3_options(s3, s3.admin)).client()
+def test_a_table_in_a_missing_bucket_is_refused(start_server, s3: S3Endpoint) -> None:
+    conn = start_server(fs_options=_s3_options(s3, s3.admin)).client()
     db, _ = _database(conn, s3)
     table = make_table(db, "nowhere")
     table.sd.location = "s3a://no-such-bucket/t"
@@ -124,9 +106,9 @@ def test_a_table_in_a_missing_bucket_is_refused(servers, s3: S3Endpoint) -> None
 
 
 def test_a_drop_without_delete_permission_is_refused_and_changes_nothing(
-    servers, s3: S3Endpoint
+    start_server, s3: S3Endpoint
 ) -> None:
-    writer = servers(fs_options=_s3_options(s3, s3.admin))
+    writer = start_server(fs_options=_s3_options(s3, s3.admin))
     conn = writer.client()
     db, prefix = _database(conn, s3)
     conn.create_table(make_table(db, "t", keys=[("ds", "string")]))
@@ -135,7 +117,7 @@ def test_a_drop_without_delete_permission_is_refused_and_changes_nothing(
     conn.close()
     writer.stop()
 
-    reader = servers(storage=writer.config.storage, fs_options=_s3_options(s3, s3.reader))
+    reader = start_server(storage=writer.config.storage, fs_options=_s3_options(s3, s3.reader))
     conn = reader.client()
     with pytest.raises(hms.MetaException) as refused:
         conn.drop_partition(db, "t", ["1"], True)
@@ -158,9 +140,9 @@ def test_a_drop_without_delete_permission_is_refused_and_changes_nothing(
     assert s3.keys(f"{prefix}/") == [f"{prefix}/t/ds=1/part-0"]
 
 
-def test_dropped_objects_go_to_the_trash_unless_purged(servers, s3: S3Endpoint) -> None:
+def test_dropped_objects_go_to_the_trash_unless_purged(start_server, s3: S3Endpoint) -> None:
     trash = f"s3://{s3.bucket}/.trash"
-    conn = servers(fs_options=_s3_options(s3, s3.admin), trash_root=trash).client()
+    conn = start_server(fs_options=_s3_options(s3, s3.admin), trash_root=trash).client()
     db, prefix = _database(conn, s3)
     conn.create_table(make_table(db, "t", keys=[("ds", "string")]))
     _partitions(conn, db, "t", "1", "2")
