@@ -69,6 +69,7 @@ class Catalog:
             self.dependencies.guard_table_drop(ref, dropping)
             deletions = self._plan_table_data(ref, delete_data, purge)
             self._drop_table_rows(ref)
+            self.ctx.data.reserve(deletions)
         self.ctx.data.carry_out(deletions)
 
     def _drop_table_rows(self, ref: TableRef) -> None:
@@ -134,6 +135,7 @@ class Catalog:
             for function in function_names:
                 self.functions.drop(name, function)
             self.databases.delete_row(name)
+            self.ctx.data.reserve(deletions)
         self.ctx.data.carry_out(deletions)
 
     def _plan_database_data(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,11 @@ from metastore_server.catalog.data_fs import FileSystems, FileSystemUnavailable,
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
+
+#: Tries at making a directory whose parent a finishing drop may remove meanwhile.
+_MAKEDIRS_ATTEMPTS = 5
+#: Longest wait of a directory being made for a committed drop's delete of it to finish.
+_DELETION_WAIT_S = 120.0
 
 #: Builds the exception refusing a change, from the reason (``file:/x is not writable by u``).
 Refusal = Callable[[str], Exception]
@@ -49,6 +55,15 @@ def _user() -> str:
 def _real(place: Place) -> str | None:
     """A local place's path with symbolic links resolved; None for other file systems."""
     return os.path.realpath(place.path) if place.is_local else None
+
+
+def _key(place: Place) -> tuple[str, str, str]:
+    return place.protocol, place.authority, place.path.rstrip("/")
+
+
+def _overlap(one: Place, other: Place) -> bool:
+    """Whether two places are one, or one holds the other."""
+    return one.same_as(other) or one.contains(other) or other.contains(one)
 
 
 def _within(path: str, root: str) -> bool:
@@ -175,6 +190,10 @@ class DataOperations:
         self.filesystems = filesystems or FileSystems()
         self.enabled = enabled
         self._known_buckets: set[str] = set()
+        #: Places committed changes are still deleting (``reserve``), with how many; and a
+        #: condition told of every change to them.
+        self._deleting: dict[tuple[str, str, str], tuple[Place, int]] = {}
+        self._deleting_changed = threading.Condition()
         self._trash = [Guard.of(self.filesystems.resolve(root)) for root in trash_roots]
         self._protected = [Guard.of(self.filesystems.resolve(p)) for p in protected]
 
@@ -231,15 +250,22 @@ class DataOperations:
 
     def _make_dir(self, place: Place, made: MadeDirs, refuse: MakeRefusal) -> None:
         if place.is_local:
+            self._wait_for_deletions(place)
             top = self._first_missing(place.path)
             if top is None:
                 if not os.path.isdir(place.path):
                     raise refuse(place.uri, "it exists and is not a directory")
                 return
-            try:
-                os.makedirs(place.path, exist_ok=True)
-            except OSError as exc:
-                raise refuse(place.uri, reason(exc)) from None
+            for attempt in range(_MAKEDIRS_ATTEMPTS):
+                try:
+                    os.makedirs(place.path, exist_ok=True)
+                    break
+                except FileNotFoundError as exc:
+                    # A drop finishing removed an empty parent while the path was being made.
+                    if attempt + 1 == _MAKEDIRS_ATTEMPTS:
+                        raise refuse(place.uri, reason(exc)) from None
+                except OSError as exc:
+                    raise refuse(place.uri, reason(exc)) from None
             made.places.append(place.with_path(top))
             return
         if place.protocol == "s3":
@@ -358,6 +384,38 @@ class DataOperations:
             elif guard.held_by(deletion.place, mine.real):
                 deletion.keep.append(guard)
 
+    def reserve(self, deletions: Iterable[Deletion | None]) -> None:
+        """Mark what a committed change will delete, before its write lock is let go: until
+        ``carry_out`` has deleted it, a directory made at or around it (a partition added
+        again) waits, so the late delete never takes a new partition's directory."""
+        with self._deleting_changed:
+            for deletion in deletions:
+                if deletion is not None and deletion.kept is None:
+                    key = _key(deletion.place)
+                    place, count = self._deleting.get(key, (deletion.place, 0))
+                    self._deleting[key] = (place, count + 1)
+
+    def _wait_for_deletions(self, place: Place) -> None:
+        deadline = time.monotonic() + _DELETION_WAIT_S
+        with self._deleting_changed:
+            while any(_overlap(place, pending) for pending, _ in self._deleting.values()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    log.warning("data_deletion_wait_expired", location=place.uri)
+                    return
+                self._deleting_changed.wait(left)
+
+    def _release(self, place: Place) -> None:
+        with self._deleting_changed:
+            key = _key(place)
+            pending = self._deleting.get(key)
+            if pending is not None:
+                if pending[1] > 1:
+                    self._deleting[key] = (pending[0], pending[1] - 1)
+                else:
+                    del self._deleting[key]
+            self._deleting_changed.notify_all()
+
     def carry_out(self, deletions: Iterable[Deletion | None]) -> None:
         """Delete (or move to the trash) what was planned; never raises: a failure is logged
         with its path and error and listed on the audit line (``data_errors``)."""
@@ -369,8 +427,11 @@ class DataOperations:
                             reason=deletion.kept)  # fmt: skip
                 audit.append("data_kept", deletion.place.uri)
                 continue
-            if self._delete(deletion):
-                self._remove_empty_parents(deletion)
+            try:
+                if self._delete(deletion):
+                    self._remove_empty_parents(deletion)
+            finally:
+                self._release(deletion.place)
 
     def _delete(self, deletion: Deletion) -> bool:
         place = deletion.place

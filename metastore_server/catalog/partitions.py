@@ -722,6 +722,7 @@ class Partitions:
             deletions = self._plan_deletions(ref, [partition], delete_data, purge)
             with self._timelines.change(ref, removed=[(values, partition.parameters)]):
                 self._ctx.store.mutate([Delete(layout.PARTITIONS, key)])
+            self._ctx.data.reserve(deletions)
         self._ctx.data.carry_out(deletions)
         return partition
 
@@ -756,6 +757,7 @@ class Partitions:
                 deletions = self._plan_deletions(ref, [p for _, p in found], delete_data, purge)
                 with self._timelines.change(ref, removed=removed):
                     self._write(ref, deletes, "Dropping partitions")
+                self._ctx.data.reserve(deletions)
         self._ctx.data.carry_out(deletions)
         return [p for _, p in found]
 

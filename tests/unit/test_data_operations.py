@@ -434,3 +434,47 @@ def test_audit_lists_are_bounded() -> None:
             audit.append("data_deleted", number)
     assert extras["data_deleted"] == list(range(audit.LIST_LIMIT))
     assert extras["data_deleted_more"] == 5
+
+
+def test_a_directory_made_again_waits_for_the_committed_delete(tmp_path: Path) -> None:
+    """A partition dropped (committed, its delete still to run) and added again at once: the
+    new directory is made after the old one is gone, never deleted by the late delete."""
+    import threading
+
+    old = _file(tmp_path / "t" / "ds=1" / "old-data")
+    data = DataOperations()
+    plan = data.plan_delete(_uri(old.parent), what="p", purge=True, refuse=_refuse)
+    data.reserve([plan])
+    made = threading.Event()
+
+    def add_again() -> None:
+        data.make_dirs([_uri(tmp_path / "t" / "ds=1")], _refuse_make)
+        made.set()
+
+    adder = threading.Thread(target=add_again)
+    adder.start()
+    assert not made.wait(0.3)  # waits for the delete
+    data.carry_out([plan])
+    adder.join(5)
+    assert made.is_set()
+    assert (tmp_path / "t" / "ds=1").is_dir() and not old.exists()
+
+
+def test_making_a_directory_survives_a_parent_removed_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_makedirs = os.makedirs
+    calls = []
+
+    leaf = tmp_path / "t" / "ds=1" / "hr=1"
+
+    def racing_makedirs(path: str, *args: object, **kwargs: object) -> None:
+        if path == str(leaf):
+            calls.append(path)
+            if len(calls) == 1:  # a finishing drop removed an empty parent on the way
+                raise FileNotFoundError(2, "No such file or directory", path)
+        real_makedirs(path, *args, **kwargs)
+
+    monkeypatch.setattr(data_module.os, "makedirs", racing_makedirs)
+    DataOperations().make_dirs([_uri(leaf)], _refuse_make)
+    assert leaf.is_dir() and len(calls) == 2
