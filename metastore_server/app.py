@@ -33,11 +33,13 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
         listing_cache_bytes=config.listing_cache_mb * 1024 * 1024,
         writer_lease_s=config.writer_lease,
         data=data,
+        txn_timeout_s=config.txn_timeout,
     )
     config_values = {
         **HIVE_DEFAULTS,
         "hive.metastore.limit.partition.request": str(config.partition_request_limit),
         "hive.metastore.warehouse.dir": to_uri(Path(config.warehouse).absolute()),
+        "hive.txn.timeout": f"{config.txn_timeout:g}s",
         **config.extra_config,
     }
     return MetastoreHandler(catalog, config_values), catalog.close

@@ -128,6 +128,14 @@ def _serve_parser(
         "server's (default %(default)s)",
     )
     serve.add_argument(
+        "--txn-timeout",
+        type=float,
+        default=defaults.txn_timeout,
+        metavar="SECONDS",
+        help="a lock or transaction not heartbeated for this long expires, as HMS's "
+        "hive.txn.timeout (default %(default)s)",
+    )
+    serve.add_argument(
         "--data-operations",
         choices=("on", "off"),
         default=defaults.data_operations,
@@ -203,6 +211,7 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         partition_request_limit=args.partition_request_limit,
         listing_cache_mb=args.listing_cache_mb,
         writer_lease=args.writer_lease,
+        txn_timeout=args.txn_timeout,
         data_operations=args.data_operations,
         trash_root=args.trash_root,
         s3_endpoint=args.s3_endpoint,

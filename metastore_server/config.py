@@ -39,6 +39,7 @@ class ServerConfig:
     partition_request_limit: int = -1  # HMS hive.metastore.limit.partition.request
     listing_cache_mb: int = 256  # whole-table listings kept while the store is unchanged
     writer_lease: float = WRITER_LEASE_S  # s before a write-in-progress mark counts as dead
+    txn_timeout: float = 300.0  # s a lock or transaction lives without a heartbeat (HMS's)
     data_operations: str = "on"  # on: create/delete/move managed data; off: data is not ours
     trash_root: str = ""  # comma-separated trash URIs (one per file system); '': delete
     s3_endpoint: str = ""  # S3-compatible endpoint URL (else AWS_ENDPOINT_URL / AWS's)
@@ -118,7 +119,7 @@ class ServerConfig:
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, int(value))
-        for name in ("message_timeout", "writer_lease"):
+        for name in ("message_timeout", "writer_lease", "txn_timeout"):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, float(value))
@@ -149,6 +150,10 @@ class ServerConfig:
         if not (math.isfinite(self.writer_lease) and self.writer_lease > 0):
             raise ValueError(
                 f"writer_lease must be a positive number of seconds, not {self.writer_lease}"
+            )
+        if not (math.isfinite(self.txn_timeout) and self.txn_timeout > 0):
+            raise ValueError(
+                f"txn_timeout must be a positive number of seconds, not {self.txn_timeout}"
             )
         if self.data_operations not in ("on", "off"):
             raise ValueError(f"data_operations must be on or off, not {self.data_operations!r}")

@@ -625,6 +625,58 @@ class MetastoreHandler:
 
     # -- functions ---------------------------------------------------------------------------
 
+    # -- locks, transactions, compaction requests --------------------------------------------
+
+    def lock(self, rqst: hms.LockRequest) -> hms.LockResponse:
+        return self.catalog.transactions.lock(rqst)
+
+    def check_lock(self, rqst: hms.CheckLockRequest) -> hms.LockResponse:
+        return self.catalog.transactions.check_lock(rqst)
+
+    def unlock(self, rqst: hms.UnlockRequest) -> None:
+        self.catalog.transactions.unlock(rqst)
+
+    def show_locks(self, rqst: hms.ShowLocksRequest) -> hms.ShowLocksResponse:
+        return self.catalog.transactions.show_locks(rqst)
+
+    def heartbeat(self, ids: hms.HeartbeatRequest) -> None:
+        self.catalog.transactions.heartbeat(ids)
+
+    def heartbeat_txn_range(
+        self, txns: hms.HeartbeatTxnRangeRequest
+    ) -> hms.HeartbeatTxnRangeResponse:
+        if txns is None:
+            raise hms.MetaException(message="HeartbeatTxnRangeRequest cannot be null")
+        return self.catalog.transactions.heartbeat_txn_range(txns)
+
+    def open_txns(self, rqst: hms.OpenTxnRequest) -> hms.OpenTxnsResponse:
+        return self.catalog.transactions.open_txns(rqst)
+
+    def commit_txn(self, rqst: hms.CommitTxnRequest) -> None:
+        self.catalog.transactions.commit_txn(rqst)
+
+    def abort_txn(self, rqst: hms.AbortTxnRequest) -> None:
+        self.catalog.transactions.abort_txns([rqst.txnid if rqst else 0], strict=True)
+
+    def abort_txns(self, rqst: hms.AbortTxnsRequest) -> None:
+        self.catalog.transactions.abort_txns(list((rqst.txn_ids if rqst else None) or []),
+                                             strict=False)  # fmt: skip
+
+    def get_open_txns(self) -> hms.GetOpenTxnsResponse:
+        return self.catalog.transactions.get_open_txns()
+
+    def get_open_txns_info(self) -> hms.GetOpenTxnsInfoResponse:
+        return self.catalog.transactions.get_open_txns_info()
+
+    def compact(self, rqst: hms.CompactionRequest) -> None:
+        self.catalog.transactions.compact(rqst)
+
+    def compact2(self, rqst: hms.CompactionRequest) -> hms.CompactionResponse:
+        return self.catalog.transactions.compact(rqst)
+
+    def show_compact(self, rqst: hms.ShowCompactRequest) -> hms.ShowCompactResponse:
+        return self.catalog.transactions.show_compact()
+
     def create_function(self, func: hms.Function) -> None:
         if func is not None:
             func.dbName = _db(func.dbName)

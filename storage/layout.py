@@ -9,7 +9,9 @@
 - ``meta``: key ``counters``; ``c:table_id`` the last table id handed out. Key
   ``dependents \x00 db \x00 table``: one column ``c:d:<db.table>`` per table that depends on
   the table ``db.table`` (dependent tables), kept by name so that it outlives the base's row.
-  Key ``claim \x00 <partition key>``: ``c:cl`` the writer creating that partition (HBase)
+  Key ``claim \x00 <partition key>``: ``c:cl`` the writer creating that partition (HBase).
+  Key ``locks``: every lock and transaction (``LOCKS_ROW``). Key ``compaction \x00 <id>``: a
+  compaction request
 
 Partition keys start with the table's stable id, not its names: renaming a table rewrites one row,
 dropping it deletes one key range. The encoded values keep byte order equal to value order
@@ -63,6 +65,14 @@ DEPENDENT_MARK = b"c:d:"
 _DEPENDENTS_PREFIX = b"dependents\x00"
 COUNTERS_ROW = b"counters"
 NEXT_TABLE_ID = b"c:table_id"
+#: In the counters row: the last transaction and compaction request ids handed out.
+NEXT_TXN_ID = b"c:txn_id"
+NEXT_COMPACTION_ID = b"c:compaction_id"
+#: In ``meta``: the row of every lock and transaction, all in one value (JSON: the last lock
+#: id handed out, the locks, the transactions), changed only by compare-and-set on it.
+LOCKS_ROW = b"locks"
+LOCK_STATE = b"c:s"
+_COMPACTION_PREFIX = b"compaction\x00"
 
 TABLE_SPECS = (
     TableSpec(DATABASES, ("c",)),
@@ -88,6 +98,21 @@ def table_key(db: str, table: str) -> bytes:
 def function_key(db: str, function: str) -> bytes:
     """Row key of a function."""
     return db.encode("utf-8") + _SEPARATOR + function.encode("utf-8")
+
+
+def compaction_key(compaction_id: int) -> bytes:
+    """Row key (in ``meta``) of a compaction request; ``c:o`` holds it (JSON)."""
+    return _COMPACTION_PREFIX + b"%020d" % compaction_id
+
+
+def compaction_range() -> tuple[bytes, bytes]:
+    """[start, stop) of the compaction request rows."""
+    return _COMPACTION_PREFIX, prefix_successor(_COMPACTION_PREFIX)
+
+
+def compaction_id(key: bytes) -> int:
+    """The id of a compaction request row."""
+    return int(key[len(_COMPACTION_PREFIX) :])
 
 
 def children_range(db: str) -> tuple[bytes, bytes]:

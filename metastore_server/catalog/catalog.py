@@ -14,6 +14,8 @@ from metastore_server.catalog.listing_cache import DEFAULT_MAX_BYTES, ListingCac
 from metastore_server.catalog.partitions import Partitions
 from metastore_server.catalog.tables import TableRef, Tables, must_purge, owns_data
 from metastore_server.catalog.timelines import TimelineKeeper
+from metastore_server.catalog.transactions import DEFAULT_TIMEOUT_S as DEFAULT_TXN_TIMEOUT_S
+from metastore_server.catalog.transactions import Transactions
 from metastore_server.catalog.warehouse import Warehouse
 from metastore_server.thrift_api import hms
 from storage import layout
@@ -32,6 +34,7 @@ class Catalog:
         listing_cache_bytes: int = DEFAULT_MAX_BYTES,
         writer_lease_s: float = WRITER_LEASE_S,
         data: DataOperations | None = None,
+        txn_timeout_s: float = DEFAULT_TXN_TIMEOUT_S,
     ) -> None:
         store.ensure_tables(layout.TABLE_SPECS)
         self.ctx = CatalogContext(
@@ -48,6 +51,7 @@ class Catalog:
         self.dependencies = Dependencies(self.ctx, self.tables)
         self.partitions = Partitions(self.ctx, self.tables, self.timelines, self.dependencies)
         self.functions = Functions(self.ctx, self.databases)
+        self.transactions = Transactions(self.ctx, txn_timeout_s)
         self.databases.ensure_default()
 
     def drop_table(

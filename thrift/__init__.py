@@ -1,1 +1,0 @@
-"""Thrift IDL files of the server, shipped as package data of ``metastore_server.idl``."""
