@@ -17,6 +17,7 @@ from metastore_server.catalog.catalog import Catalog
 from metastore_server.catalog.partition_values import explain_values, partition_values
 from metastore_server.catalog.tables import TABLE_TYPES
 from metastore_server.encoded import EncodedPartitions
+from metastore_server.meta_conf import MetaConf
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
@@ -44,6 +45,7 @@ class MetastoreHandler:
         self._config_values = dict(config_values or {})
         self._alive_since = int(time.time())
         self._options: dict[str, str] = {}
+        self._meta_conf = MetaConf()
 
     # -- fb303 -------------------------------------------------------------------------------
 
@@ -88,6 +90,12 @@ class MetastoreHandler:
     def set_ugi(self, user_name: str, group_names: list[str] | None) -> list[str]:
         """HMS 2.3 answers with the group list as sent."""
         return list(group_names or [])
+
+    def setMetaConf(self, key: str, value: str) -> None:  # noqa: N802
+        self._meta_conf.set(key, value)
+
+    def getMetaConf(self, key: str) -> str:  # noqa: N802
+        return self._meta_conf.get(key)
 
     def get_config_value(self, name: str, defaultValue: str) -> str:  # noqa: N803
         """A server setting clients may read (e.g. the warehouse dir); else the default.
