@@ -98,3 +98,11 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer
         client.close()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """An empty server of the module's own (for the third-party Python clients)."""
+    running = RunningServer(tmp_path_factory.mktemp("client-metastore"))
+    yield running
+    running.stop()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +18,6 @@ from pyiceberg.types import DoubleType  # noqa: E402
 from metastore_server.thrift_api import hms  # noqa: E402
 
 SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("name", pa.string())])
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    running = RunningServer(tmp_path_factory.mktemp("iceberg-metastore"))
-    yield running
-    running.stop()
 
 
 def catalog(server: RunningServer, warehouse: Path) -> Any:

@@ -3,7 +3,6 @@ Hive 3's IDL, with its helpers) and hmsclient (Hive 2's IDL), each through a who
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,13 +11,6 @@ from integration.conftest import RunningServer
 PARQUET_SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
 PARQUET_IN = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"
 PARQUET_OUT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    running = RunningServer(tmp_path_factory.mktemp("python-clients"))
-    yield running
-    running.stop()
 
 
 def test_hive_metastore_client_cycle(server: RunningServer, tmp_path: Path) -> None:
