@@ -633,6 +633,65 @@ class MetastoreHandler:
 
     # -- functions ---------------------------------------------------------------------------
 
+    # -- column statistics --------------------------------------------------------------------
+
+    def update_table_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
+        return self.catalog.statistics.update(stats_obj, table_level=True)
+
+    def update_partition_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
+        return self.catalog.statistics.update(stats_obj, table_level=False)
+
+    def set_aggr_stats_for(self, request: hms.SetPartitionsStatsRequest) -> bool:
+        if request is None:
+            raise hms.InvalidInputException(message="SetPartitionsStatsRequest cannot be null")
+        for stats in request.colStats or []:
+            table_level = bool(stats.statsDesc and stats.statsDesc.isTblLevel)
+            self.catalog.statistics.update(stats, table_level=table_level,
+                                           merge=bool(request.needMerge))  # fmt: skip
+        return True
+
+    def get_table_column_statistics(
+        self, db_name: str, tbl_name: str, col_name: str
+    ) -> hms.ColumnStatistics:
+        return self.catalog.statistics.column(db_name, tbl_name, None, col_name)
+
+    def get_partition_column_statistics(
+        self, db_name: str, tbl_name: str, part_name: str, col_name: str
+    ) -> hms.ColumnStatistics:
+        return self.catalog.statistics.column(db_name, tbl_name, part_name or "", col_name)
+
+    def get_table_statistics_req(self, request: hms.TableStatsRequest) -> hms.TableStatsResult:
+        if request is None:
+            raise hms.MetaException(message="TableStatsRequest cannot be null")
+        found = self.catalog.statistics.table_stats(request.dbName, request.tblName,
+                                                    request.colNames)  # fmt: skip
+        return hms.TableStatsResult(tableStats=found)
+
+    def get_partitions_statistics_req(
+        self, request: hms.PartitionsStatsRequest
+    ) -> hms.PartitionsStatsResult:
+        if request is None:
+            raise hms.MetaException(message="PartitionsStatsRequest cannot be null")
+        found = self.catalog.statistics.partition_stats(
+            request.dbName, request.tblName, request.partNames, request.colNames
+        )
+        return hms.PartitionsStatsResult(partStats=found)
+
+    def get_aggr_stats_for(self, request: hms.PartitionsStatsRequest) -> hms.AggrStats:
+        if request is None:
+            raise hms.MetaException(message="PartitionsStatsRequest cannot be null")
+        return self.catalog.statistics.aggregate(
+            request.dbName, request.tblName, request.partNames, request.colNames
+        )
+
+    def delete_table_column_statistics(self, db_name: str, tbl_name: str, col_name: str) -> bool:
+        return self.catalog.statistics.delete(db_name, tbl_name, None, col_name)
+
+    def delete_partition_column_statistics(
+        self, db_name: str, tbl_name: str, part_name: str, col_name: str
+    ) -> bool:
+        return self.catalog.statistics.delete(db_name, tbl_name, part_name or "", col_name)
+
     # -- locks, transactions, compaction requests --------------------------------------------
 
     def lock(self, rqst: hms.LockRequest) -> hms.LockResponse:

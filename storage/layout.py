@@ -73,6 +73,11 @@ NEXT_COMPACTION_ID = b"c:compaction_id"
 LOCKS_ROW = b"locks"
 LOCK_STATE = b"c:s"
 _COMPACTION_PREFIX = b"compaction\x00"
+#: In a statistics row (``stats_key``): one column per table column, the prefix followed by the
+#: column's name, holding its ColumnStatisticsObj (Thrift binary); and when they were analyzed.
+STATS_PREFIX = b"c:s:"
+LAST_ANALYZED = b"c:la"
+_STATS_PREFIX = b"stats\x00"
 
 TABLE_SPECS = (
     TableSpec(DATABASES, ("c",)),
@@ -98,6 +103,23 @@ def table_key(db: str, table: str) -> bytes:
 def function_key(db: str, function: str) -> bytes:
     """Row key of a function."""
     return db.encode("utf-8") + _SEPARATOR + function.encode("utf-8")
+
+
+def stats_key(table_id: int, part_name: str) -> bytes:
+    """Row key (in ``meta``) of a table's column statistics (``part_name`` ''), or of one of
+    its partitions'."""
+    return _STATS_PREFIX + encode_id(table_id) + b"\x00" + part_name.encode("utf-8")
+
+
+def stats_range(table_id: int) -> tuple[bytes, bytes]:
+    """[start, stop) of every statistics row of a table."""
+    prefix = _STATS_PREFIX + encode_id(table_id) + b"\x00"
+    return prefix, prefix_successor(prefix) or b""
+
+
+def stats_column(column: str) -> bytes:
+    """Column (in a statistics row) of one table column's statistics."""
+    return STATS_PREFIX + column.encode("utf-8")
 
 
 def compaction_key(compaction_id: int) -> bytes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from metastore_server.catalog import names
+from metastore_server.catalog import names, statistics
 from metastore_server.catalog.context import WRITER_LEASE_S, CatalogContext
 from metastore_server.catalog.data import DataOperations, Deletion, Move
 from metastore_server.catalog.databases import DEFAULT_DATABASE, Databases
@@ -12,6 +12,7 @@ from metastore_server.catalog.dependencies import AlterPlan, Dependencies
 from metastore_server.catalog.functions import Functions
 from metastore_server.catalog.listing_cache import DEFAULT_MAX_BYTES, ListingCache
 from metastore_server.catalog.partitions import Partitions
+from metastore_server.catalog.statistics import Statistics
 from metastore_server.catalog.tables import TableRef, Tables, must_purge, owns_data
 from metastore_server.catalog.timelines import TimelineKeeper
 from metastore_server.catalog.transactions import DEFAULT_TIMEOUT_S as DEFAULT_TXN_TIMEOUT_S
@@ -52,6 +53,7 @@ class Catalog:
         self.partitions = Partitions(self.ctx, self.tables, self.timelines, self.dependencies)
         self.functions = Functions(self.ctx, self.databases)
         self.transactions = Transactions(self.ctx, txn_timeout_s)
+        self.statistics = Statistics(self.ctx, self.tables)
         self.databases.ensure_default()
 
     def drop_table(
@@ -80,6 +82,7 @@ class Catalog:
         bases = self.dependencies.bases_of(ref)
         self.tables.delete_row(ref)
         self.partitions.drop_all(ref)
+        statistics.forget_table(self.ctx.store, ref.table_id)
         self.dependencies.forget(ref, bases)
 
     def _plan_table_data(

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from metastore_server import audit
-from metastore_server.catalog import names
+from metastore_server.catalog import names, statistics
 from metastore_server.catalog.claims import Claims, TooSlowToClaim
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.data import Deletion, Guard, Refusal
@@ -722,6 +722,7 @@ class Partitions:
             deletions = self._plan_deletions(ref, [partition], delete_data, purge)
             with self._timelines.change(ref, removed=[(values, partition.parameters)]):
                 self._ctx.store.mutate([Delete(layout.PARTITIONS, key)])
+            statistics.forget(self._ctx.store, ref.table_id, [self._name(ref, values)])
             self._ctx.data.reserve(deletions)
         self._ctx.data.carry_out(deletions)
         return partition
@@ -757,6 +758,9 @@ class Partitions:
                 deletions = self._plan_deletions(ref, [p for _, p in found], delete_data, purge)
                 with self._timelines.change(ref, removed=removed):
                     self._write(ref, deletes, "Dropping partitions")
+                statistics.forget(
+                    self._ctx.store, ref.table_id, [self._name(ref, v) for v, _ in removed]
+                )
                 self._ctx.data.reserve(deletions)
         self._ctx.data.carry_out(deletions)
         return [p for _, p in found]
@@ -1032,6 +1036,9 @@ class Partitions:
                 if move is not None:
                     move.rollback()
                 raise
+            if new_key != old_key:
+                statistics.move(self._ctx.store, ref.table_id, self._name(ref, old_values),
+                                self._name(ref, new_values))  # fmt: skip
         if move is not None:
             move.commit()
 
