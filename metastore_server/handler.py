@@ -17,6 +17,7 @@ from metastore_server.catalog.catalog import Catalog
 from metastore_server.catalog.partition_values import explain_values, partition_values
 from metastore_server.catalog.tables import TABLE_TYPES
 from metastore_server.encoded import EncodedPartitions
+from metastore_server.handler_extras import ExtraCalls
 from metastore_server.meta_conf import MetaConf
 from metastore_server.thrift_api import hms
 
@@ -37,7 +38,7 @@ def _table(name: str | None) -> str:
     return names.normalize(name)
 
 
-class MetastoreHandler:
+class MetastoreHandler(ExtraCalls):
     """Implements ThriftHiveMetastore (and fb303's FacebookService) over a Catalog."""
 
     def __init__(self, catalog: Catalog, config_values: dict[str, str] | None = None) -> None:

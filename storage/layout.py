@@ -68,6 +68,7 @@ NEXT_TABLE_ID = b"c:table_id"
 #: In the counters row: the last transaction and compaction request ids handed out.
 NEXT_TXN_ID = b"c:txn_id"
 NEXT_COMPACTION_ID = b"c:compaction_id"
+NEXT_MASTER_KEY = b"c:master_key"
 #: In ``meta``: the row of every lock and transaction, all in one value (JSON: the last lock
 #: id handed out, the locks, the transactions), changed only by compare-and-set on it.
 LOCKS_ROW = b"locks"
@@ -78,6 +79,8 @@ _COMPACTION_PREFIX = b"compaction\x00"
 STATS_PREFIX = b"c:s:"
 LAST_ANALYZED = b"c:la"
 _STATS_PREFIX = b"stats\x00"
+_TOKEN_PREFIX = b"token\x00"
+_MASTER_KEY_PREFIX = b"masterkey\x00"
 
 TABLE_SPECS = (
     TableSpec(DATABASES, ("c",)),
@@ -120,6 +123,31 @@ def stats_range(table_id: int) -> tuple[bytes, bytes]:
 def stats_column(column: str) -> bytes:
     """Column (in a statistics row) of one table column's statistics."""
     return STATS_PREFIX + column.encode("utf-8")
+
+
+def token_key(identifier: str) -> bytes:
+    """Row key (in ``meta``) of a delegation token; ``c:o`` holds it."""
+    return _TOKEN_PREFIX + identifier.encode("utf-8")
+
+
+def token_range() -> tuple[bytes, bytes]:
+    """[start, stop) of the delegation token rows."""
+    return _TOKEN_PREFIX, prefix_successor(_TOKEN_PREFIX) or b""
+
+
+def token_identifier(key: bytes) -> str:
+    """The identifier of a token row."""
+    return key[len(_TOKEN_PREFIX) :].decode("utf-8")
+
+
+def master_key_key(number: int) -> bytes:
+    """Row key (in ``meta``) of a master key; ``c:o`` holds it."""
+    return _MASTER_KEY_PREFIX + b"%020d" % number
+
+
+def master_key_range() -> tuple[bytes, bytes]:
+    """[start, stop) of the master key rows."""
+    return _MASTER_KEY_PREFIX, prefix_successor(_MASTER_KEY_PREFIX) or b""
 
 
 def compaction_key(compaction_id: int) -> bytes:

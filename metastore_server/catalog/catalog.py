@@ -12,6 +12,7 @@ from metastore_server.catalog.dependencies import AlterPlan, Dependencies
 from metastore_server.catalog.functions import Functions
 from metastore_server.catalog.listing_cache import DEFAULT_MAX_BYTES, ListingCache
 from metastore_server.catalog.partitions import Partitions
+from metastore_server.catalog.secrets import Secrets
 from metastore_server.catalog.statistics import Statistics
 from metastore_server.catalog.tables import TableRef, Tables, must_purge, owns_data
 from metastore_server.catalog.timelines import TimelineKeeper
@@ -54,6 +55,7 @@ class Catalog:
         self.functions = Functions(self.ctx, self.databases)
         self.transactions = Transactions(self.ctx, txn_timeout_s)
         self.statistics = Statistics(self.ctx, self.tables)
+        self.secrets = Secrets(self.ctx)
         self.databases.ensure_default()
 
     def drop_table(

@@ -1,0 +1,161 @@
+"""The smaller HMS calls, mixed into the handler: table metadata listings, request forms of
+older calls, partition-name checks, the token store, and the calls HMS answers without a store
+behind them (file metadata, delegation tokens without Kerberos, cache flushes)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from metastore_server.catalog import names
+from metastore_server.thrift_api import hms
+
+#: The answer to delegation-token calls: they need SASL (Kerberos) authentication.
+NO_TOKENS = (
+    "Delegation tokens need SASL (Kerberos) authentication (hive.metastore.sasl.enabled), "
+    "which this server does not offer"
+)
+_WHITELIST_KEY = "hive.metastore.partition.name.whitelist.pattern"
+
+
+class ExtraCalls:
+    """Mixed into MetastoreHandler (which provides ``catalog`` and ``_meta_conf``)."""
+
+    catalog: Any
+    _meta_conf: Any
+
+    # -- tables ------------------------------------------------------------------------------
+
+    def get_table_meta(
+        self, db_patterns: str, tbl_patterns: str, tbl_types: list[str]
+    ) -> list[hms.TableMeta]:
+        """Database, name, type and comment of the tables matching HMS patterns."""
+        types = {t.upper() for t in tbl_types or []}
+        found = []
+        for db in self.catalog.databases.names(db_patterns or "*"):
+            for name in self.catalog.tables.names(db, tbl_patterns or "*"):
+                ref = self.catalog.tables.find(db, name)
+                if ref is None or (types and (ref.table.tableType or "").upper() not in types):
+                    continue
+                comment = (ref.table.parameters or {}).get("comment")
+                found.append(hms.TableMeta(dbName=db, tableName=name,
+                                           tableType=ref.table.tableType or "",
+                                           comments=comment))  # fmt: skip
+        return found
+
+    def get_table_objects_by_name_req(self, req: hms.GetTablesRequest) -> hms.GetTablesResult:
+        """The request form of ``get_table_objects_by_name``."""
+        if req is None:
+            raise hms.MetaException(message="GetTablesRequest cannot be null")
+        db = names.normalize(req.dbName)
+        if self.catalog.databases.find(db) is None:
+            raise hms.UnknownDBException(message=f"Could not find database {db}")
+        wanted = req.tblNames if req.tblNames is not None else self.catalog.tables.names(db)
+        return hms.GetTablesResult(tables=self.catalog.tables.objects(db, wanted))
+
+    # -- partitions --------------------------------------------------------------------------
+
+    def append_partition_with_environment_context(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str],
+        environment_context: hms.EnvironmentContext,
+    ) -> hms.Partition:
+        return self.append_partition(db_name, tbl_name, part_vals)  # type: ignore[attr-defined]
+
+    def append_partition_by_name_with_environment_context(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_name: str,
+        environment_context: hms.EnvironmentContext,
+    ) -> hms.Partition:
+        return self.append_partition_by_name(db_name, tbl_name, part_name)  # type: ignore[attr-defined]
+
+    def partition_name_has_valid_characters(
+        self, part_vals: list[str], throw_exception: bool
+    ) -> bool:
+        """Whether every value matches the connection's partition-name whitelist pattern
+        (``hive.metastore.partition.name.whitelist.pattern``; empty: anything goes)."""
+        pattern = self._meta_conf.get(_WHITELIST_KEY)
+        if not pattern:
+            return True
+        for value in part_vals or []:
+            if re.fullmatch(pattern, value or "") is None:
+                if throw_exception:
+                    raise hms.MetaException(
+                        message=f"Partition value '{value}' contains a character not matched "
+                        f"by whitelist pattern '{pattern}'.  (configure with {_WHITELIST_KEY})"
+                    )
+                return False
+        return True
+
+    # -- no file-metadata store ----------------------------------------------------------------
+
+    def get_file_metadata(self, req: hms.GetFileMetadataRequest) -> hms.GetFileMetadataResult:
+        return hms.GetFileMetadataResult(metadata={}, isSupported=False)
+
+    def get_file_metadata_by_expr(
+        self, req: hms.GetFileMetadataByExprRequest
+    ) -> hms.GetFileMetadataByExprResult:
+        return hms.GetFileMetadataByExprResult(metadata={}, isSupported=False)
+
+    def put_file_metadata(self, req: hms.PutFileMetadataRequest) -> hms.PutFileMetadataResult:
+        return hms.PutFileMetadataResult()
+
+    def clear_file_metadata(
+        self, req: hms.ClearFileMetadataRequest
+    ) -> hms.ClearFileMetadataResult:
+        return hms.ClearFileMetadataResult()
+
+    def cache_file_metadata(
+        self, req: hms.CacheFileMetadataRequest
+    ) -> hms.CacheFileMetadataResult:
+        return hms.CacheFileMetadataResult(isSupported=False)
+
+    # -- delegation tokens and master keys -----------------------------------------------------
+
+    def get_delegation_token(self, token_owner: str, renewer_kerberos_principal_name: str) -> str:
+        raise hms.MetaException(message=NO_TOKENS)
+
+    def renew_delegation_token(self, token_str_form: str) -> int:
+        raise hms.MetaException(message=NO_TOKENS)
+
+    def cancel_delegation_token(self, token_str_form: str) -> None:
+        raise hms.MetaException(message=NO_TOKENS)
+
+    # The token store calls keep what other (Kerberos) metastores share through this one, as
+    # HMS's database token store does.
+
+    def add_token(self, token_identifier: str, delegation_token: str) -> bool:
+        return self.catalog.secrets.add_token(token_identifier, delegation_token)
+
+    def remove_token(self, token_identifier: str) -> bool:
+        return self.catalog.secrets.remove_token(token_identifier)
+
+    def get_token(self, token_identifier: str) -> str:
+        return self.catalog.secrets.get_token(token_identifier)
+
+    def get_all_token_identifiers(self) -> list[str]:
+        return self.catalog.secrets.token_identifiers()
+
+    def add_master_key(self, key: str) -> int:
+        return self.catalog.secrets.add_master_key(key)
+
+    def update_master_key(self, seq_number: int, key: str) -> None:
+        self.catalog.secrets.update_master_key(seq_number, key)
+
+    def remove_master_key(self, key_seq: int) -> bool:
+        return self.catalog.secrets.remove_master_key(key_seq)
+
+    def get_master_keys(self) -> list[str]:
+        return self.catalog.secrets.master_keys()
+
+    # -- server ----------------------------------------------------------------------------------
+
+    def flushCache(self) -> None:  # noqa: N802 (IDL name)
+        """Nothing to flush: listings are cached only while the store is unchanged."""
+
+    def getCpuProfile(self, profileDurationInSec: int) -> str:  # noqa: N802, N803
+        return ""
