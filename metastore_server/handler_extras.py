@@ -53,6 +53,46 @@ class ExtraCalls:
         wanted = req.tblNames if req.tblNames is not None else self.catalog.tables.names(db)
         return hms.GetTablesResult(tables=self.catalog.tables.objects(db, wanted))
 
+    # -- constraints ---------------------------------------------------------------------------
+
+    def create_table_with_constraints(
+        self,
+        tbl: hms.Table,
+        primaryKeys: list[hms.SQLPrimaryKey],  # noqa: N803 (IDL names)
+        foreignKeys: list[hms.SQLForeignKey],  # noqa: N803
+    ) -> None:
+        """Create a table, then its keys; a refused key drops the table again."""
+        self.create_table(tbl)  # type: ignore[attr-defined]
+        try:
+            self.catalog.constraints.add_primary_key(primaryKeys)
+            self.catalog.constraints.add_foreign_key(foreignKeys)
+        except Exception:
+            self.catalog.drop_table(names.normalize(tbl.dbName), names.normalize(tbl.tableName),
+                                    True)  # fmt: skip
+            raise
+
+    def add_primary_key(self, req: hms.AddPrimaryKeyRequest) -> None:
+        self.catalog.constraints.add_primary_key(req.primaryKeyCols if req else None)
+
+    def add_foreign_key(self, req: hms.AddForeignKeyRequest) -> None:
+        self.catalog.constraints.add_foreign_key(req.foreignKeyCols if req else None)
+
+    def drop_constraint(self, req: hms.DropConstraintRequest) -> None:
+        if req is None:
+            raise hms.MetaException(message="DropConstraintRequest cannot be null")
+        self.catalog.constraints.drop(req.dbname, req.tablename, req.constraintname)
+
+    def get_primary_keys(self, request: hms.PrimaryKeysRequest) -> hms.PrimaryKeysResponse:
+        if request is None:
+            raise hms.MetaException(message="PrimaryKeysRequest cannot be null")
+        keys = self.catalog.constraints.primary_keys(request.db_name, request.tbl_name)
+        return hms.PrimaryKeysResponse(primaryKeys=keys)
+
+    def get_foreign_keys(self, request: hms.ForeignKeysRequest) -> hms.ForeignKeysResponse:
+        if request is None:
+            raise hms.MetaException(message="ForeignKeysRequest cannot be null")
+        return hms.ForeignKeysResponse(foreignKeys=self.catalog.constraints.foreign_keys(request))
+
     # -- partitions --------------------------------------------------------------------------
 
     def append_partition_with_environment_context(

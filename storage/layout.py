@@ -80,6 +80,10 @@ STATS_PREFIX = b"c:s:"
 LAST_ANALYZED = b"c:la"
 _STATS_PREFIX = b"stats\x00"
 _TOKEN_PREFIX = b"token\x00"
+#: In a table's constraints row (``constraints_key``): one column per constraint, the prefix
+#: followed by its name, holding its kind (P, F) and columns.
+CONSTRAINT_PREFIX = b"c:k:"
+_CONSTRAINTS_PREFIX = b"constraints\x00"
 _MASTER_KEY_PREFIX = b"masterkey\x00"
 
 TABLE_SPECS = (
@@ -123,6 +127,16 @@ def stats_range(table_id: int) -> tuple[bytes, bytes]:
 def stats_column(column: str) -> bytes:
     """Column (in a statistics row) of one table column's statistics."""
     return STATS_PREFIX + column.encode("utf-8")
+
+
+def constraints_key(table_id: int) -> bytes:
+    """Row key (in ``meta``) of a table's primary and foreign keys."""
+    return _CONSTRAINTS_PREFIX + encode_id(table_id)
+
+
+def constraint_column(name: str) -> bytes:
+    """Column (in a constraints row) of one constraint."""
+    return CONSTRAINT_PREFIX + name.encode("utf-8")
 
 
 def token_key(identifier: str) -> bytes:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from metastore_server.catalog import names, statistics
+from metastore_server.catalog import constraints, names, statistics
+from metastore_server.catalog.constraints import Constraints
 from metastore_server.catalog.context import WRITER_LEASE_S, CatalogContext
 from metastore_server.catalog.data import DataOperations, Deletion, Move
 from metastore_server.catalog.databases import DEFAULT_DATABASE, Databases
@@ -56,6 +57,7 @@ class Catalog:
         self.transactions = Transactions(self.ctx, txn_timeout_s)
         self.statistics = Statistics(self.ctx, self.tables)
         self.secrets = Secrets(self.ctx)
+        self.constraints = Constraints(self.ctx, self.tables)
         self.databases.ensure_default()
 
     def drop_table(
@@ -85,6 +87,7 @@ class Catalog:
         self.tables.delete_row(ref)
         self.partitions.drop_all(ref)
         statistics.forget_table(self.ctx.store, ref.table_id)
+        constraints.forget_table(self.ctx.store, ref.table_id)
         self.dependencies.forget(ref, bases)
 
     def _plan_table_data(
