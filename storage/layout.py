@@ -65,8 +65,7 @@ DEPENDENT_MARK = b"c:d:"
 _DEPENDENTS_PREFIX = b"dependents\x00"
 COUNTERS_ROW = b"counters"
 NEXT_TABLE_ID = b"c:table_id"
-#: In the counters row: the last transaction and compaction request ids handed out.
-NEXT_TXN_ID = b"c:txn_id"
+#: In the counters row: the last compaction request id handed out.
 NEXT_COMPACTION_ID = b"c:compaction_id"
 NEXT_MASTER_KEY = b"c:master_key"
 #: In ``meta``: the row of every lock and transaction, all in one value (JSON: the last lock
@@ -167,6 +166,11 @@ def master_key_range() -> tuple[bytes, bytes]:
 def compaction_key(compaction_id: int) -> bytes:
     """Row key (in ``meta``) of a compaction request; ``c:o`` holds it (JSON)."""
     return _COMPACTION_PREFIX + b"%020d" % compaction_id
+
+
+def pending_compaction_key(db: str, table: str, partition: str) -> bytes:
+    """Row key (in ``meta``) naming the compaction request waiting for a table or partition."""
+    return b"compacting\x00" + "\x00".join((db, table, partition)).encode("utf-8")
 
 
 def compaction_range() -> tuple[bytes, bytes]:

@@ -4,8 +4,10 @@ database: they survive restarts and hold across every server process on the stor
 All locks and transactions are one value (``layout.LOCK_STATE`` of ``layout.LOCKS_ROW``), and
 every change to them is one compare-and-set of that value against the one it was computed from:
 atomic on HBase (whose check-and-put writes one column atomically) as on the embedded store.
-Lock ids are taken inside that compare-and-set, so they follow the order locks are recorded in,
-which the compatibility rules rely on. Transaction ids come from a counter.
+Lock and transaction ids are taken inside that compare-and-set: lock ids follow the order locks
+are recorded in (the compatibility rules rely on it), and no reader ever sees a transaction id
+handed out that is not yet open. A ``check_lock`` that changes nothing writes nothing (it
+heartbeats only once a tenth of the timeout has passed), so polling clients do not contend.
 
 A lock that is not in a transaction, and a transaction, expire when no call has touched them
 (``lock``, ``check_lock``, ``heartbeat``) for ``timeout_s`` (HMS's ``hive.txn.timeout``, 300 s):
@@ -17,6 +19,7 @@ for ever. Compaction requests are recorded and shown, never run.
 from __future__ import annotations
 
 import json
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +33,8 @@ from storage.port import Condition, Put
 
 #: HMS's hive.txn.timeout.
 DEFAULT_TIMEOUT_S = 300.0
+#: Most transactions one open_txns call may open (HMS's hive.txn.max.open.batch).
+MAX_OPEN_BATCH = 1000
 #: How long an aborted transaction is still known as aborted (then: no such transaction).
 ABORTED_KEPT_S = 3600.0
 _ATTEMPTS = 200
@@ -112,6 +117,7 @@ class LockTable:
 
     stored: bytes | None
     last_lock_id: int = 0
+    last_txn_id: int = 0
     locks: dict[int, LockEntry] = field(default_factory=dict)
     txns: dict[int, TxnEntry] = field(default_factory=dict)
     changed: bool = False
@@ -122,6 +128,7 @@ class LockTable:
         if stored:
             d = json.loads(stored)
             table.last_lock_id = d["n"]
+            table.last_txn_id = d.get("tn", 0)
             table.locks = {int(k): LockEntry.decode(int(k), v) for k, v in d["locks"].items()}
             table.txns = {int(k): TxnEntry.decode(int(k), v) for k, v in d["txns"].items()}
         return table
@@ -130,6 +137,7 @@ class LockTable:
         return json.dumps(
             {
                 "n": self.last_lock_id,
+                "tn": self.last_txn_id,
                 "locks": {str(k): v.encode() for k, v in sorted(self.locks.items())},
                 "txns": {str(k): v.encode() for k, v in sorted(self.txns.items())},
             },
@@ -200,7 +208,7 @@ class Transactions:
     def _change(self, action: Callable[[LockTable, int], Any]) -> Any:
         """Run ``action`` on the locks as read and store the result, compare-and-set on the
         value read (read again and retried when another call changed it meanwhile)."""
-        for _ in range(_ATTEMPTS):
+        for attempt in range(_ATTEMPTS):
             table = self._read()
             result = action(table, self.clock())
             if not table.changed:
@@ -209,7 +217,8 @@ class Transactions:
             put = Put(layout.META, layout.LOCKS_ROW, {layout.LOCK_STATE: table.encode()})
             if self._ctx.store.mutate([put], condition):
                 return result
-            time.sleep(0.001)
+            # Lost to another change: back off a little, longer each time, at random.
+            time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
         raise hms.MetaException(message="Locks: other calls kept changing them; try again")
 
     # -- locks -----------------------------------------------------------------------------
@@ -253,12 +262,17 @@ class Transactions:
             entry = table.locks.get(lockid)  # type: ignore[arg-type]
             if entry is None:
                 raise hms.NoSuchLockException(message=f"No such lock lockid:{lockid}")
+            fresh = now - int(self.timeout_s * 100)  # a tenth of the timeout ago
             if entry.txnid:
-                self._open_txn(table, entry.txnid, now).heartbeat_ms = now
-                table.put_txn(table.txns[entry.txnid])
+                txn = self._open_txn(table, entry.txnid, now)
+                if txn.heartbeat_ms < fresh:
+                    txn.heartbeat_ms = now
+                    table.put_txn(txn)
             if entry.state == lock_rules.WAITING:
-                self._decide(table, entry, now)
-            else:
+                others = [lock.held() for lock in table.locks.values() if lock is not entry]
+                if lock_rules.blocker(entry.held(), others) is None or entry.heartbeat_ms < fresh:
+                    self._decide(table, entry, now)  # granted now, or its heartbeat is due
+            elif entry.heartbeat_ms < fresh:
                 entry.heartbeat_ms = now
                 table.put_lock(entry)
             return entry.state
@@ -347,22 +361,28 @@ class Transactions:
         return txn
 
     def open_txns(self, request: hms.OpenTxnRequest) -> hms.OpenTxnsResponse:
-        """Open ``num_txns`` transactions; their ids, consecutive."""
+        """Open ``num_txns`` transactions (at most ``MAX_OPEN_BATCH``, HMS's
+        hive.txn.max.open.batch); their ids, consecutive, taken in the same compare-and-set
+        that records them (a reader never sees an id handed out but not yet open)."""
         count = max(int(request.num_txns or 0), 0) if request is not None else 0
         if count == 0:
             return hms.OpenTxnsResponse(txn_ids=[])
-        last = self._ctx.store.increment(layout.META, layout.COUNTERS_ROW, layout.NEXT_TXN_ID,
-                                         count)  # fmt: skip
-        ids = list(range(last - count + 1, last + 1))
+        if count > MAX_OPEN_BATCH:
+            raise hms.MetaException(
+                message=f"Invalid input for number of txns: {count} (at most {MAX_OPEN_BATCH})"
+            )
 
-        def record(table: LockTable, now: int) -> None:
+        def record(table: LockTable, now: int) -> list[int]:
+            first = table.last_txn_id + 1
+            table.last_txn_id += count
+            ids = list(range(first, table.last_txn_id + 1))
             for txnid in ids:
                 table.put_txn(TxnEntry(txnid, hms.TxnState.OPEN, request.user or "",
                                        request.hostname or "", request.agentInfo or "Unknown",
                                        now, now))  # fmt: skip
+            return ids
 
-        self._change(record)
-        return hms.OpenTxnsResponse(txn_ids=ids)
+        return hms.OpenTxnsResponse(txn_ids=self._change(record))
 
     def commit_txn(self, request: hms.CommitTxnRequest) -> None:
         """Commit an open transaction: it and its locks are gone."""
@@ -415,17 +435,12 @@ class Transactions:
         self._change(beat)
         return hms.HeartbeatTxnRangeResponse(aborted=aborted, nosuch=nosuch)
 
-    def _high_water_mark(self) -> int:
-        row = self._ctx.store.get(layout.META, layout.COUNTERS_ROW) or {}
-        value = row.get(layout.NEXT_TXN_ID)
-        return int.from_bytes(value, "big", signed=True) if value else 0
-
     def get_open_txns(self) -> hms.GetOpenTxnsResponse:
         """Open and aborted transactions, and the highest id handed out."""
         table = self._read()
         open_ids = [t.txnid for t in table.txns.values() if t.state == hms.TxnState.OPEN]
         return hms.GetOpenTxnsResponse(
-            txn_high_water_mark=self._high_water_mark(),
+            txn_high_water_mark=table.last_txn_id,
             open_txns=set(table.txns),
             min_open_txn=min(open_ids) if open_ids else None,
         )
@@ -439,7 +454,7 @@ class Transactions:
                         lastHeartbeatTime=t.heartbeat_ms)  # fmt: skip
             for t in sorted(table.txns.values(), key=lambda t: t.txnid)
         ]
-        return hms.GetOpenTxnsInfoResponse(txn_high_water_mark=self._high_water_mark(),
+        return hms.GetOpenTxnsInfoResponse(txn_high_water_mark=table.last_txn_id,
                                            open_txns=infos)  # fmt: skip
 
     # -- compaction requests ---------------------------------------------------------------
@@ -449,14 +464,25 @@ class Transactions:
         partition is answered instead, not accepted."""
         if request is None or not request.dbname or not request.tablename:
             raise hms.MetaException(message="A compaction request needs dbname and tablename")
+        if request.type not in (hms.CompactionType.MAJOR, hms.CompactionType.MINOR):
+            raise hms.MetaException(
+                message=f"A compaction request's type is MAJOR or MINOR, not {request.type}"
+            )
         db, table = request.dbname.lower(), request.tablename.lower()
-        for key, row in self._ctx.store.scan(layout.META, *layout.compaction_range()):
-            known = json.loads(row[layout.OBJECT])
-            if (known["db"], known["table"], known["part"]) == (db, table, request.partitionname):
-                return hms.CompactionResponse(id=layout.compaction_id(key), state=known["state"],
-                                              accepted=False)  # fmt: skip
         compaction_id = self._ctx.store.increment(layout.META, layout.COUNTERS_ROW,
                                                   layout.NEXT_COMPACTION_ID)  # fmt: skip
+        # One request waits per table or partition: taken by a put on absence.
+        pending = layout.pending_compaction_key(db, table, request.partitionname or "")
+        taken = self._ctx.store.mutate(
+            [Put(layout.META, pending, {layout.OBJECT: str(compaction_id).encode()})],
+            Condition(layout.META, pending, layout.OBJECT, None),
+        )
+        if not taken:
+            row = self._ctx.store.get(layout.META, pending) or {}
+            existing = int(row.get(layout.OBJECT, b"0"))
+            known = self._ctx.store.get(layout.META, layout.compaction_key(existing))
+            state = json.loads(known[layout.OBJECT])["state"] if known else "initiated"
+            return hms.CompactionResponse(id=existing, state=state, accepted=False)
         record = {"db": db, "table": table, "part": request.partitionname, "type": request.type,
                   "state": "initiated", "runAs": request.runas, "start": self.clock()}  # fmt: skip
         self._ctx.store.mutate(

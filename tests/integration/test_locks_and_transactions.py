@@ -231,3 +231,66 @@ def test_locks_hold_across_server_processes_on_one_store(start_server, db: str) 
         thread.join(120)
     assert overlaps == []
     assert len(done) == 30
+
+
+def test_transaction_ids_are_open_as_soon_as_they_are_counted(client, running) -> None:
+    """Every id up to the high-water mark is either listed open or was ended: a reader never
+    takes a transaction being opened for a committed one."""
+    stop = threading.Event()
+    wrong: list[str] = []
+
+    def opener() -> None:
+        conn = running.client()
+        try:
+            while not stop.is_set():
+                conn.open_txns(hms.OpenTxnRequest(num_txns=20, user="u", hostname="h"))
+        finally:
+            conn.close()
+
+    ended: set[int] = set()
+    baseline = client.get_open_txns()
+    ended |= set(range(1, baseline.txn_high_water_mark + 1)) - set(baseline.open_txns)
+    threads = [threading.Thread(target=opener) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    try:
+        for _ in range(40):
+            seen = client.get_open_txns()
+            missing = set(range(1, seen.txn_high_water_mark + 1)) - set(seen.open_txns) - ended
+            if missing:
+                wrong.append(f"hwm {seen.txn_high_water_mark}: {len(missing)} ids in limbo")
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+    assert wrong == []
+    with pytest.raises(Exception, match="Invalid input for number of txns: 1001"):
+        client.open_txns(hms.OpenTxnRequest(num_txns=1001, user="u", hostname="h"))
+
+
+def test_one_compaction_request_waits_per_table_even_when_sent_at_once(running, db: str) -> None:
+    accepted: list[bool] = []
+
+    def ask() -> None:
+        conn = running.client()
+        try:
+            request = hms.CompactionRequest(dbname=db, tablename="busy",
+                                            type=hms.CompactionType.MINOR)  # fmt: skip
+            answer = conn.compact2(request)
+            accepted.append(answer.accepted)
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(accepted) == [False] * 7 + [True]
+
+
+def test_a_compaction_request_needs_a_type(client, db: str) -> None:
+    with pytest.raises(Exception, match="MAJOR or MINOR"):
+        client.compact2(hms.CompactionRequest(dbname=db, tablename="t"))
+    shown = client.show_compact(hms.ShowCompactRequest()).compacts
+    assert all(c.type in (hms.CompactionType.MAJOR, hms.CompactionType.MINOR) for c in shown)
