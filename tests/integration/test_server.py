@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 import structlog
+import thriftpy2
+import thriftpy2.rpc
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
@@ -21,11 +23,22 @@ from metastore_server.thrift_api import hms, make_client
 from .conftest import RunningServer, create_db, make_partition, make_table
 
 
-def test_unserved_method_answers_and_connection_survives(client) -> None:
-    with pytest.raises(TApplicationException) as info:
-        client.get_table_meta("*", "*", [])
-    assert info.value.type == TApplicationException.UNKNOWN_METHOD
-    assert "default" in client.get_all_databases()
+def test_unserved_method_answers_and_connection_survives(running, tmp_path) -> None:
+    """A method the server does not know (one no HMS has) is UNKNOWN_METHOD, and the same
+    connection goes on serving."""
+    idl = tmp_path / "probe.thrift"
+    idl.write_text(
+        "service Probe {\n  void no_such_method()\n  list<string> get_all_databases()\n}\n"
+    )
+    probe = thriftpy2.load(str(idl), module_name="probe_thrift")
+    client = thriftpy2.rpc.make_client(probe.Probe, running.host, running.port)
+    try:
+        with pytest.raises(TApplicationException) as info:
+            client.no_such_method()
+        assert info.value.type == TApplicationException.UNKNOWN_METHOD
+        assert "default" in client.get_all_databases()
+    finally:
+        client.close()
 
 
 def test_fb303_and_session_calls(client, running) -> None:
