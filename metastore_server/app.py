@@ -34,12 +34,15 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
         writer_lease_s=config.writer_lease,
         data=data,
         txn_timeout_s=config.txn_timeout,
+        event_ttl_s=config.event_ttl,
+        notification_log=config.notification_log == "on",
     )
     config_values = {
         **HIVE_DEFAULTS,
         "hive.metastore.limit.partition.request": str(config.partition_request_limit),
         "hive.metastore.warehouse.dir": to_uri(Path(config.warehouse).absolute()),
         "hive.txn.timeout": f"{config.txn_timeout:g}s",
+        "hive.metastore.event.db.listener.timetolive": f"{config.event_ttl:g}s",
         **config.extra_config,
     }
     return MetastoreHandler(catalog, config_values), catalog.close

@@ -136,6 +136,21 @@ def _serve_parser(
         "hive.txn.timeout (default %(default)s)",
     )
     serve.add_argument(
+        "--event-ttl",
+        type=float,
+        default=defaults.event_ttl,
+        metavar="SECONDS",
+        help="notification events older than this are removed, as HMS's "
+        "hive.metastore.event.db.listener.timetolive (default %(default)s)",
+    )
+    serve.add_argument(
+        "--notification-log",
+        choices=("on", "off"),
+        default=defaults.notification_log,
+        help="record an event for every change, read with get_next_notification (HMS's "
+        "DbNotificationListener; off: no events, as HMS without it) (default %(default)s)",
+    )
+    serve.add_argument(
         "--data-operations",
         choices=("on", "off"),
         default=defaults.data_operations,
@@ -212,6 +227,8 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         listing_cache_mb=args.listing_cache_mb,
         writer_lease=args.writer_lease,
         txn_timeout=args.txn_timeout,
+        event_ttl=args.event_ttl,
+        notification_log=args.notification_log,
         data_operations=args.data_operations,
         trash_root=args.trash_root,
         s3_endpoint=args.s3_endpoint,

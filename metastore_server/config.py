@@ -40,6 +40,8 @@ class ServerConfig:
     listing_cache_mb: int = 256  # whole-table listings kept while the store is unchanged
     writer_lease: float = WRITER_LEASE_S  # s before a write-in-progress mark counts as dead
     txn_timeout: float = 300.0  # s a lock or transaction lives without a heartbeat (HMS's)
+    event_ttl: float = 86400.0  # s a notification event is kept (HMS's event listener TTL)
+    notification_log: str = "on"  # on: record an event for every change; off: none (HMS default)
     data_operations: str = "on"  # on: create/delete/move managed data; off: data is not ours
     trash_root: str = ""  # comma-separated trash URIs (one per file system); '': delete
     s3_endpoint: str = ""  # S3-compatible endpoint URL (else AWS_ENDPOINT_URL / AWS's)
@@ -102,6 +104,7 @@ class ServerConfig:
             "tls_cert",
             "tls_key",
             "data_operations",
+            "notification_log",
             "trash_root",
             "s3_endpoint",
             "s3_region",
@@ -119,7 +122,7 @@ class ServerConfig:
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, int(value))
-        for name in ("message_timeout", "writer_lease", "txn_timeout"):
+        for name in ("message_timeout", "writer_lease", "txn_timeout", "event_ttl"):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, float(value))
@@ -155,6 +158,12 @@ class ServerConfig:
             raise ValueError(
                 f"txn_timeout must be a positive number of seconds, not {self.txn_timeout}"
             )
+        if not (math.isfinite(self.event_ttl) and self.event_ttl > 0):
+            raise ValueError(
+                f"event_ttl must be a positive number of seconds, not {self.event_ttl}"
+            )
+        if self.notification_log not in ("on", "off"):
+            raise ValueError(f"notification_log must be on or off, not {self.notification_log!r}")
         if self.data_operations not in ("on", "off"):
             raise ValueError(f"data_operations must be on or off, not {self.data_operations!r}")
         if bool(self.tls_cert) != bool(self.tls_key):

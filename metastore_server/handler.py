@@ -18,6 +18,8 @@ from metastore_server.catalog.partition_values import explain_values, partition_
 from metastore_server.catalog.tables import TABLE_TYPES
 from metastore_server.encoded import EncodedPartitions
 from metastore_server.handler_extras import ExtraCalls
+from metastore_server.handler_objects import ObjectCalls
+from metastore_server.handler_security import SecurityCalls
 from metastore_server.meta_conf import MetaConf
 from metastore_server.thrift_api import hms
 
@@ -38,7 +40,7 @@ def _table(name: str | None) -> str:
     return names.normalize(name)
 
 
-class MetastoreHandler(ExtraCalls):
+class MetastoreHandler(ExtraCalls, SecurityCalls, ObjectCalls):
     """Implements ThriftHiveMetastore (and fb303's FacebookService) over a Catalog."""
 
     def __init__(self, catalog: Catalog, config_values: dict[str, str] | None = None) -> None:
@@ -171,6 +173,7 @@ class MetastoreHandler(ExtraCalls):
         if tbl is not None:
             tbl.dbName = _db(tbl.dbName)
         self.catalog.tables.create(tbl)
+        self.catalog.security.privileges.grant_created(tbl.dbName, tbl.tableName, tbl.privileges)
 
     def create_table_with_environment_context(
         self, tbl: hms.Table, environment_context: hms.EnvironmentContext

@@ -5,9 +5,10 @@ behind them (file metadata, delegation tokens without Kerberos, cache flushes)."
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
-from metastore_server.catalog import names
+from metastore_server.catalog import event_messages, exchange, names
 from metastore_server.thrift_api import hms
 
 #: The answer to delegation-token calls: they need SASL (Kerberos) authentication.
@@ -113,6 +114,30 @@ class ExtraCalls:
     ) -> hms.Partition:
         return self.append_partition_by_name(db_name, tbl_name, part_name)  # type: ignore[attr-defined]
 
+    def exchange_partitions(
+        self,
+        partitionSpecs: dict[str, str],  # noqa: N803 (IDL names)
+        source_db: str,
+        source_table_name: str,
+        dest_db: str,
+        dest_table_name: str,
+    ) -> list[hms.Partition]:
+        """Move the partitions under a spec of leading keys to a table of the same shape."""
+        return exchange.exchange(self.catalog, partitionSpecs, source_db, source_table_name,
+                                 dest_db, dest_table_name)  # fmt: skip
+
+    def exchange_partition(
+        self,
+        partitionSpecs: dict[str, str],  # noqa: N803
+        source_db: str,
+        source_table_name: str,
+        dest_db: str,
+        dest_table_name: str,
+    ) -> hms.Partition:
+        """``exchange_partitions``, answering the first partition moved (as HMS)."""
+        return self.exchange_partitions(partitionSpecs, source_db, source_table_name, dest_db,
+                                        dest_table_name)[0]  # fmt: skip
+
     def partition_name_has_valid_characters(
         self, part_vals: list[str], throw_exception: bool
     ) -> bool:
@@ -130,6 +155,61 @@ class ExtraCalls:
                     )
                 return False
         return True
+
+    # -- notification log ----------------------------------------------------------------------
+
+    def get_next_notification(
+        self, rqst: hms.NotificationEventRequest
+    ) -> hms.NotificationEventResponse:
+        """Events after ``lastEvent`` in order, at most ``maxEvents`` (when positive)."""
+        if rqst is None or rqst.lastEvent is None:
+            raise hms.MetaException(message="NotificationEventRequest needs lastEvent")
+        wanted = _event_filter(rqst.dbName, rqst.tableNames, rqst.eventTypeSkipList)
+        events = self.catalog.ctx.events.next_events(rqst.lastEvent, rqst.maxEvents, wanted)
+        return hms.NotificationEventResponse(events=events)
+
+    def get_notification_events_count(
+        self, rqst: hms.NotificationEventsCountRequest
+    ) -> hms.NotificationEventsCountResponse:
+        """How many events of a database (and tables) follow ``fromEventId`` (up to
+        ``toEventId``; at most ``limit``)."""
+        if rqst is None or rqst.fromEventId is None or not rqst.dbName:
+            raise hms.MetaException(message="NotificationEventsCountRequest needs fromEventId "
+                                    "and dbName")  # fmt: skip
+        wanted = _event_filter(rqst.dbName, rqst.tableNames, None) or (lambda _event: True)
+        counted = self.catalog.ctx.events.count(rqst.fromEventId, rqst.toEventId, wanted)
+        if rqst.limit is not None and rqst.limit > 0:
+            counted = min(counted, rqst.limit)
+        return hms.NotificationEventsCountResponse(eventsCount=counted)
+
+    def get_current_notificationEventId(self) -> hms.CurrentNotificationEventId:  # noqa: N802
+        return hms.CurrentNotificationEventId(eventId=self.catalog.ctx.events.current_id())
+
+    def fire_listener_event(self, rqst: hms.FireEventRequest) -> hms.FireEventResponse:
+        """Record an INSERT event (the only kind clients fire) on an existing table or
+        partition; files carry ``#checksum`` when checksums are given."""
+        insert = rqst.data.insertData if rqst is not None and rqst.data is not None else None
+        if insert is None:
+            raise hms.MetaException(message="Event type not currently supported: only INSERT")
+        db, table_name = names.normalize(rqst.dbName), names.normalize(rqst.tableName)
+        table = self.get_table(db, table_name)  # type: ignore[attr-defined]
+        key_values = None
+        if rqst.partitionVals:
+            partition = self.get_partition(db, table_name, rqst.partitionVals)  # type: ignore[attr-defined]
+            key_values = event_messages.key_values(table, partition.values)
+        files, sums = insert.filesAdded, insert.filesAddedChecksum
+        if files is None and sums is not None:  # Hive 3+'s numbering: files in field 2
+            files, sums = sums, insert.filesAddedChecksumSince3
+        files = list(files or [])
+        if sums is not None and len(sums) != len(files):
+            raise hms.MetaException(
+                message=f"{len(files)} files added but {len(sums)} checksums given"
+            )
+        if sums is not None:
+            files = [f"{name}#{checksum}" if checksum else name
+                     for name, checksum in zip(files, sums, strict=True)]  # fmt: skip
+        event = event_messages.insert(db, table_name, key_values, files, self.catalog.ctx.now())
+        return hms.FireEventResponse(eventIds=self.catalog.ctx.events.record([event]))
 
     # -- no file-metadata store ----------------------------------------------------------------
 
@@ -199,3 +279,24 @@ class ExtraCalls:
 
     def getCpuProfile(self, profileDurationInSec: int) -> str:  # noqa: N802, N803
         return ""
+
+
+def _event_filter(
+    db: str | None, tables: list[str] | None, skip_types: list[str] | None
+) -> Callable[[hms.NotificationEvent], bool] | None:
+    """The test of Hive 4's notification filters (database, tables, event types to skip);
+    None when there are none. Names compare case-insensitively, as HMS stores them lower."""
+    if not (db or tables or skip_types):
+        return None
+    db_name = names.normalize(db) if db else None
+    table_names = {names.normalize(t) for t in tables or []}
+    skipped = set(skip_types or [])
+
+    def wanted(event: hms.NotificationEvent) -> bool:
+        if event.eventType in skipped:
+            return False
+        if db_name is not None and (event.dbName or "").lower() != db_name:
+            return False
+        return not table_names or (event.tableName or "").lower() in table_names
+
+    return wanted

@@ -11,7 +11,8 @@
   the table ``db.table`` (dependent tables), kept by name so that it outlives the base's row.
   Key ``claim \x00 <partition key>``: ``c:cl`` the writer creating that partition (HBase).
   Key ``locks``: every lock and transaction (``LOCKS_ROW``). Key ``compaction \x00 <id>``: a
-  compaction request
+  compaction request. Keys ``indexes \x00 <table id>`` (a table's indexes), ``type \x00 <name>``
+  (a type), ``pevent \x00 ...`` (a partition event mark): see their key functions
 
 Partition keys start with the table's stable id, not its names: renaming a table rewrites one row,
 dropping it deletes one key range. The encoded values keep byte order equal to value order
@@ -136,6 +137,118 @@ def constraints_key(table_id: int) -> bytes:
 def constraint_column(name: str) -> bytes:
     """Column (in a constraints row) of one constraint."""
     return CONSTRAINT_PREFIX + name.encode("utf-8")
+
+
+#: In a table's indexes row (``indexes_key``): one column per index, the prefix followed by its
+#: (lower-case) name, holding the Index (Thrift binary).
+INDEX_PREFIX = b"c:i:"
+
+
+def indexes_key(table_id: int) -> bytes:
+    """Row key (in ``meta``) of the indexes on a table (HMS 2.3 indexes), by its stable id."""
+    return b"indexes\x00" + encode_id(table_id)
+
+
+def index_column(name: str) -> bytes:
+    """Column (in an indexes row) of one index."""
+    return INDEX_PREFIX + name.encode("utf-8")
+
+
+def type_key(name: str) -> bytes:
+    """Row key (in ``meta``) of a type (``create_type``); ``c:o`` holds it (Thrift binary)."""
+    return b"type\x00" + name.encode("utf-8")
+
+
+def partition_event_key(db: str, table: str, partition: str, event_type: int) -> bytes:
+    """Row key (in ``meta``) of a partition's event mark (``markPartitionForEvent``), by the
+    names as the client sent them (as HMS keeps them); ``c:o`` holds when, in ms, as text."""
+    parts = (db, table, partition, str(event_type))
+    return b"pevent\x00" + "\x00".join(parts).encode("utf-8")
+
+
+_ROLE_PREFIX = b"role\x00"
+_ROLE_MEMBER_PREFIX = b"rolemember\x00"
+_GRANT_PREFIX = b"grant\x00"
+
+
+def role_key(name: str) -> bytes:
+    """Row key (in ``meta``) of a role; ``c:o`` holds its id, owner and creation time (JSON)."""
+    return _ROLE_PREFIX + name.encode("utf-8")
+
+
+def role_range() -> tuple[bytes, bytes]:
+    """[start, stop) of the role rows."""
+    return _ROLE_PREFIX, prefix_successor(_ROLE_PREFIX) or b""
+
+
+def role_name(key: bytes) -> str:
+    """The name of a role row."""
+    return key[len(_ROLE_PREFIX) :].decode("utf-8")
+
+
+def principal_part(principal_type: int, ident: str) -> bytes:
+    """A principal in a membership or grant key: its type, then its name (a role: its id)."""
+    return b"%d" % principal_type + ident.encode("utf-8")
+
+
+def role_member_key(role_id: str, principal: bytes) -> bytes:
+    """Row key (in ``meta``) of one principal's membership of a role (by the role's id);
+    ``c:o`` holds the grant (JSON)."""
+    return _ROLE_MEMBER_PREFIX + role_id.encode("utf-8") + b"\x00" + principal
+
+
+def role_member_range(role_id: str | None = None) -> tuple[bytes, bytes]:
+    """[start, stop) of the membership rows of one role (None: of every role)."""
+    prefix = _ROLE_MEMBER_PREFIX + (role_id.encode("utf-8") + b"\x00" if role_id else b"")
+    return prefix, prefix_successor(prefix) or b""
+
+
+def global_object() -> bytes:
+    """The object part of a grant key for the whole metastore."""
+    return b"g\x00"
+
+
+def database_object(db: str) -> bytes:
+    """The object part of a grant key for a database."""
+    return b"d" + db.encode("utf-8") + b"\x00"
+
+
+def table_objects(table_id: int) -> bytes:
+    """The prefix of every object part of a table's grants (the table, its partitions and
+    columns), keyed by its stable id: a rename carries them, a drop removes one range."""
+    return b"t" + encode_id(table_id)
+
+
+def table_object(table_id: int) -> bytes:
+    """The object part of a grant key for a table."""
+    return table_objects(table_id) + b"t\x00"
+
+
+def partition_object(table_id: int, part_name: str) -> bytes:
+    """The object part of a grant key for a partition (by name)."""
+    return table_objects(table_id) + b"p" + part_name.encode("utf-8") + b"\x00"
+
+
+def column_object(table_id: int, part_name: str, column: str) -> bytes:
+    """The object part of a grant key for a column of a table (``part_name`` '') or of one
+    of its partitions."""
+    return (table_objects(table_id) + b"c" + part_name.encode("utf-8") + b"\x00"
+            + column.encode("utf-8") + b"\x00")  # fmt: skip
+
+
+def grant_key(obj: bytes, principal: bytes, privilege: str, grantor: str) -> bytes:
+    """Row key (in ``meta``) of one privilege granted on ``obj`` to ``principal`` by
+    ``grantor`` (lower-cased: HMS tells grantors apart without case); ``c:o`` holds the grant
+    (JSON)."""
+    return (_GRANT_PREFIX + obj + principal + b"\x00" + privilege.encode("utf-8") + b"\x00"
+            + grantor.lower().encode("utf-8"))  # fmt: skip
+
+
+def grant_range(obj_prefix: bytes = b"") -> tuple[bytes, bytes]:
+    """[start, stop) of the grant rows whose object part starts with ``obj_prefix`` (empty:
+    every grant)."""
+    prefix = _GRANT_PREFIX + obj_prefix
+    return prefix, prefix_successor(prefix) or b""
 
 
 def token_key(identifier: str) -> bytes:
@@ -268,3 +381,22 @@ def partition_columns(
     for index, (kind, value) in enumerate(zip(kinds, values, strict=True)):
         columns[value_column(index)] = encode_value(kind, value)
     return columns
+
+
+_EVENT_PREFIX = b"event\x00"
+
+
+def event_key(event_id: int) -> bytes:
+    """Row key (in ``meta``) of notification event ``event_id``; ``c:o`` holds the event
+    (Thrift binary). Keys sort in id order."""
+    return _EVENT_PREFIX + event_id.to_bytes(8, "big")
+
+
+def event_range() -> tuple[bytes, bytes]:
+    """[start, stop) of the notification event rows."""
+    return _EVENT_PREFIX, prefix_successor(_EVENT_PREFIX) or b""
+
+
+def event_id(key: bytes) -> int:
+    """The id of a notification event row."""
+    return int.from_bytes(key[len(_EVENT_PREFIX) :], "big")

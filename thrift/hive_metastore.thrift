@@ -500,8 +500,11 @@ struct DropPartitionsResult {
 }
 
 struct InsertEventRequestData {
-  1: required list<string> filesAdded,
+  // 2.3's numbering. Hive 3+ sends 1: bool replace, 2: files, 3: checksums: its files then
+  // arrive in field 2 and its checksums in field 3 (the server tells the two apart).
+  1: optional list<string> filesAdded,
   2: optional list<string> filesAddedChecksum,
+  3: optional list<string> filesAddedChecksumSince3,
 }
 
 union FireEventRequestData {
@@ -517,6 +520,7 @@ struct FireEventRequest {
 }
 
 struct FireEventResponse {
+  1: list<i64> eventIds,  // 4.x: the ids of the events recorded
 }
 
 struct ForeignKeysRequest {
@@ -873,11 +877,31 @@ struct NotificationEvent {
   5: optional string tableName,
   6: required string message,
   7: optional string messageFormat,
+  8: optional string catName,  // 3.x+
 }
 
 struct NotificationEventRequest {
   1: required i64 lastEvent,
   2: optional i32 maxEvents,
+  // 4.x: filters a replication client applies on the server.
+  3: optional list<string> eventTypeSkipList,
+  4: optional string catName,
+  5: optional string dbName,
+  6: optional list<string> tableNames,
+}
+
+// 3.x+: how many events of a database lie in an id range.
+struct NotificationEventsCountRequest {
+  1: required i64 fromEventId,
+  2: required string dbName,
+  3: optional string catName,
+  4: optional i64 toEventId,
+  5: optional i64 limit,
+  6: optional list<string> tableNames,
+}
+
+struct NotificationEventsCountResponse {
+  1: required i64 eventsCount,
 }
 
 struct NotificationEventResponse {
@@ -1596,6 +1620,7 @@ service ThriftHiveMetastore extends fb303.FacebookService {
       throws (1: ConfigValSecurityException o1)
 
   CurrentNotificationEventId get_current_notificationEventId()
+  NotificationEventsCountResponse get_notification_events_count(1: NotificationEventsCountRequest rqst)
 
   Database get_database(1: string name)
       throws (1: NoSuchObjectException o1, 2: MetaException o2)

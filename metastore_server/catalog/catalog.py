@@ -4,21 +4,30 @@ from __future__ import annotations
 
 import copy
 
-from metastore_server.catalog import constraints, names, statistics
+from metastore_server.catalog import constraints, event_messages, indexes, names, statistics
 from metastore_server.catalog.constraints import Constraints
 from metastore_server.catalog.context import WRITER_LEASE_S, CatalogContext
 from metastore_server.catalog.data import DataOperations, Deletion, Move
 from metastore_server.catalog.databases import DEFAULT_DATABASE, Databases
 from metastore_server.catalog.dependencies import AlterPlan, Dependencies
 from metastore_server.catalog.functions import Functions
+from metastore_server.catalog.indexes import Indexes
 from metastore_server.catalog.listing_cache import DEFAULT_MAX_BYTES, ListingCache
+from metastore_server.catalog.notifications import DEFAULT_TTL_S as DEFAULT_EVENT_TTL_S
+from metastore_server.catalog.partition_events import PartitionEvents
 from metastore_server.catalog.partitions import Partitions
 from metastore_server.catalog.secrets import Secrets
+from metastore_server.catalog.security import (
+    Security,
+    forget_database_grants,
+    forget_table_grants,
+)
 from metastore_server.catalog.statistics import Statistics
 from metastore_server.catalog.tables import TableRef, Tables, must_purge, owns_data
 from metastore_server.catalog.timelines import TimelineKeeper
 from metastore_server.catalog.transactions import DEFAULT_TIMEOUT_S as DEFAULT_TXN_TIMEOUT_S
 from metastore_server.catalog.transactions import Transactions
+from metastore_server.catalog.type_registry import TypeRegistry
 from metastore_server.catalog.warehouse import Warehouse
 from metastore_server.thrift_api import hms
 from storage import layout
@@ -38,6 +47,8 @@ class Catalog:
         writer_lease_s: float = WRITER_LEASE_S,
         data: DataOperations | None = None,
         txn_timeout_s: float = DEFAULT_TXN_TIMEOUT_S,
+        event_ttl_s: float = DEFAULT_EVENT_TTL_S,
+        notification_log: bool = True,
     ) -> None:
         store.ensure_tables(layout.TABLE_SPECS)
         self.ctx = CatalogContext(
@@ -47,6 +58,8 @@ class Catalog:
             partition_request_limit=partition_request_limit,
             listing_cache=ListingCache(listing_cache_bytes),
             writer_lease_s=writer_lease_s,
+            event_ttl_s=event_ttl_s,
+            notification_log=notification_log,
         )
         self.databases = Databases(self.ctx)
         self.tables = Tables(self.ctx, self.databases)
@@ -58,7 +71,12 @@ class Catalog:
         self.statistics = Statistics(self.ctx, self.tables)
         self.secrets = Secrets(self.ctx)
         self.constraints = Constraints(self.ctx, self.tables)
+        self.indexes = Indexes(self.ctx, self.tables)
+        self.types = TypeRegistry(self.ctx)
+        self.partition_events = PartitionEvents(self.ctx, self.tables)
+        self.security = Security(self.ctx, self.databases, self.tables, self.partitions)
         self.databases.ensure_default()
+        self.security.ensure_builtin()
 
     def drop_table(
         self,
@@ -68,17 +86,27 @@ class Catalog:
         dropping: frozenset[str] = frozenset(),
         *,
         purge: bool = False,
+        index_drop: bool = False,
     ) -> None:
         """Drop a table and its partitions; a table that owns its data (managed, or
         ``external.table.purge``) loses its directory and its partitions' directories outside
         it when asked, once the metadata is gone (to the trash unless ``purge``). The drop
         policies of tables depending on it apply (other than those in ``dropping``, the
-        ``db.table`` names one call drops together)."""
+        ``db.table`` names one call drops together). Its indexes go with it, their index
+        tables with their data (as HMS); an index table itself is dropped only with its index
+        (``index_drop``)."""
         with self.ctx.write_lock:
             ref = self.tables.get(db, name)
+            if not index_drop:
+                indexes.refuse_index_table(ref)
             self.dependencies.guard_table_drop(ref, dropping)
             deletions = self._plan_table_data(ref, delete_data, purge)
+            index_tables = self.indexes.index_tables(ref)
+            for index_ref in index_tables:
+                deletions.extend(self._plan_table_data(index_ref, True, purge))
             self._drop_table_rows(ref)
+            for index_ref in index_tables:
+                self._drop_table_rows(index_ref)
             self.ctx.data.reserve(deletions)
         self.ctx.data.carry_out(deletions)
 
@@ -88,7 +116,10 @@ class Catalog:
         self.partitions.drop_all(ref)
         statistics.forget_table(self.ctx.store, ref.table_id)
         constraints.forget_table(self.ctx.store, ref.table_id)
+        forget_table_grants(self.ctx.store, ref.table_id)
+        indexes.forget_table(self.ctx.store, ref.table_id)
         self.dependencies.forget(ref, bases)
+        self.ctx.events.record([event_messages.drop_table(ref.table, self.ctx.now())])
 
     def _plan_table_data(
         self, ref: TableRef, delete_data: bool, purge: bool
@@ -147,6 +178,8 @@ class Catalog:
             for function in function_names:
                 self.functions.drop(name, function)
             self.databases.delete_row(name)
+            forget_database_grants(self.ctx.store, name)
+            self.ctx.events.record([event_messages.drop_database(database, self.ctx.now())])
             self.ctx.data.reserve(deletions)
         self.ctx.data.carry_out(deletions)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from metastore_server.catalog.data import DataOperations
 from metastore_server.catalog.listing_cache import ListingCache
+from metastore_server.catalog.notifications import DEFAULT_TTL_S, NotificationLog
 from metastore_server.catalog.warehouse import Warehouse
 from storage.port import StoragePort
 
@@ -90,7 +91,17 @@ class CatalogContext:
     writer_lease_s: float = WRITER_LEASE_S
     #: This server process's id in such marks.
     writer: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    #: How long notification events are kept (HMS's event.db.listener.timetolive).
+    event_ttl_s: float = DEFAULT_TTL_S
+    #: Whether changes are recorded in the notification log.
+    notification_log: bool = True
     write_lock: WriteLock = field(init=False)
+    #: The notification log; the services record an event inside the write lock, once the
+    #: change it describes has committed.
+    events: NotificationLog = field(init=False)
 
     def __post_init__(self) -> None:
         self.write_lock = WriteLock(self.store)
+        self.events = NotificationLog(
+            self.store, lambda: self.now(), self.event_ttl_s, enabled=self.notification_log
+        )

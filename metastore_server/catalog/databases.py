@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 
-from metastore_server.catalog import names
+from metastore_server.catalog import event_messages, names
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.serde import from_bytes, to_bytes
 from metastore_server.thrift_api import hms
@@ -118,6 +118,7 @@ class Databases:
             except BaseException:
                 self._ctx.data.undo(made)
                 raise
+            self._ctx.events.record([event_messages.create_database(stored, self._ctx.now())])
 
     def alter(self, name: str, new_db: hms.Database) -> None:
         """Change description, location, parameters and owner of a database (not its name)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from metastore_server.catalog import names
+from metastore_server.catalog import event_messages, names
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.databases import Databases
 from metastore_server.catalog.serde import from_bytes, to_bytes
@@ -72,6 +72,8 @@ class Functions:
                 [Put(layout.FUNCTIONS, key, {layout.OBJECT: to_bytes(stored)})],
                 Condition(layout.FUNCTIONS, key, layout.OBJECT, None),
             )
+            if created:
+                self._ctx.events.record([event_messages.create_function(stored, self._ctx.now())])
         if not created:
             raise hms.AlreadyExistsException(message=f"Function {name} already exists")
 
@@ -103,6 +105,8 @@ class Functions:
     def drop(self, db: str, name: str) -> None:
         """Drop a function; NoSuchObjectException when missing."""
         with self._ctx.write_lock:
-            if self.find(db, name) is None:
+            function = self.find(db, name)
+            if function is None:
                 raise hms.NoSuchObjectException(message=f"Function {name} does not exist")
             self._ctx.store.mutate([Delete(layout.FUNCTIONS, layout.function_key(db, name))])
+            self._ctx.events.record([event_messages.drop_function(function, self._ctx.now())])

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from metastore_server import audit
-from metastore_server.catalog import names, statistics
+from metastore_server.catalog import event_messages, names, security, statistics
 from metastore_server.catalog.claims import Claims, TooSlowToClaim
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.data import Deletion, Guard, Refusal
@@ -567,9 +567,11 @@ class Partitions:
                 seen.add(key)
                 to_store.append((key, values, answer))
             ops = []
+            stored_parts = []
             for key, values, answer in to_store:
                 stored = copy.deepcopy(answer)
                 fill_storage_defaults(stored.sd)
+                stored_parts.append(stored)
                 ops.append(Put(layout.PARTITIONS, key, self._columns(ref, stored, values)))
             if ops:
                 added = [(values, answer.parameters) for _, values, answer in to_store]
@@ -593,6 +595,9 @@ class Partitions:
                 except BaseException:
                     self._ctx.data.undo(made)
                     raise
+                if self._ctx.events.enabled:  # one message holding every partition
+                    added_event = event_messages.add_partition(ref.table, stored_parts, now)
+                    self._ctx.events.record([added_event])
         return [p for _, _, p in to_store]
 
     def _depend(
@@ -723,6 +728,11 @@ class Partitions:
             with self._timelines.change(ref, removed=[(values, partition.parameters)]):
                 self._ctx.store.mutate([Delete(layout.PARTITIONS, key)])
             statistics.forget(self._ctx.store, ref.table_id, [self._name(ref, values)])
+            security.forget_partition_grants(self._ctx.store, ref.table_id,
+                                             [self._name(ref, values)])  # fmt: skip
+            self._ctx.events.record(
+                [event_messages.drop_partition(ref.table, [partition], self._ctx.now())]
+            )
             self._ctx.data.reserve(deletions)
         self._ctx.data.carry_out(deletions)
         return partition
@@ -758,8 +768,12 @@ class Partitions:
                 deletions = self._plan_deletions(ref, [p for _, p in found], delete_data, purge)
                 with self._timelines.change(ref, removed=removed):
                     self._write(ref, deletes, "Dropping partitions")
-                statistics.forget(
-                    self._ctx.store, ref.table_id, [self._name(ref, v) for v, _ in removed]
+                dropped_names = [self._name(ref, v) for v, _ in removed]
+                statistics.forget(self._ctx.store, ref.table_id, dropped_names)
+                security.forget_partition_grants(self._ctx.store, ref.table_id, dropped_names)
+                now = self._ctx.now()
+                self._ctx.events.record(
+                    event_messages.drop_partition(ref.table, [p], now) for _, p in found
                 )
                 self._ctx.data.reserve(deletions)
         self._ctx.data.carry_out(deletions)
@@ -891,6 +905,7 @@ class Partitions:
             added: list[tuple[list[str], dict[str, str] | None]] = []
             removed: list[tuple[list[str], dict[str, str] | None]] = []
             marks: set[TableName] = set()
+            changes: list[tuple[hms.Partition, hms.Partition]] = []
             for part in new_parts or []:
                 if part is None:
                     raise hms.InvalidOperationException(message="Partition cannot be null.")
@@ -904,6 +919,7 @@ class Partitions:
                 old = self._decode(ref, row[layout.OBJECT])
                 updated = self._altered(ref, old, part, now)
                 self._keep_dependency(ref, old, updated, values, marks)
+                changes.append((old, updated))
                 ops.append(Put(layout.PARTITIONS, key, self._columns(ref, updated, values)))
                 # The update period may change: the old partition leaves, the new one comes.
                 removed.append((values, old.parameters))
@@ -913,6 +929,9 @@ class Partitions:
                     self._tables.mark_dependent(base, TableName(ref.db, ref.name))
                 with self._timelines.change(ref, added=added, removed=removed):
                     self._write(ref, ops, "Altering partitions")
+                self._ctx.events.record(
+                    event_messages.alter_partition(ref.table, old, new, now) for old, new in changes
+                )
 
     def _keep_dependency(
         self,
@@ -1039,6 +1058,9 @@ class Partitions:
             if new_key != old_key:
                 statistics.move(self._ctx.store, ref.table_id, self._name(ref, old_values),
                                 self._name(ref, new_values))  # fmt: skip
+            self._ctx.events.record(
+                [event_messages.alter_partition(ref.table, old, updated, self._ctx.now())]
+            )
         if move is not None:
             move.commit()
 

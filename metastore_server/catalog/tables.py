@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from metastore_server.catalog import names
+from metastore_server.catalog import event_messages, names
 from metastore_server.catalog.context import CatalogContext
 from metastore_server.catalog.databases import Databases
 from metastore_server.catalog.dependency_model import (
@@ -358,6 +358,7 @@ class Tables:
             except BaseException:
                 self._ctx.data.undo(made)
                 raise
+            self._ctx.events.record([event_messages.create_table(table, now)])
 
     def alter(
         self,
@@ -387,6 +388,9 @@ class Tables:
                     raise hms.InvalidOperationException(message=f"{db}.{name} table not found")
                 stored = self._write_altered(current, new_tbl, update_stats, hook, extra_ops)
                 if stored is not None:
+                    self._ctx.events.record(
+                        [event_messages.alter_table(current.table, stored.table, self._ctx.now())]
+                    )
                     return stored
             raise hms.MetaException(
                 message=(

@@ -13,7 +13,8 @@ A lock that is not in a transaction, and a transaction, expire when no call has 
 (``lock``, ``check_lock``, ``heartbeat``) for ``timeout_s`` (HMS's ``hive.txn.timeout``, 300 s):
 an expired lock is gone, an expired transaction aborted (its locks gone). This is applied on
 every change, and every read sees it already applied, so a crashed client never blocks a table
-for ever. Compaction requests are recorded and shown, never run.
+for ever. Compaction requests are recorded and shown, never run. A transaction also keeps the
+partitions it wrote (``add_dynamic_partitions``) until it ends.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from thriftpy2.thrift import TApplicationException
 
 from metastore_server.catalog import lock_rules
 from metastore_server.catalog.context import CatalogContext
@@ -38,6 +41,13 @@ MAX_OPEN_BATCH = 1000
 #: How long an aborted transaction is still known as aborted (then: no such transaction).
 ABORTED_KEPT_S = 3600.0
 _ATTEMPTS = 200
+#: HMS's TXN_COMPONENTS operation letters of the operations add_dynamic_partitions takes.
+_OPERATIONS = {
+    hms.DataOperationType.SELECT: "s",
+    hms.DataOperationType.INSERT: "i",
+    hms.DataOperationType.UPDATE: "u",
+    hms.DataOperationType.DELETE: "d",
+}
 _LEVEL_OF = {
     hms.LockLevel.DB: "db",
     hms.LockLevel.TABLE: "table",
@@ -97,17 +107,22 @@ class TxnEntry:
     started_ms: int
     heartbeat_ms: int
     aborted_ms: int | None = None
+    #: [db, table, partition, operation] written by the transaction (add_dynamic_partitions).
+    components: list[list[str]] = field(default_factory=list)
 
     def encode(self) -> dict[str, Any]:
-        return {
+        encoded = {
             "state": self.state, "user": self.user, "host": self.host, "agent": self.agent,
             "start": self.started_ms, "hb": self.heartbeat_ms, "ab": self.aborted_ms,
         }  # fmt: skip
+        if self.components:
+            encoded["c"] = self.components
+        return encoded
 
     @classmethod
     def decode(cls, txnid: int, d: dict[str, Any]) -> TxnEntry:
         return cls(txnid, d["state"], d["user"], d["host"], d["agent"], d["start"], d["hb"],
-                   d.get("ab"))  # fmt: skip
+                   d.get("ab"), d.get("c", []))  # fmt: skip
 
 
 @dataclass
@@ -170,6 +185,7 @@ class LockTable:
 
     def abort_txn(self, txn: TxnEntry, now: int) -> None:
         txn.state, txn.aborted_ms = hms.TxnState.ABORTED, now
+        txn.components = []
         self.put_txn(txn)
         for lockid in [i for i, lock in self.locks.items() if lock.txnid == txn.txnid]:
             self.drop_lock(lockid)
@@ -408,6 +424,25 @@ class Transactions:
                     table.abort_txn(txn, now)
 
         self._change(abort)
+
+    def add_dynamic_partitions(self, request: hms.AddDynamicPartitions) -> None:
+        """Record the partitions an open transaction wrote (HMS's TXN_COMPONENTS); they go
+        with the transaction when it commits or aborts."""
+        txnid = request.txnid
+
+        def record(table: LockTable, now: int) -> None:
+            txn = self._open_txn(table, txnid, now)
+            operation = _OPERATIONS.get(request.operationType)
+            if operation is None:  # UNSET, NO_TXN: HMS 2.3 fails (IllegalArgumentException)
+                raise TApplicationException(
+                    TApplicationException.INTERNAL_ERROR,
+                    "Internal error processing add_dynamic_partitions",
+                )
+            for name in request.partitionnames or []:
+                txn.components.append([request.dbname, request.tablename, name, operation])
+            table.put_txn(txn)
+
+        self._change(record)
 
     def heartbeat_txn_range(
         self, request: hms.HeartbeatTxnRangeRequest

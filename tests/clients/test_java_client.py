@@ -1,7 +1,9 @@
 """Hive's Java metastore client (``HiveMetaStoreClient`` 2.3 from the pyspark wheel's jars, as
-Spark uses it) calls the server through ``java/HiveClientCheck.java``, compiled here with
-``javac``: it reads the same databases, table, filtered partitions and partition values as the
-Python client. Skipped without a JDK or the pyspark jars."""
+Spark uses it) calls the server through programs in ``java/``, compiled here with ``javac``:
+``HiveClientCheck`` reads the same databases, table, filtered partitions and partition values as
+the Python client; ``HiveApiCheck`` takes locks and transactions, writes and reads column
+statistics, grants a role and a privilege through it, and decodes the notification log with
+Hive's own message deserializer. Skipped without a JDK or the pyspark jars."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from support.reference_hms import find_pyspark_jars
 
 from .conftest import DB, FILTER, KEYS, TABLE, python_view
 
-SOURCE = Path(__file__).resolve().parent / "java" / "HiveClientCheck.java"
+JAVA = Path(__file__).resolve().parent / "java"
 JARS = find_pyspark_jars()
 
 if shutil.which("javac") is None or shutil.which("java") is None:
@@ -25,10 +27,11 @@ if JARS is None:
     pytest.skip("needs the pyspark wheel's jars (pip install pyspark)", allow_module_level=True)
 
 
-def compiled(out: Path) -> Path:
-    """``HiveClientCheck`` compiled against the pyspark jars into ``out``."""
+def compiled(out: Path, program: str = "HiveClientCheck") -> Path:
+    """``java/<program>.java`` compiled against the pyspark jars into ``out``."""
+    source = JAVA / f"{program}.java"
     done = subprocess.run(
-        ["javac", "-nowarn", "-cp", str(JARS / "*"), "-d", str(out), str(SOURCE)],
+        ["javac", "-nowarn", "-cp", str(JARS / "*"), "-d", str(out), str(source)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -83,3 +86,50 @@ def test_hive_metastore_client_reads_what_python_reads(scenario, tmp_path: Path)
     assert seen["partitionValues"] == [["us"], ["eu"]]
     assert seen["missingTable"] == "NoSuchObjectException"
     assert seen["afterError"] == len(seen["databases"])
+
+
+def test_hive_metastore_client_locks_statistics_and_events(server, tmp_path: Path) -> None:
+    classes = compiled(tmp_path / "classes", "HiveApiCheck")
+    done = subprocess.run(
+        ["java", "-cp", os.pathsep.join([str(classes), str(JARS / "*")]), "HiveApiCheck",
+         server.host, str(server.port), "java_api"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, f"HiveApiCheck failed:\n{done.stdout}\n{done.stderr[-4000:]}"
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["locks"] == {
+        "exclusive": "ACQUIRED",
+        "readWhileExclusive": "WAITING",
+        "shown": 2,
+        "readAfterUnlock": "ACQUIRED",
+        "txnLock": "ACQUIRED",
+        "openBeforeCommit": False,  # an open transaction is not valid to read from
+        "validAfterCommit": True,
+        "locksAfterCommit": 0,
+    }
+    assert seen["statistics"] == {
+        "table": ["id", 1, 1000, 42],
+        "partitionMaxLengths": [7, 12],
+        "aggregate": [12, 1],
+        "afterDelete": 0,
+    }
+    assert seen["security"] == {
+        "aliceRoles": ["analyst", "public"],
+        "throughRole": "SELECT",
+        "listed": 1,
+        "rolesAfterDrop": False,
+    }
+    assert seen["events"] == [
+        ["CREATE_DATABASE", "java_api"],
+        ["CREATE_TABLE", "events ds"],
+        ["ADD_PARTITION", ["2024-01-01"]],
+        ["ADD_PARTITION", ["2024-01-02"]],
+        ["ALTER_TABLE", "altered"],
+        ["ALTER_PARTITION", "yes"],
+        ["INSERT", {"ds": "2024-01-01"}],
+        ["DROP_PARTITION", [{"ds": "2024-01-01"}]],
+        ["DROP_TABLE", "events"],
+        ["DROP_DATABASE", "java_api"],
+    ]

@@ -277,6 +277,12 @@ def test_every_method_matches_hms_2_3_10(schema: dict) -> None:
     assert len(own) >= len(schema["methods"])
 
 
+#: Fields required in HMS 2.3.10 that our IDL makes optional, and why.
+_RELAXED = {
+    ("InsertEventRequestData", 1): "Hive 3+ sends its files in field 2 (and no field 1)",
+}
+
+
 def test_every_struct_matches_hms_2_3_10(schema: dict) -> None:
     problems = []
     meta = hms.__thrift_meta__
@@ -293,6 +299,8 @@ def test_every_struct_matches_hms_2_3_10(schema: dict) -> None:
             problems.append(f"{name}: kind should be {struct['kind']}")
         actual = _fields_of(cls)
         for fid, field in _expected_fields(struct["fields"]).items():
+            if (name, fid) in _RELAXED:
+                field = (*field[:2], False)
             if actual.get(fid) != field:
                 problems.append(f"{name}.{fid}: {actual.get(fid)} != {field}")
     assert not problems, "\n".join(problems)
