@@ -4,12 +4,12 @@ behind them (file metadata, delegation tokens without Kerberos, cache flushes)."
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from metastore_server.catalog import event_messages, exchange, names
 from metastore_server.thrift_api import hms
+from planner import java_regex
 
 #: The answer to delegation-token calls: they need SASL (Kerberos) authentication.
 NO_TOKENS = (
@@ -146,8 +146,13 @@ class ExtraCalls:
         pattern = self._meta_conf.get(_WHITELIST_KEY)
         if not pattern:
             return True
+        try:
+            allowed = java_regex.full_matcher(pattern)
+        except java_regex.RegexError as err:
+            message = f"Invalid {_WHITELIST_KEY} {pattern!r}: {err}"
+            raise hms.MetaException(message=message) from None
         for value in part_vals or []:
-            if re.fullmatch(pattern, value or "") is None:
+            if not allowed(value or ""):
                 if throw_exception:
                     raise hms.MetaException(
                         message=f"Partition value '{value}' contains a character not matched "

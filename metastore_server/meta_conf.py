@@ -12,6 +12,7 @@ import re
 import threading
 
 from metastore_server.thrift_api import hms
+from planner import java_regex
 
 #: The keys HMS 2.3 lets a client set, with their defaults.
 DEFAULTS = {
@@ -55,8 +56,8 @@ class MetaConf:
             )
         if name == "hive.metastore.partition.name.whitelist.pattern":
             try:
-                re.compile(text)
-            except re.error as exc:
+                java_regex.compile_java(text)
+            except java_regex.RegexError as exc:
                 raise hms.MetaException(
                     message=f"Invalid configuration value {text} for key {name} by {exc}"
                 ) from None

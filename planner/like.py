@@ -3,105 +3,72 @@
 Hive 2.3/3.x evaluate ``key LIKE 'p'`` as Java ``value.matches(p)``: the whole value must match p
 as a regular expression (Spark sends ``.*`` for its wildcards). Hive 4 pushes LIKE down as SQL
 ``LIKE p ESCAPE '\\'``: ``%`` is any run of characters, ``_`` one character, ``\\x`` a literal x.
-Either way the result is a function of the raw value; matching is one ``re.fullmatch``.
+Either way the result is a function of the raw value; matching is one RE2 ``fullmatch``, in time
+linear in the value whatever the pattern (``planner.java_regex``: a Java construct that needs
+backtracking is refused as an invalid pattern).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 from planner.errors import FilterError
+from planner.java_regex import (
+    RegexError,
+    compile_java,
+    compile_re2,
+    escape,
+    matcher_of,
+    translate,
+)
 
 Matcher = Callable[[str], bool]
 
 
 def regex_matcher(pattern: str) -> Matcher:
-    """Java ``String.matches(pattern)`` semantics. Raises FilterError for an invalid pattern."""
+    """Java ``String.matches(pattern)`` semantics. Raises FilterError for an invalid pattern
+    (or one that needs backtracking)."""
     try:
-        compiled = re.compile(java_to_python_regex(pattern))
-    except re.error as err:
+        compiled = compile_java(pattern)
+    except RegexError as err:
         raise FilterError(
             f"Invalid LIKE pattern {pattern!r} (a Java regular expression): {err}"
         ) from None
-    return lambda value: compiled.fullmatch(value) is not None
+    return matcher_of(compiled)
 
 
 def sql_like_matcher(pattern: str) -> Matcher:
     """SQL ``LIKE pattern ESCAPE '\\'`` semantics (a trailing lone backslash is a literal one)."""
-    compiled = re.compile(sql_like_to_python_regex(pattern), re.DOTALL)
-    return lambda value: compiled.fullmatch(value) is not None
+    return matcher_of(compile_re2(sql_like_to_re2(pattern), dot_matches_newline=True))
 
 
 def any_matcher(patterns: Sequence[str], dialect: str) -> Matcher | None:
     """One matcher that is true when any of ``patterns`` (of ``dialect``, "regex" or "sql")
-    matches: a single compiled alternation, one match in C per value instead of one per
-    pattern. None when they cannot be joined without changing a meaning: a pattern with groups
-    (its back-references would be renumbered), inline flags, or an invalid one."""
-    translate, flags = _TRANSLATIONS[dialect]
-    parts = []
-    for pattern in patterns:
-        try:
-            regex = translate(pattern)
-            if re.compile(regex, flags).groups:
-                return None
-        except re.error:
-            return None
-        parts.append(f"(?:{regex})")
+    matches: a single compiled alternation, one match per value instead of one per pattern
+    (each pattern in a group of its own, so its inline flags keep to it). None when one is
+    invalid."""
+    to_re2 = translate if dialect == "regex" else sql_like_to_re2
     try:
-        compiled = re.compile("|".join(parts), flags)
-    except re.error:
+        parts = [f"(?:{to_re2(pattern)})" for pattern in patterns]
+        compiled = compile_re2("|".join(parts), dot_matches_newline=dialect == "sql")
+    except RegexError:
         return None
-    return lambda value: compiled.fullmatch(value) is not None
+    return matcher_of(compiled)
 
 
-def sql_like_to_python_regex(pattern: str) -> str:
-    """The Python regular expression of a SQL LIKE pattern. O(len(pattern))."""
+def sql_like_to_re2(pattern: str) -> str:
+    """The RE2 regular expression of a SQL LIKE pattern (``.`` to match line breaks too).
+    O(len(pattern))."""
     parts: list[str] = []
     chars = iter(pattern)
     for char in chars:
         if char == "\\":
-            parts.append(re.escape(next(chars, "\\")))
+            parts.append(escape(next(chars, "\\")))
         elif char == "%":
             parts.append(".*")
         elif char == "_":
             parts.append(".")
         else:
-            parts.append(re.escape(char))
+            parts.append(escape(char))
     return "".join(parts)
 
-
-def java_to_python_regex(pattern: str) -> str:
-    """A Java regular expression rewritten where Python spells the same thing differently.
-
-    Handled: ``\\Q...\\E`` quoting, ``(?<name>`` named groups, ``\\z`` (end of input). Everything
-    else is passed through; Java-only constructs Python lacks (``\\p{Alpha}``, ...) then fail to
-    compile and surface as an invalid pattern. O(len(pattern)).
-    """
-    parts: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        if pattern.startswith("\\Q", i):
-            end = pattern.find("\\E", i + 2)
-            end = n if end < 0 else end
-            parts.append(re.escape(pattern[i + 2 : end]))
-            i = end + 2
-        elif pattern.startswith("\\z", i):
-            parts.append("\\Z")
-            i += 2
-        elif pattern[i] == "\\":
-            parts.append(pattern[i : i + 2])
-            i += 2
-        elif pattern.startswith("(?<", i) and i + 3 < n and pattern[i + 3].isalpha():
-            parts.append("(?P<")
-            i += 3
-        else:
-            parts.append(pattern[i])
-            i += 1
-    return "".join(parts)
-
-
-_TRANSLATIONS: dict[str, tuple[Callable[[str], str], int]] = {
-    "regex": (java_to_python_regex, 0),
-    "sql": (sql_like_to_python_regex, re.DOTALL),
-}

@@ -21,6 +21,10 @@ Leaf by leaf:
   ``find`` (with DOTALL) on the cell decoded as UTF-8; the anchors and the tag/terminator bytes
   make it a whole-value match, and a cell whose text does not decode cleanly (a NUL or a lone
   surrogate in the value) always passes. SQL LIKE patterns (``like="sql"``) are translated.
+  A pattern a backtracking engine could take exponential (or high polynomial) time on
+  (``planner.java_regex.backtracking_safe``: a quantified group, more than three unbounded
+  repetitions) is not sent: one hostile filter must not stall region servers. It is dropped
+  (TRUE) and matched in this process only, with RE2 in linear time.
 * What binary comparators cannot say (text order or LIKE on a typed key) is widened: LIKE on a
   typed key keeps the typed values, the rest is dropped (TRUE). A dropped leaf under AND just
   disappears; under OR it makes the whole OR TRUE. So the server-side filter is always a SUPERSET
@@ -43,6 +47,7 @@ from planner.ast import And, Expr, Leaf, Op, Or
 from planner.bounds import INT64_MAX, INT64_MIN
 from planner.errors import UnknownKeyError
 from planner.evaluate import Domain, Predicate, comparison_domain, compile_predicate
+from planner.java_regex import backtracking_safe
 from planner.like import regex_matcher
 from planner.types import KeyKind, key_kind, parse_typed
 from storage.codec import encode_component, encode_value, prefix_successor, typed_span
@@ -175,6 +180,8 @@ class _Translator:
             body = _close_quote(pattern)
         else:
             body = sql_like_to_java_regex(pattern)
+        if not backtracking_safe(body):
+            return TRUE  # region servers backtrack (Java): matched here only, in linear time
         regex = "^\\x02(?:" + body + ")\\x00\\x00$|\\uFFFD"
         return _scvf(index, "=", "regexstring", regex.encode("utf-8", "surrogatepass"))
 

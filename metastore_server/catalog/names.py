@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Protocol
 
+from planner import java_regex
 from planner.types import DEFAULT_PARTITION_NAME
 
 DEFAULT_CATALOG = "hive"
@@ -92,21 +94,31 @@ def parse_partition_name(name: str | None) -> list[tuple[str, str]]:
     return list(spec.items())
 
 
-def pattern_to_regex(pattern: str | None) -> re.Pattern[str]:
+class NameMatcher(Protocol):
+    """A compiled name pattern."""
+
+    def fullmatch(self, text: str) -> object | None: ...
+
+
+def pattern_to_regex(pattern: str | None) -> NameMatcher:
     """The regex of an HMS name pattern: ``*`` is any run, ``|`` separates alternatives.
 
     As in HMS, the rest of each alternative is a Java-style regex (``.`` is any character),
     matching is case-insensitive and whole-name, None means every name and an empty pattern
-    matches no name. An alternative that is not a valid regex is matched literally.
+    matches no name. An alternative that is not a valid regex (or needs backtracking, which
+    RE2 does not do: matching is linear in the name, whatever the pattern) is matched
+    literally.
     """
     if pattern is None:
-        return re.compile(".*")
+        return java_regex.compile_re2(".*")
     alternatives = []
     for alternative in pattern.split("|"):
         regex = alternative.strip().replace("*", ".*")
         try:
-            re.compile(regex)
-        except re.error:
-            regex = ".*".join(re.escape(piece) for piece in alternative.strip().split("*"))
-        alternatives.append(regex)
-    return re.compile("(?:" + "|".join(alternatives) + ")", re.IGNORECASE)
+            java_regex.compile_java(regex)
+            regex = java_regex.translate(regex)
+        except java_regex.RegexError:
+            pieces = alternative.strip().split("*")
+            regex = ".*".join(java_regex.escape(piece) for piece in pieces)
+        alternatives.append(f"(?:{regex})")
+    return java_regex.compile_re2("(?i)(?:" + "|".join(alternatives) + ")")

@@ -19,11 +19,11 @@ would be looked at.
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Callable
 
 from metastore_server.catalog.serde import from_bytes
 from metastore_server.thrift_api import hms
+from planner import java_regex
 from planner.ast import And, Expr, Leaf, LiteralKind, Op, iter_leaves
 from planner.errors import FilterError
 from planner.grammar import parse_filter
@@ -69,9 +69,11 @@ def parse_table_filter(text: str) -> Expr | None:
 
 
 def _matches(pattern: str, text: str) -> bool:
+    """Java ``text.matches(pattern)``, in linear time (RE2); an invalid pattern (or one that
+    needs backtracking) matches nothing."""
     try:
-        return re.fullmatch(pattern, text) is not None
-    except re.error:
+        return java_regex.full_matcher(pattern)(text)
+    except java_regex.RegexError:
         return False
 
 

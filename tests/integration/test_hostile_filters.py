@@ -159,3 +159,23 @@ def test_random_expression_bytes(client, data: bytes) -> None:
     else:
         assert 0 <= count <= len(VALUES)
     still_serving(client)
+
+
+def test_regex_bombs_are_answered_at_once(client) -> None:
+    """``(a+)+b`` against a run of 40 a: 2^40 steps for a backtracking matcher (Java's, or
+    Python's re), one pass for RE2. Filters, name patterns and the whitelist pattern alike."""
+    bomb = "(a+)+b"
+    long_a = "a" * 40
+    client.create_table(make_table(DB, long_a, keys=[("s", "string")]))
+    client.add_partitions([make_partition(DB, long_a, [long_a])])
+    assert client.get_partitions_by_filter(DB, long_a, f"s like '{bomb}'", -1) == []
+    assert client.get_tables(DB, bomb) == []
+    assert client.get_databases(bomb) == []
+    assert client.get_table_names_by_filter(
+        DB, f'hive_filter_field_owner__ like "{bomb}"', -1) == []  # fmt: skip
+    client.setMetaConf("hive.metastore.partition.name.whitelist.pattern", bomb)
+    assert client.partition_name_has_valid_characters([long_a], False) is False
+    client.setMetaConf("hive.metastore.partition.name.whitelist.pattern", "")
+    with pytest.raises(hms.MetaException, match="back-references"):
+        client.get_partitions_by_filter(DB, long_a, "s like '(a)\\1'", -1)
+    assert client.get_partitions_by_filter(DB, long_a, "s like '(a+)+'", -1)[0].values == [long_a]

@@ -25,8 +25,6 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from planner.like import java_to_python_regex
-
 RowTest = Callable[[Mapping[bytes, bytes]], bool]
 
 _OPERATORS = (b"<=", b">=", b"!=", b"<", b">", b"=")
@@ -223,3 +221,35 @@ def parse_filter(text: bytes) -> RowTest:
     if not isinstance(text, bytes):
         raise TypeError("a filter string is bytes")
     return _Parser(text).parse()
+
+
+def java_to_python_regex(pattern: str) -> str:
+    """A Java regular expression rewritten where Python spells the same thing differently (the
+    double runs regexstring comparators with Python's backtracking ``re``, as HBase runs them
+    with Java's).
+
+    Handled: ``\\Q...\\E`` quoting, ``(?<name>`` named groups, ``\\z`` (end of input). Everything
+    else is passed through; Java-only constructs Python lacks (``\\p{Alpha}``, ...) then fail to
+    compile and surface as an invalid pattern. O(len(pattern)).
+    """
+    parts: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        if pattern.startswith("\\Q", i):
+            end = pattern.find("\\E", i + 2)
+            end = n if end < 0 else end
+            parts.append(re.escape(pattern[i + 2 : end]))
+            i = end + 2
+        elif pattern.startswith("\\z", i):
+            parts.append("\\Z")
+            i += 2
+        elif pattern[i] == "\\":
+            parts.append(pattern[i : i + 2])
+            i += 2
+        elif pattern.startswith("(?<", i) and i + 3 < n and pattern[i + 3].isalpha():
+            parts.append("(?P<")
+            i += 3
+        else:
+            parts.append(pattern[i])
+            i += 1
+    return "".join(parts)

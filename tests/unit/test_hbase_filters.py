@@ -11,12 +11,12 @@ from collections.abc import Callable, Sequence
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.hbase_filter_language import java_to_python_regex
 
 from planner.ast import And, Expr, Leaf, Literal, Op, Or
 from planner.errors import FilterError, UnknownKeyError
 from planner.evaluate import Domain, comparison_domain, compile_predicate
 from planner.grammar import parse_filter
-from planner.like import java_to_python_regex
 from planner.types import DEFAULT_PARTITION_NAME, KeyKind, key_kind, parse_typed
 from storage.codec import encode_value
 from storage.filters import hbase_filter, hbase_filter_bytes, residual_predicate
@@ -82,6 +82,18 @@ def test_a_filter_that_matches_nothing_rejects_every_row() -> None:
 def test_sql_like_patterns_are_translated() -> None:
     got = hbase_filter(parse_filter('ds like "a%b_c.d"'), KEYS, like="sql")
     assert got == scvf(0, "=", "regexstring:^\\x02(?:a.*b.c\\.d)\\x00\\x00$|\\uFFFD")
+
+
+@pytest.mark.parametrize(
+    ("text", "like"),
+    [('ds like "(a+)+b"', "regex"), ('ds like "(x|xx)*y"', "regex"),
+     ('ds like ".*a.*b.*c.*d"', "regex"), ('ds like "%a%b%c%d"', "sql")],
+)  # fmt: skip
+def test_patterns_that_backtrack_are_not_sent_to_region_servers(text: str, like: str) -> None:
+    """Region servers run Java's backtracking matcher: a regex bomb stays here (RE2)."""
+    assert hbase_filter(parse_filter(text), KEYS, like=like) is None
+    assert hbase_filter(parse_filter(f'{text} and ds = "b"'), KEYS, like=like) == DS_B
+    assert hbase_filter(parse_filter('ds like ".*a.*b.*c"'), KEYS) is not None
 
 
 def test_unclosed_quote_in_a_regex_is_closed() -> None:
