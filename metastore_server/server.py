@@ -15,6 +15,7 @@ anything else becomes a TApplicationException.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import socket
 import ssl
@@ -37,6 +38,7 @@ from metastore_server import thrift_api
 from metastore_server.audit import audit_call, collecting_extras
 from metastore_server.encoded import EncodedPartitions
 from metastore_server.handler import result_size, split_audit_target
+from metastore_server.text_check import undecoded_field
 from metastore_server.thrift_api import KeyFixingCompactProtocol, hms
 from metastore_server.transport_limits import (
     CONTAINER_COST,
@@ -146,6 +148,9 @@ class CallProcessor:
         iprot.read_message_end()
         if reader is not None:
             reader.message_read()
+        not_text = undecoded_field(args)
+        if not_text is not None:  # refused before the handler sees it: nothing is written
+            method = functools.partial(_refuse_text, not_text)
         result = getattr(self._service, api + "_result")()
         arg_names = [spec[1] for spec in args.thrift_spec.values()]
         values = {name: getattr(args, name, None) for name in arg_names}
@@ -239,6 +244,12 @@ class CallProcessor:
         exc.write(oprot)
         oprot.write_message_end()
         oprot.trans.flush()
+
+
+def _refuse_text(field: str, *_args: object) -> None:
+    """The answer to a request holding a string that is not UTF-8 (an InvalidObjectException,
+    or the MetaException of a call that does not declare it)."""
+    raise hms.InvalidObjectException(message=f"{field} is not valid UTF-8 text")
 
 
 def _ms(started: float) -> float:
