@@ -10,6 +10,8 @@ from contextvars import ContextVar
 
 import structlog
 
+from metastore_server.safe_log import DroppingLoggerFactory
+
 _configured = False
 _call_extras: ContextVar[dict[str, object] | None] = ContextVar("call_extras", default=None)
 
@@ -78,7 +80,7 @@ def configure_logging(level: str = "info", fmt: str = "console") -> None:
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
         ),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=DroppingLoggerFactory(sys.stderr, json_lines=fmt == "json"),
         cache_logger_on_first_use=True,
     )
     _configured = True
