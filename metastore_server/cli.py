@@ -8,8 +8,10 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -79,6 +81,23 @@ def _serve_parser(
         default=defaults.max_connections,
         help="concurrent client connections accepted (default %(default)s)",
     )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=defaults.workers,
+        help="worker processes serving calls, under a supervisor that accepts connections and "
+        "replaces a worker that dies or runs a call past --call-timeout; 0: one process, no "
+        "supervisor (default: the number of cores, %(default)s)",
+    )
+    serve.add_argument(
+        "--call-timeout",
+        type=float,
+        default=defaults.call_timeout,
+        metavar="SECONDS",
+        help="a call running longer has its worker replaced (its connection closed); 0: never "
+        "(default %(default)s)",
+    )
+    serve.add_argument("--worker-channel-fd", type=int, default=-1, help=argparse.SUPPRESS)
     serve.add_argument(
         "--max-message-size",
         type=int,
@@ -219,6 +238,8 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         transport=args.transport,
         protocol=args.protocol,
         max_connections=args.max_connections,
+        workers=args.workers,
+        call_timeout=args.call_timeout,
         max_message_size=args.max_message_size,
         message_timeout=args.message_timeout,
         tls_cert=args.tls_cert,
@@ -265,8 +286,10 @@ def _fs_options(
     return options
 
 
-def serve(config: ServerConfig) -> int:
-    """Run the server until SIGTERM or SIGINT; 0 on a clean stop."""
+def serve(config: ServerConfig, argv: Sequence[str] = (), worker_channel_fd: int = -1) -> int:
+    """Run the server until SIGTERM or SIGINT; 0 on a clean stop. With ``config.workers``,
+    a supervisor runs that many worker processes (each this program with ``argv`` and
+    ``--worker-channel-fd``); a worker serves the connections handed over on that channel."""
     from metastore_server.app import build_server
 
     try:
@@ -274,6 +297,11 @@ def serve(config: ServerConfig) -> int:
     except ValueError as exc:
         print(f"metastore-server: {exc}", file=sys.stderr)
         return 2
+    if worker_channel_fd >= 0:
+        return _serve_as_worker(server, close, worker_channel_fd)
+    if config.workers > 0:
+        close()  # the store opened fine: the workers open their own
+        return _supervise(config, argv)
     stop_requested = threading.Event()
 
     def request_stop(signum: int, _frame: object) -> None:
@@ -287,6 +315,68 @@ def serve(config: ServerConfig) -> int:
         server.serve_forever()
     finally:
         server.stop()
+        close()
+    return 0
+
+
+def _supervise(config: ServerConfig, argv: Sequence[str]) -> int:
+    from metastore_server.supervisor import Supervisor, worker_command
+
+    supervisor = Supervisor(config.host, config.port, config.workers, worker_command(argv),
+                            call_timeout=config.call_timeout)  # fmt: skip
+
+    def request_stop(signum: int, _frame: object) -> None:
+        log.info("signal_received", signal=signal.Signals(signum).name)
+        supervisor.stop()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    try:
+        return supervisor.run()
+    except OSError as exc:  # the port taken, say
+        print(f"metastore-server: cannot serve on {config.host}:{config.port}: {exc}",
+              file=sys.stderr)  # fmt: skip
+        return 2
+
+
+def _serve_as_worker(server: Any, close: Callable[[], None], channel_fd: int) -> int:
+    """Serve the connections the supervisor hands over, reporting on the same channel; stop
+    on SIGTERM/SIGINT or when the supervisor is gone."""
+    from metastore_server.supervisor import HEARTBEAT_S, WorkerLink
+
+    link = WorkerLink(channel_fd)
+
+    def stop(*_args: object) -> None:
+        threading.Thread(target=server.stop, name="stopper", daemon=True).start()
+
+    def receive() -> None:
+        while (client := link.receive()) is not None:
+            try:
+                address = client.getpeername()
+                peer = f"{address[0]}:{address[1]}"
+            except OSError:
+                client.close()
+                continue
+            if not server.admit(client, peer):
+                return
+        stop()
+
+    def report() -> None:
+        while not server.closing:
+            if not link.report(server.open_connections, server.processor.oldest_call_age()):
+                stop()
+                return
+            time.sleep(HEARTBEAT_S)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    threading.Thread(target=receive, name="handed-over", daemon=True).start()
+    threading.Thread(target=report, name="report", daemon=True).start()
+    try:
+        server.serve_handed_over()
+    finally:
+        server.stop()
+        link.close()
         close()
     return 0
 
@@ -307,7 +397,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(str(exc))
         configure_logging(config.log_level, config.log_format)
         Path(config.warehouse).mkdir(parents=True, exist_ok=True)
-        return serve(config)
+        worker_argv = list(sys.argv[1:] if argv is None else argv)
+        return serve(config, worker_argv, args.worker_channel_fd)
     if args.command == "explain":
         return cli_explain.run(args)
     if args.command == "values":

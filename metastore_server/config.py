@@ -32,6 +32,9 @@ class ServerConfig:
     transport: str = "buffered"  # buffered | framed
     protocol: str = "binary"  # binary | compact
     max_connections: int = 1000
+    #: Worker processes serving calls (0: serve in this one process, no supervisor).
+    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
+    call_timeout: float = 300.0  # s a call may run before its worker is replaced; 0: never
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE  # bytes of one incoming message
     message_timeout: float = DEFAULT_MESSAGE_TIMEOUT  # s for a begun message to arrive; 0: none
     tls_cert: str = ""  # PEM certificate (chain); with tls_key, the server speaks TLS
@@ -115,6 +118,7 @@ class ServerConfig:
         for name in (
             "port",
             "max_connections",
+            "workers",
             "max_message_size",
             "partition_request_limit",
             "listing_cache_mb",
@@ -122,7 +126,7 @@ class ServerConfig:
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, int(value))
-        for name in ("message_timeout", "writer_lease", "txn_timeout", "event_ttl"):
+        for name in ("message_timeout", "writer_lease", "txn_timeout", "event_ttl", "call_timeout"):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, float(value))
@@ -138,6 +142,13 @@ class ServerConfig:
             raise ValueError(f"port out of range: {self.port}")
         if self.max_connections < 1:
             raise ValueError("max_connections must be at least 1")
+        if self.workers < 0:
+            raise ValueError(f"workers must be 0 (no supervisor) or more, not {self.workers}")
+        if not (math.isfinite(self.call_timeout) and self.call_timeout >= 0):
+            raise ValueError(
+                f"call_timeout must be 0 (none) or a positive number of seconds, "
+                f"not {self.call_timeout}"
+            )
         if self.listing_cache_mb < 0:
             raise ValueError("listing_cache_mb must not be negative")
         if not MIN_MESSAGE_SIZE <= self.max_message_size <= MAX_MESSAGE_SIZE:

@@ -55,6 +55,9 @@ from metastore_server.transport_limits import (
 
 log = structlog.get_logger(__name__)
 
+#: How often a waiting accept looks whether the server is stopping.
+ACCEPT_POLL_S = 0.2
+
 #: The exceptions the IDL declares: answered as themselves, never logged as a server error.
 _HMS_EXCEPTIONS = tuple(
     value
@@ -97,6 +100,13 @@ class CallProcessor:
         self._service = service
         self._handler = handler
         self._binary_output = binary_output
+        #: Thread id -> monotonic start of the call it is serving (from its message's start).
+        self._in_flight: dict[int, float] = {}
+
+    def oldest_call_age(self) -> float:
+        """Seconds the longest-running call in flight has run (0 when none)."""
+        starts = list(self._in_flight.values())
+        return time.monotonic() - min(starts) if starts else 0.0
 
     def process(
         self,
@@ -113,6 +123,24 @@ class CallProcessor:
         transport's frame buffer first. ``reader`` (the socket under ``iprot``) meters the
         decoding of the arguments and is told when the message has been read."""
         api, msg_type, seqid = iprot.read_message_begin()
+        me = threading.get_ident()
+        self._in_flight[me] = time.monotonic()
+        try:
+            self._process(api, msg_type, seqid, iprot, oprot, peer, frame_writer, reader)
+        finally:
+            self._in_flight.pop(me, None)
+
+    def _process(
+        self,
+        api: str,
+        msg_type: int,
+        seqid: int,
+        iprot: Any,
+        oprot: Any,
+        peer: str,
+        frame_writer: Callable[[bytes], None] | None,
+        reader: LimitedSocket | None,
+    ) -> None:
         started = time.perf_counter()
         if msg_type not in (TMessageType.CALL, TMessageType.ONEWAY):
             # The rest cannot be trusted: answer, then let the connection close.
@@ -345,47 +373,78 @@ class MetastoreServer:
             self.start()
         self._closing.wait()
         assert self._accept_thread is not None
-        self._accept_thread.join(timeout=5)
+        self._accept_thread.join(timeout=ACCEPT_POLL_S * 4)
 
     def _accept_loop(self) -> None:
         assert self._listener is not None
+        # Woken every ACCEPT_POLL_S to notice a stop: closing a socket does not wake accept().
+        self._listener.settimeout(ACCEPT_POLL_S)
         while not self._closing.is_set():
             try:
                 client, address = self._listener.accept()
+            except TimeoutError:
+                continue
             except OSError:
                 if self._closing.is_set():
                     return
                 time.sleep(0.05)
                 continue
-            peer = f"{address[0]}:{address[1]}"
+            client.settimeout(None)
+            if not self.admit(client, f"{address[0]}:{address[1]}"):
+                return
+
+    @property
+    def processor(self) -> CallProcessor:
+        """The call processor (its ``oldest_call_age`` tells how long calls have run)."""
+        return self._processor
+
+    @property
+    def open_connections(self) -> int:
+        """Connections being served."""
+        return len(self._connections)
+
+    @property
+    def closing(self) -> bool:
+        """Whether :meth:`stop` has begun."""
+        return self._closing.is_set()
+
+    def serve_handed_over(self) -> None:
+        """Serve connections another process accepted and hands over (:meth:`admit`),
+        instead of a listener of this server's own; block until :meth:`stop`."""
+        self._closing.wait()
+
+    def admit(self, client: socket.socket, peer: str) -> bool:
+        """Serve an accepted connection in a thread of its own (refused past
+        ``max_connections``). False once the server is stopping (the connection is closed)."""
+        with self._lock:
+            if self._closing.is_set():
+                client.close()
+                return False
+            if len(self._connections) >= self._max_connections:
+                log.warning("connection_refused_limit", peer=peer, limit=self._max_connections)
+                client.close()
+                return True
+            key = next(self._ids)
+            self._connections[key] = client
+            thread = threading.Thread(
+                target=self._serve_connection,
+                args=(key, client, peer),
+                name=f"connection-{key}",
+                daemon=True,
+            )
+            self._threads.add(thread)
+        try:
+            thread.start()
+        except (RuntimeError, MemoryError) as exc:  # e.g. "can't start new thread"
+            log.error(
+                "connection_thread_failed", peer=peer, error=f"{type(exc).__name__}: {exc}"
+            )
             with self._lock:
-                if self._closing.is_set():
-                    client.close()
-                    return
-                if len(self._connections) >= self._max_connections:
-                    log.warning("connection_refused_limit", peer=peer, limit=self._max_connections)
-                    client.close()
-                    continue
-                key = next(self._ids)
-                self._connections[key] = client
-                thread = threading.Thread(
-                    target=self._serve_connection,
-                    args=(key, client, peer),
-                    name=f"connection-{key}",
-                    daemon=True,
-                )
-                self._threads.add(thread)
-            try:
-                thread.start()
-            except (RuntimeError, MemoryError) as exc:  # e.g. "can't start new thread"
-                log.error(
-                    "connection_thread_failed", peer=peer, error=f"{type(exc).__name__}: {exc}"
-                )
-                with self._lock:
-                    self._connections.pop(key, None)
-                    self._threads.discard(thread)
-                with contextlib.suppress(OSError):
-                    client.close()
+                self._connections.pop(key, None)
+                self._threads.discard(thread)
+            with contextlib.suppress(OSError):
+                client.close()
+        return True
 
     def _serve_connection(self, key: int, client: socket.socket, peer: str) -> None:
         connection: socket.socket | None = client

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -103,6 +105,7 @@ class OurServer(StartedByWith):
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
+                start_new_session=True,  # its workers too: see kill()
             )
         failure = failed_to_start(self.process, self.port, self.startup_timeout, self.stop)
         if failure is not None:
@@ -113,6 +116,16 @@ class OurServer(StartedByWith):
                 f"--- stdout ---\n{tail(self.stdout_path, 20)}"
             )
         return self.endpoint
+
+    def kill(self) -> None:
+        """SIGKILL the server and its worker processes at once (a crash: no shutdown code
+        runs anywhere)."""
+        proc = self.process
+        if proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
     def stop(self) -> int | None:
         """SIGTERM the server, SIGKILL it after a timeout; returns its exit code."""

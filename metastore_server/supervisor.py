@@ -1,0 +1,291 @@
+"""Worker processes under a supervisor: one call cannot stall every other client.
+
+The supervisor (the process ``metastore-server serve`` starts) binds the port and accepts; it
+never runs a metastore call. Each worker is a process of its own (``serve --worker-channel-fd``)
+with its own catalog on the shared store, serving its connections with threads. The two talk
+over a Unix socket pair:
+
+* the supervisor hands each accepted connection to a worker (the file descriptor travels with
+  ``SCM_RIGHTS``): to the live worker with the fewest connections among those that have
+  reported within ``_FRESH_S``, so a worker stuck in a call (holding the interpreter lock, say)
+  gets no new client;
+* each worker reports every ``HEARTBEAT_S`` how many connections it serves and how long its
+  longest call in flight has run.
+
+A worker that dies is replaced. With ``call_timeout`` > 0, a worker whose longest call has run
+longer, or that has not reported for that long, is killed and replaced: the client of that call
+loses its connection; other clients of that worker do too (their calls were held up by it
+anyway) and reconnect, as Hive's and Spark's clients do. SIGTERM or SIGINT: stop accepting, ask
+the workers to stop (they finish calls in flight, up to ``STOP_TIMEOUT_S``), kill what remains.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import structlog
+
+log = structlog.get_logger(__name__)
+
+#: How often a worker reports.
+HEARTBEAT_S = 0.25
+#: A worker that reported within this long gets new connections.
+_FRESH_S = 1.0
+#: How long workers may take to finish their calls once asked to stop.
+STOP_TIMEOUT_S = 10.0
+#: A worker dying this soon after its start counts as failing to start.
+_EARLY_DEATH_S = 5.0
+#: Workers failing to start this many times in a row stop the server (store unreachable...).
+_MAX_EARLY_DEATHS = 5
+
+
+@dataclass
+class _Worker:
+    """One worker process as the supervisor sees it."""
+
+    process: subprocess.Popen[bytes]
+    channel: socket.socket
+    started: float
+    last_report: float
+    connections: int = 0
+    oldest_call_s: float = 0.0
+    pending: bytes = b""
+    handed: int = field(default=0)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+
+class Supervisor:
+    """Binds ``host:port``, runs ``workers`` worker processes, hands them connections."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        workers: int,
+        worker_command: Sequence[str],
+        *,
+        call_timeout: float = 300.0,
+    ) -> None:
+        self._host, self._port = host, port
+        self._count = workers
+        self._command = list(worker_command)
+        self._call_timeout = call_timeout
+        self._workers: list[_Worker] = []
+        self._stopping = threading.Event()
+        self._early_deaths = 0
+        self._selector = selectors.DefaultSelector()
+        self._listener: socket.socket | None = None
+        self.failed: str | None = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """(host, port) bound."""
+        assert self._listener is not None
+        host, port = self._listener.getsockname()[:2]
+        return host, port
+
+    def run(self) -> int:
+        """Serve until asked to stop; 0 on a clean stop, 1 when workers cannot start."""
+        family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
+        self._listener = socket.create_server((self._host, self._port), family=family,
+                                              backlog=128)  # fmt: skip
+        self._listener.setblocking(False)
+        self._selector.register(self._listener, selectors.EVENT_READ, None)
+        for _ in range(self._count):
+            self._spawn()
+        log.info("supervisor_listening", host=self.address[0], port=self.address[1],
+                 workers=self._count, call_timeout=self._call_timeout)  # fmt: skip
+        try:
+            while not self._stopping.is_set():
+                for key, _events in self._selector.select(timeout=HEARTBEAT_S):
+                    if key.data is None:
+                        self._accept()
+                    else:
+                        self._read_report(key.data)
+                self._watch()
+        finally:
+            self._shut_down()
+        return 0 if self.failed is None else 1
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to stop (safe from a signal handler)."""
+        self._stopping.set()
+
+    # -- workers ---------------------------------------------------------------------------
+
+    def _spawn(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        command = [*self._command, "--worker-channel-fd", str(theirs.fileno())]
+        process = subprocess.Popen(command, pass_fds=(theirs.fileno(),),
+                                   stdin=subprocess.DEVNULL)  # fmt: skip
+        theirs.close()
+        ours.setblocking(False)
+        now = time.monotonic()
+        worker = _Worker(process, ours, started=now, last_report=now - _FRESH_S)
+        self._workers.append(worker)
+        self._selector.register(ours, selectors.EVENT_READ, worker)
+        log.info("worker_started", pid=process.pid)
+
+    def _retire(self, worker: _Worker, reason: str) -> None:
+        """Forget a worker (killing it if it runs) and start another unless stopping."""
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(worker.channel)
+        worker.channel.close()
+        if worker.process.poll() is None:
+            worker.process.kill()
+        code = worker.process.wait()
+        self._workers.remove(worker)
+        log.warning("worker_replaced" if not self._stopping.is_set() else "worker_gone",
+                    pid=worker.pid, reason=reason, exit_code=code,
+                    connections=worker.connections)  # fmt: skip
+        if self._stopping.is_set():
+            return
+        if time.monotonic() - worker.started < _EARLY_DEATH_S and reason == "exited":
+            self._early_deaths += 1
+            if self._early_deaths >= _MAX_EARLY_DEATHS:
+                self.failed = f"workers keep exiting at start ({self._early_deaths} in a row)"
+                log.error("workers_fail_to_start", count=self._early_deaths)
+                self._stopping.set()
+                return
+        else:
+            self._early_deaths = 0
+        self._spawn()
+
+    def _read_report(self, worker: _Worker) -> None:
+        try:
+            data = worker.channel.recv(4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._retire(worker, "exited")
+            return
+        worker.pending += data
+        *lines, worker.pending = worker.pending.split(b"\n")
+        for line in lines:
+            parts = line.split()
+            if len(parts) == 2:
+                worker.connections, worker.oldest_call_s = int(parts[0]), float(parts[1])
+                worker.last_report = time.monotonic()
+                worker.handed = 0  # the report counts them now
+
+    def _watch(self) -> None:
+        now = time.monotonic()
+        for worker in list(self._workers):
+            if worker.process.poll() is not None:
+                self._retire(worker, "exited")
+                continue
+            if self._call_timeout <= 0:
+                continue
+            silent = now - worker.last_report
+            if worker.oldest_call_s > self._call_timeout:
+                self._retire(worker, f"a call ran past {self._call_timeout:g}s")
+            elif silent > self._call_timeout and now - worker.started > self._call_timeout:
+                self._retire(worker, f"no report for {silent:.1f}s")
+
+    # -- connections -----------------------------------------------------------------------
+
+    def _accept(self) -> None:
+        assert self._listener is not None
+        while True:
+            try:
+                client, _address = self._listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                log.warning("accept_failed", error=f"{type(exc).__name__}: {exc}")
+                return
+            self._hand_over(client)
+
+    def _hand_over(self, client: socket.socket) -> None:
+        """Give ``client`` to the least busy worker that reported lately (else any live one)."""
+        now = time.monotonic()
+        live = [w for w in self._workers if w.process.poll() is None]
+        fresh = [w for w in live if now - w.last_report <= _FRESH_S] or live
+        for worker in sorted(fresh, key=lambda w: w.connections + w.handed):
+            try:
+                socket.send_fds(worker.channel, [b"C"], [client.fileno()])
+            except OSError:
+                continue
+            worker.handed += 1
+            client.close()
+            return
+        log.warning("connection_dropped_no_worker")
+        client.close()
+
+    # -- stopping --------------------------------------------------------------------------
+
+    def _shut_down(self) -> None:
+        if self._listener is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self._selector.unregister(self._listener)
+            self._listener.close()
+        for worker in self._workers:
+            with contextlib.suppress(OSError):
+                worker.process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        for worker in self._workers:
+            try:
+                worker.process.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                worker.process.kill()
+                worker.process.wait()
+            worker.channel.close()
+        self._workers.clear()
+        self._selector.close()
+        log.info("supervisor_stopped")
+
+
+def worker_command(argv: Sequence[str]) -> list[str]:
+    """The command line of a worker: this program with the same arguments."""
+    return [sys.executable, "-m", "metastore_server", *argv]
+
+
+class WorkerLink:
+    """A worker's end of its channel: connections in, reports out."""
+
+    def __init__(self, fd: int) -> None:
+        self._channel = socket.socket(fileno=fd)
+        self._channel.setblocking(True)
+        os.set_inheritable(fd, False)
+
+    def receive(self) -> socket.socket | None:
+        """The next connection handed over; None when the supervisor is gone."""
+        while True:
+            try:
+                _message, fds, _flags, _address = socket.recv_fds(self._channel, 16, 8)
+            except OSError:
+                return None
+            if not fds and not _message:
+                return None
+            if fds:
+                for extra in fds[1:]:
+                    os.close(extra)
+                return socket.socket(fileno=fds[0])
+
+    def report(self, connections: int, oldest_call_s: float) -> bool:
+        """Tell the supervisor how this worker is; False when it is gone."""
+        try:
+            self._channel.sendall(b"%d %.3f\n" % (connections, oldest_call_s))
+        except OSError:
+            return False
+        return True
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._channel.shutdown(socket.SHUT_RDWR)
+        self._channel.close()

@@ -1,0 +1,121 @@
+"""Worker processes under a supervisor (``serve --workers N``): a worker that dies is replaced,
+a call that runs past ``--call-timeout`` has its worker replaced while other clients go on, and
+the server stops promptly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from support.our_server import OurServer
+
+from metastore_server.thrift_api import hms, make_client
+
+pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds workers in /proc")
+
+
+def workers_of(server: OurServer) -> set[int]:
+    """The pids of the supervisor's live worker processes."""
+    assert server.process is not None
+    found = subprocess.run(["pgrep", "-P", str(server.process.pid)], capture_output=True,
+                           text=True, check=False)  # fmt: skip
+    return {int(pid) for pid in found.stdout.split()}
+
+
+def wait_for(condition, timeout: float = 30.0) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.1)
+
+
+def skip_bomb() -> bytes:
+    """A call whose arguments hold an unknown field: a list of 2^31-1 elements of a type that
+    takes no bytes. Skipping it spins thriftpy2's decoder for seconds, holding the interpreter
+    lock of the worker that reads it."""
+    name = b"get_all_databases"
+    header = struct.pack("!I", 0x80010001) + struct.pack("!i", len(name)) + name
+    header += struct.pack("!i", 1)
+    return header + bytes([0x0F]) + struct.pack("!h", 99) + bytes([0x01]) + struct.pack(
+        "!i", 2**31 - 1)  # fmt: skip
+
+
+def test_a_dead_worker_is_replaced(tmp_path: Path) -> None:
+    server = OurServer(tmp_path / "server", extra_args=["--workers", "2"])
+    with server as endpoint:
+        wait_for(lambda: len(workers_of(server)) == 2)
+        first = workers_of(server)
+        victim = min(first)
+        os.kill(victim, signal.SIGKILL)
+        wait_for(lambda: len(workers_of(server)) == 2 and victim not in workers_of(server))
+        for _ in range(8):  # new connections land on live workers only
+            conn = make_client(endpoint.host, endpoint.port)
+            assert "default" in conn.get_all_databases()
+            conn.close()
+
+
+def test_a_stuck_call_loses_its_worker_and_nobody_else_waits(tmp_path: Path) -> None:
+    server = OurServer(tmp_path / "server", extra_args=["--workers", "2", "--call-timeout", "2"])
+    with server as endpoint:
+        wait_for(lambda: len(workers_of(server)) == 2)
+        before = workers_of(server)
+        bomb = socket.create_connection((endpoint.host, endpoint.port))
+        bomb.sendall(skip_bomb())
+        time.sleep(1.5)  # the stuck worker has missed its reports: no new client goes to it
+        slowest = 0.0
+        errors: list[BaseException] = []
+
+        def probe() -> None:
+            nonlocal slowest
+            try:
+                for _ in range(10):
+                    started = time.monotonic()
+                    conn = make_client(endpoint.host, endpoint.port, timeout_ms=10_000)
+                    assert "default" in conn.get_all_databases()
+                    conn.close()
+                    slowest = max(slowest, time.monotonic() - started)
+                    time.sleep(0.2)
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        prober = threading.Thread(target=probe)
+        prober.start()
+        bomb.settimeout(30)
+        closed = bomb.recv(1) == b""  # the replaced worker's connections are closed
+        prober.join()
+        bomb.close()
+        assert closed
+        assert errors == []
+        print(f"slowest call of another client while one call was stuck: {slowest * 1000:.0f} ms")
+        assert slowest < 5.0  # not held up by the stuck call (which ran for 2 s and more)
+        wait_for(lambda: len(workers_of(server)) == 2 and workers_of(server) != before)
+        log = server.stderr_path.read_text()
+        assert "worker_replaced" in log and "no report for" in log
+
+
+def test_sigterm_stops_an_idle_server_promptly(tmp_path: Path) -> None:
+    server = OurServer(tmp_path / "server", extra_args=["--workers", "2"])
+    with server as endpoint:
+        conn = make_client(endpoint.host, endpoint.port)
+        conn.create_database(hms.Database(name="kept", description="", parameters={}))
+        conn.close()
+        wait_for(lambda: len(workers_of(server)) == 2)
+        workers = workers_of(server)
+        assert server.process is not None
+        started = time.monotonic()
+        server.process.send_signal(signal.SIGTERM)
+        code = server.process.wait(timeout=30)
+        took = time.monotonic() - started
+        print(f"stopped in {took * 1000:.0f} ms")
+        assert code == 0
+        assert took < 5.0
+        for pid in workers:  # no worker left behind
+            wait_for(lambda pid=pid: not Path(f"/proc/{pid}").exists()
+                     or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], 10)  # fmt: skip
