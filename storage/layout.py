@@ -384,6 +384,8 @@ def partition_columns(
 
 
 _EVENT_PREFIX = b"event\x00"
+#: In an event row: present from its creation on, kept when the event expires.
+EVENT_MARK = b"c:e"
 
 
 def event_key(event_id: int) -> bytes:

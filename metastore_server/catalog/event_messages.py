@@ -10,7 +10,7 @@ Every message carries ``server`` and ``servicePrincipal`` (empty: no Kerberos), 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,8 @@ from metastore_server.catalog.thrift_json import to_json
 from metastore_server.thrift_api import hms
 
 MESSAGE_FORMAT = "json-0.2"
+#: Largest message an ADD_PARTITION event is given before its partitions are split over more.
+MAX_MESSAGE_BYTES = 1 << 20
 
 CREATE_DATABASE = "CREATE_DATABASE"
 DROP_DATABASE = "DROP_DATABASE"
@@ -99,12 +101,34 @@ def drop_table(table: hms.Table, now: int) -> Event:
                  _message(table.dbName, now, table=table.tableName))  # fmt: skip
 
 
-def add_partition(table: hms.Table, partitions: Iterable[hms.Partition], now: int) -> Event:
-    parts = list(partitions)
+def add_partition(
+    table: hms.Table, partitions: Iterable[hms.Partition], now: int
+) -> Iterator[Event]:
+    """The ADD_PARTITION events of partitions added at once, built as they are taken: one (as
+    HMS) unless their messages would pass ``MAX_MESSAGE_BYTES``, then as many as keep each below
+    it (an HBase cell holds 10 MB at most by default)."""
+    table_json = to_json(table)
+    values: list[dict[str, str]] = []
+    objects: list[str] = []
+    size = len(table_json)
+    for part in partitions:
+        text = to_json(part)
+        if objects and size + len(text) > MAX_MESSAGE_BYTES:
+            yield _added(table, table_json, values, objects, now)
+            values, objects, size = [], [], len(table_json)
+        values.append(key_values(table, part.values or []))
+        objects.append(text)
+        size += len(text)
+    if objects:
+        yield _added(table, table_json, values, objects, now)
+
+
+def _added(
+    table: hms.Table, table_json: str, values: list[dict[str, str]], objects: list[str], now: int
+) -> Event:
     message = _message(
-        table.dbName, now, table=table.tableName, tableObjJson=to_json(table), timestamp=now,
-        partitions=[key_values(table, p.values or []) for p in parts],
-        partitionListJson=[to_json(p) for p in parts], partitionFiles=[],
+        table.dbName, now, table=table.tableName, tableObjJson=table_json, timestamp=now,
+        partitions=values, partitionListJson=objects, partitionFiles=[],
     )  # fmt: skip
     return Event(ADD_PARTITION, table.dbName, table.tableName, message)
 

@@ -69,6 +69,12 @@ def exchange(
             raise hms.MetaException(
                 message="The tables have different schemas. Their partitions cannot be exchanged."
             )
+        for ref in (source, dest):
+            if not ref.location:
+                raise hms.MetaException(
+                    message=f"{ref.db}.{ref.name} has no location: its partitions cannot be "
+                    "exchanged"
+                )
         taken = set(catalog.partitions.list_names(dest.db, dest.name))
         moved = []
         for partition in moving:

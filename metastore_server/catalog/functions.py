@@ -105,8 +105,13 @@ class Functions:
     def drop(self, db: str, name: str) -> None:
         """Drop a function; NoSuchObjectException when missing."""
         with self._ctx.write_lock:
-            function = self.find(db, name)
-            if function is None:
-                raise hms.NoSuchObjectException(message=f"Function {name} does not exist")
-            self._ctx.store.mutate([Delete(layout.FUNCTIONS, layout.function_key(db, name))])
+            key = layout.function_key(db, name)
+            row = self._ctx.store.get(layout.FUNCTIONS, key)
+            missing = hms.NoSuchObjectException(message=f"Function {name} does not exist")
+            if row is None:
+                raise missing
+            function = from_bytes(hms.Function, row[layout.OBJECT])
+            still = Condition(layout.FUNCTIONS, key, layout.OBJECT, row[layout.OBJECT])
+            if not self._ctx.store.mutate([Delete(layout.FUNCTIONS, key)], still):
+                raise missing  # another server process dropped it meanwhile
             self._ctx.events.record([event_messages.drop_function(function, self._ctx.now())])

@@ -3,12 +3,13 @@ through any server process on the store, read by replication tools and Impala
 (``get_next_notification``, ``get_current_notificationEventId``).
 
 Each event is one row of ``meta`` keyed by its id (``layout.event_key``). An event takes the id
-one above the newest event row, written with a compare-and-set on that row being absent: two
-writers (threads or processes, embedded or HBase) never share an id, and an id is taken only
-once every smaller id has its row, so ids strictly increase with no gaps and a reader that sees
-an event has seen every event before it. Retention (HMS's
-``hive.metastore.event.db.listener.timetolive``) removes events older than the time to live
-but never the newest, which keeps ids from ever going back.
+one above the newest event row, written with a compare-and-set on that row's mark
+(``layout.EVENT_MARK``) being absent: two writers (threads or processes, embedded or HBase)
+never share an id, and an id is taken only once every smaller id has its row, so ids strictly
+increase with no gaps and a reader that sees an event has seen every event before it.
+Retention (HMS's ``hive.metastore.event.db.listener.timetolive``) removes the events older than
+the time to live, never the newest, and keeps their marks (a few bytes each), so that a writer
+that stalled past the time to live still finds its id taken.
 
 Events are written by the catalog inside its write lock, right after the change they describe
 commits and before the call answers: an acknowledged change has its event. (A server killed
@@ -53,6 +54,8 @@ class NotificationLog:
         #: Off: nothing is recorded (HMS without its database listener); reads see what
         #: was recorded before.
         self.enabled = enabled
+        #: Events that could not be recorded (their changes stand).
+        self.lost = 0
         self._store = store
         self._now = now
         self.ttl_s = ttl_s
@@ -63,23 +66,43 @@ class NotificationLog:
 
     def record(self, events: Iterable[Event]) -> list[int]:
         """Append ``events`` in order; their ids (none when the log is off: ``events`` is not
-        even iterated)."""
+        even iterated). Never raises: the changes the events describe have committed, and a
+        failure here must not look like theirs (a lost event is logged, ``lost`` counts it)."""
         ids: list[int] = []
         if not self.enabled:
             return ids
         with self._lock:
-            for event in events:
-                ids.append(self._append(event))
-            self._expire_if_due()
+            try:
+                for event in events:
+                    try:
+                        ids.append(self._append(event))
+                    except Exception as exc:  # noqa: BLE001 - see the docstring
+                        self._lose(event.event_type, event.db, event.table, exc)
+            except Exception as exc:  # noqa: BLE001 - building the events failed
+                self._lose("(unbuilt)", None, None, exc)
+            try:
+                self._expire_if_due()
+            except Exception as exc:  # noqa: BLE001 - retried at the next change
+                log.warning("notification_expiry_failed", error=f"{type(exc).__name__}: {exc}")
         return ids
+
+    def _lose(self, event_type: str, db: str | None, table: str | None, exc: Exception) -> None:
+        self.lost += 1
+        log.error("notification_event_lost", event_type=event_type, db=db, table=table,
+                  error=f"{type(exc).__name__}: {exc}", lost=self.lost)  # fmt: skip
 
     def _append(self, event: Event) -> int:
         event_id = self.current_id() + 1
         for _ in range(_APPEND_ATTEMPTS):
             key = layout.event_key(event_id)
-            row = {layout.OBJECT: to_bytes(event.to_thrift(event_id, self._now()))}
+            row = {
+                layout.EVENT_MARK: b"1",
+                layout.OBJECT: to_bytes(event.to_thrift(event_id, self._now())),
+            }
+            # The mark, not the event, decides: expiry removes the event and keeps the mark,
+            # so an id once taken is never taken again, however long a writer stalled.
             if self._store.mutate(
-                [Put(layout.META, key, row)], Condition(layout.META, key, layout.OBJECT, None)
+                [Put(layout.META, key, row)], Condition(layout.META, key, layout.EVENT_MARK, None)
             ):
                 return event_id
             event_id = max(event_id, self.current_id()) + 1
@@ -104,14 +127,16 @@ class NotificationLog:
         removed = 0
         for _ in range(_EXPIRE_BATCHES):
             old: list[bytes] = []
-            for key, row in self._store.scan(layout.META, start, stop, limit=_EXPIRE_BATCH):
+            rows = self._store.scan(layout.META, start, stop, limit=_EXPIRE_BATCH,
+                                    columns=[layout.OBJECT])  # fmt: skip
+            for key, row in rows:
                 event = from_bytes(hms.NotificationEvent, row[layout.OBJECT])
                 if event.eventId >= newest or event.eventTime >= before:
                     break
                 old.append(key)
             if not old:
                 return removed
-            self._store.mutate([Delete(layout.META, key) for key in old])
+            self._store.mutate([Delete(layout.META, key, [layout.OBJECT]) for key in old])
             removed += len(old)
             log.info("notification_events_expired", count=len(old), before=int(before))
             start = old[-1]
@@ -123,7 +148,7 @@ class NotificationLog:
         """The id of the newest event; 0 when there has been none."""
         start, stop = layout.event_range()
         for key, _row in self._store.scan(layout.META, start, stop, reverse=True, limit=1,
-                                          columns=[layout.OBJECT]):  # fmt: skip
+                                          columns=[layout.EVENT_MARK]):  # fmt: skip
             return layout.event_id(key)
         return 0
 
@@ -161,5 +186,6 @@ class NotificationLog:
             return
         if last_event is not None and last_event >= 0:
             start = layout.event_key(last_event + 1)
-        for _key, row in self._store.scan(layout.META, start, stop, limit=limit):
+        rows = self._store.scan(layout.META, start, stop, limit=limit, columns=[layout.OBJECT])
+        for _key, row in rows:  # an expired event's mark holds no event: skipped
             yield from_bytes(hms.NotificationEvent, row[layout.OBJECT])

@@ -595,9 +595,10 @@ class Partitions:
                 except BaseException:
                     self._ctx.data.undo(made)
                     raise
-                if self._ctx.events.enabled:  # one message holding every partition
-                    added_event = event_messages.add_partition(ref.table, stored_parts, now)
-                    self._ctx.events.record([added_event])
+                if self._ctx.events.enabled:  # messages holding every partition
+                    self._ctx.events.record(
+                        event_messages.add_partition(ref.table, stored_parts, now)
+                    )
         return [p for _, _, p in to_store]
 
     def _depend(
@@ -725,8 +726,13 @@ class Partitions:
             partition = self._decode(ref, row[layout.OBJECT])
             self._dependencies.guard_partition_drop(ref, [values])
             deletions = self._plan_deletions(ref, [partition], delete_data, purge)
+            still = Condition(layout.PARTITIONS, key, layout.OBJECT, row[layout.OBJECT])
             with self._timelines.change(ref, removed=[(values, partition.parameters)]):
-                self._ctx.store.mutate([Delete(layout.PARTITIONS, key)])
+                if not self._ctx.store.mutate([Delete(layout.PARTITIONS, key)], still):
+                    # Another server process dropped or changed it meanwhile.
+                    raise hms.NoSuchObjectException(
+                        message=f"partition values={java_list(values)}"
+                    )
             statistics.forget(self._ctx.store, ref.table_id, [self._name(ref, values)])
             security.forget_partition_grants(self._ctx.store, ref.table_id,
                                              [self._name(ref, values)])  # fmt: skip

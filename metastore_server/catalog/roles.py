@@ -52,6 +52,21 @@ def check_text(text: str | None, what: str) -> str:
     return text
 
 
+#: Principal types HMS knows (USER, ROLE, GROUP).
+PRINCIPAL_TYPES = frozenset(
+    {hms.PrincipalType.USER, hms.PrincipalType.ROLE, hms.PrincipalType.GROUP}
+)
+
+
+def check_principal_type(principal_type: int | None) -> int:
+    """``principal_type``, refused (MetaException) when missing or not USER, ROLE or GROUP."""
+    if principal_type is None:
+        raise hms.MetaException(message="Principal type cannot be null")
+    if principal_type not in PRINCIPAL_TYPES:
+        raise hms.MetaException(message=f"Unknown principal type {principal_type}")
+    return principal_type
+
+
 @dataclass(frozen=True)
 class Role:
     """A stored role."""
@@ -283,8 +298,7 @@ class Roles:
             raise hms.MetaException(message=f"No user can be added to {PUBLIC}. Since all users "
                                     f"implictly belong to {PUBLIC} role.")  # fmt: skip
         principal = check_text(principal, "Principal name")
-        if principal_type is None:
-            raise hms.MetaException(message="Principal type cannot be null")
+        check_principal_type(principal_type)
         with self._ctx.write_lock:
             book = self.book()
             role = self._role_named(book, role_name)

@@ -29,6 +29,7 @@ from metastore_server.catalog.roles import (
     USER,
     RoleBook,
     Roles,
+    check_principal_type,
     check_text,
     decode,
     encode,
@@ -201,8 +202,7 @@ class Principal:
     @classmethod
     def of(cls, name: str | None, principal_type: int | None, book: RoleBook) -> Principal:
         name = check_text(name, "Principal name")
-        if principal_type is None:
-            raise hms.MetaException(message="Principal type cannot be null")
+        check_principal_type(principal_type)
         role = book.get(name) if principal_type == ROLE else None
         return cls(name, principal_type, role.uid if role else None,
                    book.principal_part(name, principal_type))  # fmt: skip
@@ -420,6 +420,10 @@ class Privileges:
         if kind == GLOBAL:
             return Target(GLOBAL)
         db = names.split_catalog(obj.dbName)[1]
+        if not db:
+            if mode == READ:
+                return None
+            raise hms.MetaException(message="Database name cannot be null or empty")
         if kind == DATABASE:
             if self._databases.find(db) is not None:
                 return Target(DATABASE, db=db)

@@ -540,8 +540,13 @@ class Tables:
         )
 
     def delete_row(self, ref: TableRef) -> None:
-        """Remove the table row (the caller removes partitions and data)."""
-        self._ctx.store.mutate([Delete(layout.TABLES, layout.table_key(ref.db, ref.name))])
+        """Remove the table row (the caller removes partitions and data), if it is still the
+        table ``ref`` read: NoSuchObjectException when another server process dropped it
+        meanwhile (and maybe created another under the name, which stays)."""
+        key = layout.table_key(ref.db, ref.name)
+        still = Condition(layout.TABLES, key, layout.TABLE_ID, encode_id(ref.table_id))
+        if not self._ctx.store.mutate([Delete(layout.TABLES, key)], still):
+            raise hms.NoSuchObjectException(message=f"{ref.db}.{ref.name} table not found")
 
     def dependent_spec(self, table: hms.Table) -> DependentSpec | None:
         """The dependent-table spec a stored table declares; None when it is not dependent

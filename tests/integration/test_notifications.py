@@ -317,3 +317,39 @@ def test_an_insert_event_from_a_hive3_client(start_server, tmp_path: Path) -> No
     event = events_after(conn, answer.eventIds[0] - 1)[0]
     assert event.eventType == "INSERT"
     assert json.loads(event.message)["files"] == ["file:/a#c1", "file:/b#c2"]
+
+
+def test_a_big_add_is_split_over_several_events(start_server) -> None:
+    """ADD_PARTITION messages stay below 1 MiB (an HBase cell holds 10 MB): 300 partitions of
+    about 5 KB each go into two events that together name every partition once."""
+    conn = start_server().client()
+    create_db(conn, "big")
+    conn.create_table(make_table("big", "t", keys=[("ds", "string")]))
+    start = conn.get_current_notificationEventId().eventId
+    parts = [partition("big", "t", f"{n:04d}") for n in range(300)]
+    for part in parts:
+        part.parameters = {"note": "x" * 5000}
+    conn.add_partitions(parts)
+    events = events_after(conn, start)
+    assert [e.eventType for e in events] == ["ADD_PARTITION", "ADD_PARTITION"]
+    assert all(len(e.message) < (1 << 20) + 100_000 for e in events)
+    named = [p["ds"] for e in events for p in json.loads(e.message)["partitions"]]
+    assert named == [f"{n:04d}" for n in range(300)]
+
+
+def test_a_failed_event_never_fails_its_change(start_server) -> None:
+    """The change has committed when its event is written: a failure there is logged and
+    counted, and the call still succeeds (nothing is undone)."""
+    server = start_server()
+    conn = server.client()
+    log = server.server._processor._handler.catalog.ctx.events
+
+    def broken(_event) -> int:
+        raise OSError("the store went away")
+
+    log._append = broken
+    create_db(conn, "evfail")
+    conn.create_table(make_table("evfail", "t"))
+    assert conn.get_table("evfail", "t").tableName == "t"
+    assert log.lost == 2
+    assert conn.get_current_notificationEventId().eventId == 0

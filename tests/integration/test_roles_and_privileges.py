@@ -553,3 +553,15 @@ def test_concurrent_grants_on_two_servers_are_neither_lost_nor_doubled(start_ser
     assert sorted(p.grantInfo.privilege for p in found) == privileges_wanted
     assert check.get_role_names().count("racers") == 1
     check.close()
+
+
+def test_unknown_principal_types_are_refused(client) -> None:
+    with pytest.raises(hms.MetaException, match="Unknown principal type 7"):
+        client.grant_role("admin", "someone", 7, "admin", hms.PrincipalType.USER, False)
+    with pytest.raises(hms.MetaException, match="Database name cannot be null or empty"):
+        client.grant_privileges(hms.PrivilegeBag(privileges=[hms.HiveObjectPrivilege(
+            hiveObject=hms.HiveObjectRef(objectType=hms.HiveObjectType.DATABASE, dbName=""),
+            principalName="u", principalType=hms.PrincipalType.USER,
+            grantInfo=hms.PrivilegeGrantInfo(privilege="SELECT", createTime=0, grantor="admin",
+                                             grantorType=hms.PrincipalType.USER,
+                                             grantOption=False))]))  # fmt: skip
