@@ -13,7 +13,9 @@ over a Unix socket pair:
   longest call in flight has run.
 
 A worker that dies is replaced. With ``call_timeout`` > 0, a worker whose longest call has run
-longer, or that has not reported for that long, is killed and replaced: the client of that call
+longer, or that has not reported for that long (or for ``SILENCE_LIMIT_S``, whichever is
+shorter: a worker that cannot report is stuck in native code, holding every connection it
+serves), is killed and replaced: the client of that call
 loses its connection; other clients of that worker do too (their calls were held up by it
 anyway) and reconnect, as Hive's and Spark's clients do. SIGTERM or SIGINT: stop accepting, ask
 the workers to stop (they finish calls in flight, up to ``STOP_TIMEOUT_S``), kill what remains.
@@ -47,6 +49,9 @@ STOP_TIMEOUT_S = 10.0
 _EARLY_DEATH_S = 5.0
 #: Workers failing to start this many times in a row stop the server (store unreachable...).
 _MAX_EARLY_DEATHS = 5
+#: A worker silent this long (its interpreter held: a call stuck in native code) is replaced
+#: even when the call timeout is longer (a call in Python code lets its worker report).
+SILENCE_LIMIT_S = 30.0
 
 
 @dataclass
@@ -192,9 +197,10 @@ class Supervisor:
             if self._call_timeout <= 0:
                 continue
             silent = now - worker.last_report
+            silence_limit = min(self._call_timeout, SILENCE_LIMIT_S)
             if worker.oldest_call_s > self._call_timeout:
                 self._retire(worker, f"a call ran past {self._call_timeout:g}s")
-            elif silent > self._call_timeout and now - worker.started > self._call_timeout:
+            elif silent > silence_limit and now - worker.started > silence_limit:
                 self._retire(worker, f"no report for {silent:.1f}s")
 
     # -- connections -----------------------------------------------------------------------
