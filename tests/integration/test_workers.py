@@ -119,3 +119,41 @@ def test_sigterm_stops_an_idle_server_promptly(tmp_path: Path) -> None:
         for pid in workers:  # no worker left behind
             wait_for(lambda pid=pid: not Path(f"/proc/{pid}").exists()
                      or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], 10)  # fmt: skip
+
+
+def test_kill_9_of_a_worker_mid_call_leaves_all_or_nothing(tmp_path: Path) -> None:
+    """A worker killed while it writes 3000 partitions: its client loses the connection, the
+    replacement answers, and the table has all of them or none."""
+    server = OurServer(tmp_path / "server", extra_args=["--workers", "1"])
+    with server as endpoint:
+        conn = make_client(endpoint.host, endpoint.port)
+        conn.create_database(hms.Database(name="midcall", description="", parameters={}))
+        keys = [hms.FieldSchema(name="ds", type="string")]
+        sd = hms.StorageDescriptor(cols=[hms.FieldSchema(name="v", type="int")], parameters={})
+        conn.create_table(hms.Table(tableName="t", dbName="midcall", sd=sd, partitionKeys=keys,
+                                    parameters={}, tableType="EXTERNAL_TABLE"))  # fmt: skip
+        parts = [hms.Partition(dbName="midcall", tableName="t", values=[f"{n:05d}"], sd=sd,
+                               parameters={}) for n in range(3000)]  # fmt: skip
+        wait_for(lambda: len(workers_of(server)) == 1)
+        (worker,) = workers_of(server)
+        outcome: list[object] = []
+
+        def add() -> None:
+            try:
+                outcome.append(conn.add_partitions(parts))
+            except Exception as exc:  # noqa: BLE001 - the kill ends the call
+                outcome.append(exc)
+
+        writer = threading.Thread(target=add)
+        writer.start()
+        time.sleep(0.3)  # the call is being decoded or written
+        os.kill(worker, signal.SIGKILL)
+        writer.join(60)
+        wait_for(lambda: len(workers_of(server)) == 1 and worker not in workers_of(server))
+        fresh = make_client(endpoint.host, endpoint.port)
+        count = len(fresh.get_partition_names("midcall", "t", -1))
+        fresh.close()
+        if isinstance(outcome[0], int):  # answered before the kill: all stand
+            assert count == 3000
+        else:
+            assert count in (0, 3000)
