@@ -386,6 +386,8 @@ def partition_columns(
 _EVENT_PREFIX = b"event\x00"
 #: In an event row: present from its creation on, kept when the event expires.
 EVENT_MARK = b"c:e"
+#: In an event row: what its message is rendered from when read (``event_messages.render``).
+EVENT_PAYLOAD = b"c:p"
 
 
 def event_key(event_id: int) -> bytes:

@@ -10,15 +10,18 @@ Every message carries ``server`` and ``servicePrincipal`` (empty: no Kerberos), 
 from __future__ import annotations
 
 import json
+import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from metastore_server.catalog.serde import from_bytes, to_bytes
 from metastore_server.catalog.thrift_json import to_json
 from metastore_server.thrift_api import hms
 
 MESSAGE_FORMAT = "json-0.2"
-#: Largest message an ADD_PARTITION event is given before its partitions are split over more.
+#: Largest payload an ADD_PARTITION event is given before its partitions are split over more
+#: (its rendered message is about twice as long).
 MAX_MESSAGE_BYTES = 1 << 20
 
 CREATE_DATABASE = "CREATE_DATABASE"
@@ -39,12 +42,15 @@ ALTER_INDEX = "ALTER_INDEX"
 
 @dataclass(frozen=True)
 class Event:
-    """An event before the log numbers it."""
+    """An event before the log numbers it. ``payload``: what the message is rendered from when
+    it is read, kept instead of the message where building it would slow the change down
+    (``added_partitions``); the message is then empty until :func:`render`."""
 
     event_type: str
     db: str | None
     table: str | None
     message: str
+    payload: bytes | None = None
 
     def to_thrift(self, event_id: int, event_time: int) -> hms.NotificationEvent:
         """The event as clients receive it."""
@@ -101,36 +107,54 @@ def drop_table(table: hms.Table, now: int) -> Event:
                  _message(table.dbName, now, table=table.tableName))  # fmt: skip
 
 
-def add_partition(
-    table: hms.Table, partitions: Iterable[hms.Partition], now: int
-) -> Iterator[Event]:
-    """The ADD_PARTITION events of partitions added at once, built as they are taken: one (as
-    HMS) unless their messages would pass ``MAX_MESSAGE_BYTES``, then as many as keep each below
-    it (an HBase cell holds 10 MB at most by default)."""
-    table_json = to_json(table)
-    values: list[dict[str, str]] = []
-    objects: list[str] = []
-    size = len(table_json)
-    for part in partitions:
-        text = to_json(part)
-        if objects and size + len(text) > MAX_MESSAGE_BYTES:
-            yield _added(table, table_json, values, objects, now)
-            values, objects, size = [], [], len(table_json)
-        values.append(key_values(table, part.values or []))
-        objects.append(text)
-        size += len(text)
-    if objects:
-        yield _added(table, table_json, values, objects, now)
+def added_partitions(table: hms.Table, stored: Iterable[bytes]) -> Iterator[Event]:
+    """The ADD_PARTITION events of partitions added at once, from their stored bytes (Thrift
+    binary without database and table names): the JSON message is rendered when the event is
+    read (:func:`render`), so adding partitions pays a byte copy per partition, not an encoding.
+    One event (as HMS) unless the payload would pass ``MAX_MESSAGE_BYTES``, then as many as keep
+    each below it (an HBase cell holds 10 MB at most by default)."""
+    head = _frame(to_bytes(table))
+    chunk: list[bytes] = [head]
+    size = len(head)
+    for data in stored:
+        framed = _frame(data)
+        if len(chunk) > 1 and size + len(framed) > MAX_MESSAGE_BYTES:
+            yield Event(ADD_PARTITION, table.dbName, table.tableName, "", b"".join(chunk))
+            chunk, size = [head], len(head)
+        chunk.append(framed)
+        size += len(framed)
+    if len(chunk) > 1:
+        yield Event(ADD_PARTITION, table.dbName, table.tableName, "", b"".join(chunk))
 
 
-def _added(
-    table: hms.Table, table_json: str, values: list[dict[str, str]], objects: list[str], now: int
-) -> Event:
-    message = _message(
-        table.dbName, now, table=table.tableName, tableObjJson=table_json, timestamp=now,
-        partitions=values, partitionListJson=objects, partitionFiles=[],
+def _frame(data: bytes) -> bytes:
+    return struct.pack("!I", len(data)) + data
+
+
+def _unframe(payload: bytes) -> Iterator[bytes]:
+    at = 0
+    while at < len(payload):
+        (size,) = struct.unpack_from("!I", payload, at)
+        yield payload[at + 4 : at + 4 + size]
+        at += 4 + size
+
+
+def render(event_type: str, payload: bytes, timestamp: int) -> str:
+    """The JSON message of an event stored as a payload (see :func:`added_partitions`)."""
+    if event_type != ADD_PARTITION:
+        raise ValueError(f"no payload rendering for {event_type}")
+    pieces = _unframe(payload)
+    table = from_bytes(hms.Table, next(pieces))
+    parts = []
+    for data in pieces:
+        part = from_bytes(hms.Partition, data)
+        part.dbName, part.tableName = table.dbName, table.tableName
+        parts.append(part)
+    return _message(
+        table.dbName, timestamp, table=table.tableName, tableObjJson=to_json(table),
+        timestamp=timestamp, partitions=[key_values(table, p.values or []) for p in parts],
+        partitionListJson=[to_json(p) for p in parts], partitionFiles=[],
     )  # fmt: skip
-    return Event(ADD_PARTITION, table.dbName, table.tableName, message)
 
 
 def alter_partition(

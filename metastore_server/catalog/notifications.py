@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import structlog
 
-from metastore_server.catalog.event_messages import Event
+from metastore_server.catalog.event_messages import Event, render
 from metastore_server.catalog.serde import from_bytes, to_bytes
 from metastore_server.thrift_api import hms
 from storage import layout
@@ -99,6 +99,8 @@ class NotificationLog:
                 layout.EVENT_MARK: b"1",
                 layout.OBJECT: to_bytes(event.to_thrift(event_id, self._now())),
             }
+            if event.payload is not None:
+                row[layout.EVENT_PAYLOAD] = event.payload
             # The mark, not the event, decides: expiry removes the event and keeps the mark,
             # so an id once taken is never taken again, however long a writer stalled.
             if self._store.mutate(
@@ -136,7 +138,8 @@ class NotificationLog:
                 old.append(key)
             if not old:
                 return removed
-            self._store.mutate([Delete(layout.META, key, [layout.OBJECT]) for key in old])
+            self._store.mutate([Delete(layout.META, key, [layout.OBJECT, layout.EVENT_PAYLOAD])
+                                for key in old])  # fmt: skip
             removed += len(old)
             log.info("notification_events_expired", count=len(old), before=int(before))
             start = old[-1]
@@ -186,6 +189,13 @@ class NotificationLog:
             return
         if last_event is not None and last_event >= 0:
             start = layout.event_key(last_event + 1)
-        rows = self._store.scan(layout.META, start, stop, limit=limit, columns=[layout.OBJECT])
+        rows = self._store.scan(layout.META, start, stop, limit=limit,
+                                columns=[layout.OBJECT, layout.EVENT_PAYLOAD])  # fmt: skip
         for _key, row in rows:  # an expired event's mark holds no event: skipped
-            yield from_bytes(hms.NotificationEvent, row[layout.OBJECT])
+            if layout.OBJECT not in row:
+                continue
+            event = from_bytes(hms.NotificationEvent, row[layout.OBJECT])
+            payload = row.get(layout.EVENT_PAYLOAD)
+            if payload is not None:
+                event.message = render(event.eventType, payload, event.eventTime)
+            yield event

@@ -567,11 +567,9 @@ class Partitions:
                 seen.add(key)
                 to_store.append((key, values, answer))
             ops = []
-            stored_parts = []
             for key, values, answer in to_store:
                 stored = copy.deepcopy(answer)
                 fill_storage_defaults(stored.sd)
-                stored_parts.append(stored)
                 ops.append(Put(layout.PARTITIONS, key, self._columns(ref, stored, values)))
             if ops:
                 added = [(values, answer.parameters) for _, values, answer in to_store]
@@ -595,10 +593,9 @@ class Partitions:
                 except BaseException:
                     self._ctx.data.undo(made)
                     raise
-                if self._ctx.events.enabled:  # messages holding every partition
-                    self._ctx.events.record(
-                        event_messages.add_partition(ref.table, stored_parts, now)
-                    )
+                if self._ctx.events.enabled:
+                    self._ctx.events.record(event_messages.added_partitions(
+                        ref.table, (op.columns[layout.OBJECT] for op in ops)))  # fmt: skip
         return [p for _, _, p in to_store]
 
     def _depend(
