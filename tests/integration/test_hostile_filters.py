@@ -81,7 +81,7 @@ def test_messages_say_what_is_wrong(client) -> None:
     assert "unterminated string literal" in meta_error(lambda: call(client, "ds = 'abc"))
     assert "not a partitioning key" in meta_error(lambda: call(client, "zz = 1"))
     assert "nested too deeply" in meta_error(lambda: call(client, HOSTILE["nested too deeply"]))
-    assert "not UTF-8" in meta_error(lambda: call(client, b"ds = '\xff'"))
+    assert "filter is not valid UTF-8" in meta_error(lambda: call(client, b"ds = '\xff'"))
     still_serving(client)
 
 
