@@ -97,6 +97,10 @@ def test_kill_9_during_adds_loses_nothing_acknowledged(
                 args=(endpoint.host, endpoint.port, round_ * 10_000, acked, pending, stop),
             )
             writer.start()
+            acked_before = len(acked)
+            deadline = time.monotonic() + 60  # the workers may take a while to start
+            while len(acked) == acked_before and time.monotonic() < deadline:
+                time.sleep(0.05)
             time.sleep(rng.uniform(0.5, 2.0))
             server.kill()  # SIGKILL of every process: no shutdown code runs
             stop.set()
