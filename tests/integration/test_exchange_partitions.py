@@ -91,3 +91,15 @@ def test_a_taken_destination_directory_refuses_the_move(client, db: str) -> None
         client.exchange_partitions({"ds": "2024-01-02"}, db, "src", db, "dst")
     assert client.get_partition_names(db, "dst", -1) == []
     assert (src / "ds=2024-01-02" / "hr=1" / "part-0.parquet").exists()
+
+
+def test_a_table_without_a_location_is_refused(client, db: str) -> None:
+    """A partitioned view has no location: nothing can be moved to or from it."""
+    _tables(client, db)
+    view = make_table(db, "v", keys=KEYS, tableType="VIRTUAL_VIEW",
+                      viewOriginalText="select 1", viewExpandedText="select 1")  # fmt: skip
+    client.create_table(view)
+    assert not client.get_table(db, "v").sd.location
+    with pytest.raises(hms.MetaException, match="has no location"):
+        client.exchange_partitions({"ds": "2024-01-01"}, db, "src", db, "v")
+    assert len(client.get_partition_names(db, "src", -1)) == 3
