@@ -7,7 +7,7 @@ from pathlib import Path
 
 import structlog
 
-from metastore_server import __version__
+from metastore_server import __version__, wire_walk
 from metastore_server.catalog.catalog import Catalog
 from metastore_server.catalog.data import DataOperations
 from metastore_server.catalog.data_fs import FileSystems, FileSystemUnavailable
@@ -97,4 +97,10 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
         tls=bool(config.tls_cert),
         max_message_size=config.max_message_size,
     )
+    if config.protocol != "compact" and not wire_walk.compiled():
+        log.warning(
+            "wire_walker_not_compiled",
+            hint="every request is checked by plain Python (about 40 us a partition); "
+            "install a C compiler and reinstall to compile metastore_server/wire_walk",
+        )
     return server, close

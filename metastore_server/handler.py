@@ -172,8 +172,10 @@ class MetastoreHandler(ExtraCalls, SecurityCalls, ObjectCalls):
     def create_table(self, tbl: hms.Table) -> None:
         if tbl is not None:
             tbl.dbName = _db(tbl.dbName)
-        self.catalog.tables.create(tbl)
-        self.catalog.security.privileges.grant_created(tbl.dbName, tbl.tableName, tbl.privileges)
+        grants = self.catalog.security.privileges
+        self.catalog.tables.create(
+            tbl, then=lambda: grants.grant_created(tbl.dbName, tbl.tableName, tbl.privileges)
+        )
 
     def create_table_with_environment_context(
         self, tbl: hms.Table, environment_context: hms.EnvironmentContext

@@ -46,6 +46,7 @@ from metastore_server.transport_limits import (
     DEFAULT_MESSAGE_TIMEOUT,
     DecodeLimitExceeded,
     LimitedSocket,
+    MalformedMessage,
     MessageTimeout,
     MessageTooLarge,
     charge,
@@ -74,15 +75,35 @@ class InvalidMessage(Exception):
 
 class MeteredCompactProtocol(KeyFixingCompactProtocol):
     """The compact input protocol, charging each container it decodes to the active meter
-    (its encoding of an empty list is one byte, of an empty map one byte)."""
+    (its encoding of an empty list is one byte, of an empty map one byte).
+
+    A container whose elements are of the stop type takes no bytes per element, so skipping
+    one would loop over its declared size without reading: it is refused (MalformedMessage)."""
+
+    _header: tuple[str | None, int | None] = (None, None)
+
+    def read_message_begin(self) -> tuple[str, int, int]:
+        self._header = (None, None)
+        name, msg_type, seqid = super().read_message_begin()
+        self._header = (name, seqid)
+        return name, msg_type, seqid
 
     def _read_collection_begin(self) -> tuple[int, int]:
         charge(CONTAINER_COST)
-        return super()._read_collection_begin()
+        etype, size = super()._read_collection_begin()
+        if size and etype == TType.STOP:
+            self._refuse(f"a list or set of {size} elements of the stop type")
+        return etype, size
 
     def _read_map_begin(self) -> tuple[int, int, int]:
         charge(CONTAINER_COST)
-        return super()._read_map_begin()
+        ktype, vtype, size = super()._read_map_begin()
+        if size and ktype == TType.STOP and vtype == TType.STOP:
+            self._refuse(f"a map of {size} entries of the stop type")
+        return ktype, vtype, size
+
+    def _refuse(self, reason: str) -> None:
+        raise MalformedMessage(reason, *self._header)
 
 
 class MeteredCompactProtocolFactory:
@@ -325,6 +346,7 @@ class MetastoreServer:
             self._iprot_factory = thrift_api.binary_protocol_factory()
             self._oprot_factory = TCyBinaryProtocolFactory()
         self._framed = transport == "framed"
+        self._walk = protocol != "compact"
         self._max_connections = max_connections
         self._max_message_size = max_message_size
         if bool(tls_cert) != bool(tls_key):
@@ -495,6 +517,7 @@ class MetastoreServer:
             self._max_message_size,
             framed=self._framed,
             message_timeout=self._message_timeout,
+            walk=self._walk,
         )
         itrans = self._transport_factory.get_transport(tsocket)
         otrans = self._transport_factory.get_transport(tsocket)
@@ -512,6 +535,8 @@ class MetastoreServer:
                 max_message_size=exc.limit,
                 size=exc.size,
             )
+        except MalformedMessage as exc:
+            self._answer_malformed(oprot, exc, peer)
         except DecodeLimitExceeded as exc:
             log.warning(
                 "connection_closed_decode_limit",
@@ -533,6 +558,19 @@ class MetastoreServer:
                 log.info(
                     "connection_closed_on_error", peer=peer, error=f"{type(exc).__name__}: {exc}"
                 )
+
+    @staticmethod
+    def _answer_malformed(oprot: Any, exc: MalformedMessage, peer: str) -> None:
+        """Tell the client (when its message header could be read) that its message breaks
+        the protocol; the connection is then closed, as nothing after it can be trusted."""
+        if exc.seqid is not None and exc.method is not None:
+            error = TApplicationException(TApplicationException.PROTOCOL_ERROR, exc.message)
+            with contextlib.suppress(OSError, TTransportException):
+                CallProcessor._send_exception(oprot, exc.method, error, exc.seqid)
+        audit_call(method=exc.method or "", peer=peer, ms=0.0, outcome="malformed_message")
+        log.warning(
+            "connection_closed_malformed_message", peer=peer, method=exc.method, reason=exc.reason
+        )
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop accepting, let calls in flight finish (up to ``timeout`` s), close connections."""

@@ -45,6 +45,8 @@ HEARTBEAT_S = 0.25
 _FRESH_S = 1.0
 #: How long workers may take to finish their calls once asked to stop.
 STOP_TIMEOUT_S = 10.0
+#: How often a stopping supervisor repeats SIGTERM to the workers still running.
+_RESIGNAL_S = 0.5
 #: A worker dying this soon after its start counts as failing to start.
 _EARLY_DEATH_S = 5.0
 #: Workers failing to start this many times in a row stop the server (store unreachable...).
@@ -240,16 +242,22 @@ class Supervisor:
             with contextlib.suppress(KeyError, ValueError):
                 self._selector.unregister(self._listener)
             self._listener.close()
-        for worker in self._workers:
-            with contextlib.suppress(OSError):
-                worker.process.send_signal(signal.SIGTERM)
+        # SIGTERM again every half second: a worker forked at that moment may get the first one
+        # before it runs this program (while still a copy of this process) and lose it.
         deadline = time.monotonic() + STOP_TIMEOUT_S
+        running = list(self._workers)
+        while running and time.monotonic() < deadline:
+            for worker in running:
+                with contextlib.suppress(OSError):
+                    worker.process.send_signal(signal.SIGTERM)
+            again = min(deadline, time.monotonic() + _RESIGNAL_S)
+            while running and time.monotonic() < again:
+                time.sleep(0.01)
+                running = [w for w in running if w.process.poll() is None]
         for worker in self._workers:
-            try:
-                worker.process.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
+            if worker.process.poll() is None:
                 worker.process.kill()
-                worker.process.wait()
+            worker.process.wait()
             worker.channel.close()
         self._workers.clear()
         self._selector.close()

@@ -31,6 +31,14 @@ about 25 compact), so one request's decoded objects stay within about
 ``(DECODE_RATIO + 13) * max_message_size + DECODE_FLOOR``. Realistic requests are far below:
 ``add_partitions`` charges 2 to 5 bytes of structs per byte and decodes to 6 to 10 in all.
 
+**Structure.** With ``walk=True`` (binary protocol) every byte received passes a
+:class:`~metastore_server.wire_walk.WireWalker` before the transport sees it. thriftpy2's decoder
+skips a container of a type that takes no bytes by looping over its declared size without
+reading, so 38 bytes could hold the process for seconds; the walker refuses such a message (and
+negative sizes, nesting deeper than 64) at its first malformed byte. The bytes before that byte
+are handed over as usual, so the messages before it are answered; the read that reaches it
+raises :class:`MalformedMessage`.
+
 **Message time.** With ``message_timeout`` > 0, once the first byte of a message has arrived the
 server waits at most that long for the rest (:class:`MessageTimeout`); it never cuts a message
 whose bytes are already there, and the idle time between messages is not limited.
@@ -53,6 +61,8 @@ from typing import Any
 from thriftpy2.thrift import TType
 from thriftpy2.transport import TSocket, TTransportException
 
+from metastore_server.wire_walk import WireWalker
+
 __all__ = [
     "CONTAINER_COST",
     "DECODE_FLOOR",
@@ -62,6 +72,7 @@ __all__ = [
     "DecodeLimitExceeded",
     "DecodeMeter",
     "LimitedSocket",
+    "MalformedMessage",
     "MessageTimeout",
     "MessageTooLarge",
     "charge",
@@ -129,6 +140,17 @@ class MessageTimeout(TTransportException):
             TTransportException.TIMED_OUT,
             f"message incomplete after {timeout} s ({received} bytes received)",
         )
+
+
+class MalformedMessage(TTransportException):
+    """An incoming message breaks the protocol's structure (see :mod:`wire_walk`); ``method``
+    and ``seqid`` are those of its header when that could be read."""
+
+    def __init__(self, reason: str, method: str | None = None, seqid: int | None = None) -> None:
+        self.reason = reason
+        self.method = method
+        self.seqid = seqid
+        super().__init__(TTransportException.UNKNOWN, f"malformed message: {reason}")
 
 
 class _TransportEmpty(Exception):
@@ -310,6 +332,7 @@ class LimitedSocket(TSocket):
         framed: bool,
         message_timeout: float = 0.0,
         decode_ratio: int = DECODE_RATIO,
+        walk: bool = False,
     ) -> None:
         super().__init__(sock=sock)
         self.limit = limit
@@ -325,6 +348,8 @@ class LimitedSocket(TSocket):
         self._timed = sock.gettimeout() is not None  # whether the socket has a timeout set
         self._pending = b""  # buffered: bytes taken back from the transport, handed out first
         self._probing = False
+        self._walker = WireWalker() if walk else None
+        self._malformed: MalformedMessage | None = None  # raised once the good bytes are out
 
     def start_message(self, transport: Any = None) -> None:
         """A new message begins: restart the count, the meter and the clock.
@@ -362,23 +387,44 @@ class LimitedSocket(TSocket):
         if self._probing:
             raise _TransportEmpty
         if self._framed:
+            if self._malformed is not None:
+                raise self._malformed
             data = self._recv(min(sz, _MAX_RECV))
+            data = data[: self._check_frames(data)]
+            if not data and self._malformed is not None:
+                raise self._malformed
             self._received += len(data)
-            self._check_frames(data)
             return data
         if sz > self._suspect:
             raise MessageTooLarge(self.limit)
         if self._pending:
             data, self._pending = self._pending[:sz], self._pending[sz:]
+        elif self._malformed is not None:
+            raise self._malformed
         else:
             room = self.limit - self._received
             data = self._recv(min(sz, room + 1, _MAX_RECV))
             if self._deadline is None:
                 self._arm()
+            if self._walker is not None:
+                data = data[: self._walk(data)]
+                if not data:
+                    assert self._malformed is not None
+                    raise self._malformed
         self._received += len(data)
         if self._received > self.limit:
             raise MessageTooLarge(self.limit)
         return data
+
+    def _walk(self, data: bytes) -> int:
+        """How many bytes of ``data`` the walker accepts; past a malformed byte it also keeps
+        the error to raise once those are handed out."""
+        walker = self._walker
+        assert walker is not None
+        good = walker.feed(data)
+        if good < len(data):
+            self._malformed = MalformedMessage(walker.error or "", walker.method, walker.seqid)
+        return good
 
     def _decodable(self) -> int:
         """Bytes of the current message the decoder may have read."""
@@ -428,12 +474,19 @@ class LimitedSocket(TSocket):
             self._probing = False
         return b"".join(chunks)
 
-    def _check_frames(self, data: bytes) -> None:
-        """Follow the frame boundaries in ``data``; refuse a frame header over the limit."""
+    def _check_frames(self, data: bytes) -> int:
+        """Follow the frame boundaries in ``data``; refuse a frame header over the limit.
+
+        How many bytes of ``data`` may be handed over: all, or those before a malformed byte
+        of a frame's payload."""
         pos, end = 0, len(data)
         while pos < end:
             if self._frame_left:
                 step = min(self._frame_left, end - pos)
+                if self._walker is not None:
+                    good = self._walk(data[pos : pos + step])
+                    if good < step:
+                        return pos + good
                 self._frame_left -= step
                 pos += step
                 if not self._frame_left:
@@ -445,7 +498,7 @@ class LimitedSocket(TSocket):
             self._header += data[pos : pos + need]
             pos += need
             if len(self._header) < 4:
-                return
+                return end
             size = int.from_bytes(self._header, "big", signed=True)
             self._header = b""
             if size <= 0:
@@ -456,6 +509,7 @@ class LimitedSocket(TSocket):
                 raise MessageTooLarge(self.limit, size)
             self._frames.append(size)
             self._frame_left = size
+        return end
 
 
 def server_tls_context(cert: str, key: str) -> ssl.SSLContext:

@@ -36,7 +36,7 @@ from planner.precedence import StructureError, Token, TokenKind, assemble
 # --- building the tree of one condition ---------------------------------------------------------
 
 
-def _key_first(t: pp.ParseResults) -> Leaf:
+def _key_first(_s: str, _loc: int, t: pp.ParseResults) -> Leaf:
     key, op, value = t
     return Leaf(key, op, value)
 
@@ -51,14 +51,14 @@ def _value_first(s: str, loc: int, t: pp.ParseResults) -> Leaf:
     return Leaf(key, op.flipped(), value)
 
 
-def _between(t: pp.ParseResults) -> Expr:
+def _between(_s: str, _loc: int, t: pp.ParseResults) -> Expr:
     key, low, high = t["key"], t["low"], t["high"]
     if "negated" in t:
         return Or((Leaf(key, Op.LT, low), Leaf(key, Op.GT, high)))
     return And((Leaf(key, Op.GE, low), Leaf(key, Op.LE, high)))
 
 
-def _in(t: pp.ParseResults) -> Expr:
+def _in(_s: str, _loc: int, t: pp.ParseResults) -> Expr:
     key = t["key"]
     if "negated" in t:
         return conjunction(Leaf(key, Op.NE, value) for value in t["values"])
@@ -86,7 +86,7 @@ def _struct_in(s: str, loc: int, t: pp.ParseResults) -> Expr:
 def _token(pattern: str, name: str, value) -> pp.ParserElement:
     """A token: a regular expression whose match ``value`` turns into an AST value."""
     element = pp.Regex(pattern, as_match=True).set_name(name)
-    return element.set_parse_action(lambda t: value(t[0]))
+    return element.set_parse_action(lambda _s, _loc, t: value(t[0]))
 
 
 AND, OR, NOT, IN, BETWEEN, STRUCT, CONST = (
@@ -126,11 +126,12 @@ CONDITION = (
 STREAM = (
     pp.ZeroOrMore(
         pp.Regex("(?:" + tk.BLANKS + "(?:" + tk.FAST + "))+", as_match=True)
-            .set_parse_action(lambda t: _fast_tokens(t[0]))
-        | CONDITION.copy().add_parse_action(lambda loc, t: Token(TokenKind.CONDITION, loc, t[0]))
-        | pp.Literal("(").set_parse_action(lambda loc, t: Token(TokenKind.OPEN, loc))
+            .set_parse_action(lambda _s, _loc, t: _fast_tokens(t[0]))
+        | CONDITION.copy()
+            .add_parse_action(lambda _s, loc, t: Token(TokenKind.CONDITION, loc, t[0]))
+        | pp.Literal("(").set_parse_action(lambda _s, loc, t: Token(TokenKind.OPEN, loc))
     )
-    + pp.Empty().set_parse_action(lambda loc, t: Token(TokenKind.END, loc))
+    + pp.Empty().set_parse_action(lambda _s, loc, t: Token(TokenKind.END, loc))
 ).parse_with_tabs()
 # fmt: on
 

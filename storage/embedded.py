@@ -10,7 +10,10 @@ Durability: WAL journal with ``synchronous=FULL``: a transaction is on disk befo
 or ``increment`` returns, so nothing acknowledged is lost on a crash or power cut.
 
 Concurrency: writes go through one connection under a lock, each in ``BEGIN IMMEDIATE`` (which
-also orders them against other processes, waiting up to the busy timeout). ``writers_lock``
+also orders them against other processes, waiting up to the busy timeout). ``transaction()``
+makes every write of one thread inside it commit together at its end, or none when it ends with
+an exception: the catalog opens one around each change of metadata, so that a call answering an
+error leaves nothing behind; reads of that thread inside it see its own writes. ``writers_lock``
 serialises longer sequences of writes among the processes sharing the file (an exclusive
 ``flock`` on ``<file>-writers.lock``). Reads use pooled
 connections of their own; WAL lets them run beside the writer without blocking it. Every read
@@ -41,6 +44,8 @@ log = structlog.get_logger(__name__)
 _BUSY_TIMEOUT_S = 30.0
 _MAX_IDLE_READERS = 16
 _IN_CHUNK = 500
+#: Rows a scan reads at once inside a transaction of its own thread (see ``_paged``).
+_PAGE_ROWS = 1000
 _META = "port_tables"
 
 _ROW_VERSION = 1
@@ -163,7 +168,9 @@ class SqliteStore:
         else:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self._path = path
-        self._write_lock = threading.Lock()
+        self._write_lock = threading.RLock()
+        self._tx_owner: int | None = None  # the thread whose transaction() is open
+        self._savepoints = 0
         self._writers_file = open(path + "-writers.lock", "a+b")  # noqa: SIM115 - kept open
         self._pool_lock = threading.Lock()
         self._idle: list[sqlite3.Connection] = []
@@ -197,30 +204,66 @@ class SqliteStore:
 
     def change_token(self) -> int | None:
         """A number that changes whenever anyone (this process or another) commits to the
-        file: SQLite's data_version as seen by a connection that never writes. O(1)."""
+        file: SQLite's data_version as seen by a connection that never writes; None inside
+        this thread's open transaction (what it reads there may yet be rolled back). O(1)."""
+        if self._tx_owner == threading.get_ident():
+            return None
         with self._probe_lock:
             if self._closed:
                 raise RuntimeError("the store is closed")
             return int(self._probe.execute("PRAGMA data_version").fetchone()[0])
 
     @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Every write this thread makes inside commits at the end, together, or none when it
+        ends with an exception (then nothing of it was ever visible). Reentrant: an inner one
+        that ends with an exception undoes only its own writes. Other threads' writes wait for
+        the end; their reads see the store as it was before."""
+        with self._write():
+            yield
+
+    def _in_transaction(self) -> bool:
+        return self._tx_owner == threading.get_ident()
+
+    @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """The writer connection inside BEGIN IMMEDIATE; commits on success, else rolls back."""
+        """The writer connection inside BEGIN IMMEDIATE; commits on success, else rolls back.
+        Inside this thread's open transaction: a savepoint of it, released or rolled back."""
         with self._write_lock:
             if self._closed:
                 raise RuntimeError("the store is closed")
             conn = self._writer
+            if self._in_transaction():
+                self._savepoints += 1
+                name = f"w{self._savepoints}"
+                conn.execute(f"SAVEPOINT {name}")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute(f"ROLLBACK TO {name}")
+                    raise
+                finally:
+                    conn.execute(f"RELEASE {name}")
+                    self._savepoints -= 1
+                return
             conn.execute("BEGIN IMMEDIATE")
+            self._tx_owner = threading.get_ident()
             try:
                 yield conn
                 conn.execute("COMMIT")
             finally:
+                self._tx_owner = None
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        """A pooled reader connection, returned (or closed) afterwards."""
+        """A pooled reader connection, returned (or closed) afterwards; inside this thread's
+        open transaction, the writer's (which sees its writes)."""
+        if self._in_transaction():
+            with self._write_lock:
+                yield self._writer
+            return
         with self._pool_lock:
             if self._closed:
                 raise RuntimeError("the store is closed")
@@ -294,13 +337,16 @@ class SqliteStore:
         unique = list(dict.fromkeys(keys))
         found: dict[bytes, bytes] = {}
         with self._read() as conn:
-            conn.execute("BEGIN")
+            own = conn.in_transaction  # this thread's open transaction: already one snapshot
+            if not own:
+                conn.execute("BEGIN")
             for first in range(0, len(unique), _IN_CHUNK):
                 chunk = unique[first : first + _IN_CHUNK]
                 marks = ",".join("?" * len(chunk))
                 found.update(conn.execute(f"SELECT k, row FROM {sql} WHERE k IN ({marks})",
                                           chunk).fetchall())
-            conn.execute("COMMIT")
+            if not own:
+                conn.execute("COMMIT")
         return [(key, unpack_row(found[key])) for key in keys if key in found]
 
     def scan(
@@ -334,39 +380,56 @@ class SqliteStore:
             for column in columns:
                 spec.check_column(column)
             wanted = frozenset(columns)
-        query = f"SELECT k, row FROM {spec.sql} WHERE k >= ?"
+        sql_limit = limit if wanted is None and key_filter is None else None
+        return self._rows(spec.sql, start, stop, reverse, sql_limit, limit, wanted, key_filter)
+
+    @staticmethod
+    def _select(sql: str, start: bytes, stop: bytes | None, reverse: bool,
+                limit: int | None) -> tuple[str, list[object]]:
+        query = f"SELECT k, row FROM {sql} WHERE k >= ?"
         params: list[object] = [start]
         if stop is not None:
             query += " AND k < ?"
             params.append(stop)
         query += " ORDER BY k DESC" if reverse else " ORDER BY k"
-        if limit is not None and wanted is None and key_filter is None:
+        if limit is not None:
             query += " LIMIT ?"
             params.append(limit)
-        return self._rows(query, params, limit, wanted, key_filter)
+        return query, params
 
-    def _rows(self, query: str, params: list[object], limit: int | None,
-              wanted: frozenset[bytes] | None,
+    def _rows(self, sql: str, start: bytes, stop: bytes | None, reverse: bool,
+              sql_limit: int | None, limit: int | None, wanted: frozenset[bytes] | None,
               key_filter: Callable[[bytes], bool] | None) -> Iterator[tuple[bytes, Row]]:
-        """Step ``query`` lazily; the connection goes back when done, closed or collected."""
+        """Step the scan lazily; the connection goes back when done, closed or collected."""
         if limit == 0:
             return
+        if self._in_transaction():
+            pairs = self._paged(sql, start, stop, reverse)
+            yield from _unpacked(pairs, limit, wanted, key_filter)
+            return
+        query, params = self._select(sql, start, stop, reverse, sql_limit)
         with self._read() as conn:
             cursor = conn.execute(query, params)
             try:
-                returned = 0
-                for key, blob in cursor:
-                    if key_filter is not None and not key_filter(key):
-                        continue
-                    row = unpack_row(blob, wanted)
-                    if not row:
-                        continue
-                    yield key, row
-                    returned += 1
-                    if returned == limit:
-                        return
+                yield from _unpacked(cursor, limit, wanted, key_filter)
             finally:
                 cursor.close()
+
+    def _paged(self, sql: str, start: bytes, stop: bytes | None,
+               reverse: bool) -> Iterator[tuple[bytes, bytes]]:
+        """The scan inside this thread's transaction: pages each read whole, so that the
+        thread may write between them (it then sees its own writes from the next page on)."""
+        while True:
+            query, params = self._select(sql, start, stop, reverse, _PAGE_ROWS)
+            with self._read() as conn:
+                page = conn.execute(query, params).fetchall()
+            yield from page
+            if len(page) < _PAGE_ROWS:
+                return
+            if reverse:
+                stop = page[-1][0]
+            else:
+                start = page[-1][0] + b"\x00"  # the least key after the last one
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -459,6 +522,24 @@ class SqliteStore:
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
         log.info("storage.closed", backend="sqlite", path=self._path)
+
+
+def _unpacked(pairs: Iterable[tuple[bytes, bytes]], limit: int | None,
+              wanted: frozenset[bytes] | None,
+              key_filter: Callable[[bytes], bool] | None) -> Iterator[tuple[bytes, Row]]:
+    """The rows of (key, packed row) pairs that pass ``key_filter`` and hold a wanted column,
+    up to ``limit``."""
+    returned = 0
+    for key, blob in pairs:
+        if key_filter is not None and not key_filter(key):
+            continue
+        row = unpack_row(blob, wanted)
+        if not row:
+            continue
+        yield key, row
+        returned += 1
+        if returned == limit:
+            return
 
 
 def _conditions(condition: Condition | Sequence[Condition] | None) -> list[Condition]:

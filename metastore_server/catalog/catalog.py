@@ -108,7 +108,7 @@ class Catalog:
             for index_ref in index_tables:
                 self._drop_table_rows(index_ref)
             self.ctx.data.reserve(deletions)
-        self.ctx.data.carry_out(deletions)
+            self.ctx.delete_after_commit(deletions)
 
     def _drop_table_rows(self, ref: TableRef) -> None:
         bases = self.dependencies.bases_of(ref)
@@ -181,7 +181,7 @@ class Catalog:
             forget_database_grants(self.ctx.store, name)
             self.ctx.events.record([event_messages.drop_database(database, self.ctx.now())])
             self.ctx.data.reserve(deletions)
-        self.ctx.data.carry_out(deletions)
+            self.ctx.delete_after_commit(deletions)
 
     def _plan_database_data(
         self, database: hms.Database, dropped: list[TableRef]
@@ -242,18 +242,21 @@ class Catalog:
                     hook=self.timelines,
                     extra_ops=relocated,
                 )
+                if cascade and ref.table.sd is not None:
+                    self.partitions.propagate_columns(ref, ref.table.sd.cols)
+                if plan is not None and current is not None:
+                    self.dependencies.finish_alter(plan, current, ref)
+                for dependent, inherited in inherit:  # base columns go on to its dependents
+                    self.tables.alter(dependent.db, dependent.name, inherited,
+                                      hook=self.timelines)  # fmt: skip
             except BaseException:
+                # The metadata change is one transaction (embedded store): none of it stays.
                 if move is not None:
                     move.rollback()
                 raise
-            if cascade and ref.table.sd is not None:
-                self.partitions.propagate_columns(ref, ref.table.sd.cols)
-            if plan is not None and current is not None:
-                self.dependencies.finish_alter(plan, current, ref)
-            for dependent, inherited in inherit:  # base columns go on to its dependents
-                self.tables.alter(dependent.db, dependent.name, inherited, hook=self.timelines)
-        if move is not None:
-            move.commit()
+            if move is not None:
+                self.ctx.write_lock.after_commit(move.commit, undo=move.rollback)
+
 
     def _rename_data(
         self, current: TableRef, new_tbl: hms.Table

@@ -405,6 +405,12 @@ class DataOperations:
                     return
                 self._deleting_changed.wait(left)
 
+    def cancel(self, deletions: Iterable[Deletion | None]) -> None:
+        """Give up what ``reserve`` marked, deleting nothing (its change did not commit)."""
+        for deletion in deletions:
+            if deletion is not None and deletion.kept is None:
+                self._release(deletion.place)
+
     def _release(self, place: Place) -> None:
         with self._deleting_changed:
             key = _key(place)

@@ -109,8 +109,8 @@ def exchange(
             if move is not None:
                 move.rollback()
             raise
-    if move is not None:
-        move.commit()
+        if move is not None:
+            ctx.write_lock.after_commit(move.commit, undo=move.rollback)
     return added
 
 

@@ -737,7 +737,7 @@ class Partitions:
                 [event_messages.drop_partition(ref.table, [partition], self._ctx.now())]
             )
             self._ctx.data.reserve(deletions)
-        self._ctx.data.carry_out(deletions)
+            self._ctx.delete_after_commit(deletions)
         return partition
 
     def drop_by_names(
@@ -779,7 +779,7 @@ class Partitions:
                     event_messages.drop_partition(ref.table, [p], now) for _, p in found
                 )
                 self._ctx.data.reserve(deletions)
-        self._ctx.data.carry_out(deletions)
+                self._ctx.delete_after_commit(deletions)
         return [p for _, p in found]
 
     def _plan_deletions(
@@ -1054,18 +1054,19 @@ class Partitions:
                     removed=[(old_values, old.parameters)],
                 ):
                     self._ctx.store.mutate(ops)
+                if new_key != old_key:
+                    statistics.move(self._ctx.store, ref.table_id, self._name(ref, old_values),
+                                    self._name(ref, new_values))  # fmt: skip
             except BaseException:
                 if move is not None:
                     move.rollback()
                 raise
-            if new_key != old_key:
-                statistics.move(self._ctx.store, ref.table_id, self._name(ref, old_values),
-                                self._name(ref, new_values))  # fmt: skip
             self._ctx.events.record(
                 [event_messages.alter_partition(ref.table, old, updated, self._ctx.now())]
             )
-        if move is not None:
-            move.commit()
+            if move is not None:
+                self._ctx.write_lock.after_commit(move.commit, undo=move.rollback)
+
 
     def propagate_columns(self, ref: TableRef, columns: list[hms.FieldSchema] | None) -> None:
         """Give every partition the table's columns (ALTER TABLE ... CASCADE)."""

@@ -291,8 +291,10 @@ class Tables:
 
     # -- writes ------------------------------------------------------------------------------
 
-    def create(self, tbl: hms.Table) -> None:
-        """Create a table with HMS defaults (names lower-case, location, DDL time)."""
+    def create(self, tbl: hms.Table, *, then: Callable[[], None] | None = None) -> None:
+        """Create a table with HMS defaults (names lower-case, location, DDL time); ``then``
+        runs once the row is written, in the same change (when it fails, the table and its
+        directory are undone too)."""
         if tbl is None:
             raise hms.InvalidObjectException(message="Table cannot be null")
         db = names.normalize(tbl.dbName)
@@ -355,6 +357,13 @@ class Tables:
                 )
                 if not created:
                     raise hms.AlreadyExistsException(message=f"Table {name} already exists")
+                try:
+                    if then is not None:
+                        then()
+                except BaseException:
+                    if not hasattr(self._ctx.store, "transaction"):  # HBase: undo it by hand
+                        self._ctx.store.mutate([Delete(layout.TABLES, key)])
+                    raise
             except BaseException:
                 self._ctx.data.undo(made)
                 raise

@@ -238,6 +238,12 @@ class TimelineKeeper:
         #: Per table id, the dead writers' marks whose changes the last rebuild took in: the
         #: next successful store of the timelines removes them (and only them).
         self._covered: dict[int, set[bytes]] = {}
+        # A change whose writes were rolled back may have left its timelines here.
+        ctx.write_lock.on_rollback.append(self._forget_all)
+
+    def _forget_all(self) -> None:
+        self._cache.clear()
+        self._covered.clear()
 
     def _dead_writers(self, ref: TableRef) -> list[bytes]:
         """The columns of the writer marks on ``ref`` whose writers died (see ``__init__``)."""

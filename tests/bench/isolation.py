@@ -8,9 +8,12 @@ point lookups on connections of their own:
 
 * ``quiet``: nothing else;
 * ``listing``: one more client listing the whole table (``get_partitions``) again and again;
-* ``skip bomb``: one more client sending a 38-byte call whose unknown field is a list of 2^31-1
-  elements of a type that takes no bytes (thriftpy2's decoder spins on it for seconds, holding
-  its worker's interpreter; the supervisor replaces that worker).
+* ``skip bomb``: one more client sending, again and again, a 38-byte call whose unknown field
+  is a list of 2^31-1 elements of a type that takes no bytes (thriftpy2's decoder would spin on
+  it for seconds; the wire walker refuses it at its header);
+* ``stuck call``: one more client making a call that holds its worker's interpreter for minutes
+  (the test fault of ``tests/support/stall_site``; the supervisor replaces that worker after
+  ``--call-timeout`` and the other clients of that worker reconnect).
 
 Goal: p99 of the point calls <= 100 ms in every phase.
 
@@ -22,7 +25,6 @@ from __future__ import annotations
 import argparse
 import socket
 import statistics
-import struct
 import sys
 import tempfile
 import threading
@@ -32,6 +34,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from support.our_server import OurServer  # noqa: E402
+from support.stall_site.sitecustomize import STALLING_NAME  # noqa: E402
+from support.thrift_bytes import Splice, bomb_field, message  # noqa: E402
 
 from metastore_server.thrift_api import hms, make_client  # noqa: E402
 
@@ -58,9 +62,13 @@ def _load(host: str, port: int, count: int) -> list[list[str]]:
 
 
 def _skip_bomb() -> bytes:
-    name = b"get_all_databases"
-    message = struct.pack("!Ii", 0x80010001, len(name)) + name + struct.pack("!i", 1)
-    return message + bytes([0x0F]) + struct.pack("!hbi", 99, 0x01, 2**31 - 1)
+    args = hms.ThriftHiveMetastore.get_all_databases_args()
+    return message("get_all_databases", args, Splice((), tail=bomb_field()))
+
+
+def _stuck_call() -> bytes:
+    args = hms.ThriftHiveMetastore.get_database_args(name=STALLING_NAME)
+    return message("get_database", args)
 
 
 def _phase(host: str, port: int, values: list[list[str]], clients: int, seconds: float,
@@ -90,9 +98,9 @@ def _phase(host: str, port: int, values: list[list[str]], clients: int, seconds:
                 conn = make_client(host, port, timeout_ms=600_000)
                 conn.get_partitions(DB, TABLE, -1)
                 conn.close()
-            elif disturb == "skip bomb":
+            elif disturb in ("skip bomb", "stuck call"):
                 with socket.create_connection((host, port)) as bomb:
-                    bomb.sendall(_skip_bomb())
+                    bomb.sendall(_skip_bomb() if disturb == "skip bomb" else _stuck_call())
                     bomb.settimeout(seconds + 60)
                     try:
                         bomb.recv(1)
@@ -126,7 +134,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-isolation-") as scratch:
         extra = ["--workers", str(args.workers), "--call-timeout", str(args.call_timeout),
                  "--log-level", "warning"]  # fmt: skip
-        server = OurServer(Path(scratch) / "server", extra_args=extra)
+        stall_site = Path(__file__).resolve().parents[1] / "support" / "stall_site"
+        server = OurServer(Path(scratch) / "server", extra_args=extra,
+                           env={"PYTHONPATH": str(stall_site)})  # fmt: skip
         with server as endpoint:
             started = time.perf_counter()
             values = _load(endpoint.host, endpoint.port, args.partitions)
@@ -134,7 +144,7 @@ def main() -> int:
                   f"{args.workers} workers, {args.clients} point clients, "
                   f"{args.seconds:g} s a phase")  # fmt: skip
             print(f"{'phase':<12} {'calls':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
-            for disturb in ("quiet", "listing", "skip bomb"):
+            for disturb in ("quiet", "listing", "skip bomb", "stuck call"):
                 got = sorted(_phase(endpoint.host, endpoint.port, values, args.clients,
                                     args.seconds, disturb))  # fmt: skip
                 if not got:

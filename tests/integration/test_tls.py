@@ -99,7 +99,7 @@ def test_tls_client_against_plaintext_server_fails_cleanly(
         with structlog.testing.capture_logs() as logs:
             with pytest.raises(MISMATCH_ERRORS) as info:
                 server.client(tls_ca=str(certificate[0]), timeout_ms=10000).get_all_databases()
-            _server_closed(info.value, logs, "connection_closed_on_error")
+            _server_closed(info.value, logs, "connection_closed_malformed_message")
         plain = server.client()
         assert "default" in plain.get_all_databases()
         plain.close()
