@@ -568,7 +568,8 @@ class Partitions:
                 to_store.append((key, values, answer))
             ops = []
             for key, values, answer in to_store:
-                stored = copy.deepcopy(answer)
+                stored = copy.copy(answer)  # the answer keeps what the client sent
+                stored.sd = copy.copy(answer.sd)
                 fill_storage_defaults(stored.sd)
                 ops.append(Put(layout.PARTITIONS, key, self._columns(ref, stored, values)))
             if ops:
@@ -680,12 +681,16 @@ class Partitions:
     def _prepare(
         self, ref: TableRef, part: hms.Partition, values: list[str], now: int
     ) -> hms.Partition:
-        stored = copy.deepcopy(part)
+        # Shallow copies: only fields of the partition and of its sd are set below (and by
+        # _depend and fill_storage_defaults); nested lists and maps are never changed in place.
+        stored = copy.copy(part)
         stored.dbName, stored.tableName, stored.catName = ref.db, ref.name, None
         stored.values = list(values)
         if stored.sd is None:
             stored.sd = copy.deepcopy(ref.table.sd) or hms.StorageDescriptor(cols=[], parameters={})
             stored.sd.location = None
+        else:
+            stored.sd = copy.copy(stored.sd)
         if not stored.sd.location and ref.location:
             stored.sd.location = self._ctx.warehouse.child_location(
                 ref.location, self._name(ref, values)
