@@ -44,6 +44,7 @@ from metastore_server.catalog.partition_scan import (
 from metastore_server.catalog.serde import (
     from_bytes,
     partition_location,
+    shallow_copy,
     stored_partition_bytes,
 )
 from metastore_server.catalog.tables import (
@@ -532,7 +533,10 @@ class Partitions:
             on_base: set[bytes] = set()
             other_bases: set[TableName] = set()
             to_store: list[tuple[bytes, list[str], hms.Partition]] = []
-            for part in parts:
+            keyed = self._keyed(ref, parts)
+            present = {key for key, _ in self._ctx.store.get_many(
+                layout.PARTITIONS, [k[1] for k in keyed if not isinstance(k, Exception)])}
+            for part, found in zip(parts, keyed, strict=True):
                 if part is None:
                     raise hms.MetaException(message="Partition cannot be null.")
                 part_db = names.normalize(part.dbName) or db
@@ -544,9 +548,10 @@ class Partitions:
                             f"{thrift_struct_text(part)}"
                         )
                     )
-                values = self._values(ref, part.values)
-                key = self._key(ref, values)
-                if self._ctx.store.get(layout.PARTITIONS, key) is not None:
+                if isinstance(found, Exception):
+                    raise found
+                values, key = found
+                if key in present:
                     if if_not_exists:
                         continue
                     raise hms.AlreadyExistsException(
@@ -568,8 +573,8 @@ class Partitions:
                 to_store.append((key, values, answer))
             ops = []
             for key, values, answer in to_store:
-                stored = copy.copy(answer)  # the answer keeps what the client sent
-                stored.sd = copy.copy(answer.sd)
+                stored = shallow_copy(answer)  # the answer keeps what the client sent
+                stored.sd = shallow_copy(answer.sd) if answer.sd is not None else None
                 fill_storage_defaults(stored.sd)
                 ops.append(Put(layout.PARTITIONS, key, self._columns(ref, stored, values)))
             if ops:
@@ -678,19 +683,33 @@ class Partitions:
             raise error(message=f"{where}: cannot depend on {dependency.base}: {exc}") from None
         return dependency, base
 
+    def _keyed(
+        self, ref: TableRef, parts: Sequence[hms.Partition | None]
+    ) -> list[tuple[list[str], bytes] | Exception]:
+        """Each partition's values and row key, or the error its values give (raised in
+        order by the caller), so that the rows present are looked up in one read."""
+        keyed: list[tuple[list[str], bytes] | Exception] = []
+        for part in parts:
+            try:
+                values = self._values(ref, part.values if part is not None else None)
+                keyed.append((values, self._key(ref, values)))
+            except Exception as exc:  # raised by the caller, in the partitions' order
+                keyed.append(exc)
+        return keyed
+
     def _prepare(
         self, ref: TableRef, part: hms.Partition, values: list[str], now: int
     ) -> hms.Partition:
         # Shallow copies: only fields of the partition and of its sd are set below (and by
         # _depend and fill_storage_defaults); nested lists and maps are never changed in place.
-        stored = copy.copy(part)
+        stored = shallow_copy(part)
         stored.dbName, stored.tableName, stored.catName = ref.db, ref.name, None
         stored.values = list(values)
         if stored.sd is None:
             stored.sd = copy.deepcopy(ref.table.sd) or hms.StorageDescriptor(cols=[], parameters={})
             stored.sd.location = None
         else:
-            stored.sd = copy.copy(stored.sd)
+            stored.sd = shallow_copy(stored.sd)
         if not stored.sd.location and ref.location:
             stored.sd.location = self._ctx.warehouse.child_location(
                 ref.location, self._name(ref, values)

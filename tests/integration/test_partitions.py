@@ -187,6 +187,19 @@ def test_add_partitions_all_or_nothing(client) -> None:
         client.get_partition(DB, "events", ["2030-01-01", "1"])
 
 
+def test_add_partitions_reports_the_first_bad_partition_in_order(client) -> None:
+    """The rows present are looked up in one read, but the error is still that of the first
+    partition in the list that cannot be added."""
+    existing = make_partition(DB, "events", ["2024-01-01", "1"])
+    short = make_partition(DB, "events", ["2031-01-01"])  # one value for two keys
+    with pytest.raises(hms.AlreadyExistsException):
+        client.add_partitions([existing, short])
+    with pytest.raises(hms.MetaException, match="Invalid partition key & values"):
+        client.add_partitions([short, existing])
+    with pytest.raises(hms.NoSuchObjectException):
+        client.get_partition(DB, "events", ["2031-01-01", "1"])
+
+
 def test_special_characters_are_escaped_in_names(client) -> None:
     client.create_table(make_table(DB, "odd", keys=[("path", "string")]))
     client.add_partition(make_partition(DB, "odd", ["a/b:c=d"]))
