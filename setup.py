@@ -1,6 +1,7 @@
-"""Build hook for the one compiled module: ``metastore_server/wire_walk.py``, compiled by Cython
-when a C compiler is at hand. The project works without it (the same module runs as plain
-Python, slower), so a failed build is only a warning."""
+"""Build hook for the compiled modules: ``metastore_server/wire_walk.py`` and
+``storage/row_scan.py``, compiled by Cython when a C compiler is at hand. The project works
+without them (the same modules run as plain Python, slower), so a failed build is only a
+warning."""
 
 from setuptools import Extension, setup
 
@@ -10,11 +11,12 @@ def _extensions() -> list[Extension]:
         from Cython.Build import cythonize
     except ImportError:  # building without the build requirements (e.g. --no-build-isolation)
         return []
-    walker = Extension(
-        "metastore_server.wire_walk", ["metastore_server/wire_walk.py"], optional=True
-    )
+    modules = [
+        Extension("metastore_server.wire_walk", ["metastore_server/wire_walk.py"], optional=True),
+        Extension("storage.row_scan", ["storage/row_scan.py"], optional=True),
+    ]
     return cythonize(
-        [walker],
+        modules,
         language_level=3,
         compiler_directives={"annotation_typing": False},
         quiet=True,

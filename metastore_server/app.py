@@ -17,6 +17,7 @@ from metastore_server.config import ServerConfig
 from metastore_server.handler import MetastoreHandler
 from metastore_server.server import MetastoreServer
 from metastore_server.store_url import describe, open_store
+from storage import row_scan
 
 log = structlog.get_logger(__name__)
 
@@ -102,5 +103,11 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
             "wire_walker_not_compiled",
             hint="every request is checked by plain Python (about 40 us a partition); "
             "install a C compiler and reinstall to compile metastore_server/wire_walk",
+        )
+    if not row_scan.compiled():
+        log.warning(
+            "row_scan_not_compiled",
+            hint="big reads step their rows in plain Python (about twice as slow); install a "
+            "C compiler and reinstall to compile storage/row_scan",
         )
     return server, close

@@ -66,7 +66,8 @@ class EncodedPartitions:
         yield self._head(method, seqid)
         names = self._names()
         for start in range(0, len(self.blobs), _CHUNK):
-            yield b"".join(names + blob for blob in self.blobs[start : start + _CHUNK])
+            # names + blob for each: the names before the first, then between the others.
+            yield names + names.join(self.blobs[start : start + _CHUNK])
         yield bytes((_STOP,))
 
     def binary_reply_size(self, method: str, seqid: int) -> int:

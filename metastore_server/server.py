@@ -184,6 +184,11 @@ class CallProcessor:
             audit_call(method=api, peer=peer, ms=_ms(started), outcome="unknown_method")
             return
         args = getattr(self._service, api + "_args")()
+        if reader is not None:
+            # The walker follows the whole message first: one without list-keyed maps (all
+            # but a skewed table's) is decoded by thriftpy2's Cython decoder alone.
+            reader.read_ahead()
+            iprot.lists_as_keys = reader.may_hold_list_keys()
         try:
             with reader.meter.active() if reader is not None else contextlib.nullcontext():
                 args.read(iprot)
@@ -197,7 +202,8 @@ class CallProcessor:
         iprot.read_message_end()
         if reader is not None:
             reader.message_read()
-        not_text = undecoded_field(args)
+        may_hold_bad_text = reader is None or reader.may_hold_bad_text()
+        not_text = undecoded_field(args) if may_hold_bad_text else None
         if not_text is not None:  # refused before the handler sees it: nothing is written
             method = functools.partial(_refuse_text, not_text)
         result = getattr(self._service, api + "_result")()

@@ -257,11 +257,15 @@ class KeyFixingBinaryProtocol:
         """Skip one value of wire type ``ttype``."""
         self._fast.skip(ttype)
 
+    #: Whether the message being read may hold maps keyed by lists or sets (False: the wire
+    #: walker followed it whole and found none, so the Cython decoder reads all of it).
+    lists_as_keys = True
+
     # reading
     def read_struct(self, obj: Any) -> Any:
         """Read the fields of ``obj`` from the transport."""
         cls = type(obj)
-        if not needs_key_fix(cls):
+        if not self.lists_as_keys or not needs_key_fix(cls):
             self._fast.read_struct(obj)
             return obj
         plan = _read_plan(cls)

@@ -346,7 +346,8 @@ class LimitedSocket(TSocket):
         self._frames: deque[int] = deque()  # framed: sizes of the frames not yet decoded
         self._deadline: float | None = None  # when the message under way must be complete
         self._timed = sock.gettimeout() is not None  # whether the socket has a timeout set
-        self._pending = b""  # buffered: bytes taken back from the transport, handed out first
+        self._pending = _Pending()  # buffered: bytes to hand out before reading the socket
+        self._message = -1  # the number (0-based) of the message being read
         self._probing = False
         self._walker = WireWalker() if walk else None
         self._malformed: MalformedMessage | None = None  # raised once the good bytes are out
@@ -358,6 +359,7 @@ class LimitedSocket(TSocket):
         wait for the previous answer) are taken back to be handed out again, and start its
         clock now; so does a frame already under way on the framed transport."""
         self._received = 0
+        self._message += 1
         self.meter.reset()
         self._deadline = None
         if self._framed:
@@ -365,9 +367,36 @@ class LimitedSocket(TSocket):
                 self._arm()
             return
         if transport is not None:
-            self._pending = self._drain(transport) + self._pending
+            self._pending.push_front(self._drain(transport))
         if self._pending:
             self._arm()
+
+    def read_ahead(self) -> None:
+        """Buffered: receive (and walk) the rest of the current message now, to be handed to
+        the transport as it asks; a no-op without a walker, on the framed transport (which
+        reads a frame whole first) and once the message has been walked whole. The size limit
+        and the message's clock hold as for any read; a malformed byte stops it (the bytes
+        before it are handed out, then the error is raised as usual)."""
+        walker = self._walker
+        if walker is None or self._framed:
+            return
+        while walker.messages <= self._message and self._malformed is None:
+            if self._received + len(self._pending) + walker.value_left() > self.limit:
+                raise MessageTooLarge(self.limit)
+            data = self._recv(_MAX_RECV)
+            if self._deadline is None:
+                self._arm()
+            self._pending.append(data[: self._walk(data)])
+
+    def may_hold_list_keys(self) -> bool:
+        """Whether the current message may hold a non-empty map keyed by lists or sets: True
+        unless the walker has followed it whole and met none (see :meth:`read_ahead`)."""
+        return self._walked_mark("list_keys_last")
+
+    def may_hold_bad_text(self) -> bool:
+        """Whether a string of the current message may not be valid UTF-8: True unless the
+        walker has followed it whole and every string was plain ASCII or valid UTF-8."""
+        return self._walked_mark("text_suspect_last")
 
     def message_read(self) -> None:
         """The message has been read: its clock stops, the reply is written without one."""
@@ -380,6 +409,12 @@ class LimitedSocket(TSocket):
             assert self.sock is not None
             self.sock.settimeout(None)
             self._timed = False
+
+    def _walked_mark(self, mark: str) -> bool:
+        walker = self._walker
+        if walker is None or walker.messages <= self._message:
+            return True
+        return bool(getattr(walker, mark) >= self._message)
 
     def read(self, sz: int) -> bytes:
         """Up to ``sz`` bytes; raises MessageTooLarge past the limit, MessageTimeout past the
@@ -398,7 +433,7 @@ class LimitedSocket(TSocket):
         if sz > self._suspect:
             raise MessageTooLarge(self.limit)
         if self._pending:
-            data, self._pending = self._pending[:sz], self._pending[sz:]
+            data = self._pending.take(sz)
         elif self._malformed is not None:
             raise self._malformed
         else:
@@ -510,6 +545,51 @@ class LimitedSocket(TSocket):
             self._frames.append(size)
             self._frame_left = size
         return end
+
+
+class _Pending:
+    """Bytes waiting to be handed out, in order: chunks, the first one read from an offset
+    (so that handing out a little of a big chunk copies only that little)."""
+
+    __slots__ = ("_chunks", "_offset", "_size")
+
+    def __init__(self) -> None:
+        self._chunks: deque[bytes] = deque()
+        self._offset = 0
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def append(self, data: bytes) -> None:
+        """Add ``data`` after the bytes waiting."""
+        if data:
+            self._chunks.append(data)
+            self._size += len(data)
+
+    def push_front(self, data: bytes) -> None:
+        """Add ``data`` before the bytes waiting."""
+        if data:
+            if self._offset:
+                self._chunks[0] = self._chunks[0][self._offset :]
+                self._offset = 0
+            self._chunks.appendleft(data)
+            self._size += len(data)
+
+    def take(self, size: int) -> bytes:
+        """Up to ``size`` of the first bytes waiting (at least one when any wait)."""
+        if not self._size or size <= 0:
+            return b""
+        head, offset = self._chunks[0], self._offset
+        end = min(len(head), offset + size)
+        data = head[offset:end] if offset or end < len(head) else head
+        if end == len(head):
+            self._chunks.popleft()
+            self._offset = 0
+        else:
+            self._offset = end
+        self._size -= len(data)
+        return data
 
 
 def server_tls_context(cert: str, key: str) -> ssl.SSLContext:

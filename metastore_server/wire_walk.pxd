@@ -7,12 +7,16 @@ cdef int _STOP, _STRING, _STRUCT_TYPE, _MAP_TYPE, _SET_TYPE, _LIST_TYPE
 cdef long long _VERSION_MASK, _VERSION_1
 cdef bytes _WIDTH, _VALUE_TYPE
 
+cdef bint _utf8(bytes data)
+
 @cython.locals(value=cython.longlong)
 cdef long long _i32(bytes buf, Py_ssize_t p)
 
 cdef class WireWalker:
     cdef public int max_depth
     cdef public object error, method, seqid
+    cdef public long long messages, list_keys_last, text_suspect_last
+    cdef bint _skip_text
     cdef bytes _carry
     cdef long long _skip
     cdef int _depth

@@ -57,6 +57,15 @@ def compiled() -> bool:
     return not __file__.endswith(".py")
 
 
+def _utf8(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8 (as thriftpy2 decodes a string: strictly)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _i32(buf: bytes, p: int) -> int:
     """The big-endian signed 32-bit integer at ``buf[p:p+4]``."""
     value = (buf[p] << 24) | (buf[p + 1] << 16) | (buf[p + 2] << 8) | buf[p + 3]
@@ -68,20 +77,35 @@ class WireWalker:
 
     :meth:`feed` takes the bytes in arrival order and says how many of them are well formed;
     after the first malformed byte :attr:`error` says what is wrong and nothing more is
-    accepted. :attr:`method` and :attr:`seqid` are those of the last message header read."""
+    accepted. :attr:`method` and :attr:`seqid` are those of the last message header read.
+    :attr:`messages` counts the messages walked whole; :attr:`list_keys_last` is the number
+    (0-based) of the last message holding a non-empty map keyed by lists or sets (-1: none),
+    which thriftpy2's Cython decoder cannot build (Python lists are no dict keys);
+    :attr:`text_suspect_last` the number of the last message holding a string (or binary)
+    value that is not plain ASCII and not valid UTF-8, or that is not plain ASCII and arrived
+    in pieces (-1: none), so that a message after it holds only valid UTF-8 text."""
 
     def __init__(self, max_depth: int = MAX_DEPTH) -> None:
         self.max_depth = max_depth
         self.error: str | None = None
         self.method: str | None = None
         self.seqid: int | None = None
+        self.messages = 0
+        self.list_keys_last = -1
+        self.text_suspect_last = -1
         self._carry = b""  # the start of an item whose header is not complete yet
         self._skip = 0  # bytes of a value still to pass over
+        self._skip_text = False  # whether those are the rest of a string's bytes
         # The stack of open frames, ``_depth`` deep (frame 0 is the stream between messages).
         self._depth = 0
         self._kinds = array("q", bytes(8 * (max_depth + 2)))
         self._counts = array("q", bytes(8 * (max_depth + 2)))
         self._types = array("q", bytes(8 * (max_depth + 2)))
+
+    def value_left(self) -> int:
+        """Bytes still to come of a value whose header has been read (a string's declared
+        length, say): a message is at least that much longer."""
+        return self._skip
 
     def at_message_boundary(self) -> bool:
         """Whether the bytes fed so far end exactly after a whole message."""
@@ -94,6 +118,8 @@ class WireWalker:
             return 0
         size = len(data)
         if self._skip:
+            if self._skip_text and not data[: self._skip].isascii():
+                self.text_suspect_last = self.messages
             if self._skip >= size:
                 self._skip -= size
                 return size
@@ -122,6 +148,8 @@ class WireWalker:
                 if t == _STOP:
                     p += 1
                     depth -= 1
+                    if depth == 0:
+                        self.messages += 1
                     continue
                 if not valid[t]:
                     return self._fail(p, base, f"a field of unknown type {t}")
@@ -159,6 +187,10 @@ class WireWalker:
                 if length < 0:
                     return self._fail(p, base, f"a negative string length {length}")
                 after = q + 4 + length
+                if not buf[q + 4 : after].isascii() and (
+                    after > end or not _utf8(buf[q + 4 : after])
+                ):
+                    self.text_suspect_last = self.messages
             elif t == _STRUCT_TYPE:
                 if q > end:
                     return self._wait(buf, p, depth, size)
@@ -196,6 +228,7 @@ class WireWalker:
                 if kind == _STRUCT and q > end:  # the field header itself is cut
                     return self._wait(buf, p, depth, size)
                 self._skip = after - end
+                self._skip_text = t == _STRING
             elif after > end:
                 return self._wait(buf, p, depth, size)
             # The item is accepted: count it in its container, then open what it opens.
@@ -211,6 +244,8 @@ class WireWalker:
                     counts[depth] = n
                     types[depth] = e
             elif t == _MAP_TYPE and n:
+                if k in (_LIST_TYPE, _SET_TYPE):
+                    self.list_keys_last = self.messages
                 depth += 1
                 kinds[depth] = _MAP
                 counts[depth] = 2 * n

@@ -36,6 +36,7 @@ from storage.codec import (
 )
 from storage.filters import hbase_filter_bytes, residual_predicate
 from storage.port import Row, StoragePort
+from storage.row_scan import PartMemo
 
 Predicate = Callable[[Sequence[str]], bool]
 KEY_ID_LENGTH = 8
@@ -55,6 +56,9 @@ class KeyRange:
     server_filter: bytes | None = None
     #: Read as a skip scan (see the module docstring) when set.
     skip: SkipScan | None = None
+    #: The indexes of the partition keys ``residual`` reads (None: not known). When known, its
+    #: verdicts are kept by those keys' parts, so each distinct value is tested once.
+    residual_keys: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -76,15 +80,19 @@ def plan_ranges(ref: TableRef, plan: FilterPlan, *, like: str = "regex") -> list
     ranges = []
     for scan in plan.scans:
         start, stop = bound_range(kinds, scan.lower, scan.upper, table_prefix)
-        residual = server_filter = None
+        residual = server_filter = residual_keys = None
         if scan.residual is not None:
             residual = residual_predicate(scan.residual, ref.key_types, like=like)
             server_filter = hbase_filter_bytes(scan.residual, ref.key_types, like=like)
+            named = referenced_keys(scan.residual)
+            residual_keys = tuple(i for i, key in enumerate(ref.key_names) if key in named)
         point = None
         if isinstance(scan, Get):
             exact = exact_key(kinds, scan.values)
             point = None if exact is None else table_prefix + exact
-        ranges.append(KeyRange(start, stop, residual, point, server_filter))
+        ranges.append(
+            KeyRange(start, stop, residual, point, server_filter, residual_keys=residual_keys)
+        )
     if len(ranges) == 1 and plan.is_full_scan and plan.scans[0].residual is not None:
         skip = _skip_scan(ref, plan.scans[0].residual, like)
         if skip is not None:
@@ -106,22 +114,58 @@ def _skip_scan(ref: TableRef, residual: Expr, like: str) -> SkipScan | None:
     return SkipScan(ref.kinds[0], tails)
 
 
-def whole_table(ref: TableRef, residual: Predicate | None = None) -> list[KeyRange]:
-    """One range over every partition of the table."""
+def whole_table(
+    ref: TableRef,
+    residual: Predicate | None = None,
+    residual_keys: tuple[int, ...] | None = None,
+) -> list[KeyRange]:
+    """One range over every partition of the table (``residual_keys``: see KeyRange)."""
     start, stop = layout.partition_range(ref.table_id)
-    return [KeyRange(start, stop, residual)]
+    return [KeyRange(start, stop, residual, residual_keys=residual_keys)]
 
 
-def prefix(ref: TableRef, values: Sequence[str], residual: Predicate | None = None) -> KeyRange:
+def prefix(
+    ref: TableRef,
+    values: Sequence[str],
+    residual: Predicate | None = None,
+    residual_keys: tuple[int, ...] | None = None,
+) -> KeyRange:
     """The range of the partitions whose leading values are ``values``."""
     start, stop = layout.prefix_range(layout.partition_prefix(ref.table_id, ref.kinds, values))
-    return KeyRange(start, stop, residual)
+    return KeyRange(start, stop, residual, residual_keys=residual_keys)
 
 
 #: The columns a listing reads: the partition's name (to sort by) and its stored encoding.
 LISTING_COLUMNS = (layout.NAME, layout.OBJECT)
 #: The columns a listing of names reads.
 NAME_COLUMNS = (layout.NAME,)
+
+
+def key_test(ref: TableRef, key_range: KeyRange) -> KeyFilter | None:
+    """The test of a row key against a range's residual (None: every row passes): the
+    residual on the key's decoded values, its verdicts kept by the parts of the keys it reads
+    when the range says which those are (``row_scan.PartMemo``)."""
+    residual = key_range.residual
+    if residual is None:
+        return None
+    kinds = ref.kinds
+
+    def test(key: bytes) -> bool:
+        return residual(decode_values(kinds, key[KEY_ID_LENGTH:]))
+
+    if key_range.residual_keys is None:
+        return test
+    return PartMemo(test, KEY_ID_LENGTH, key_range.residual_keys, ref.has_spellings)
+
+
+def _counting(test: KeyFilter, tested: list[int]) -> KeyFilter:
+    """``test``, counting its calls in ``tested[0]``."""
+
+    def counted(key: bytes) -> bool:
+        tested[0] += 1
+        return test(key)
+
+    return counted
 
 
 def matching_rows(
@@ -135,28 +179,57 @@ def matching_rows(
 
     The residual is the store's ``key_filter``: it is tested on the row key (the partition's
     values) before the rest of the row is decoded."""
-    scanned = matched = 0
-    kinds = ref.kinds
-
-    def counted(residual: Predicate) -> KeyFilter:
-        def accept(key: bytes) -> bool:
-            nonlocal scanned
-            scanned += 1
-            return residual(decode_values(kinds, key[KEY_ID_LENGTH:]))
-
-        return accept
-
+    untested = matched = 0
+    tested = [0]
     try:
         for key_range in ranges:
-            residual = key_range.residual
-            key_filter = None if residual is None else counted(residual)
+            test = key_test(ref, key_range)
+            key_filter = None if test is None else _counting(test, tested)
             for key, row in _rows_of(store, key_range, columns, key_filter):
                 matched += 1
                 if key_filter is None:
-                    scanned += 1
+                    untested += 1
                 yield key, row
     finally:
-        audit.count(rows_scanned=scanned, rows_matched=matched)
+        audit.count(rows_scanned=tested[0] + untested, rows_matched=matched)
+
+
+def matching_columns(
+    store: StoragePort,
+    ref: TableRef,
+    ranges: Iterable[KeyRange],
+    columns: Sequence[bytes],
+) -> tuple[list[tuple[bytes | None, ...]], int]:
+    """``(value of each column..., key)`` of every partition in ``ranges`` that passes its
+    range's residual, in the ranges' order (None: a column the row lacks), and how many of
+    them lack a column: ``matching_rows`` as tuples, read by the store's compiled loop where it
+    has one (``scan_columns``)."""
+    scan_columns = getattr(store, "scan_columns", None)
+    found: list[tuple[bytes | None, ...]] = []
+    scanned = incomplete = 0
+    try:
+        for key_range in ranges:
+            test = key_test(ref, key_range)
+            if scan_columns is None or key_range.point is not None:
+                rows_before = len(found)
+                tested = [0]
+                if test is not None:
+                    test = _counting(test, tested)
+                for key, row in _rows_of(store, key_range, columns, test):
+                    found.append((*[row.get(column) for column in columns], key))
+                    incomplete += len(row) < len(columns)
+                scanned += tested[0] if test is not None else len(found) - rows_before
+                continue
+            for start, stop in _segments(store, key_range):
+                rows, read, lacking = scan_columns(
+                    layout.PARTITIONS, start, stop, columns, key_filter=test
+                )
+                found.extend(rows)
+                scanned += read
+                incomplete += lacking
+    finally:
+        audit.count(rows_scanned=scanned, rows_matched=len(found))
+    return found, incomplete
 
 
 def range_counts(store: StoragePort, ref: TableRef, key_range: KeyRange) -> tuple[int, int]:
@@ -205,8 +278,26 @@ def _skipping_rows(
     columns: Sequence[bytes] | None,
     key_filter: KeyFilter | None,
 ) -> Iterator[tuple[bytes, Row]]:
-    """The rows of a skip-scan range (see the module docstring); the seeks are counted apart
-    (``seeks`` on the audit line), as they read a row the block scan reads again."""
+    """The rows of a skip-scan range (see the module docstring)."""
+    for start, stop in _segments(store, key_range):
+        yield from store.scan(
+            layout.PARTITIONS,
+            start,
+            stop,
+            columns=columns,
+            filter=key_range.server_filter,
+            key_filter=key_filter,
+        )
+
+
+def _segments(store: StoragePort, key_range: KeyRange) -> Iterator[tuple[bytes, bytes | None]]:
+    """The key spans a range is read as: itself, or for a skip scan the blocks it allows under
+    each first value, found by seeking as the reading goes (the seeks are counted apart,
+    ``seeks`` on the audit line, as they read a row the block scan reads again)."""
+    skip = key_range.skip
+    if skip is None:
+        yield key_range.start, key_range.stop
+        return
     cursor, stop = key_range.start, key_range.stop
     table_prefix = key_range.start[:KEY_ID_LENGTH]
     for _ in range(MAX_SKIPS):
@@ -219,25 +310,11 @@ def _skipping_rows(
         block = table_prefix + leading_order_part(skip.first_kind, found[0][KEY_ID_LENGTH:])
         block_end = prefix_successor(block)
         for tail_start, tail_stop in skip.tails:
-            yield from store.scan(
-                layout.PARTITIONS,
-                block + tail_start,
-                block_end if tail_stop is None else block + tail_stop,
-                columns=columns,
-                filter=key_range.server_filter,
-                key_filter=key_filter,
-            )
+            yield block + tail_start, block_end if tail_stop is None else block + tail_stop
         if block_end is None:
             return
         cursor = block_end
-    yield from store.scan(
-        layout.PARTITIONS,
-        cursor,
-        stop,
-        columns=columns,
-        filter=key_range.server_filter,
-        key_filter=key_filter,
-    )
+    yield cursor, stop
 
 
 def values_of(ref: TableRef, key: bytes) -> list[str]:

@@ -34,7 +34,7 @@ from metastore_server.catalog.partition_scan import (
     LISTING_COLUMNS,
     NAME_COLUMNS,
     KeyRange,
-    matching_rows,
+    matching_columns,
     name_bytes_of,
     plan_ranges,
     prefix,
@@ -367,7 +367,8 @@ class Partitions:
     def list_names(self, db: str, table: str, max_parts: int | None = -1) -> list[str]:
         """All partition names, sorted by name as HMS does (up to max_parts)."""
         ref = self._tables.get(db, table)
-        listing = self._whole_listing(ref)
+        # A cached listing answers; none is built for names alone (reading them is cheap).
+        listing = self._whole_listing(ref, build=False)
         if listing is None:
             return self._names(ref, whole_table(ref), max_parts)
         limit = _limit(max_parts)
@@ -388,9 +389,9 @@ class Partitions:
             return cached
         if not build:
             return None
-        rows = matching_rows(self._ctx.store, ref, whole_table(ref), LISTING_COLUMNS)
-        named = sorted((name_bytes_of(ref, key, row), row[layout.OBJECT]) for key, row in rows)
-        listing = Listing([name for name, _ in named], [blob for _, blob in named])
+        named = self._named(ref, whole_table(ref))
+        named.sort()
+        listing = Listing([row[0] for row in named], [row[1] for row in named])
         self._ctx.listing_cache.put(ref.table_id, token, listing)
         return listing
 
@@ -445,7 +446,7 @@ class Partitions:
                 message=f"Specified database/table does not exist : {db}.{table}"
             )
         ranges = self.filter_ranges(ref, filter_text)
-        return sum(1 for _ in matching_rows(self._ctx.store, ref, ranges, NAME_COLUMNS))
+        return len(matching_columns(self._ctx.store, ref, ranges, NAME_COLUMNS)[0])
 
     def _listing(
         self, ref: TableRef, ranges: list[KeyRange], max_parts: int | None
@@ -456,26 +457,30 @@ class Partitions:
         may return (``partition_request_limit``, HMS's hive.metastore.limit.partition.request).
         """
         limit = _limit(max_parts)
-        cap = self._ctx.partition_request_limit
-        check = cap is not None and cap >= 0 and (limit is None or limit > cap)
-        named: list[tuple[bytes, bytes]] = []
-        rows = matching_rows(self._ctx.store, ref, ranges, LISTING_COLUMNS)
-        for key, row in rows:
-            named.append((name_bytes_of(ref, key, row), row[layout.OBJECT]))
-            if check and len(named) > cap:  # type: ignore[operator]
-                # Refused: HMS names how many match, so count them (names only).
-                matched = matching_rows(self._ctx.store, ref, ranges, NAME_COLUMNS)
-                self._check_request_limit(ref, sum(1 for _ in matched), limit)
+        named = self._named(ref, ranges)
+        self._check_request_limit(ref, len(named), limit)
         # UTF-8 byte order is code point order: sorting the names' bytes sorts the names.
         named.sort()
         if limit is not None:
             named = named[:limit]
-        return EncodedPartitions(ref.db, ref.name, [blob for _, blob in named])
+        return EncodedPartitions(ref.db, ref.name, [row[1] for row in named])
+
+    def _named(self, ref: TableRef, ranges: list[KeyRange]) -> list[tuple[bytes, bytes, bytes]]:
+        """(name, stored partition, key) of the partitions in ``ranges``, in key order."""
+        rows, incomplete = matching_columns(self._ctx.store, ref, ranges, LISTING_COLUMNS)
+        for i, (name, blob, key) in enumerate(rows if incomplete else ()):
+            if name is None or blob is None:  # a row without its name: made from the key
+                if blob is None:
+                    raise ValueError(f"partition row {key!r} of {ref.db}.{ref.name} is empty")
+                rows[i] = (name_bytes_of(ref, key, {}), blob, key)
+        return rows  # type: ignore[return-value]
 
     def _names(self, ref: TableRef, ranges: list[KeyRange], max_parts: int | None) -> list[str]:
         """Names of the partitions in ``ranges``, sorted, up to max_parts."""
-        rows = matching_rows(self._ctx.store, ref, ranges, NAME_COLUMNS)
-        found = sorted(name_bytes_of(ref, key, row) for key, row in rows)
+        rows, _ = matching_columns(self._ctx.store, ref, ranges, NAME_COLUMNS)
+        found = sorted(
+            name if name is not None else name_bytes_of(ref, key, {}) for name, key in rows
+        )
         limit = _limit(max_parts)
         found = found if limit is None else found[:limit]
         return [name.decode("utf-8") for name in found]

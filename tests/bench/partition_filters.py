@@ -109,11 +109,13 @@ class Dataset:
     """
 
     size: int
+    #: R when given (``--regions``; 0: chosen for about DAYS_TARGET days).
+    region_count: int = 0
 
     @property
     def regions(self) -> list[str]:
         """Region values r0 .. r{R-1}."""
-        count = max(1, round(self.size / (DAYS_TARGET * HOURS)))
+        count = self.region_count or max(1, round(self.size / (DAYS_TARGET * HOURS)))
         return [f"r{i}" for i in range(count)]
 
     @property
@@ -128,8 +130,9 @@ class Dataset:
 
     @property
     def table(self) -> str:
-        """One table per size, so that re-runs of any size reuse what is loaded."""
-        return f"events_{self.size}"
+        """One table per size (and region count), so that re-runs reuse what is loaded."""
+        suffix = f"_r{self.region_count}" if self.region_count else ""
+        return f"events_{self.size}{suffix}"
 
     def day(self, index: int) -> str:
         """The ds value of day ``index`` (0-based)."""
@@ -225,18 +228,32 @@ def shapes(ds: Dataset) -> list[Shape]:
     point = f'ds = "{ds.day(mid)}" and hr = 7 and region = "{regions[len(regions) // 2]}"'
     range_1pct = f'ds >= "{ds.day(mid)}" and ds < "{ds.day(mid + span)}"'
     in_days = ", ".join(f'"{ds.day(i * (ds.days - 1) // 4)}"' for i in range(5))
+    month = ds.day(mid)[:7]
     filters = [
         ("point", point),
         ("range_1pct", range_1pct),
         ("non_leading_eq", "hr = 7"),
         ("in_list", f"(ds) in ({in_days})"),
+        ("region_in", '(region) in ("r1", "r2")'),
         ("or_keys", f'ds = "{ds.day(mid)}" or region = "r1"'),
         ("like_region", 'region like "r1.*"'),
+        ("like_ds_month", f'ds like "{month}.*"'),
     ]
     out = [
         Shape(name, "get_partitions_by_filter", (DB, ds.table, text, -1), text)
         for name, text in filters
     ]
+    latest = hms.PartitionValuesRequest(
+        dbName=DB,
+        tblName=ds.table,
+        partitionKeys=[hms.FieldSchema(name="ds", type="string", comment=None)],
+        applyDistinct=True,
+        ascending=False,
+        maxParts=1,
+    )
+    out.append(
+        Shape("latest_ds", "get_partition_values", (latest,), "distinct ds, descending, 1 row")
+    )
     out.append(Shape("full_listing", "get_partitions", (DB, ds.table, -1)))
     out.append(
         Shape(
@@ -284,6 +301,10 @@ def raw_call(client: Any, method: str, *args: Any) -> int:
                 iprot.skip(etype)
         elif fid == 0 and ftype == TType.I32:
             size = struct.unpack("!i", trans.read(4))[0]
+        elif fid == 0 and ftype == TType.STRUCT:  # get_partition_values: rows of values
+            response = result_spec[0][2]()
+            iprot.read_struct(response)
+            size = len(response.partitionValues or [])
         elif fid in result_spec and ftype == TType.STRUCT:
             error = result_spec[fid][2]()
             iprot.read_struct(error)
@@ -298,6 +319,8 @@ def raw_call(client: Any, method: str, *args: Any) -> int:
 def decoded_call(client: Any, method: str, *args: Any) -> int:
     """Call ``method`` through the decoding client; the size of the result."""
     result = getattr(client, method)(*args)
+    if isinstance(result, hms.PartitionValuesResponse):
+        return len(result.partitionValues or [])
     return result if isinstance(result, int) else len(result)
 
 
@@ -520,6 +543,7 @@ class Target:
     audit: AuditLog | None = None
     timeout_ms: int = 600_000
     framed: bool = False  # the server speaks framed transport (``--client drain``)
+    pid: int | None = None  # the server's process when started here (memory is sampled)
 
     def client(self) -> Any:
         """A fresh binary client (buffered, or framed for a framed server; close it)."""
@@ -688,6 +712,71 @@ def load(
     )
 
 
+@dataclass(frozen=True)
+class LoadDataset(Dataset):
+    """The data set in a table of its own, made and dropped by ``measure_load``."""
+
+    @property
+    def table(self) -> str:
+        """``load_<N>``."""
+        return f"load_{self.size}"
+
+
+def encoded_adds(ds: Dataset, location: str, batch: int, framed: bool) -> list[bytes]:
+    """The ``add_partitions`` calls loading ``ds``, each encoded once (binary protocol)."""
+    messages = []
+    for start in range(0, ds.size, batch):
+        parts = [make_partition(ds, v, location) for v in ds.values(start, start + batch)]
+        buffer = TMemoryBuffer()
+        proto = TBinaryProtocol(buffer)
+        proto.write_message_begin("add_partitions", TMessageType.CALL, 0)
+        SERVICE.add_partitions_args(new_parts=parts).write(proto)
+        proto.write_message_end()
+        body = buffer.getvalue()
+        messages.append(struct.pack("!i", len(body)) + body if framed else body)
+    return messages
+
+
+def measure_load(target: Target, size: int, *, batch: int, connections: int) -> LoadResult:
+    """The server's load rate: ``size`` partitions into a fresh table, as add_partitions calls
+    of ``batch`` encoded beforehand (the client's encoding is not timed) and sent over
+    ``connections`` connections at once, directories made first. The table is dropped after."""
+    ds = LoadDataset(size)
+    with target.connected() as client, contextlib.suppress(hms.NoSuchObjectException):
+        client.drop_table(DB, ds.table, True)
+    location = ensure_table(target, ds)
+    table_dir = local_dir(location)
+    dirs_s = precreate_dirs(ds, table_dir) if table_dir is not None else None
+    pending = list(reversed(encoded_adds(ds, location, batch, target.framed)))
+    lock = threading.Lock()
+
+    def send_all() -> None:
+        with target.connected() as client:
+            socket_trans = client._oprot.trans
+            while True:
+                with lock:
+                    if not pending:
+                        return
+                    message = pending.pop()
+                socket_trans.write(message)
+                socket_trans.flush()
+                client._recv("add_partitions")
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(connections, thread_name_prefix="load") as pool:
+        for future in [pool.submit(send_all) for _ in range(connections)]:
+            future.result()
+    seconds = time.monotonic() - started
+    present = count_partitions(target, ds)
+    with target.connected() as client:
+        client.drop_table(DB, ds.table, True)
+    if present != ds.size:
+        raise RuntimeError(f"{target.name}: expected {ds.size} partitions, found {present}")
+    return LoadResult(
+        ds.size, seconds, reused=False, threads=connections, batch=batch, dirs_seconds=dirs_s
+    )
+
+
 def load_targets(
     targets: Sequence[Target], ds: Dataset, args: argparse.Namespace
 ) -> dict[str, LoadResult]:
@@ -720,6 +809,8 @@ class Result:
     matched: int | None = None
     server_ms: list[float] = field(default_factory=list)
     error: str | None = None
+    #: Growth of the server's resident memory (its processes together) while timed, MiB.
+    memory_mib: float | None = None
 
     def pct(self, q: float) -> float:
         """Latency percentile ``q`` (0..100) in ms, interpolated between samples."""
@@ -744,17 +835,21 @@ def time_shape(
     """Warm up, then time ``repeat`` calls (see ``timed_calls``) of one shape."""
     result = Result()
     client: PythonClient | JavaClient | DrainClient | None = None
+    sampler = MemorySampler(target.pid) if target.pid is not None else None
     try:
         client = open_client(client_kind, target)
         timed = client.timed
-        result.returned = timed_calls(
-            target,
-            result,
-            lambda: timed(shape.method, *shape.args),
-            warmup=warmup,
-            repeat=repeat,
-            max_seconds=max_seconds,
-        )
+        with sampler if sampler is not None else contextlib.nullcontext():
+            result.returned = timed_calls(
+                target,
+                result,
+                lambda: timed(shape.method, *shape.args),
+                warmup=warmup,
+                repeat=repeat,
+                max_seconds=max_seconds,
+            )
+        if sampler is not None:
+            result.memory_mib = sampler.growth_mib
     except Exception as exc:  # noqa: BLE001 - reported in the table, the run goes on
         result.error = error_text(exc)
         return result
@@ -792,6 +887,52 @@ def timed_calls(
         if time.monotonic() > deadline:
             break
     return answer
+
+
+def _tree_rss_kib(pid: int) -> int:
+    """Resident memory of a process and its descendants (a supervisor and its workers), KiB."""
+    total = 0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            for line in Path(f"/proc/{current}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+                    break
+            for task in Path(f"/proc/{current}/task").iterdir():
+                children = (task / "children").read_text().split()
+                pending.extend(int(child) for child in children)
+    return total
+
+
+class MemorySampler:
+    """Samples a server's resident memory every 20 ms while its block runs: the growth of
+    the peak over what it held when the block began (``growth_mib``)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.growth_mib = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> MemorySampler:
+        base = _tree_rss_kib(self.pid)
+
+        def sample() -> None:
+            peak = base
+            while not self._stop.wait(0.02):
+                peak = max(peak, _tree_rss_kib(self.pid))
+            self.growth_mib = (peak - base) / 1024
+
+        self._thread = threading.Thread(target=sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
 
 
 def read_audit(target: Target, method: str, result: Result) -> list[dict[str, Any]]:
@@ -850,7 +991,8 @@ def report(
     ours = "ours"
     header = (
         f"{'shape':<17} {'target':<10} {'n':>3} {'p50 ms':>9} {'p90 ms':>9} {'p99 ms':>9} "
-        f"{'returned':>9} {'parts/s':>8} {'scanned':>9} {'srv p50':>8} {'ref/ours':>8}"
+        f"{'returned':>9} {'parts/s':>8} {'scanned':>9} {'srv p50':>8} {'srv us/row':>10} "
+        f"{'ref/ours':>8}"
     )
     lines += ["", header, "-" * len(header)]
     for shape in shape_list:
@@ -865,18 +1007,53 @@ def report(
             per_s = "-" if shape.returns_count else _rate((r.returned or 0) / (p50 / 1000))
             scanned = "-" if r.scanned is None else f"{r.scanned:,}"
             srv = f"{_median(r.server_ms):.2f}" if r.server_ms else "-"
+            per_row = "-"
+            if r.server_ms and r.returned and not shape.returns_count:
+                per_row = f"{_median(r.server_ms) * 1000 / r.returned:.2f}"
             ratio = ""
             if i > 0 and base is not None and base.error is None and base.samples_ms:
                 ratio = f"{p50 / base.pct(50):.2f}x"
             lines.append(
                 f"{label:<17} {t.name:<10} {len(r.samples_ms):>3} {p50:>9.2f} {r.pct(90):>9.2f} "
                 f"{r.pct(99):>9.2f} {r.returned or 0:>9,} {per_s:>8} {scanned:>9} {srv:>8} "
-                f"{ratio:>8}"
+                f"{per_row:>10} {ratio:>8}"
+            )
+    for t in targets:
+        listing = results.get((t.name, "full_listing"))
+        if listing is not None and listing.memory_mib is not None:
+            lines.append(
+                f"{t.name}: server memory grew by at most {listing.memory_mib:,.0f} MiB while it "
+                f"answered full_listing ({listing.returned or 0:,} partitions)"
             )
     lines += ["", "shapes:"]
     for shape in shape_list:
         what = shape.filter if shape.filter is not None else "(no filter)"
         lines.append(f"  {shape.name:<17} {shape.method}: {what}")
+    return "\n".join(lines)
+
+
+def load_report(targets: list[Target], args: argparse.Namespace) -> str:
+    """Each target's load rate (``measure_load``), side by side."""
+    lines = [
+        "",
+        f"== load: {args.load_size:,} partitions in add_partitions calls of {args.batch}, "
+        f"encoded beforehand, over {args.load_connections} connections ==",
+    ]
+    rates: dict[str, float] = {}
+    for t in targets:
+        log(f"measuring the load rate of {t.name} ...")
+        try:
+            result = measure_load(
+                t, args.load_size, batch=args.batch, connections=args.load_connections
+            )
+        except Exception as exc:  # noqa: BLE001 - reported, the run goes on
+            lines.append(f"load {t.name}: error: {error_text(exc)}")
+            continue
+        rates[t.name] = result.partitions / result.seconds
+        ratio = ""
+        if "ours" in rates and t.name != "ours":
+            ratio = f"  (ours / {t.name} = {rates['ours'] / rates[t.name]:,.1f}x)"
+        lines.append(f"load {t.name}: {result.describe()}{ratio}")
     return "\n".join(lines)
 
 
@@ -956,6 +1133,18 @@ def add_common_arguments(
         help="another metastore to compare (thrift://127.0.0.1:PORT), repeatable",
     )
     parser.add_argument("--batch", type=int, default=1000, help="partitions per add_partitions")
+    parser.add_argument(
+        "--load-size",
+        type=int,
+        default=20_000,
+        help="partitions of the load-rate measurement, 0 to skip it (default %(default)s)",
+    )
+    parser.add_argument(
+        "--load-connections",
+        type=int,
+        default=2,
+        help="connections sending the load-rate measurement's calls (default %(default)s)",
+    )
     parser.add_argument("--load-threads", type=int, default=4, help="client threads loading")
     parser.add_argument(
         "--server-mkdirs",
@@ -1021,8 +1210,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default="python",
         help="the timing client (see the module docstring; default %(default)s)",
     )
+    parser.add_argument(
+        "--regions",
+        type=int,
+        default=0,
+        help="regions per day and hour (default: chosen for about 200 days; tables then "
+        "events_<N>_r<R>)",
+    )
     args = parser.parse_args(argv)
     check_common_arguments(parser, args, {shape.name for shape in shapes(Dataset(1))})
+    if args.regions < 0 or args.load_size < 0 or args.load_connections < 1:
+        parser.error("--regions and --load-size must be >= 0, --load-connections >= 1")
     args.reference_props = {}
     for item in args.reference_property:
         key, sep, value = item.partition("=")
@@ -1086,6 +1284,7 @@ def start_targets(args: argparse.Namespace, stack: contextlib.ExitStack) -> list
                 f"{server.workdir / 'metastore.db'}, audit at info (JSON) for rows scanned",
                 audit=AuditLog(server.stderr_path),
                 timeout_ms=timeout_ms,
+                pid=server.process.pid if server.process is not None else None,
             )
         )
     if args.reference_hms:
@@ -1165,8 +1364,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "ref/ours = p50 of the row / p50 of ours"
         )
         sys.stdout.flush()
+        if args.load_size > 0:
+            print(load_report(targets, args), flush=True)
         for size in args.size_list:
-            ds = Dataset(size)
+            ds = Dataset(size, args.regions)
             loads = load_targets(targets, ds, args)
             shape_list = [
                 s for s in shapes(ds) if not args.shape_names or s.name in args.shape_names

@@ -32,8 +32,14 @@ def test_listings_follow_every_commit(tmp_path: Path) -> None:
         )
         first.partitions.add("c", "t", [_partition("b"), _partition("a")])
         assert first.partitions.list_names("c", "t") == ["ds=a", "ds=b"]
+        with audit.collecting_extras() as extras:  # names alone build no listing
+            assert len(first.partitions.list_all("c", "t")) == 2
+        assert extras.get("listing_cache") is None
         with audit.collecting_extras() as extras:
             assert len(first.partitions.list_all("c", "t")) == 2
+        assert extras.get("listing_cache") == "hit"
+        with audit.collecting_extras() as extras:
+            assert first.partitions.list_names("c", "t") == ["ds=a", "ds=b"]
         assert extras.get("listing_cache") == "hit"
 
         other.partitions.add("c", "t", [_partition("c")])

@@ -237,3 +237,59 @@ def test_the_installed_walker_is_compiled_where_a_compiler_is_at_hand() -> None:
         pytest.skip("no C compiler here: the walker runs as plain Python")
     assert wire_walk.compiled(), "reinstall (make install) to compile metastore_server/wire_walk"
     assert not PLAIN.compiled()
+
+
+def _random_sizes(rng: random.Random, total: int) -> list[int]:
+    sizes: list[int] = []
+    while sum(sizes) < total:
+        sizes.append(rng.choice([1, 2, 3, 5, 9, 64, 700, 5000]))
+    return sizes
+
+
+@pytest.mark.parametrize("module", VARIANTS)
+def test_messages_and_list_keyed_maps_are_counted_in_any_chunking(module: ModuleType) -> None:
+    """The sample add_partitions (message 0) and create_table (message 1) hold a skewed map
+    keyed by lists; the other three calls hold none."""
+    rng = random.Random(11)
+    for attempt in range(30):
+        sizes = [1] * len(STREAM) if attempt == 0 else _random_sizes(rng, len(STREAM))
+        walker, _ = _feed_in_chunks(module, STREAM, sizes)
+        assert walker.messages == len(CALLS)
+        assert walker.list_keys_last == 1
+        plain, _ = _feed_in_chunks(module, b"".join(CALLS[2:]), sizes)
+        assert plain.messages == 3 and plain.list_keys_last == -1
+
+
+def _get_database(name: bytes | str, seqid: int) -> bytes:
+    raw = name if isinstance(name, bytes) else name.encode()
+    return message("get_database", hms.ThriftHiveMetastore.get_database_args(name=raw),
+                   seqid=seqid)  # fmt: skip
+
+
+@pytest.mark.parametrize("module", VARIANTS)
+def test_strings_that_are_not_utf8_mark_their_message_in_any_chunking(
+    module: ModuleType,
+) -> None:
+    ascii_calls = b"".join(_get_database(f"db{i}", i) for i in range(3))
+    bad = _get_database(b"caf\xe9", 3)  # Latin-1
+    rng = random.Random(3)
+    for attempt in range(30):
+        sizes = [1] * 200 if attempt == 0 else _random_sizes(rng, 200)
+        walker, _ = _feed_in_chunks(module, ascii_calls, sizes + [10**6])
+        assert walker.messages == 3 and walker.text_suspect_last == -1
+        walker, _ = _feed_in_chunks(module, ascii_calls + bad + ascii_calls, sizes + [10**6])
+        assert walker.messages == 7 and walker.text_suspect_last == 3
+    # Valid UTF-8 that is not ASCII passes when it arrives whole (in pieces it is not judged).
+    walker = module.WireWalker()
+    walker.feed(_get_database("café ☕", 0))
+    assert walker.messages == 1 and walker.text_suspect_last == -1
+
+
+@pytest.mark.parametrize("module", VARIANTS)
+def test_value_left_is_what_a_cut_string_still_declares(module: ModuleType) -> None:
+    data = _get_database("x" * 1000, 0)
+    walker = module.WireWalker()
+    walker.feed(data[:100])
+    assert walker.value_left() == len(data) - 1 - 100  # all but its stop byte and the 100
+    walker.feed(data[100:])
+    assert walker.value_left() == 0 and walker.messages == 1

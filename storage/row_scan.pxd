@@ -1,0 +1,31 @@
+# Static types for row_scan.py when Cython compiles it (pure Python mode); plain Python ignores
+# this file.
+cimport cython
+
+cdef int _ROW_VERSION, _HEADER, _INTEGRAL, _DATE, _INTEGRAL_WIDTH, _DATE_WIDTH
+
+cdef unsigned long long _u32(bytes buf, Py_ssize_t p)
+
+@cython.locals(i=Py_ssize_t)
+cdef bint _same(bytes buf, Py_ssize_t p, bytes name)
+
+@cython.locals(count=Py_ssize_t, lengths=Py_ssize_t, pos=Py_ssize_t, wanted=Py_ssize_t,
+               found=Py_ssize_t, name_len=Py_ssize_t, value_len=Py_ssize_t,
+               value_at=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, column=bytes)
+cdef Py_ssize_t _columns(bytes blob, tuple columns, list values) except -1
+
+@cython.locals(wanted=tuple, width=Py_ssize_t, values=list, out=list, read=Py_ssize_t,
+               incomplete=Py_ssize_t, found=Py_ssize_t, key=bytes)
+cpdef tuple packed_columns(object pairs, object columns, object key_test=*, Py_ssize_t limit=*)
+
+cdef Py_ssize_t _text_end(bytes data, Py_ssize_t pos, Py_ssize_t size) except -1
+
+@cython.locals(parts=list, size=Py_ssize_t, pos=Py_ssize_t, tag=int, end=Py_ssize_t)
+cpdef list order_parts(bytes data, Py_ssize_t start, Py_ssize_t count)
+
+cdef class PartMemo:
+    cdef public object test
+    cdef public Py_ssize_t start, count
+    cdef public tuple indexes
+    cdef public bint spelled
+    cdef public dict verdicts
