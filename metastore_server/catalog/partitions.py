@@ -10,6 +10,7 @@ import copy
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 from metastore_server import audit
 from metastore_server.catalog import event_messages, names, security, statistics
@@ -93,6 +94,24 @@ def _limit(max_parts: int | None) -> int | None:
     if max_parts is None or max_parts < 0:
         return None
     return max_parts
+
+
+@dataclass(frozen=True)
+class _EarlyAdd:
+    """What ``Partitions._early`` made for an add, and the table row it was made from."""
+
+    table_id: int
+    object_bytes: bytes | None
+    keyed: list[tuple[list[str], bytes] | Exception]
+    ready: list[tuple[hms.Partition, dict[bytes, bytes]] | None]
+
+    def made_for(self, ref: TableRef) -> bool:
+        """Whether ``ref`` is the table as it was read for this (same id, same definition)."""
+        return (
+            self.object_bytes is not None
+            and ref.table_id == self.table_id
+            and ref.object_bytes == self.object_bytes
+        )
 
 
 class Partitions:
@@ -528,20 +547,27 @@ class Partitions:
         """One attempt of ``add``: ``_LostRace`` when a partition it found absent was created
         (by another server process) before its write."""
         parts = list(parts or [])
+        now = self._ctx.now()
+        # What depends only on the table and the request is made before the write lock is
+        # taken, so that server processes adding at once overlap in it; it is used under the
+        # lock only if the table is still the one it was made for.
+        early = self._early(db, table, parts, now)
         with self._ctx.write_lock:
             ref = self._tables.find(db, table)
             if ref is None:
                 raise hms.InvalidObjectException(message=missing_table_message)
-            now = self._ctx.now()
+            if early is not None and not early.made_for(ref):
+                early = None
             spec = self._tables.dependent_spec(ref.table)
             seen: set[bytes] = set()
             on_base: set[bytes] = set()
             other_bases: set[TableName] = set()
             to_store: list[tuple[bytes, list[str], hms.Partition]] = []
-            keyed = self._keyed(ref, parts)
+            stored_columns: dict[bytes, dict[bytes, bytes]] = {}
+            keyed = early.keyed if early is not None else self._keyed(ref, parts)
             present = {key for key, _ in self._ctx.store.get_many(
                 layout.PARTITIONS, [k[1] for k in keyed if not isinstance(k, Exception)])}
-            for part, found in zip(parts, keyed, strict=True):
+            for index, (part, found) in enumerate(zip(parts, keyed, strict=True)):
                 if part is None:
                     raise hms.MetaException(message="Partition cannot be null.")
                 part_db = names.normalize(part.dbName) or db
@@ -562,7 +588,11 @@ class Partitions:
                     raise hms.AlreadyExistsException(
                         message=f"Partition already exists: {thrift_struct_text(part)}"
                     )
-                answer = self._prepare(ref, part, values, now)
+                ready = early.ready[index] if early is not None else None
+                if ready is not None:
+                    answer, stored_columns[key] = ready
+                else:
+                    answer = self._prepare(ref, part, values, now)
                 if spec is not None or DEPENDS_ON_KEY in answer.parameters:
                     dependency, on_base_location = self._depend(ref, spec, part, values, answer)
                     if on_base_location:
@@ -578,10 +608,10 @@ class Partitions:
                 to_store.append((key, values, answer))
             ops = []
             for key, values, answer in to_store:
-                stored = shallow_copy(answer)  # the answer keeps what the client sent
-                stored.sd = shallow_copy(answer.sd) if answer.sd is not None else None
-                fill_storage_defaults(stored.sd)
-                ops.append(Put(layout.PARTITIONS, key, self._columns(ref, stored, values)))
+                columns = stored_columns.get(key)
+                if columns is None:
+                    columns = self._stored_columns(ref, answer, values)
+                ops.append(Put(layout.PARTITIONS, key, columns))
             if ops:
                 added = [(values, answer.parameters) for _, values, answer in to_store]
                 # Directories first (HMS): one that cannot be made refuses the whole call.
@@ -608,6 +638,39 @@ class Partitions:
                     self._ctx.events.record(event_messages.added_partitions(
                         ref.table, (op.columns[layout.OBJECT] for op in ops)))  # fmt: skip
         return [p for _, _, p in to_store]
+
+    def _stored_columns(
+        self, ref: TableRef, answer: hms.Partition, values: Sequence[str]
+    ) -> dict[bytes, bytes]:
+        """The row columns of a partition about to be added (``answer`` is left as it is)."""
+        stored = shallow_copy(answer)  # the answer keeps what the client sent
+        stored.sd = shallow_copy(answer.sd) if answer.sd is not None else None
+        fill_storage_defaults(stored.sd)
+        return self._columns(ref, stored, values)
+
+    def _early(
+        self, db: str, table: str, parts: Sequence[hms.Partition | None], now: int
+    ) -> _EarlyAdd | None:
+        """An add's work that needs no lock: each partition's values and key, and for a plain
+        partition of a table that depends on none its answer and row columns (None where it
+        is left to be done under the lock, in order, with the errors). None when the table is
+        missing or dependent."""
+        ref = self._tables.find(db, table)
+        if ref is None or self._tables.dependent_spec(ref.table) is not None:
+            return None
+        keyed = self._keyed(ref, parts)
+        ready: list[tuple[hms.Partition, dict[bytes, bytes]] | None] = []
+        for part, found in zip(parts, keyed, strict=True):
+            entry = None
+            if part is not None and not isinstance(found, Exception):
+                try:
+                    answer = self._prepare(ref, part, found[0], now)
+                    if DEPENDS_ON_KEY not in answer.parameters:
+                        entry = (answer, self._stored_columns(ref, answer, found[0]))
+                except Exception:  # noqa: BLE001 - done again under the lock, raised there
+                    entry = None
+            ready.append(entry)
+        return _EarlyAdd(ref.table_id, ref.object_bytes, keyed, ready)
 
     def _depend(
         self,

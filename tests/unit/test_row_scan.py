@@ -3,32 +3,20 @@ plain Python: they agree with the packed-row format and the key codec they short
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import shutil
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from support.plain_python import plain_python, variants
 
 from planner.types import KeyKind
 from storage import row_scan
 from storage.codec import encode_values, split_order_parts
 from storage.embedded import pack_row, unpack_row
 
-SOURCE = Path(row_scan.__file__).with_name("row_scan.py")
-
-
-def _plain_python() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("row_scan_plain", SOURCE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PLAIN = _plain_python()
-VARIANTS = [pytest.param(row_scan, id="installed"), pytest.param(PLAIN, id="plain-python")]
+PLAIN = plain_python(row_scan)
+VARIANTS = variants(row_scan, PLAIN)
 COLUMN_NAMES = [b"c:n", b"c:o", b"c:x", b"k:0", b"k:1", b"k:10", b"k", b"c:o2"]
 
 

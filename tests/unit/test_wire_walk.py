@@ -4,14 +4,13 @@ every container thriftpy2's decoder would skip without reading."""
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import shutil
 import struct
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from support.plain_python import plain_python, variants
 from support.thrift_bytes import (
     CALL,
     VALID_UNKNOWN_FIELDS,
@@ -28,19 +27,8 @@ from thriftpy2.transport import TMemoryBuffer
 from metastore_server import wire_walk
 from metastore_server.thrift_api import hms
 
-SOURCE = Path(wire_walk.__file__).with_name("wire_walk.py")
-
-
-def _plain_python() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("wire_walk_plain", SOURCE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PLAIN = _plain_python()
-VARIANTS = [pytest.param(wire_walk, id="installed"), pytest.param(PLAIN, id="plain-python")]
+PLAIN = plain_python(wire_walk)
+VARIANTS = variants(wire_walk, PLAIN)
 ZERO_WIDTH = [0, 1, 5, 7, 9, 16, 17, 18, 19, 200, 255]
 
 
