@@ -19,7 +19,7 @@ _STRING, _STRUCT, _LIST, _STOP = 11, 12, 15, 0
 _VERSION_1 = 0x80010000
 _REPLY = 2
 _DB_NAME_FIELD, _TABLE_NAME_FIELD = 2, 3
-_CHUNK = 2048
+_CHUNK = 256
 
 
 def _string_field(field_id: int, text: str) -> bytes:

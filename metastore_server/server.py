@@ -231,7 +231,8 @@ class CallProcessor:
             if app_error is not None:
                 self._send_exception(oprot, api, app_error, seqid)
             elif isinstance(getattr(result, "success", None), EncodedPartitions):
-                self._send_encoded(oprot, api, result, seqid, frame_writer)
+                socket_writer = reader.write if reader is not None else None
+                self._send_encoded(oprot, api, result, seqid, frame_writer, socket_writer)
             else:
                 oprot.write_message_begin(api, TMessageType.REPLY, seqid)
                 result.write(oprot)
@@ -258,8 +259,13 @@ class CallProcessor:
         result: Any,
         seqid: int,
         frame_writer: Callable[[bytes], None] | None = None,
+        socket_writer: Callable[[bytes], None] | None = None,
     ) -> None:
-        """Answer stored partition bytes as they are (binary), or decoded (other protocols)."""
+        """Answer stored partition bytes as they are (binary), or decoded (other protocols).
+
+        The chunks go to the socket as they are made (``frame_writer`` after the frame's size,
+        or ``socket_writer`` on the buffered transport), not through the transport's buffer:
+        the client reads the first while the next is made, and nothing is copied twice."""
         encoded: EncodedPartitions = result.success
         if self._binary_output and frame_writer is not None:
             size = encoded.binary_reply_size(api, seqid)
@@ -268,6 +274,11 @@ class CallProcessor:
                 for chunk in encoded.binary_reply(api, seqid):
                     frame_writer(chunk)
                 return
+        if self._binary_output and socket_writer is not None:
+            oprot.trans.flush()  # whatever the transport holds goes first (nothing, usually)
+            for chunk in encoded.binary_reply(api, seqid):
+                socket_writer(chunk)
+            return
         if self._binary_output:
             for chunk in encoded.binary_reply(api, seqid):
                 oprot.trans.write(chunk)

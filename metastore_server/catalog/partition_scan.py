@@ -207,8 +207,23 @@ def matching_columns(
     scan_columns = getattr(store, "scan_columns", None)
     found: list[tuple[bytes | None, ...]] = []
     scanned = incomplete = 0
+    points: list[bytes] = []  # plain point ranges in a row, read together
+
+    def read_points() -> None:
+        nonlocal scanned, incomplete
+        for key, row in store.get_many(layout.PARTITIONS, points):
+            found.append((*[row.get(column) for column in columns], key))
+            incomplete += not all(column in row for column in columns)
+            scanned += 1
+        points.clear()
+
     try:
         for key_range in ranges:
+            if key_range.point is not None and key_range.residual is None:
+                points.append(key_range.point)
+                continue
+            if points:
+                read_points()
             test = key_test(ref, key_range)
             if scan_columns is None or key_range.point is not None:
                 rows_before = len(found)
@@ -217,7 +232,7 @@ def matching_columns(
                     test = _counting(test, tested)
                 for key, row in _rows_of(store, key_range, columns, test):
                     found.append((*[row.get(column) for column in columns], key))
-                    incomplete += len(row) < len(columns)
+                    incomplete += not all(column in row for column in columns)
                 scanned += tested[0] if test is not None else len(found) - rows_before
                 continue
             for start, stop in _segments(store, key_range):
@@ -227,6 +242,8 @@ def matching_columns(
                 found.extend(rows)
                 scanned += read
                 incomplete += lacking
+        if points:
+            read_points()
     finally:
         audit.count(rows_scanned=scanned, rows_matched=len(found))
     return found, incomplete
