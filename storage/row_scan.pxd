@@ -15,8 +15,9 @@ cdef bint _same(bytes buf, Py_ssize_t p, bytes name)
 cdef Py_ssize_t _columns(bytes blob, tuple columns, list values) except -1
 
 @cython.locals(wanted=tuple, width=Py_ssize_t, values=list, out=list, read=Py_ssize_t,
-               incomplete=Py_ssize_t, found=Py_ssize_t, key=bytes)
-cpdef tuple packed_columns(object pairs, object columns, object key_test=*, Py_ssize_t limit=*)
+               incomplete=Py_ssize_t, found=Py_ssize_t, key=object)
+cpdef tuple packed_columns(object pairs, object columns, object key_test=*, Py_ssize_t limit=*,
+                           bint keys=*)
 
 cdef Py_ssize_t _text_end(bytes data, Py_ssize_t pos, Py_ssize_t size) except -1
 

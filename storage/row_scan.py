@@ -78,11 +78,13 @@ def packed_columns(
     columns: Sequence[bytes],
     key_test: Callable[[bytes], bool] | None = None,
     limit: int = -1,
+    keys: bool = True,
 ) -> tuple[list[tuple[bytes | None, ...]], int, int]:
     """For (key, packed row) pairs in order: a tuple ``(value of each column..., key)`` per row
     whose key passes ``key_test`` and that holds at least one of ``columns`` (an absent column
     is None), up to ``limit`` tuples (-1: all); how many rows were read; and how many of the
-    tuples lack a column."""
+    tuples lack a column. With ``keys=False`` the key is kept only in tuples that lack a
+    column (None in the others): a big listing then holds no copy of every key."""
     wanted = tuple(columns)
     width = len(wanted)
     values: list[bytes | None] = [None] * width
@@ -99,6 +101,8 @@ def packed_columns(
             continue
         if found < width:
             incomplete += 1
+        elif not keys:
+            key = None
         if width == 1:
             out.append((values[0], key))
         elif width == 2:

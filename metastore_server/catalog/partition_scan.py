@@ -10,7 +10,9 @@ narrow the table's key range, but under each distinct first value it can. Such a
 by seeking to the next first value, reading only the bounded block under it, and repeating, so
 the rows read are about (first values) + (rows returned) instead of the whole table. After
 ``MAX_SKIPS`` first values the rest is read as a plain scan (many distinct first values: the
-plain scan is as cheap).
+plain scan is as cheap), unless the store can count a block's rows cheaply (``count_range``)
+and the first blocks hold ``SKIP_PAYS_ROWS`` rows or more on average: a seek then surely costs
+less than reading what it jumps over, however many first values there are.
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ class SkipScan:
 
 
 MAX_SKIPS = 2000
+#: Rows per first value from which seeking past the others pays whatever their number.
+SKIP_PAYS_ROWS = 32
+#: First values whose blocks are counted to judge that.
+_SAMPLED_BLOCKS = 4
 
 
 def plan_ranges(ref: TableRef, plan: FilterPlan, *, like: str = "regex") -> list[KeyRange]:
@@ -199,11 +205,14 @@ def matching_columns(
     ref: TableRef,
     ranges: Iterable[KeyRange],
     columns: Sequence[bytes],
+    *,
+    keys: bool = True,
 ) -> tuple[list[tuple[bytes | None, ...]], int]:
     """``(value of each column..., key)`` of every partition in ``ranges`` that passes its
     range's residual, in the ranges' order (None: a column the row lacks), and how many of
     them lack a column: ``matching_rows`` as tuples, read by the store's compiled loop where it
-    has one (``scan_columns``)."""
+    has one (``scan_columns``). With ``keys=False`` the key may be None in a tuple that has
+    every column (a big listing then holds no copy of every key)."""
     scan_columns = getattr(store, "scan_columns", None)
     found: list[tuple[bytes | None, ...]] = []
     scanned = incomplete = 0
@@ -237,7 +246,7 @@ def matching_columns(
                 continue
             for start, stop in _segments(store, key_range):
                 rows, read, lacking = scan_columns(
-                    layout.PARTITIONS, start, stop, columns, key_filter=test
+                    layout.PARTITIONS, start, stop, columns, key_filter=test, keys=keys
                 )
                 found.extend(rows)
                 scanned += read
@@ -317,7 +326,11 @@ def _segments(store: StoragePort, key_range: KeyRange) -> Iterator[tuple[bytes, 
         return
     cursor, stop = key_range.start, key_range.stop
     table_prefix = key_range.start[:KEY_ID_LENGTH]
-    for _ in range(MAX_SKIPS):
+    count_range = getattr(store, "count_range", None)
+    sampled: list[int] = []
+    skips = 0
+    while skips < MAX_SKIPS or _skipping_pays(sampled):
+        skips += 1
         found = next(
             iter(store.scan(layout.PARTITIONS, cursor, stop, limit=1, columns=NAME_COLUMNS)), None
         )
@@ -326,12 +339,19 @@ def _segments(store: StoragePort, key_range: KeyRange) -> Iterator[tuple[bytes, 
         audit.count(seeks=1)
         block = table_prefix + leading_order_part(skip.first_kind, found[0][KEY_ID_LENGTH:])
         block_end = prefix_successor(block)
+        if count_range is not None and len(sampled) < _SAMPLED_BLOCKS:
+            sampled.append(count_range(layout.PARTITIONS, block, block_end))
         for tail_start, tail_stop in skip.tails:
             yield block + tail_start, block_end if tail_stop is None else block + tail_stop
         if block_end is None:
             return
         cursor = block_end
     yield cursor, stop
+
+
+def _skipping_pays(sampled: list[int]) -> bool:
+    """Whether the blocks counted hold enough rows on average for seeking to pay always."""
+    return len(sampled) == _SAMPLED_BLOCKS and sum(sampled) >= SKIP_PAYS_ROWS * _SAMPLED_BLOCKS
 
 
 def values_of(ref: TableRef, key: bytes) -> list[str]:

@@ -465,7 +465,7 @@ class Partitions:
                 message=f"Specified database/table does not exist : {db}.{table}"
             )
         ranges = self.filter_ranges(ref, filter_text)
-        return len(matching_columns(self._ctx.store, ref, ranges, NAME_COLUMNS)[0])
+        return len(matching_columns(self._ctx.store, ref, ranges, NAME_COLUMNS, keys=False)[0])
 
     def _listing(
         self, ref: TableRef, ranges: list[KeyRange], max_parts: int | None
@@ -484,9 +484,14 @@ class Partitions:
             named = named[:limit]
         return EncodedPartitions(ref.db, ref.name, [row[1] for row in named])
 
-    def _named(self, ref: TableRef, ranges: list[KeyRange]) -> list[tuple[bytes, bytes, bytes]]:
-        """(name, stored partition, key) of the partitions in ``ranges``, in key order."""
-        rows, incomplete = matching_columns(self._ctx.store, ref, ranges, LISTING_COLUMNS)
+    def _named(
+        self, ref: TableRef, ranges: list[KeyRange]
+    ) -> list[tuple[bytes, bytes, bytes | None]]:
+        """(name, stored partition, key or None) of the partitions in ``ranges``, in key
+        order (names are unique: sorting these sorts by name)."""
+        rows, incomplete = matching_columns(
+            self._ctx.store, ref, ranges, LISTING_COLUMNS, keys=False
+        )
         for i, (name, blob, key) in enumerate(rows if incomplete else ()):
             if name is None or blob is None:  # a row without its name: made from the key
                 if blob is None:
@@ -496,7 +501,7 @@ class Partitions:
 
     def _names(self, ref: TableRef, ranges: list[KeyRange], max_parts: int | None) -> list[str]:
         """Names of the partitions in ``ranges``, sorted, up to max_parts."""
-        rows, _ = matching_columns(self._ctx.store, ref, ranges, NAME_COLUMNS)
+        rows, _ = matching_columns(self._ctx.store, ref, ranges, NAME_COLUMNS, keys=False)
         found = sorted(
             name if name is not None else name_bytes_of(ref, key, {}) for name, key in rows
         )

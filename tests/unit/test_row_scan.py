@@ -44,6 +44,10 @@ def test_packed_columns_agrees_with_unpack_row(module: ModuleType) -> None:
         assert got == expected
         assert read == len(rows)
         assert incomplete == sum(1 for values in expected if None in values)
+        keyless, _, _ = module.packed_columns(iter(rows), wanted, keys=False)
+        assert keyless == [
+            values if None in values else (*values[:-1], None) for values in expected
+        ]
 
 
 @pytest.mark.parametrize("module", VARIANTS)
