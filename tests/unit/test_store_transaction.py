@@ -136,3 +136,27 @@ def test_write_lock_runs_after_commit_actions_only_once_committed(store: SqliteS
     assert _keys(store) == [b"a"]
     lock.after_commit(lambda: done.append("at once"))  # not held: runs now
     assert done[-1] == "at once"
+
+
+def test_a_limited_scan_inside_reads_no_more_pages_than_it_needs(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The newest of 3000 rows, inside a transaction, is one row read (the notification log
+    asks this on every change; it used to read a page of 1000 rows each time)."""
+    store.mutate([Put(T, b"k%05d" % i, {C: b"v"}) for i in range(3000)])
+    asked: list[int | None] = []
+    select = SqliteStore._select
+
+    def counting(sql: str, start: bytes, stop: bytes | None, reverse: bool,
+                 limit: int | None) -> tuple[str, list[object]]:  # fmt: skip
+        asked.append(limit)
+        return select(sql, start, stop, reverse, limit)
+
+    monkeypatch.setattr(SqliteStore, "_select", staticmethod(counting))
+    with store.transaction():
+        _put(store, b"k99999")
+        newest = list(store.scan(T, reverse=True, limit=1, columns=[C]))
+        first_two = list(store.scan(T, limit=2))
+    assert [key for key, _ in newest] == [b"k99999"]
+    assert [key for key, _ in first_two] == [b"k00000", b"k00001"]
+    assert asked == [1, 2]
