@@ -384,18 +384,26 @@ class SqliteStore:
         sql_limit = limit if wanted is None and key_filter is None else None
         return self._rows(spec.sql, start, stop, reverse, sql_limit, limit, wanted, key_filter)
 
-    def count_range(self, table: str, start: bytes = b"", stop: bytes | None = None) -> int:
+    def count_range(
+        self, table: str, start: bytes = b"", stop: bytes | None = None, limit: int | None = None
+    ) -> int:
         """A capability of this backend beyond the port (callers look for it with
-        ``getattr``): how many rows have ``start <= key < stop``, counted by SQLite without
-        reading them out. O(log n + rows in the range), a fraction of a scan's cost a row."""
+        ``getattr``): how many rows have ``start <= key < stop`` (counting stops at ``limit``),
+        counted by SQLite without reading them out. O(log n + rows counted), a fraction of a
+        scan's cost a row."""
         spec = self._table(table)
-        query = f"SELECT count(*) FROM {spec.sql} WHERE k >= ?"
+        if limit is not None and limit < 0:
+            raise ValueError("a count limit must not be negative")
+        query = f"SELECT 1 FROM {spec.sql} WHERE k >= ?"
         params: list[object] = [start]
         if stop is not None:
             query += " AND k < ?"
             params.append(stop)
+        if limit is not None:
+            query += " LIMIT ?"
+            params.append(limit)
         with self._read() as conn:
-            return int(conn.execute(query, params).fetchone()[0])
+            return int(conn.execute(f"SELECT count(*) FROM ({query})", params).fetchone()[0])
 
     def scan_columns(
         self,
@@ -407,6 +415,7 @@ class SqliteStore:
         limit: int | None = None,
         key_filter: Callable[[bytes], bool] | None = None,
         keys: bool = True,
+        needles: Sequence[Sequence[bytes]] = (),
     ) -> tuple[list[tuple[bytes | None, ...]], int, int]:
         """A capability of this backend beyond the port (callers look for it with
         ``getattr``): the rows ``scan`` would give for these arguments, read in one compiled
@@ -427,9 +436,9 @@ class SqliteStore:
             return [], 0, 0
         most = -1 if limit is None else limit
         if self._in_transaction():
-            pairs = self._paged(spec.sql, start, stop, False)
+            pairs = self._paged(spec.sql, start, stop, False, needles=needles)
             return packed_columns(pairs, columns, key_filter, most, keys)
-        query, params = self._select(spec.sql, start, stop, False, None)
+        query, params = self._select(spec.sql, start, stop, False, None, needles)
         with self._read() as conn:
             cursor = conn.execute(query, params)
             try:
@@ -439,12 +448,21 @@ class SqliteStore:
 
     @staticmethod
     def _select(sql: str, start: bytes, stop: bytes | None, reverse: bool,
-                limit: int | None) -> tuple[str, list[object]]:
+                limit: int | None,
+                needles: Sequence[Sequence[bytes]] = ()) -> tuple[str, list[object]]:
         query = f"SELECT k, row FROM {sql} WHERE k >= ?"
         params: list[object] = [start]
         if stop is not None:
             query += " AND k < ?"
             params.append(stop)
+        for group in needles:
+            if not group:
+                raise ValueError("a needle group must hold at least one string")
+            for needle in group:
+                if not isinstance(needle, bytes) or not needle:
+                    raise TypeError("needles are non-empty bytes")
+            query += " AND (" + " OR ".join(["instr(k, ?) > 0"] * len(group)) + ")"
+            params.extend(group)
         query += " ORDER BY k DESC" if reverse else " ORDER BY k"
         if limit is not None:
             query += " LIMIT ?"
@@ -470,14 +488,15 @@ class SqliteStore:
                 cursor.close()
 
     def _paged(self, sql: str, start: bytes, stop: bytes | None, reverse: bool,
-               limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
+               limit: int | None = None,
+               needles: Sequence[Sequence[bytes]] = ()) -> Iterator[tuple[bytes, bytes]]:
         """The scan inside this thread's transaction: pages each read whole, so that the
         thread may write between them (it then sees its own writes from the next page on).
         A scan that wants ``limit`` rows starts with a page of that many (rows may still be
         passed over by a key filter or for lacking a column: the pages then grow)."""
         size = _PAGE_ROWS if limit is None else max(1, min(limit, _PAGE_ROWS))
         while True:
-            query, params = self._select(sql, start, stop, reverse, size)
+            query, params = self._select(sql, start, stop, reverse, size, needles)
             with self._read() as conn:
                 page = conn.execute(query, params).fetchall()
             yield from page

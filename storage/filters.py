@@ -260,3 +260,83 @@ def _java_literal(char: str) -> str:
     if char.isascii() and char not in _ASCII_ALNUM:
         return "\\" + char
     return char
+
+
+# --- needles: substrings every matching row key holds -------------------------------------------
+
+#: Most needles one residual may give; past that the prefilter costs more than it saves.
+MAX_NEEDLES = 64
+#: Most groups (ANDed keys) one residual may give; the smallest are kept.
+MAX_GROUPS = 4
+
+
+def key_needles(
+    expr: Expr | None, keys: Sequence[tuple[str, str]], *, like: str = "regex"
+) -> tuple[tuple[bytes, ...], ...]:
+    """Groups of byte strings such that every row key passing ``expr`` holds at least one
+    string of each group (no group: nothing known): the order part of each value an ``=`` pins
+    or the start of it a LIKE pattern's literal prefix pins, a group per ANDed key, one group
+    joined over OR. A store tests them below its row loop
+    (SQLite's ``instr``), so most rejected rows never reach Python; the residual still decides
+    each row exactly. O(size of the tree)."""
+    if expr is None:
+        return ()
+    columns = {name.lower(): (i, key_kind(hive_type)) for i, (name, hive_type) in enumerate(keys)}
+    groups = sorted(_needles(expr, columns, like), key=len)[:MAX_GROUPS]
+    return tuple(tuple(sorted(group)) for group in groups)
+
+
+Groups: TypeAlias = "list[frozenset[bytes]]"
+
+
+def _needles(expr: Expr, columns: dict[str, tuple[int, KeyKind]], like: str) -> Groups:
+    if isinstance(expr, Leaf):
+        return _leaf_needles(expr, columns, like)
+    children = [_needles(child, columns, like) for child in expr.children]
+    if isinstance(expr, And):
+        return [group for child in children for group in child]
+    if not all(children):
+        return []  # a child that pins nothing: the OR pins nothing either
+    # OR: the key holds a string of every group of one child; of its smallest group then.
+    union = frozenset().union(*(min(child, key=len) for child in children))
+    return [union] if len(union) <= MAX_NEEDLES else []
+
+
+def _leaf_needles(leaf: Leaf, columns: dict[str, tuple[int, KeyKind]], like: str) -> Groups:
+    column = columns.get(leaf.key.lower())
+    if column is None:
+        raise UnknownKeyError(leaf.key)
+    kind = column[1]
+    if leaf.op is Op.LIKE and kind is KeyKind.STRING:
+        start = _like_literal_prefix(leaf.value.text, like)
+        # The value's encoding without its terminator: every matching value's starts with it.
+        return [frozenset((encode_value(kind, start)[:-2],))] if start else []
+    if leaf.op is not Op.EQ:
+        return []
+    domain, operand = comparison_domain(kind, leaf.value)
+    if domain is Domain.TEXT:
+        return [frozenset((encode_value(kind, str(operand)),))] if kind is KeyKind.STRING else []
+    if isinstance(operand, int) and not INT64_MIN <= operand <= INT64_MAX:
+        return []
+    return [frozenset((encode_component(kind, operand),))]
+
+
+#: Characters that are themselves in both LIKE dialects (a Java regex and SQL LIKE), outside
+#: any construct: a literal prefix is a run of them.
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-:/=@#,;'\"<>~")
+_QUANTIFIERS = frozenset("?*+{")
+
+
+def _like_literal_prefix(pattern: str, like: str) -> str:
+    """The text every value matching ``pattern`` starts with ("" when none is sure): its
+    leading plain characters, less the last one if a quantifier follows it. An alternation
+    anywhere (regex ``|``) may bypass the prefix: then nothing is sure."""
+    if like == "regex" and "|" in pattern:
+        return ""
+    plain = _PLAIN - {"_"} if like == "sql" else _PLAIN
+    end = 0
+    while end < len(pattern) and pattern[end] in plain:
+        end += 1
+    if like == "regex" and end < len(pattern) and pattern[end] in _QUANTIFIERS:
+        end -= 1
+    return pattern[:max(end, 0)]

@@ -19,10 +19,19 @@ cdef Py_ssize_t _columns(bytes blob, tuple columns, list values) except -1
 cpdef tuple packed_columns(object pairs, object columns, object key_test=*, Py_ssize_t limit=*,
                            bint keys=*)
 
+@cython.locals(out=list, i=Py_ssize_t)
+cpdef list passing(object keys, object key_test)
+
 cdef Py_ssize_t _text_end(bytes data, Py_ssize_t pos, Py_ssize_t size) except -1
 
-@cython.locals(parts=list, size=Py_ssize_t, pos=Py_ssize_t, tag=int, end=Py_ssize_t)
+@cython.locals(tag=int, end=Py_ssize_t)
+cdef Py_ssize_t _part_end(bytes data, Py_ssize_t pos, Py_ssize_t size) except -1
+
+@cython.locals(parts=list, size=Py_ssize_t, pos=Py_ssize_t, end=Py_ssize_t)
 cpdef list order_parts(bytes data, Py_ssize_t start, Py_ssize_t count)
+
+@cython.locals(size=Py_ssize_t, pos=Py_ssize_t)
+cdef bytes _nth_part(bytes data, Py_ssize_t start, Py_ssize_t index)
 
 cdef class PartMemo:
     cdef public object test

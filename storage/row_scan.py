@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["PartMemo", "compiled", "packed_columns", "order_parts"]
+__all__ = ["PartMemo", "compiled", "packed_columns", "order_parts", "passing"]
 
 _ROW_VERSION = 1
 _HEADER = 5  # version byte, then the column count as a big-endian u32
@@ -114,6 +114,15 @@ def packed_columns(
     return out, read, incomplete
 
 
+def passing(keys: Sequence[bytes], key_test: Callable[[bytes], bool]) -> list[int]:
+    """The positions of the keys that pass ``key_test``, in order."""
+    out: list[int] = []
+    for i in range(len(keys)):
+        if key_test(keys[i]):
+            out.append(i)
+    return out
+
+
 def _text_end(data: bytes, pos: int, size: int) -> int:
     """The position after the escaped text starting at ``pos`` (after its 0x00 0x00)."""
     while pos + 1 < size:
@@ -128,6 +137,22 @@ def _text_end(data: bytes, pos: int, size: int) -> int:
     raise ValueError("unterminated string in encoded key")
 
 
+def _part_end(data: bytes, pos: int, size: int) -> int:
+    """Where the order part starting at ``pos`` ends."""
+    if pos >= size:
+        raise ValueError("encoded key ends before its last value")
+    tag = data[pos]
+    if tag == _INTEGRAL:
+        end = pos + _INTEGRAL_WIDTH
+    elif tag == _DATE:
+        end = pos + _DATE_WIDTH
+    else:
+        return _text_end(data, pos + 1, size)
+    if end > size:
+        raise ValueError("encoded key ends inside a fixed-width value")
+    return end
+
+
 def order_parts(data: bytes, start: int, count: int) -> list[bytes]:
     """The first ``count`` order parts of the encoded value tuple at ``data[start:]``, then
     the rest (the spelling suffix and any later parts): ``count + 1`` pieces. The tags say
@@ -136,21 +161,20 @@ def order_parts(data: bytes, start: int, count: int) -> list[bytes]:
     size = len(data)
     pos = start
     for _ in range(count):
-        if pos >= size:
-            raise ValueError("encoded key ends before its last value")
-        tag = data[pos]
-        if tag == _INTEGRAL:
-            end = pos + _INTEGRAL_WIDTH
-        elif tag == _DATE:
-            end = pos + _DATE_WIDTH
-        else:
-            end = _text_end(data, pos + 1, size)
-        if end > size:
-            raise ValueError("encoded key ends inside a fixed-width value")
+        end = _part_end(data, pos, size)
         parts.append(data[pos:end])
         pos = end
     parts.append(data[pos:])
     return parts
+
+
+def _nth_part(data: bytes, start: int, index: int) -> bytes:
+    """The order part at ``index`` of the encoded value tuple at ``data[start:]``."""
+    size = len(data)
+    pos = start
+    for _ in range(index):
+        pos = _part_end(data, pos, size)
+    return data[pos : _part_end(data, pos, size)]
 
 
 class PartMemo:
@@ -177,16 +201,26 @@ class PartMemo:
         self.verdicts: dict[object, bool] = {}
 
     def __call__(self, key: bytes) -> bool:
+        if not self.spelled and len(self.indexes) == 1:
+            memo_key: object = _nth_part(key, self.start, self.indexes[0])
+            verdict = self.verdicts.get(memo_key)
+            if verdict is not None:
+                return verdict
+            return self._tested(key, memo_key)
         parts = order_parts(key, self.start, self.count)
         if self.spelled:
-            memo_key: object = (tuple([parts[i] for i in self.indexes]), parts[self.count])
+            memo_key = (tuple([parts[i] for i in self.indexes]), parts[self.count])
         elif len(self.indexes) == 1:
             memo_key = parts[self.indexes[0]]
         else:
             memo_key = tuple([parts[i] for i in self.indexes])
         verdict = self.verdicts.get(memo_key)
         if verdict is None:
-            verdict = bool(self.test(key))
-            if len(self.verdicts) < MEMO_LIMIT:
-                self.verdicts[memo_key] = verdict
+            return self._tested(key, memo_key)
+        return verdict
+
+    def _tested(self, key: bytes, memo_key: object) -> bool:
+        verdict = bool(self.test(key))
+        if len(self.verdicts) < MEMO_LIMIT:
+            self.verdicts[memo_key] = verdict
         return verdict

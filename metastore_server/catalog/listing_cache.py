@@ -5,6 +5,12 @@ prune, every SHOW PARTITIONS). A listing is kept with the store's change token
 (``StoragePort.change_token``) read before it was built; any commit to the store, by anyone,
 changes the token and the listing is built again on the next request. Stores that cannot give a
 token (HBase) are never cached. Memory is bounded: least recently used listings go first.
+
+A listing keeps each partition's row key too, so that a filter over the whole table (one a key
+range cannot narrow, such as ``region in (...)``) is answered from it: the residual is tested
+on the keys (each distinct value once) and the matching partitions are taken in name order,
+without reading the store. A table whose listing was once too large to keep is remembered, so
+that filters on it read the store instead of building a listing that would be thrown away.
 """
 
 from __future__ import annotations
@@ -18,15 +24,23 @@ DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 
 @dataclass(frozen=True)
 class Listing:
-    """Every partition of one table sorted by name: names (UTF-8) and stored encodings."""
+    """Every partition of one table sorted by name: names (UTF-8), stored encodings and row
+    keys (in the same order)."""
 
     names: list[bytes]
     blobs: list[bytes]
+    keys: list[bytes]
 
     @property
     def size(self) -> int:
         """Bytes held (about)."""
-        return sum(map(len, self.names)) + sum(map(len, self.blobs)) + 100 * len(self.names)
+        held = sum(map(len, self.names)) + sum(map(len, self.blobs)) + sum(map(len, self.keys))
+        return held + 150 * len(self.names)
+
+
+#: Tables remembered as too large to keep, or by the token of their last filter (the oldest
+#: forgotten first).
+_TOO_LARGE_REMEMBERED = 4096
 
 
 class ListingCache:
@@ -36,7 +50,36 @@ class ListingCache:
         self.max_bytes = max_bytes
         self._entries: OrderedDict[int, tuple[int, Listing, int]] = OrderedDict()
         self._bytes = 0
+        self._too_large: OrderedDict[int, None] = OrderedDict()
+        self._looks: OrderedDict[int, int] = OrderedDict()
         self._lock = threading.Lock()
+
+    def second_look(self, table_id: int, token: int) -> bool:
+        """Whether the previous call of this for the table saw the same token (the store is
+        unchanged since then); the token is noted for the next call."""
+        with self._lock:
+            previous = self._looks.pop(table_id, None)
+            self._looks[table_id] = token
+            while len(self._looks) > _TOO_LARGE_REMEMBERED:
+                self._looks.popitem(last=False)
+            return previous == token
+
+    def may_keep(self, table_id: int) -> bool:
+        """False when a listing of this table was too large to keep the last time one was
+        offered (building one only to answer a filter would then be wasted)."""
+        with self._lock:
+            return table_id not in self._too_large
+
+    def too_large(self, table_id: int) -> None:
+        """Remember that this table's listing would not be kept (found without building it)."""
+        with self._lock:
+            self._remember_too_large(table_id)
+
+    def _remember_too_large(self, table_id: int) -> None:
+        self._too_large[table_id] = None
+        self._too_large.move_to_end(table_id)
+        while len(self._too_large) > _TOO_LARGE_REMEMBERED:
+            self._too_large.popitem(last=False)
 
     def get(self, table_id: int, token: int) -> Listing | None:
         """The listing of a table built under ``token``, or None."""
@@ -55,7 +98,9 @@ class ListingCache:
             if old is not None:
                 self._bytes -= old[2]
             if size > self.max_bytes:
+                self._remember_too_large(table_id)
                 return
+            self._too_large.pop(table_id, None)
             self._entries[table_id] = (token, listing, size)
             self._bytes += size
             while self._bytes > self.max_bytes:

@@ -36,7 +36,7 @@ from storage.codec import (
     leading_order_part,
     prefix_successor,
 )
-from storage.filters import hbase_filter_bytes, residual_predicate
+from storage.filters import hbase_filter_bytes, key_needles, residual_predicate
 from storage.port import Row, StoragePort
 from storage.row_scan import PartMemo
 
@@ -61,6 +61,9 @@ class KeyRange:
     #: The indexes of the partition keys ``residual`` reads (None: not known). When known, its
     #: verdicts are kept by those keys' parts, so each distinct value is tested once.
     residual_keys: tuple[int, ...] | None = None
+    #: Groups of strings every passing key holds one of each (``storage.filters.key_needles``),
+    #: for stores that test them below their row loop.
+    needles: tuple[tuple[bytes, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,9 @@ def plan_ranges(ref: TableRef, plan: FilterPlan, *, like: str = "regex") -> list
     for scan in plan.scans:
         start, stop = bound_range(kinds, scan.lower, scan.upper, table_prefix)
         residual = server_filter = residual_keys = None
+        needles: tuple[tuple[bytes, ...], ...] = ()
         if scan.residual is not None:
+            needles = key_needles(scan.residual, ref.key_types, like=like)
             residual = residual_predicate(scan.residual, ref.key_types, like=like)
             server_filter = hbase_filter_bytes(scan.residual, ref.key_types, like=like)
             named = referenced_keys(scan.residual)
@@ -97,7 +102,10 @@ def plan_ranges(ref: TableRef, plan: FilterPlan, *, like: str = "regex") -> list
             exact = exact_key(kinds, scan.values)
             point = None if exact is None else table_prefix + exact
         ranges.append(
-            KeyRange(start, stop, residual, point, server_filter, residual_keys=residual_keys)
+            KeyRange(
+                start, stop, residual, point, server_filter, residual_keys=residual_keys,
+                needles=needles,
+            )
         )
     if len(ranges) == 1 and plan.is_full_scan and plan.scans[0].residual is not None:
         skip = _skip_scan(ref, plan.scans[0].residual, like)
@@ -246,7 +254,8 @@ def matching_columns(
                 continue
             for start, stop in _segments(store, key_range):
                 rows, read, lacking = scan_columns(
-                    layout.PARTITIONS, start, stop, columns, key_filter=test, keys=keys
+                    layout.PARTITIONS, start, stop, columns, key_filter=test, keys=keys,
+                    needles=key_range.needles,
                 )
                 found.extend(rows)
                 scanned += read

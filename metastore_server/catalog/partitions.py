@@ -28,11 +28,9 @@ from metastore_server.catalog.dependency_model import (
 )
 from metastore_server.catalog.filter_explain import explain_plan
 from metastore_server.catalog.java_text import java_items, java_list, thrift_struct_text
-from metastore_server.catalog.listing_cache import Listing
 from metastore_server.catalog.partition_expr import expression_text, msck_partition_names
 from metastore_server.catalog.partition_scan import (
     KEY_ID_LENGTH,
-    LISTING_COLUMNS,
     NAME_COLUMNS,
     KeyRange,
     matching_columns,
@@ -59,6 +57,7 @@ from metastore_server.catalog.tables import (
     unable_to_create,
 )
 from metastore_server.catalog.timelines import TimelineKeeper
+from metastore_server.catalog.whole_listing import filtered, named_rows, whole_listing
 from metastore_server.encoded import EncodedPartitions
 from metastore_server.thrift_api import hms
 from planner.errors import FilterError
@@ -376,7 +375,7 @@ class Partitions:
         cap = self._ctx.partition_request_limit
         # Under a request limit, a listing is only built by the path that fails fast.
         may_build = cap is None or cap < 0 or (limit is not None and limit <= cap)
-        listing = self._whole_listing(ref, build=may_build)
+        listing = whole_listing(self._ctx, ref, build=may_build)
         if listing is None:
             return self._listing(ref, whole_table(ref), max_parts)
         self._check_request_limit(ref, len(listing.blobs), limit)
@@ -387,32 +386,12 @@ class Partitions:
         """All partition names, sorted by name as HMS does (up to max_parts)."""
         ref = self._tables.get(db, table)
         # A cached listing answers; none is built for names alone (reading them is cheap).
-        listing = self._whole_listing(ref, build=False)
+        listing = whole_listing(self._ctx, ref, build=False)
         if listing is None:
             return self._names(ref, whole_table(ref), max_parts)
         limit = _limit(max_parts)
         found = listing.names if limit is None else listing.names[:limit]
         return [name.decode("utf-8") for name in found]
-
-    def _whole_listing(self, ref: TableRef, *, build: bool = True) -> Listing | None:
-        """Every partition of a table sorted by name, from the listing cache when the store has
-        not changed since it was built (else built and kept, when ``build``); None when the
-        store cannot say or it is not cached and not to be built (then read directly)."""
-        change_token = getattr(self._ctx.store, "change_token", None)
-        token = change_token() if change_token is not None else None
-        if token is None:
-            return None
-        cached = self._ctx.listing_cache.get(ref.table_id, token)
-        if cached is not None:
-            audit.note(listing_cache="hit")
-            return cached
-        if not build:
-            return None
-        named = self._named(ref, whole_table(ref))
-        named.sort()
-        listing = Listing([row[0] for row in named], [row[1] for row in named])
-        self._ctx.listing_cache.put(ref.table_id, token, listing)
-        return listing
 
     def _check_request_limit(self, ref: TableRef, count: int, limit: int | None) -> None:
         """MetaException (HMS's words) when a request would return more partitions than
@@ -448,14 +427,28 @@ class Partitions:
     ) -> EncodedPartitions:
         """Partitions matching an HMS filter string, sorted by name."""
         ref = self._tables.get(db, table)
-        return self._listing(ref, self.filter_ranges(ref, filter_text), max_parts)
+        ranges = self.filter_ranges(ref, filter_text)
+        found = filtered(self._ctx, ref, ranges)
+        if found is None:
+            return self._listing(ref, ranges, max_parts)
+        listing, positions = found
+        limit = _limit(max_parts)
+        self._check_request_limit(ref, len(positions), limit)
+        blobs = listing.blobs
+        return EncodedPartitions(ref.db, ref.name, [blobs[i] for i in positions[:limit]])
 
     def names_by_filter(
         self, db: str, table: str, filter_text: str | None, max_parts: int | None = -1
     ) -> list[str]:
         """Names of the partitions matching a filter, sorted by name."""
         ref = self._tables.get(db, table)
-        return self._names(ref, self.filter_ranges(ref, filter_text), max_parts)
+        ranges = self.filter_ranges(ref, filter_text)
+        found = filtered(self._ctx, ref, ranges)
+        if found is None:
+            return self._names(ref, ranges, max_parts)
+        listing, positions = found
+        names = listing.names
+        return [names[i].decode("utf-8") for i in positions[: _limit(max_parts)]]
 
     def count_by_filter(self, db: str, table: str, filter_text: str | None) -> int:
         """How many partitions match a filter (no partition is decoded)."""
@@ -465,6 +458,9 @@ class Partitions:
                 message=f"Specified database/table does not exist : {db}.{table}"
             )
         ranges = self.filter_ranges(ref, filter_text)
+        found = filtered(self._ctx, ref, ranges)
+        if found is not None:
+            return len(found[1])
         return len(matching_columns(self._ctx.store, ref, ranges, NAME_COLUMNS, keys=False)[0])
 
     def _listing(
@@ -476,28 +472,13 @@ class Partitions:
         may return (``partition_request_limit``, HMS's hive.metastore.limit.partition.request).
         """
         limit = _limit(max_parts)
-        named = self._named(ref, ranges)
+        named = named_rows(self._ctx, ref, ranges)
         self._check_request_limit(ref, len(named), limit)
         # UTF-8 byte order is code point order: sorting the names' bytes sorts the names.
         named.sort()
         if limit is not None:
             named = named[:limit]
         return EncodedPartitions(ref.db, ref.name, [row[1] for row in named])
-
-    def _named(
-        self, ref: TableRef, ranges: list[KeyRange]
-    ) -> list[tuple[bytes, bytes, bytes | None]]:
-        """(name, stored partition, key or None) of the partitions in ``ranges``, in key
-        order (names are unique: sorting these sorts by name)."""
-        rows, incomplete = matching_columns(
-            self._ctx.store, ref, ranges, LISTING_COLUMNS, keys=False
-        )
-        for i, (name, blob, key) in enumerate(rows if incomplete else ()):
-            if name is None or blob is None:  # a row without its name: made from the key
-                if blob is None:
-                    raise ValueError(f"partition row {key!r} of {ref.db}.{ref.name} is empty")
-                rows[i] = (name_bytes_of(ref, key, {}), blob, key)
-        return rows  # type: ignore[return-value]
 
     def _names(self, ref: TableRef, ranges: list[KeyRange], max_parts: int | None) -> list[str]:
         """Names of the partitions in ``ranges``, sorted, up to max_parts."""

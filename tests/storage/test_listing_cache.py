@@ -51,3 +51,77 @@ def test_listings_follow_every_commit(tmp_path: Path) -> None:
     finally:
         first.close()
         other.close()
+
+
+def _two_key_table(catalog: Catalog, name: str = "t") -> None:
+    catalog.databases.create(hms.Database(name="f", parameters={}))
+    keys = [hms.FieldSchema(name=key, type="string") for key in ("ds", "region")]
+    sd = hms.StorageDescriptor(cols=[], parameters={})
+    catalog.tables.create(
+        hms.Table(dbName="f", tableName=name, sd=sd, partitionKeys=keys, parameters={})
+    )
+    parts = [
+        hms.Partition(values=[f"2024-01-{d:02d}", region], parameters={})
+        for d in range(1, 11)
+        for region in ("r10", "r2", "r1")
+    ]
+    catalog.partitions.add("f", name, parts)
+
+
+def _region_filter(catalog: Catalog, text: str) -> tuple[list[list[str]], dict[str, object]]:
+    with audit.collecting_extras() as extras:
+        found = [p.values for p in catalog.partitions.by_filter("f", "t", text).decode()]
+    return found, extras
+
+
+def test_filters_over_the_whole_table_are_answered_from_the_listing(tmp_path: Path) -> None:
+    catalog = _catalog(tmp_path / "m.db", tmp_path / "wh")
+    try:
+        _two_key_table(catalog)
+        text = '(region) in ("r1", "r10")'
+        expected = [[f"2024-01-{d:02d}", r] for d in range(1, 11) for r in ("r1", "r10")]
+        first, extras = _region_filter(catalog, text)  # the first look reads the store
+        assert first == expected and extras.get("listing_cache") is None
+        second, extras = _region_filter(catalog, text)  # unchanged since: built, kept
+        assert second == expected and extras["listing_cache"] == "built"
+        assert extras["rows_scanned"] == 30 and extras["rows_matched"] == 20
+        for other, want in [
+            ('region like "r1.*"', expected),
+            ('region = "r2" or ds = "2024-01-03"', [
+                [f"2024-01-{d:02d}", r] for d in range(1, 11) for r in ("r1", "r10", "r2")
+                if r == "r2" or d == 3
+            ]),
+        ]:  # fmt: skip
+            found, extras = _region_filter(catalog, other)
+            assert found == want and extras["listing_cache"] == "hit"
+        assert catalog.partitions.names_by_filter("f", "t", text, 3) == [
+            "ds=2024-01-01/region=r1", "ds=2024-01-01/region=r10", "ds=2024-01-02/region=r1"
+        ]  # fmt: skip
+        assert catalog.partitions.count_by_filter("f", "t", text) == 20
+        assert len(catalog.partitions.by_filter("f", "t", text, 5)) == 5
+        # A narrow plan reads the store, listing or not.
+        found, extras = _region_filter(catalog, 'ds = "2024-01-02" and region = "r1"')
+        assert found == [["2024-01-02", "r1"]] and extras.get("listing_cache") is None
+
+        # A write: the next filter reads the store again, and sees the new partition.
+        catalog.partitions.add("f", "t", [hms.Partition(values=["2024-02-01", "r1"])])
+        found, extras = _region_filter(catalog, text)
+        assert found == [*expected, ["2024-02-01", "r1"]]
+        assert extras.get("listing_cache") is None
+    finally:
+        catalog.close()
+
+
+def test_a_table_too_large_for_the_cache_is_never_built_for_a_filter(tmp_path: Path) -> None:
+    catalog = Catalog(
+        SqliteStore(str(tmp_path / "m.db")), Warehouse(tmp_path / "wh"), listing_cache_bytes=4096
+    )
+    try:
+        _two_key_table(catalog)
+        table_id = catalog.tables.get("f", "t").table_id
+        for _ in range(3):
+            found, extras = _region_filter(catalog, '(region) in ("r2")')
+            assert len(found) == 10 and extras.get("listing_cache") is None
+        assert not catalog.ctx.listing_cache.may_keep(table_id)
+    finally:
+        catalog.close()

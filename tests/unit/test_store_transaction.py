@@ -148,9 +148,9 @@ def test_a_limited_scan_inside_reads_no_more_pages_than_it_needs(
     select = SqliteStore._select
 
     def counting(sql: str, start: bytes, stop: bytes | None, reverse: bool,
-                 limit: int | None) -> tuple[str, list[object]]:  # fmt: skip
+                 limit: int | None, *rest: object) -> tuple[str, list[object]]:  # fmt: skip
         asked.append(limit)
-        return select(sql, start, stop, reverse, limit)
+        return select(sql, start, stop, reverse, limit, *rest)
 
     monkeypatch.setattr(SqliteStore, "_select", staticmethod(counting))
     with store.transaction():
