@@ -25,7 +25,7 @@ DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 @dataclass(frozen=True)
 class Listing:
     """Every partition of one table sorted by name: names (UTF-8), stored encodings and row
-    keys (in the same order)."""
+    keys (in the same order; empty in a listing built not to be kept)."""
 
     names: list[bytes]
     blobs: list[bytes]

@@ -71,13 +71,19 @@ def _listing(ctx: CatalogContext, ref: TableRef, token: int, build: bool) -> Lis
         return cached
     if not build:
         return None
-    named = named_rows(ctx, ref, whole_table(ref), keys=True)
+    # A table too large to keep gets a listing without keys (a big one holds no copy of every
+    # key); it is not offered to the cache.
+    return _built(ctx, ref, token, keep=_may_fit(ctx, ref))
+
+
+def _built(ctx: CatalogContext, ref: TableRef, token: int, *, keep: bool) -> Listing:
+    named = named_rows(ctx, ref, whole_table(ref), keys=keep)
     named.sort()
-    listing = Listing(
-        [row[0] for row in named],
-        [row[1] for row in named],
-        [row[2] for row in named],  # type: ignore[misc]
-    )
+    names = [row[0] for row in named]
+    blobs = [row[1] for row in named]
+    if not keep:
+        return Listing(names, blobs, [])
+    listing = Listing(names, blobs, [row[2] for row in named])  # type: ignore[misc]
     ctx.listing_cache.put(ref.table_id, token, listing)
     return listing
 
@@ -104,12 +110,11 @@ def filtered(
         read = len(listing.keys)
     elif ctx.listing_cache.second_look(ref.table_id, token) and _may_fit(ctx, ref):
         with audit.collecting_extras() as building:  # the rows the store read count, no more
-            listing = _listing(ctx, ref, token, build=True)
+            listing = _built(ctx, ref, token, keep=True)
         audit.note(listing_cache="built")
         read = int(building.get("rows_scanned", 0))  # type: ignore[call-overload]
     else:
         return None
-    assert listing is not None
     test = key_test(ref, key_range)
     positions = list(range(len(listing.keys))) if test is None else passing(listing.keys, test)
     audit.count(rows_scanned=read, rows_matched=len(positions))

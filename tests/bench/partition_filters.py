@@ -486,6 +486,10 @@ def _result_size(frame: memoryview) -> int:
         return struct.unpack_from("!bi", frame, pos)[1]
     if fid == 0 and ftype == TType.I32:
         return struct.unpack_from("!i", frame, pos)[0]
+    if fid == 0 and ftype == TType.STRUCT:  # get_partition_values: its first field's rows
+        ftype, fid = struct.unpack_from("!bh", frame, pos)
+        if fid == 1 and ftype == TType.LIST:
+            return struct.unpack_from("!bi", frame, pos + 3)[1]
     raise RuntimeError(f"a declared exception (result field {fid})")
 
 

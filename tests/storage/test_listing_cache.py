@@ -8,6 +8,7 @@ from pathlib import Path
 from metastore_server import audit
 from metastore_server.catalog.catalog import Catalog
 from metastore_server.catalog.warehouse import Warehouse
+from metastore_server.catalog.whole_listing import whole_listing
 from metastore_server.thrift_api import hms
 from storage.embedded import SqliteStore
 
@@ -123,5 +124,24 @@ def test_a_table_too_large_for_the_cache_is_never_built_for_a_filter(tmp_path: P
             found, extras = _region_filter(catalog, '(region) in ("r2")')
             assert len(found) == 10 and extras.get("listing_cache") is None
         assert not catalog.ctx.listing_cache.may_keep(table_id)
+    finally:
+        catalog.close()
+
+
+def test_a_listing_too_large_to_keep_holds_no_keys(tmp_path: Path) -> None:
+    """Found too large from its row count before it is built, a big listing holds no copy of
+    every key (the listing alone is what the reply needs)."""
+    catalog = Catalog(
+        SqliteStore(str(tmp_path / "m.db")), Warehouse(tmp_path / "wh"), listing_cache_bytes=4096
+    )
+    try:
+        _two_key_table(catalog)
+        ref = catalog.tables.get("f", "t")
+        first = whole_listing(catalog.ctx, ref)
+        assert first is not None and first.keys == [] and len(first.names) == 30
+        assert not catalog.ctx.listing_cache.may_keep(ref.table_id)
+        again = whole_listing(catalog.ctx, ref)
+        assert again is not None and again.keys == [] and again.names == first.names
+        assert len(catalog.partitions.list_all("f", "t")) == 30
     finally:
         catalog.close()
