@@ -7,9 +7,9 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install run test test-fast lint clean
 
-# setup.py compiles metastore_server/wire_walk.py and storage/row_scan.py (Cython): a change to
-# either reinstalls.
-$(STAMP): pyproject.toml setup.py metastore_server/wire_walk.py metastore_server/wire_walk.pxd \
+# setup.py compiles metastore_server/server/wire_walk.py and storage/row_scan.py (Cython): a
+# change to either reinstalls.
+$(STAMP): pyproject.toml setup.py metastore_server/server/wire_walk.py metastore_server/server/wire_walk.pxd \
 		storage/row_scan.py storage/row_scan.pxd
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
@@ -38,7 +38,7 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) var build *.egg-info .pytest_cache .ruff_cache .hypothesis
-	rm -f metastore_server/wire_walk.c metastore_server/wire_walk.*.so storage/row_scan.c storage/row_scan.*.so
+	rm -f metastore_server/server/wire_walk.c metastore_server/server/wire_walk.*.so storage/row_scan.c storage/row_scan.*.so
 
 # The partition-filter benchmark of issue 3 against our server (prints figures; not a test).
 # More: make bench BENCH_ARGS='--sizes 10000,100000 --reference thrift://127.0.0.1:9183'; the

@@ -1,4 +1,4 @@
-"""Build hook for the compiled modules: ``metastore_server/wire_walk.py`` and
+"""Build hook for the compiled modules: ``metastore_server/server/wire_walk.py`` and
 ``storage/row_scan.py``, compiled by Cython when a C compiler is at hand. The project works
 without them (the same modules run as plain Python, slower), so a failed build is only a
 warning."""
@@ -12,7 +12,11 @@ def _extensions() -> list[Extension]:
     except ImportError:  # building without the build requirements (e.g. --no-build-isolation)
         return []
     modules = [
-        Extension("metastore_server.wire_walk", ["metastore_server/wire_walk.py"], optional=True),
+        Extension(
+            "metastore_server.server.wire_walk",
+            ["metastore_server/server/wire_walk.py"],
+            optional=True,
+        ),
         Extension("storage.row_scan", ["storage/row_scan.py"], optional=True),
     ]
     return cythonize(

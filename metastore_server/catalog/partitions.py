@@ -26,6 +26,7 @@ from metastore_server.catalog.dependency_model import (
     check_columns,
     dependency_for,
 )
+from metastore_server.catalog.encoded import EncodedPartitions
 from metastore_server.catalog.filter_explain import explain_plan
 from metastore_server.catalog.java_text import java_items, java_list, thrift_struct_text
 from metastore_server.catalog.partition_expr import expression_text, msck_partition_names
@@ -58,7 +59,6 @@ from metastore_server.catalog.tables import (
 )
 from metastore_server.catalog.timelines import TimelineKeeper
 from metastore_server.catalog.whole_listing import filtered, named_rows, whole_listing
-from metastore_server.encoded import EncodedPartitions
 from metastore_server.thrift_api import hms
 from planner.errors import FilterError
 from planner.explain import summary

@@ -23,6 +23,7 @@ from metastore_server.catalog.dependency_model import (
 )
 from metastore_server.catalog.dependency_model import PREFIX as DEPENDENT_PREFIX
 from metastore_server.catalog.serde import from_bytes, to_bytes
+from metastore_server.catalog.time_columns import check_declaration
 from metastore_server.thrift_api import hms
 from planner.types import KeyKind, key_kind
 from storage import layout
@@ -309,6 +310,7 @@ class Tables:
             table.sd = hms.StorageDescriptor(cols=[], parameters={})
         table.sd.cols = _lower_columns(table.sd.cols)
         table.partitionKeys = _lower_columns(table.partitionKeys)
+        check_declaration(table)
         fill_storage_defaults(table.sd)
         if table.rewriteEnabled is None:
             table.rewriteEnabled = False

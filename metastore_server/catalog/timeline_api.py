@@ -22,7 +22,8 @@ from datetime import datetime
 
 from metastore_server import audit
 from metastore_server.catalog.catalog import Catalog
-from metastore_server.catalog.timelines import TimelineKey, time_columns
+from metastore_server.catalog.time_columns import time_columns
+from metastore_server.catalog.timelines import TimelineKey
 from metastore_server.thrift_api import hms
 from timeline import (
     TIME_PARTCOLS_KEY,

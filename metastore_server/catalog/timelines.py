@@ -1,12 +1,14 @@
 """Partition timelines kept by the server for the tables that opt in, as Apache Lens keeps them.
 
 A table opts in with ``cube.storagetable.time.partcols`` (a comma list of its time partition
-columns). A partition is tracked when its parameter ``cube.storagetable.partition.update.period``
-names an update period: each time column's value that parses as a partition of that period is
-in the (period, column) timeline; other values (Lens's ``latest``, say) are ignored. The table is
-its own storage table. The timelines live in the table's parameters with Lens's keys
-(``timeline.properties``) and, per table id, in memory with the version stamp of the table row
-they were read at (``layout.TIMELINE_VERSION``): a read checks the stamp (one get) first.
+columns) or with our ``metastore.timeline.periods`` (``catalog.time_columns``). A partition is
+tracked when its parameter ``cube.storagetable.partition.update.period`` names an update period,
+or when its time column has a declared one: each time column's value that parses as a partition
+of that period is in the (period, column) timeline; other values (Lens's ``latest``, say) are
+ignored. The table is its own storage table. The timelines live in the table's parameters with
+Lens's keys (``timeline.properties``) and, per table id, in memory with the version stamp of the
+table row they were read at (``layout.TIMELINE_VERSION``): a read checks the stamp (one get)
+first.
 
 Every partition write keeps both in step, in Lens's order: add: memory, partition write,
 parameters; drop: partition write, memory, parameters. A (period, column, value) leaves its
@@ -39,6 +41,13 @@ from metastore_server.catalog.partition_scan import (
 )
 from metastore_server.catalog.serde import from_bytes, to_bytes
 from metastore_server.catalog.tables import TableRef, Tables, next_stamp, row_condition
+from metastore_server.catalog.time_columns import (
+    Columns,
+    Entry,
+    check_declaration,
+    partition_entries,
+    time_columns,
+)
 from metastore_server.thrift_api import hms
 from planner.errors import FilterError
 from planner.grammar import parse_filter
@@ -48,8 +57,6 @@ from storage.port import Delete, Put
 from timeline import (
     PREFIX,
     PRESENT_KEY,
-    TIME_PARTCOLS_KEY,
-    UPDATE_PERIOD_KEY,
     PartitionTimeline,
     TimePartition,
     UpdatePeriod,
@@ -65,12 +72,8 @@ log = structlog.get_logger(__name__)
 
 TimelineKey = tuple[UpdatePeriod, str]
 Timelines = dict[TimelineKey, PartitionTimeline]
-#: One partition's membership of one timeline: (period, column, partition).
-Entry = tuple[UpdatePeriod, str, TimePartition]
 #: A partition as the keeper sees it: its values and its parameters.
 PartitionSpec = tuple[Sequence[str], Mapping[str, str] | None]
-#: (index, name) of the time partition columns of a table.
-Columns = list[tuple[int, str]]
 
 #: Attempts at writing the timelines when other server processes change the table meanwhile.
 MAX_ATTEMPTS = 30
@@ -81,33 +84,6 @@ _VALUES_PER_FILTER = 200
 
 
 # -- what a table and a partition say -------------------------------------------------------------
-
-
-def time_columns(table: hms.Table) -> Columns:
-    """The partition keys the table names as time columns, in key order; empty when the table
-    does not opt in."""
-    listed = (table.parameters or {}).get(TIME_PARTCOLS_KEY) or ""
-    wanted = {name.strip().lower() for name in listed.split(",") if name.strip()}
-    keys = [(fs.name or "").lower() for fs in table.partitionKeys or []]
-    return [(index, key) for index, key in enumerate(keys) if key in wanted]
-
-
-def partition_entries(
-    columns: Columns, values: Sequence[str], params: Mapping[str, str] | None
-) -> set[Entry]:
-    """The timeline entries of one partition (none without a valid update period)."""
-    name = (params or {}).get(UPDATE_PERIOD_KEY)
-    period = UpdatePeriod.__members__.get(name.strip().upper()) if name else None
-    if period is None:
-        return set()
-    entries = set()
-    for index, column in columns:
-        if index < len(values):
-            try:
-                entries.add((period, column, TimePartition.parse(period, values[index])))
-            except ValueError:
-                continue
-    return entries
 
 
 def _timeline_of(param: str, column_names: set[str]) -> TimelineKey | None:
@@ -582,6 +558,7 @@ class TimelineKeeper:
         empty, as Lens expects). Turning the opt-in on builds them; turning it off drops every
         timeline key. Returns what to do once the table is stored (None: not opted in).
         """
+        check_declaration(table, hms.InvalidOperationException)
         old_columns, new_columns = time_columns(current.table), time_columns(table)
         params = dict(table.parameters or {})
         if not new_columns:

@@ -41,9 +41,9 @@ from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocke
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from metastore_server.benchmark import Layout, load_table  # noqa: E402
-from metastore_server.progress import ProgressBar  # noqa: E402
 from metastore_server.thrift_api import hms, make_client  # noqa: E402
+from metastore_server.tools.benchmark import Layout, load_table  # noqa: E402
+from metastore_server.tools.progress import ProgressBar  # noqa: E402
 
 
 def _free_port() -> int:

@@ -58,7 +58,7 @@ from metastore_server.audit import configure_logging  # noqa: E402
 from metastore_server.catalog import timeline_api  # noqa: E402
 from metastore_server.catalog.catalog import Catalog  # noqa: E402
 from metastore_server.catalog.warehouse import Warehouse  # noqa: E402
-from metastore_server.store_url import open_store  # noqa: E402
+from metastore_server.server.store_url import open_store  # noqa: E402
 from storage import layout  # noqa: E402
 from timeline import (  # noqa: E402
     TIME_PARTCOLS_KEY,

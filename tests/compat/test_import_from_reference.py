@@ -23,7 +23,7 @@ from support.net import MetastoreEndpoint
 from support.our_server import OurServer
 from support.spark_session import local_spark
 
-from metastore_server import cli_import
+from metastore_server.cli import importing as cli_import
 from metastore_server.thrift_api import hms, make_client
 
 pytestmark = [pytest.mark.compat, pytest.mark.spark]

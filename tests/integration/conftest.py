@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from support.hbase_double import HBaseDouble, storage_url
 
-from metastore_server.app import build_server
-from metastore_server.config import ServerConfig
+from metastore_server.server.app import build_server
+from metastore_server.server.config import ServerConfig
 from metastore_server.thrift_api import hms, make_client
 
 #: Which store the integration servers use: "embedded" (default) or "hbase-double" (the HBase

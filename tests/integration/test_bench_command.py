@@ -11,15 +11,17 @@ import signal
 import struct
 import zlib
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.net import LOOPBACK, free_port
 
-from metastore_server import bench_plot, benchmark, cli_bench
-from metastore_server.progress import ProgressBar
+from metastore_server.cli import bench as cli_bench
 from metastore_server.thrift_api import hms
+from metastore_server.tools import bench_plot, benchmark
+from metastore_server.tools.progress import ProgressBar
 
 from .conftest import RunningServer
 
@@ -226,15 +228,15 @@ def test_progress_bar() -> None:
     bar.advance(5)
     bar.end()
     text = stream.getvalue()
-    assert text.startswith("\rx parts_10 [") and "[##########..........] 5/10 partitions" in text
-    assert "5/s ETA 00:01" in text
-    assert "ETA" in text and "10/10" in text and text.endswith("\n")
+    assert "x parts_10" in text and "5/10 partitions 5/s" in text
+    assert "10/10 partitions" in text
+    assert text.endswith("x parts_10: 10/10 partitions 5/s\n")  # the bar gives way to a line
     quiet = io.StringIO()
     off = ProgressBar(quiet, visible=False)
     off.start("x", 10)
     off.advance(5)
     off.end()
-    assert quiet.getvalue() == ""
+    assert quiet.getvalue() == "" and off.done == 5
 
 
 @pytest.mark.parametrize(
@@ -334,3 +336,33 @@ def test_sigterm_stops_like_ctrl_c(
     assert "bench: interrupted" in err and "dropped database bench_term" in err
     measured_so_far(out, running)
     assert not database_exists(running, "bench_term")
+
+
+def test_without_matplotlib_the_figures_are_written_and_the_plot_is_named(
+    running: RunningServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(bench_plot, "available", lambda: False)
+    out = tmp_path / "out"
+    code = cli_bench.main(
+        ["--uri", uri(running), *TINY, "--database", "bench_noplot", "--out", str(out)]
+    )
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    check_rows(read_csv(out / cli_bench.CSV_NAME), [label(running)])
+    assert not (out / cli_bench.PNG_NAME).exists()
+    assert f"no plot: {bench_plot.INSTALL_HINT}" in printed.out
+
+
+def test_results_go_to_a_directory_of_their_own_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    when = datetime(2026, 11, 26, 5, 30, 0)
+    assert cli_bench.default_out(when) == tmp_path / "data/metastore-server/bench/20261126-053000"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    home_share = tmp_path / "home/.local/share"
+    assert cli_bench.default_out(when).parent == home_share / "metastore-server/bench"

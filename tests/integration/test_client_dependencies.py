@@ -20,7 +20,7 @@ from metastore_server.catalog.dependency_model import (
     COMPLETENESS_PERIOD_KEY,
     DEPENDS_ON_KEY,
 )
-from metastore_server.cli import build_parser
+from metastore_server.cli.main import build_parser
 from metastore_server.client import MetastoreClient
 from metastore_server.thrift_api import hms
 

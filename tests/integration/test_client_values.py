@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from support.net import LOOPBACK, free_port
 
-from metastore_server.cli import build_parser
+from metastore_server.cli.main import build_parser
 from metastore_server.client import MetastoreClient
 from metastore_server.thrift_api import hms
 

@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 
-from metastore_server import audit, cli_import
-from metastore_server.handler import MetastoreHandler
-from metastore_server.importer import Progress, Side, TableResult
+from metastore_server import audit
+from metastore_server.api.handler import MetastoreHandler
+from metastore_server.cli import importing as cli_import
 from metastore_server.thrift_api import hms
+from metastore_server.tools.importer import Progress, Side, TableResult
 
 from .conftest import RunningServer, create_db, make_partition, make_table
 
@@ -203,9 +204,12 @@ def test_filters(source: RunningServer, target: RunningServer) -> None:
     assert set(state) == {"logs", "logs.events", "logs.parse()", "sales", "sales.customers"}
     assert "function sales.money" not in out  # sales is not copied whole
 
-    code, out, _ = run_import(source, target, "--tables", "sales.nope", "--no-progress")
-    assert code == 0
+    code, out, err = run_import(
+        source, target, "--tables", "sales.nope", "--databases", "nodb", "--no-progress"
+    )
+    assert code == 1  # what was named and is not there is named, and the import fails
     assert "sales.nope" in out and "not found on the source" in out
+    assert "import: not found on the source: nodb, sales.nope" in err
 
 
 def test_existing_objects_are_kept_and_compared(
@@ -276,8 +280,8 @@ def test_progress_bar_on_a_terminal() -> None:
     result = TableResult("db", "t", "created", copied=100, seconds=4.0)
     progress.finish(result)
     text = stream.getvalue()
-    assert "\rdb.t [#####...............] 25/100 partitions 25/s ETA 00:03" in text
-    assert "\rdb.t: created; 100 partition(s) copied, 0 skipped as present in 4.0 s" in text
+    assert "db.t" in text and "25/100 partitions 25/s ETA" in text
+    assert "db.t: created; 100 partition(s) copied, 0 skipped as present in 4.0 s" in text
     assert text.endswith("(25 partitions/s)\n")
     assert Progress.for_stream(stream, False).mode == "off"
 
@@ -285,7 +289,7 @@ def test_progress_bar_on_a_terminal() -> None:
 def test_target_lost_midway_exits_2_and_resumes(
     source: RunningServer, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from metastore_server.importer import Importer
+    from metastore_server.tools.importer import Importer
 
     store = tmp_path_factory.mktemp("import-lost")
     first = RunningServer(store)

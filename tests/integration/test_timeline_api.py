@@ -18,11 +18,11 @@ from support.net import LOOPBACK, free_port
 
 from metastore_server import audit
 from metastore_server.catalog.catalog import Catalog
-from metastore_server.catalog.timelines import time_columns
+from metastore_server.catalog.time_columns import time_columns
 from metastore_server.catalog.warehouse import Warehouse
-from metastore_server.cli import build_parser
+from metastore_server.cli.main import build_parser
 from metastore_server.client import MetastoreClient
-from metastore_server.store_url import open_store
+from metastore_server.server.store_url import open_store
 from metastore_server.thrift_api import hms
 from timeline import (
     PREFIX,

@@ -14,11 +14,11 @@ import structlog
 from support.tls import make_certificate
 from thriftpy2.transport import TTransportException
 
-from metastore_server import cli
-from metastore_server.app import build_handler
+from metastore_server.cli import main as cli
 from metastore_server.client import MetastoreClient
-from metastore_server.config import ServerConfig
-from metastore_server.server import MetastoreServer
+from metastore_server.server.app import build_handler
+from metastore_server.server.config import ServerConfig
+from metastore_server.server.thrift_server import MetastoreServer
 from metastore_server.thrift_api import make_client
 
 from .conftest import RunningServer

@@ -22,12 +22,12 @@ from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TMemoryBuffer, TTransportException
 
-from metastore_server import cli
-from metastore_server.app import build_server
-from metastore_server.config import ServerConfig
-from metastore_server.server import MetastoreServer
+from metastore_server.cli import main as cli
+from metastore_server.server.app import build_server
+from metastore_server.server.config import ServerConfig
+from metastore_server.server.thrift_server import MetastoreServer
+from metastore_server.server.transport_limits import DECODE_RATIO
 from metastore_server.thrift_api import hms, make_client
-from metastore_server.transport_limits import DECODE_RATIO
 
 from .conftest import RunningServer, _storage_url
 
@@ -610,7 +610,7 @@ def test_message_timeout_setting(tmp_path: Path) -> None:
         file.write_text(text + "\n")
         assert ServerConfig.from_file(file).message_timeout == value
     file.write_text('message_timeout = "soon"\n')
-    with pytest.raises(ValueError, match="message_timeout must be a float"):
+    with pytest.raises(ValueError, match="message_timeout must be a number"):
         ServerConfig.from_file(file)
     for bad in (-1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="message_timeout must be 0"):

@@ -16,8 +16,8 @@ from support.net import MetastoreEndpoint
 from support.spark_session import local_spark
 from support.tls import make_certificate, make_trust_store
 
-from metastore_server.app import build_server
-from metastore_server.config import ServerConfig
+from metastore_server.server.app import build_server
+from metastore_server.server.config import ServerConfig
 from metastore_server.thrift_api import make_client
 
 pytestmark = pytest.mark.spark

@@ -23,7 +23,7 @@ from support.hbase_filter_language import FilterLanguageError, parse_filter
 from support.net import free_port
 from thriftpy2.thrift import TApplicationException
 
-from metastore_server.store_url import describe, open_store
+from metastore_server.server.store_url import describe, open_store
 from planner.evaluate import compile_predicate
 from planner.types import key_kind
 from storage.codec import encode_value

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from metastore_server import cli
-from metastore_server.config import ServerConfig
+from metastore_server.cli import main as cli
+from metastore_server.server.config import ServerConfig
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -33,7 +33,7 @@ def test_file_settings_and_hive_values(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("prot = 1\n", "unknown setting 'prot'"), ('port = "9183"\n', "port must be a int")],
+    [("prot = 1\n", "unknown setting 'prot'"), ('port = "9183"\n', "port must be a whole number")],
 )
 def test_bad_file_settings_are_named(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):

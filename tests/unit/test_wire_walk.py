@@ -1,4 +1,4 @@
-"""The wire walker (metastore_server/wire_walk.py) as compiled at install and as plain Python:
+"""The wire walker (metastore_server/server/wire_walk.py), compiled at install and plain Python:
 it accepts every message thriftpy2 writes, fed in any chunking, and refuses at the right byte
 every container thriftpy2's decoder would skip without reading."""
 
@@ -24,7 +24,7 @@ from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.thrift import TMessageType
 from thriftpy2.transport import TMemoryBuffer
 
-from metastore_server import wire_walk
+from metastore_server.server import wire_walk
 from metastore_server.thrift_api import hms
 
 PLAIN = plain_python(wire_walk)
@@ -223,7 +223,7 @@ def test_the_old_unversioned_header_is_followed(module: ModuleType) -> None:
 def test_the_installed_walker_is_compiled_where_a_compiler_is_at_hand() -> None:
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler here: the walker runs as plain Python")
-    assert wire_walk.compiled(), "reinstall (make install) to compile metastore_server/wire_walk"
+    assert wire_walk.compiled(), "reinstall (make install) to compile server/wire_walk.py"
     assert not PLAIN.compiled()
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import time
 
-from metastore_server.handler import MetastoreHandler
+from metastore_server.api.handler import MetastoreHandler
 
 STALLING_NAME = "__hold_the_interpreter__"
 _original = MetastoreHandler.get_database

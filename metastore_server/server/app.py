@@ -7,16 +7,17 @@ from pathlib import Path
 
 import structlog
 
-from metastore_server import __version__, wire_walk
+from metastore_server import __version__
+from metastore_server.api.client_settings import HIVE_DEFAULTS
+from metastore_server.api.handler import MetastoreHandler
 from metastore_server.catalog.catalog import Catalog
 from metastore_server.catalog.data import DataOperations
 from metastore_server.catalog.data_fs import FileSystems, FileSystemUnavailable
 from metastore_server.catalog.warehouse import Warehouse, to_uri
-from metastore_server.client_settings import HIVE_DEFAULTS
-from metastore_server.config import ServerConfig
-from metastore_server.handler import MetastoreHandler
-from metastore_server.server import MetastoreServer
-from metastore_server.store_url import describe, open_store
+from metastore_server.server import wire_walk
+from metastore_server.server.config import ServerConfig
+from metastore_server.server.store_url import describe, open_store
+from metastore_server.server.thrift_server import MetastoreServer
 from storage import row_scan
 
 log = structlog.get_logger(__name__)
@@ -102,7 +103,7 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
         log.warning(
             "wire_walker_not_compiled",
             hint="every request is checked by plain Python (about 40 us a partition); "
-            "install a C compiler and reinstall to compile metastore_server/wire_walk",
+            "install a C compiler and reinstall to compile metastore_server/server/wire_walk",
         )
     if not row_scan.compiled():
         log.warning(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import secrets
 import signal
@@ -16,14 +17,14 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlparse
 
-from metastore_server import bench_plot, benchmark
-from metastore_server.cli_common import (
+from metastore_server.cli.common import (
     DEFAULT_URI,
     non_negative_int,
     positive_int,
     positive_number,
 )
 from metastore_server.client import DEFAULT_PORT
+from metastore_server.tools import bench_plot, benchmark
 
 COMMAND = "bench"
 CSV_NAME = "results.csv"
@@ -70,7 +71,10 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out",
         type=Path,
-        help=f"directory for {CSV_NAME} and {PNG_NAME} (default ./bench-<timestamp>)",
+        help=(
+            f"directory for {CSV_NAME} and {PNG_NAME} (default "
+            "$XDG_DATA_HOME/metastore-server/bench/<timestamp>, ~/.local/share when unset)"
+        ),
     )
     parser.add_argument(
         "--batch",
@@ -183,9 +187,17 @@ def _drop_databases(targets: list[benchmark.Target], db: str) -> None:
             )
 
 
+def default_out(now: datetime | None = None) -> Path:
+    """Where a run's files go without ``--out``: a directory of its own under the user's data
+    directory (never the working directory)."""
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "metastore-server" / "bench" / f"{now or datetime.now():%Y%m%d-%H%M%S}"
+
+
 def _write_outputs(
     out: Path, rows: list[benchmark.Row], metastores: list[str]
-) -> tuple[Path, Path, tuple[int, int]]:
+) -> tuple[Path, Path | None, tuple[int, int]]:
+    """Write the CSV file and, with matplotlib, the plot (None and (0, 0) without it)."""
     csv_path, png_path = out / CSV_NAME, out / PNG_NAME
     benchmark.write_csv(csv_path, rows)
     panels: dict[str, dict[str, dict[int, float]]] = {}
@@ -194,6 +206,8 @@ def _write_outputs(
     for r in rows:
         panels.setdefault(r.operation, {m: {} for m in metastores})
         panels[r.operation][r.metastore][r.partitions] = r.stats.median
+    if not bench_plot.available():
+        return csv_path, None, (0, 0)
     size = bench_plot.write_png(
         png_path, panels, metastores, "median latency (ms) by partition count"
     )
@@ -289,8 +303,9 @@ def _save_partial(out: Path, rows: list[benchmark.Row], metastores: list[str]) -
     except OSError as exc:
         print(f"{COMMAND}: cannot write the results so far to {out}: {exc}", file=sys.stderr)
         return
+    written = csv_path if png_path is None else f"{csv_path} and {png_path}"
     print(
-        f"{COMMAND}: wrote the {len(rows)} result(s) measured so far to {csv_path} and {png_path}",
+        f"{COMMAND}: wrote the {len(rows)} result(s) measured so far to {written}",
         file=sys.stderr,
     )
 
@@ -306,7 +321,10 @@ def _print_results(
     for name, what in benchmark.describe_operations(db, benchmark.Layout(largest)):
         print(f"  {name:<24} {what}")
     print()
-    print(f"wrote {csv_path} and {png_path} ({width}x{height})")
+    if png_path is None:
+        print(f"wrote {csv_path}; no plot: {bench_plot.INSTALL_HINT}")
+    else:
+        print(f"wrote {csv_path} and {png_path} ({width}x{height})")
     if args.keep:
         print(f"kept database {db}")
 
@@ -325,7 +343,9 @@ def run(args: argparse.Namespace) -> int:
     if not _DB_NAME.match(db):
         print(f"{COMMAND}: --database must be letters, digits and _, not {db!r}", file=sys.stderr)
         return 2
-    out = args.out or Path(f"bench-{datetime.now():%Y%m%d-%H%M%S}")
+    out = args.out or default_out()
+    if args.out is None:
+        benchmark.log(sys.stderr, f"results go to {out} (--out to choose)")
     targets = [
         benchmark.Target(label, uri, timeout_ms=int(args.timeout * 1000))
         for label, uri in zip(benchmark.labels(uris), uris, strict=True)
@@ -352,7 +372,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m metastore_server.cli_bench``: the subcommand on its own."""
+    """``python -m metastore_server.cli.bench``: the subcommand on its own."""
     parser = argparse.ArgumentParser(
         prog=f"metastore-server {COMMAND}",
         description="Time metastore calls on tables of growing partition counts.",

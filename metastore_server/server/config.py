@@ -9,7 +9,7 @@ import tomllib
 from dataclasses import dataclass, field, fields
 
 from metastore_server.catalog.context import WRITER_LEASE_S
-from metastore_server.transport_limits import (
+from metastore_server.server.transport_limits import (
     DEFAULT_MAX_MESSAGE_SIZE,
     DEFAULT_MESSAGE_TIMEOUT,
     server_tls_context,
@@ -19,6 +19,9 @@ ENV_PREFIX = "METASTORE_"
 #: Bounds of max_message_size: Thrift lengths are signed 32-bit integers.
 MIN_MESSAGE_SIZE = 1024
 MAX_MESSAGE_SIZE = 2**31 - 1
+
+
+_KIND_WORDS = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
 
 
 @dataclass
@@ -61,8 +64,13 @@ class ServerConfig:
         """Defaults overridden by a TOML file of the same settings (``port = 9183``, ...), at
         top level or under ``[server]``; ``[hive]`` holds extra values for get_config_value.
         ValueError names an unknown or mistyped setting."""
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
+        try:
+            with open(path, "rb") as handle:
+                document = tomllib.load(handle)
+        except FileNotFoundError:
+            raise ValueError(f"{os.fspath(path)}: no such file") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{os.fspath(path)}: not valid TOML: {exc}") from None
         settings = dict(document.get("server", {}))
         settings.update(
             {k: v for k, v in document.items() if k not in ("server", "hive", "filesystems")}
@@ -77,7 +85,8 @@ class ServerConfig:
             if expected is float and isinstance(value, int) and not isinstance(value, bool):
                 value = float(value)  # ``message_timeout = 60`` is a TOML integer
             if not isinstance(value, expected) or isinstance(value, bool):
-                raise ValueError(f"{path}: {name} must be a {expected.__name__}, not {value!r}")
+                kind = _KIND_WORDS.get(expected, expected.__name__)
+                raise ValueError(f"{path}: {name} must be {kind}, not {value!r}")
             setattr(config, attribute, value)
         config.extra_config = {str(k): str(v) for k, v in document.get("hive", {}).items()}
         filesystems = document.get("filesystems", {})

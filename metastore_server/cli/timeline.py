@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from metastore_server.cli_common import add_uri_and_format, ask, split_table
+from metastore_server.cli.common import add_uri_and_format, ask, split_table
 
 COMMAND = "timeline"
 _PERIODS = "SECONDLY, MINUTELY, HOURLY, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY"

@@ -23,8 +23,8 @@ from typing import Any, TextIO
 from urllib.parse import urlparse
 
 from metastore_server.client import DEFAULT_PORT, MetastoreClient
-from metastore_server.progress import ProgressBar
 from metastore_server.thrift_api import hms
+from metastore_server.tools.progress import ProgressBar
 
 KEYS = (("ds", "string"), ("hr", "int"), ("region", "string"))
 REGIONS = ("r0", "r1", "r2", "r3")

@@ -6,10 +6,10 @@ stalled client never holds up the accept loop). Each connection has its own thre
 hold long-lived connections and make one call at a time). An incoming message larger than
 ``max_message_size``, one that decodes to more than its size allows, one that does not arrive
 within ``message_timeout`` once begun, or one the protocol cannot read, closes that connection
-only (see :mod:`metastore_server.transport_limits`). Every call produces one audit line. Errors
-of a call never drop the connection: an exception the method declares is returned as such, an
-HMS exception it does not declare becomes a MetaException when the method declares that, and
-anything else becomes a TApplicationException.
+only (see :mod:`metastore_server.server.transport_limits`). Every call produces one audit line.
+Errors of a call never drop the connection: an exception the method declares is returned as
+such, an HMS exception it does not declare becomes a MetaException when the method declares
+that, and anything else becomes a TApplicationException.
 """
 
 from __future__ import annotations
@@ -35,12 +35,11 @@ from thriftpy2.transport import (
 )
 
 from metastore_server import thrift_api
+from metastore_server.api.handler import result_size, split_audit_target
 from metastore_server.audit import audit_call, collecting_extras
-from metastore_server.encoded import EncodedPartitions
-from metastore_server.handler import result_size, split_audit_target
-from metastore_server.text_check import undecoded_field
-from metastore_server.thrift_api import KeyFixingCompactProtocol, hms
-from metastore_server.transport_limits import (
+from metastore_server.catalog.encoded import EncodedPartitions
+from metastore_server.server.text_check import undecoded_field
+from metastore_server.server.transport_limits import (
     CONTAINER_COST,
     DEFAULT_MAX_MESSAGE_SIZE,
     DEFAULT_MESSAGE_TIMEOUT,
@@ -53,6 +52,7 @@ from metastore_server.transport_limits import (
     install_decode_metering,
     server_tls_context,
 )
+from metastore_server.thrift_api import KeyFixingCompactProtocol, hms
 
 log = structlog.get_logger(__name__)
 

@@ -32,12 +32,12 @@ about 25 compact), so one request's decoded objects stay within about
 ``add_partitions`` charges 2 to 5 bytes of structs per byte and decodes to 6 to 10 in all.
 
 **Structure.** With ``walk=True`` (binary protocol) every byte received passes a
-:class:`~metastore_server.wire_walk.WireWalker` before the transport sees it. thriftpy2's decoder
-skips a container of a type that takes no bytes by looping over its declared size without
-reading, so 38 bytes could hold the process for seconds; the walker refuses such a message (and
-negative sizes, nesting deeper than 64) at its first malformed byte. The bytes before that byte
-are handed over as usual, so the messages before it are answered; the read that reaches it
-raises :class:`MalformedMessage`.
+:class:`~metastore_server.server.wire_walk.WireWalker` before the transport sees it. thriftpy2's
+decoder skips a container of a type that takes no bytes by looping over its declared size
+without reading, so 38 bytes could hold the process for seconds; the walker refuses such a
+message (and negative sizes, nesting deeper than 64) at its first malformed byte. The bytes
+before that byte are handed over as usual, so the messages before it are answered; the read that
+reaches it raises :class:`MalformedMessage`.
 
 **Message time.** With ``message_timeout`` > 0, once the first byte of a message has arrived the
 server waits at most that long for the rest (:class:`MessageTimeout`); it never cuts a message
@@ -61,7 +61,7 @@ from typing import Any
 from thriftpy2.thrift import TType
 from thriftpy2.transport import TSocket, TTransportException
 
-from metastore_server.wire_walk import WireWalker
+from metastore_server.server.wire_walk import WireWalker
 
 __all__ = [
     "CONTAINER_COST",

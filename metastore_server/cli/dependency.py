@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from metastore_server.cli_common import add_uri_and_format, ask, positive_int, split_table
+from metastore_server.cli.common import add_uri_and_format, ask, positive_int, split_table
 
 COMMAND = "dependency"
 _DROP_POLICIES = "refuse, allow, mark_incomplete"

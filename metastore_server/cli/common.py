@@ -35,8 +35,25 @@ def connect(command: str, uri: str) -> MetastoreClient | None:
     except ValueError as exc:
         print(f"{command}: --uri: {exc}", file=sys.stderr)
     except Exception as exc:  # noqa: BLE001 - any connection failure is reported the same way
-        print(f"{command}: cannot reach {uri}: {exc}", file=sys.stderr)
+        print(f"{command}: cannot reach {uri}: {_connect_reason(exc)}", file=sys.stderr)
+        print(f"{command}: {UNREACHABLE_HINT}", file=sys.stderr)
     return None
+
+
+UNREACHABLE_HINT = (
+    "is a metastore running there? Start one with `metastore-server serve` (or `make run`), "
+    "or point --uri at one"
+)
+
+
+def _connect_reason(exc: BaseException) -> str:
+    """A connection failure in words (thriftpy2 wraps the OS error in its message)."""
+    text = getattr(exc, "message", None) or str(exc)
+    if "Could not connect" in text:
+        return "connection refused"
+    if isinstance(exc, TimeoutError) or "timed out" in text:
+        return "timed out"
+    return text
 
 
 def ask(command: str, uri: str, call: Callable[[MetastoreClient], T]) -> tuple[int, T | None]:

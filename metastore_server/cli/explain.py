@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from metastore_server.cli_common import DEFAULT_URI, ask, split_table
+from metastore_server.cli.common import DEFAULT_URI, ask, split_table
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

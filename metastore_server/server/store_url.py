@@ -7,16 +7,23 @@
 
 from __future__ import annotations
 
+import os
 from urllib.parse import urlparse
 
 from storage.port import StoragePort
+
+#: The storage URLs ``open_store`` takes, as an error message names them.
+ACCEPTED_FORMS = (
+    "sqlite:///relative/path.db (from the working directory), sqlite:////absolute/path.db, "
+    "or hbase://host:port (?prefix=hms_&namespace=...)"
+)
 
 
 def describe(url: str) -> str:
     """A short human description of a storage URL, for the start-up log."""
     parsed = urlparse(url)
     if parsed.scheme == "sqlite":
-        return f"embedded SQLite at {sqlite_path(url)}"
+        return f"embedded SQLite at {os.path.abspath(sqlite_path(url))}"
     if parsed.scheme == "hbase":
         from storage.hbase import HBaseSettings
 
@@ -47,6 +54,4 @@ def open_store(url: str) -> StoragePort:
         from storage.hbase import HBaseSettings, HBaseStore
 
         return HBaseStore(HBaseSettings.from_url(url))
-    raise ValueError(
-        f"unsupported storage URL {url!r}: use sqlite:///path or hbase://host:port?prefix=hms_"
-    )
+    raise ValueError(f"unsupported storage URL {url!r}: use {ACCEPTED_FORMS}")

@@ -15,19 +15,21 @@ from typing import Any
 
 import structlog
 
-from metastore_server import (
-    __version__,
-    cli_bench,
-    cli_dependency,
-    cli_explain,
-    cli_import,
-    cli_timeline,
-    cli_values,
-)
+from metastore_server import __version__
 from metastore_server.audit import configure_logging
-from metastore_server.config import ServerConfig
+from metastore_server.cli import bench as cli_bench
+from metastore_server.cli import dependency as cli_dependency
+from metastore_server.cli import errors
+from metastore_server.cli import explain as cli_explain
+from metastore_server.cli import importing as cli_import
+from metastore_server.cli import timeline as cli_timeline
+from metastore_server.cli import values as cli_values
+from metastore_server.server.config import ServerConfig
+from storage.hbase import HBaseError
 
 log = structlog.get_logger(__name__)
+
+DEBUG_HELP = "show the Python traceback of an unexpected failure"
 
 
 def _file_defaults(argv: Sequence[str] | None) -> ServerConfig:
@@ -217,6 +219,7 @@ def build_parser(defaults: ServerConfig | None = None) -> argparse.ArgumentParse
         description="A Hive-Metastore-compatible Thrift server.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub, defaults if defaults is not None else ServerConfig.from_env())
     cli_explain.add_parser(sub)
@@ -225,6 +228,10 @@ def build_parser(defaults: ServerConfig | None = None) -> argparse.ArgumentParse
     cli_dependency.add_parser(sub)
     cli_bench.add_parser(sub)
     cli_import.add_parser(sub)
+    for command in sub.choices.values():  # --debug before or after the command
+        command.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP
+        )
     return parser
 
 
@@ -290,13 +297,14 @@ def serve(config: ServerConfig, argv: Sequence[str] = (), worker_channel_fd: int
     """Run the server until SIGTERM or SIGINT; 0 on a clean stop. With ``config.workers``,
     a supervisor runs that many worker processes (each this program with ``argv`` and
     ``--worker-channel-fd``); a worker serves the connections handed over on that channel."""
-    from metastore_server.app import build_server
+    from metastore_server.server.app import build_server
 
     try:
         server, close = build_server(config)
     except ValueError as exc:
-        print(f"metastore-server: {exc}", file=sys.stderr)
-        return 2
+        return errors.report(str(exc), errors.USAGE)
+    except (OSError, HBaseError) as exc:
+        return errors.report(errors.store_problem(config.storage, exc), errors.USAGE)
     if worker_channel_fd >= 0:
         return _serve_as_worker(server, close, worker_channel_fd)
     if config.workers > 0:
@@ -312,6 +320,11 @@ def serve(config: ServerConfig, argv: Sequence[str] = (), worker_channel_fd: int
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
     try:
+        server.start()
+    except OSError as exc:
+        close()
+        return errors.report(errors.bind_problem(config.host, config.port, exc), errors.USAGE)
+    try:
         server.serve_forever()
     finally:
         server.stop()
@@ -320,7 +333,7 @@ def serve(config: ServerConfig, argv: Sequence[str] = (), worker_channel_fd: int
 
 
 def _supervise(config: ServerConfig, argv: Sequence[str]) -> int:
-    from metastore_server.supervisor import Supervisor, worker_command
+    from metastore_server.server.supervisor import Supervisor, worker_command
 
     supervisor = Supervisor(config.host, config.port, config.workers, worker_command(argv),
                             call_timeout=config.call_timeout)  # fmt: skip
@@ -334,15 +347,13 @@ def _supervise(config: ServerConfig, argv: Sequence[str]) -> int:
     try:
         return supervisor.run()
     except OSError as exc:  # the port taken, say
-        print(f"metastore-server: cannot serve on {config.host}:{config.port}: {exc}",
-              file=sys.stderr)  # fmt: skip
-        return 2
+        return errors.report(errors.bind_problem(config.host, config.port, exc), errors.USAGE)
 
 
 def _serve_as_worker(server: Any, close: Callable[[], None], channel_fd: int) -> int:
     """Serve the connections the supervisor hands over, reporting on the same channel; stop
     on SIGTERM/SIGINT or when the supervisor is gone."""
-    from metastore_server.supervisor import HEARTBEAT_S, WorkerLink
+    from metastore_server.server.supervisor import HEARTBEAT_S, WorkerLink
 
     link = WorkerLink(channel_fd)
 
@@ -382,12 +393,25 @@ def _serve_as_worker(server: Any, close: Callable[[], None], channel_fd: int) ->
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``metastore-server`` console script."""
+    """Entry point of the ``metastore-server`` console script: a failure is one or two lines
+    on stderr (exit 2: usage or set-up, 1: refused or unexpected), the traceback only with
+    ``--debug``."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return errors.report("interrupted", 130)
+    except Exception as exc:
+        if "--debug" in words:
+            raise
+        return errors.unexpected(exc)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         defaults = _file_defaults(argv)
     except (OSError, ValueError) as exc:
-        print(f"metastore-server: config: {exc}", file=sys.stderr)
-        return 2
+        return errors.report(f"config: {exc}", errors.USAGE)
     parser = build_parser(defaults)
     args = parser.parse_args(argv)
     if args.command == "serve":
@@ -396,7 +420,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as exc:
             parser.error(str(exc))
         configure_logging(config.log_level, config.log_format)
-        Path(config.warehouse).mkdir(parents=True, exist_ok=True)
+        try:
+            Path(config.warehouse).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return errors.report(
+                f"--warehouse {config.warehouse}: {exc.strerror or exc}", errors.USAGE
+            )
         worker_argv = list(sys.argv[1:] if argv is None else argv)
         return serve(config, worker_argv, args.worker_channel_fd)
     if args.command == "explain":

@@ -23,8 +23,8 @@ import structlog
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
-from metastore_server.progress import ProgressBar, is_terminal
 from metastore_server.thrift_api import hms
+from metastore_server.tools.progress import ProgressBar, is_terminal
 
 __all__ = [
     "ConnectionLost",
@@ -190,6 +190,10 @@ class TableResult:
         return f"{self.db}.{self.table}"
 
 
+#: The reason of a named database or table the source does not have.
+NOT_FOUND = "not found on the source"
+
+
 @dataclass
 class ImportReport:
     """Everything one import did, in the order it did it."""
@@ -205,6 +209,12 @@ class ImportReport:
         """Whether something could not be copied (not counting deliberate skips)."""
         objects = [*self.databases, *self.tables, *self.functions]
         return any(o.status == "failed" for o in objects)
+
+    @property
+    def not_found(self) -> list[str]:
+        """The databases and tables (``db.table``) named for the import that the source lacks."""
+        missing = [db.name for db in self.databases if db.reason == NOT_FOUND]
+        return missing + [t.name for t in self.tables if t.reason == NOT_FOUND]
 
     def lines(self) -> list[str]:
         """The report as text lines."""
@@ -450,7 +460,7 @@ class Importer:
         for db in self.source_databases():
             if db not in source_dbs:
                 report.databases.append(
-                    ObjectResult("database", db, "skipped", "not found on the source")
+                    ObjectResult("database", db, "skipped", NOT_FOUND)
                 )
                 continue
             self._copy_database(db)
@@ -532,7 +542,7 @@ class Importer:
             theirs = self.source.call("get_table", db, name, allow=(hms.NoSuchObjectException,))
         except hms.NoSuchObjectException:
             result.status = "skipped"
-            result.reason = "not found on the source"
+            result.reason = NOT_FOUND
             return
         result.table_type = theirs.tableType or ""
         result.partitioned = bool(theirs.partitionKeys)

@@ -1,5 +1,5 @@
 """``metastore-server import``: copy databases, tables, partitions and functions from a running
-Hive Metastore (2.3 or later) into ours, resumably (see :mod:`metastore_server.importer`).
+Hive Metastore (2.3 or later) into ours, resumably (see :mod:`metastore_server.tools.importer`).
 
 Exit codes: 0 when everything selected was copied (or was already there), 1 when something was
 refused (by either side) or ``--verify`` found differences, 2 when a metastore cannot be reached
@@ -13,10 +13,10 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from metastore_server.cli_common import DEFAULT_URI, positive_int
+from metastore_server.cli.common import DEFAULT_URI, positive_int
 
 if TYPE_CHECKING:
-    from metastore_server.importer import Importer
+    from metastore_server.tools.importer import Importer
 
 COMMAND = "import"
 RESUME_HINT = "run the import again to resume"
@@ -25,8 +25,9 @@ DESCRIPTION = (
     "later) into ours over Thrift. Partitions go in batches (get_partition_names, then "
     "get_partitions_by_names and add_partitions_req). What is already there is kept "
     "(differences are reported), so an interrupted import resumes when run again. "
-    "Transactional (ACID) tables are skipped. Exit 0: done; 1: something refused or --verify "
-    "found differences; 2: a metastore cannot be reached; 130: interrupted."
+    "Transactional (ACID) tables are skipped. Exit 0: done; 1: something refused, a named "
+    "database or table not found, or --verify found differences; 2: a metastore cannot be "
+    "reached; 130: interrupted."
 )
 
 
@@ -138,7 +139,13 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from metastore_server.importer import ConnectionLost, Importer, Progress, Refused, Selection
+    from metastore_server.tools.importer import (
+        ConnectionLost,
+        Importer,
+        Progress,
+        Refused,
+        Selection,
+    )
 
     source = _connect("source", args.source, args.timeout_ms, err)
     if source is None:
@@ -157,7 +164,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         progress=Progress.for_stream(err, not args.no_progress),
     )
     try:
-        return _import(importer, args.verify, out)
+        return _import(importer, args.verify, out, err)
     except ConnectionLost as exc:
         _print_so_far(importer, out)
         print(f"{COMMAND}: {exc}; {RESUME_HINT}", file=err)
@@ -175,11 +182,14 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         target.close()
 
 
-def _import(importer: Importer, verify: bool, out: TextIO) -> int:
+def _import(importer: Importer, verify: bool, out: TextIO, err: TextIO) -> int:
     """Import, print the report (and the verification): 0, or 1 on refusals or differences."""
     report = importer.run()
     print("\n".join(report.lines()), file=out, flush=True)
     code = 1 if report.failed else 0
+    if report.not_found:
+        print(f"{COMMAND}: not found on the source: {', '.join(report.not_found)}", file=err)
+        code = 1
     if verify:
         verified = importer.verify(report)
         print("\n".join(verified.lines()), file=out)
@@ -196,7 +206,8 @@ def _print_so_far(importer: Importer, out: TextIO) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """A stand-alone parser of ``import``'s options (``python -m metastore_server.cli_import``)."""
+    """A stand-alone parser of ``import``'s options
+    (``python -m metastore_server.cli.importing``)."""
     parser = argparse.ArgumentParser(prog="metastore-server import", description=DESCRIPTION)
     configure(parser)
     return parser

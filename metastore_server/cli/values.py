@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from metastore_server.cli_common import DEFAULT_URI, ask, split_table
+from metastore_server.cli.common import DEFAULT_URI, ask, split_table
 
 if TYPE_CHECKING:
     from metastore_server.client import MetastoreClient
