@@ -17,9 +17,11 @@ rules are pure (``dependency_model``); this module reads the store and applies t
   is a dependent's current base (that dependent's next partition would have none). Dependents
   dropped by the same call (DROP DATABASE ... CASCADE) do not count.
 * **Base rename**: refused while live dependents exist (their records name the base).
-* **Base column change**, per dependent whose current base it is, ``on.base.schema.change``:
-  ``refuse`` (InvalidOperationException) or ``propagate`` (the caller gives the dependent the
-  new columns, which then go on to its own dependents).
+* **Base column change**, per live dependent (the base is its current one, or any of its
+  partitions stands on it), ``on.base.schema.change``: ``refuse`` (InvalidOperationException
+  naming the dependent partitions) or ``propagate`` (the caller gives the dependent the new
+  columns, which then go on to its own dependents), refused too when another base the dependent
+  stands on has other columns (a dependent table has one schema).
 """
 
 from __future__ import annotations
@@ -96,12 +98,33 @@ class LiveDependent:
         still record dependencies)."""
         return self.spec.on_base_drop if self.spec is not None else DropPolicy.REFUSE
 
+    @property
+    def schema_policy(self) -> SchemaChangePolicy:
+        """The table's schema-change policy; ``refuse`` when it no longer declares one."""
+        return self.spec.on_schema_change if self.spec is not None else SchemaChangePolicy.REFUSE
+
+
+#: Dependent partitions a message names before it counts the rest.
+_NAMED_PARTITIONS = 3
+
+
+def _standing(dependent: LiveDependent) -> str:
+    """How a dependent stands on a base, for a message: as its current base, and/or by which
+    of its partitions."""
+    said = ["it is its current base"] if dependent.current else []
+    if dependent.partitions:
+        names = [p.name for p in dependent.partitions[:_NAMED_PARTITIONS]]
+        more = len(dependent.partitions) - len(names)
+        shown = ", ".join(names) + (f" and {more} more" if more > 0 else "")
+        said.append(f"its partitions {shown} depend on it")
+    return " and ".join(said)
+
 
 @dataclass
 class AlterPlan:
     """What an alter of a table means for dependencies, decided before it is written."""
 
-    #: Dependents whose current base this is and that take its new columns.
+    #: Dependents (of this base, current or through partitions) that take its new columns.
     propagate_to: list[TableRef] = field(default_factory=list)
     #: Bases whose marks name the table (a dependent being renamed): moved to the new name.
     marked_on: list[TableName] = field(default_factory=list)
@@ -323,20 +346,41 @@ class Dependencies:
                 )
             )
         if columns_changed:
+            new_columns = column_types(new_tbl)
             for dependent in live:
-                if not dependent.current or dependent.spec is None:
-                    continue
-                if dependent.spec.on_schema_change is SchemaChangePolicy.REFUSE:
-                    raise hms.InvalidOperationException(
-                        message=(
-                            f"Cannot change the columns of table {current.db}.{current.name}: "
-                            f"dependent table {dependent.name} has them ({ON_SCHEMA_CHANGE_KEY}="
-                            f"refuse on {dependent.name}); set the policy to propagate, or "
-                            f"re-point or drop the dependent first"
-                        )
-                    )
+                self._check_schema_change(current, new_columns, dependent)
                 plan.propagate_to.append(dependent.ref)
         return plan
+
+    def _check_schema_change(
+        self, base: TableRef, new_columns: list[tuple[str, str]], dependent: LiveDependent
+    ) -> None:
+        """InvalidOperationException unless ``dependent`` (current base or not) may take the
+        base's new columns: its policy is ``propagate`` and every other base it stands on
+        already has them (a dependent table has one schema)."""
+        what = f"Cannot change the columns of table {base.db}.{base.name}"
+        stands = _standing(dependent)
+        if dependent.schema_policy is SchemaChangePolicy.REFUSE:
+            raise hms.InvalidOperationException(
+                message=(
+                    f"{what}: dependent table {dependent.name} has them ({stands}; "
+                    f"{ON_SCHEMA_CHANGE_KEY}=refuse on {dependent.name}); set the policy to "
+                    f"propagate, or re-point or drop the dependent partitions first"
+                )
+            )
+        for other in self.bases_of(dependent.ref):
+            if (other.db, other.table) == (base.db, base.name):
+                continue
+            found = self._tables.find(other.db, other.table)
+            if found is None or column_types(found.table) == new_columns:
+                continue
+            raise hms.InvalidOperationException(
+                message=(
+                    f"{what}: dependent table {dependent.name} ({stands}) also stands on "
+                    f"{other}, whose columns would then differ from its own; a dependent table "
+                    f"has one schema: re-point or drop its partitions on one of the bases first"
+                )
+            )
 
     def finish_alter(self, plan: AlterPlan, current: TableRef, stored: TableRef) -> None:
         """Move a renamed dependent's marks to its new name."""

@@ -126,6 +126,72 @@ def test_seed_scenario_t_deprecated_for_t2(client, db) -> None:
     ]
 
 
+def _repointed_scenario(client, db: str, policy: str) -> None:
+    """Seed 004 up to the re-point: Tdep@ds=1..10 on T(ds, hr), then Tdep's base is T2(ds,
+    hr, min) and Tdep@ds=11 stands on it."""
+    base_table(client, db, "t")
+    dependent(client, db, "tdep", f"{db}.t", **{ON_SCHEMA_CHANGE_KEY: policy})
+    for day in range(1, 11):
+        add_base(client, db, "t", [str(day), "00"])
+        client.add_partition(make_partition(db, "tdep", [str(day)]))
+    base_table(client, db, "t2", keys=(("ds", "string"), ("hr", "string"), ("min", "string")))
+    table = client.get_table(db, "tdep")
+    table.parameters[BASE_KEY] = f"{db}.t2"
+    client.alter_table(db, "tdep", table)
+    add_base(client, db, "t2", ["11", "00", "00"])
+    client.add_partition(make_partition(db, "tdep", ["11"]))
+
+
+def _with_extra_column(client, db: str, name: str) -> hms.Table:
+    table = client.get_table(db, name)
+    table.sd.cols.append(column("extra", "int"))
+    return table
+
+
+def test_a_schema_change_of_a_former_base_obeys_the_policy_after_the_repoint(client, db) -> None:
+    _repointed_scenario(client, db, "refuse")
+    with pytest.raises(hms.InvalidOperationException) as caught:
+        client.alter_table(db, "t", _with_extra_column(client, db, "t"))
+    assert caught.value.message == (
+        f"Cannot change the columns of table {db}.t: dependent table {db}.tdep has them "
+        "(its partitions ds=1, ds=10, ds=2 and 7 more depend on it; "
+        f"metastore.dependent.on.base.schema.change=refuse on {db}.tdep); set the policy to "
+        "propagate, or re-point or drop the dependent partitions first"
+    )
+    assert [c.name for c in client.get_table(db, "t").sd.cols] == ["key", "value"]
+    # Renaming or dropping the former base is refused as well: Tdep@ds=1..10 stand on it.
+    renamed = client.get_table(db, "t")
+    renamed.tableName = "t_old"
+    with pytest.raises(hms.InvalidOperationException, match="dependent tables depend on it"):
+        client.alter_table(db, "t", renamed)
+    with pytest.raises(hms.MetaException, match=f"refuse on {db}.tdep"):
+        client.drop_table(db, "t", True)
+    # Re-pointing Tdep back to T still works: T and Tdep never came to disagree.
+    table = client.get_table(db, "tdep")
+    table.parameters[BASE_KEY] = f"{db}.t"
+    client.alter_table(db, "tdep", table)
+    assert client.get_table(db, "tdep").parameters[BASE_KEY] == f"{db}.t"
+
+
+def test_propagating_to_a_dependent_that_stands_on_another_base_is_refused(client, db) -> None:
+    _repointed_scenario(client, db, "propagate")
+    with pytest.raises(hms.InvalidOperationException) as caught:
+        client.alter_table(db, "t", _with_extra_column(client, db, "t"))
+    assert caught.value.message == (
+        f"Cannot change the columns of table {db}.t: dependent table {db}.tdep (its partitions "
+        f"ds=1, ds=10, ds=2 and 7 more depend on it) also stands on {db}.t2, whose columns would "
+        "then differ from its own; a dependent table has one schema: re-point or drop its "
+        "partitions on one of the bases first"
+    )
+    # Once no partition stands on T2 any more, the change propagates to Tdep.
+    client.drop_partition(db, "tdep", ["11"], True)
+    table = client.get_table(db, "tdep")
+    table.parameters[BASE_KEY] = f"{db}.t"
+    client.alter_table(db, "tdep", table)
+    client.alter_table(db, "t", _with_extra_column(client, db, "t"))
+    assert [c.name for c in client.get_table(db, "tdep").sd.cols] == ["key", "value", "extra"]
+
+
 def test_repointing_one_partition_with_alter_partition(client, db) -> None:
     base_table(client, db, "t")
     base_table(client, db, "t2")
@@ -254,8 +320,9 @@ def test_schema_change_refused_by_default(client, db) -> None:
         client.alter_table(db, "t", table)
     assert caught.value.message == (
         f"Cannot change the columns of table {db}.t: dependent table {db}.tdep has them "
-        f"(metastore.dependent.on.base.schema.change=refuse on {db}.tdep); set the policy to "
-        "propagate, or re-point or drop the dependent first"
+        f"(it is its current base; metastore.dependent.on.base.schema.change=refuse on "
+        f"{db}.tdep); set the policy to propagate, or re-point or drop the dependent partitions "
+        "first"
     )
     assert [c.name for c in client.get_table(db, "t").sd.cols] == ["key", "value"]
     # Other changes of the base are fine.
