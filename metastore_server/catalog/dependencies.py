@@ -17,6 +17,9 @@ rules are pure (``dependency_model``); this module reads the store and applies t
   is a dependent's current base (that dependent's next partition would have none). Dependents
   dropped by the same call (DROP DATABASE ... CASCADE) do not count.
 * **Base rename**: refused while live dependents exist (their records name the base).
+* **Across server processes**: each of these decisions, and every add of dependent partitions,
+  holds the guard of the base tables involved (``dependency_guard``) on stores whose writers
+  do not take turns (HBase).
 * **Base column change**, per live dependent (the base is its current one, or any of its
   partitions stands on it), ``on.base.schema.change``: ``refuse`` (InvalidOperationException
   naming the dependent partitions) or ``propagate`` (the caller gives the dependent the new
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 
 from metastore_server.catalog import names
 from metastore_server.catalog.context import CatalogContext
+from metastore_server.catalog.dependency_guard import DependencyGuard
 from metastore_server.catalog.dependency_model import (
     DEPENDS_ON_KEY,
     INCOMPLETE_KEY,
@@ -146,6 +150,8 @@ class Dependencies:
     def __init__(self, ctx: CatalogContext, tables: Tables) -> None:
         self._ctx = ctx
         self._tables = tables
+        #: Held on the bases a policy decides for, across server processes on HBase.
+        self.guard = DependencyGuard(ctx)
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -250,6 +256,7 @@ class Dependencies:
         matches them loses nothing). Raises for ``refuse``; marks ``mark_incomplete`` partitions."""
         if not dropped:
             return
+        self.guard.hold([_table_name(base)])
         key_types = base.key_types
         to_mark: list[tuple[TableRef, list[DependentPartition]]] = []
         for live in self.live_dependents(base):
@@ -282,6 +289,7 @@ class Dependencies:
     def guard_table_drop(self, base: TableRef, dropping: frozenset[str] = frozenset()) -> None:
         """Apply the drop policies of ``base``'s dependents (other than the ``db.table`` names
         in ``dropping``) to dropping the whole table."""
+        self.guard.hold([_table_name(base)])
         to_mark = []
         for live in self.live_dependents(base):
             if live.name in dropping:
@@ -336,6 +344,7 @@ class Dependencies:
         )
         if not (renamed or columns_changed):
             return plan
+        self.guard.hold([_table_name(current)])
         live = self.live_dependents(current)
         if renamed and live:
             shown = ", ".join(d.name for d in live)

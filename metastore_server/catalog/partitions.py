@@ -548,6 +548,7 @@ class Partitions:
             seen: set[bytes] = set()
             on_base: set[bytes] = set()
             other_bases: set[TableName] = set()
+            bases: set[TableName] = set()  # every base the new partitions depend on
             to_store: list[tuple[bytes, list[str], hms.Partition]] = []
             stored_columns: dict[bytes, dict[bytes, bytes]] = {}
             keyed = early.keyed if early is not None else self._keyed(ref, parts)
@@ -583,6 +584,7 @@ class Partitions:
                     dependency, on_base_location = self._depend(ref, spec, part, values, answer)
                     if on_base_location:
                         on_base.add(key)
+                    bases.add(dependency.base)
                     if spec is None or dependency.base != spec.base:
                         other_bases.add(dependency.base)
                 if key in seen:
@@ -610,6 +612,9 @@ class Partitions:
                     unable_to_create,
                 )
                 try:
+                    # Held until the rows and their event are written: a base partition's
+                    # drop in another server process then sees them, or goes first.
+                    self._dependencies.guard.hold(bases)
                     for base in other_bases:  # before the rows: a mark may be stale
                         self._tables.mark_dependent(base, TableName(ref.db, ref.name))
                     # Created exactly once even with other server processes on the store:

@@ -4,24 +4,37 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import itertools
-import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from support import test_storage
 from support.hbase_double import HBaseDouble, storage_url
 
 from metastore_server.server.app import build_server
 from metastore_server.server.config import ServerConfig
 from metastore_server.thrift_api import hms, make_client
 
-#: Which store the integration servers use: "embedded" (default) or "hbase-double" (the HBase
-#: backend against the protocol-level HBase test double), from METASTORE_TEST_STORAGE.
-TEST_STORAGE = os.environ.get("METASTORE_TEST_STORAGE", "embedded")
-_servers = itertools.count()
+#: Which store the integration servers use (``support.test_storage``): "embedded" (default),
+#: "hbase-double" (the HBase backend against the protocol-level HBase test double) or "hbase"
+#: (against the real HBase of HBASE_THRIFT), from METASTORE_TEST_STORAGE.
+TEST_STORAGE = test_storage.kind()
+#: Whether the servers run on the HBase backend (the double or a real HBase).
+ON_HBASE = test_storage.uses_hbase()
 _double: HBaseDouble | None = None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With METASTORE_TEST_STORAGE=hbase and no HBASE_THRIFT, every integration test is
+    skipped with the reason (nothing to run them on)."""
+    if TEST_STORAGE != "hbase" or test_storage.real_hbase() is not None:
+        return
+    here = Path(__file__).parent
+    skip = pytest.mark.skip(reason=test_storage.SKIP_REASON)
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(skip)
 
 
 def _storage_url(tmp: Path) -> str:
@@ -29,14 +42,17 @@ def _storage_url(tmp: Path) -> str:
     global _double
     if TEST_STORAGE == "embedded":
         return f"sqlite:///{tmp / 'metastore.db'}"
-    if TEST_STORAGE != "hbase-double":
-        raise ValueError(f"METASTORE_TEST_STORAGE must be embedded or hbase-double: {TEST_STORAGE}")
+    if TEST_STORAGE == "hbase":
+        url = test_storage.real_hbase_url()
+        if url is None:
+            pytest.skip(test_storage.SKIP_REASON)
+        return url
     if _double is None:
         _double = HBaseDouble()
         _double.start()
         atexit.register(_double.stop)
     host, port = _double.address
-    return storage_url(host, port, prefix=f"it{next(_servers)}_")
+    return storage_url(host, port, prefix=test_storage.server_prefix())
 
 
 class RunningServer:

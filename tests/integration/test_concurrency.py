@@ -19,14 +19,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import stress
-from support.hbase_double import running_double, storage_url
+from support import stress, test_storage
 from support.net import MetastoreEndpoint
 from support.our_server import OurServer
 
 from metastore_server.thrift_api import hms, make_client
 
-from .conftest import TEST_STORAGE, RunningServer
+from .conftest import ON_HBASE, RunningServer
 
 SECONDS = float(os.environ.get("METASTORE_STRESS_SECONDS", "60"))
 THREADS = 16
@@ -48,14 +47,14 @@ def test_sixteen_threads_on_one_server(tmp_path: Path) -> None:
 
 @contextlib.contextmanager
 def two_servers_on_one_store(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, hbase: bool = TEST_STORAGE == "hbase-double"
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, hbase: bool = ON_HBASE
 ) -> Iterator[tuple[MetastoreEndpoint, MetastoreEndpoint]]:
     """Two server processes sharing one store: one SQLite file, or with ``hbase`` (by default
-    in the HBase pass) one HBase test double."""
+    in the HBase passes) one HBase test double, or the real HBase."""
     first, second = OurServer(tmp_path / "a"), OurServer(tmp_path / "b")
     with contextlib.ExitStack() as stack:
         if hbase:
-            first.storage = storage_url(*stack.enter_context(running_double()))
+            first.storage = stack.enter_context(test_storage.shared_hbase_url())
         monkeypatch.setenv("METASTORE_TEST_STORAGE", "embedded")  # no double of their own
         second.storage = first.storage
         a = stack.enter_context(first)

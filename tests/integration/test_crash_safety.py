@@ -15,14 +15,14 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from support import stress
+from support import stress, test_storage
 from support.hbase_double import running_double, storage_url
 from support.our_server import OurServer
 
 from metastore_server.catalog.timelines import TimelineKeeper
 from metastore_server.thrift_api import hms, make_client
 
-from .conftest import TEST_STORAGE, RunningServer
+from .conftest import ON_HBASE, RunningServer
 
 ROUNDS = 3
 BATCH = 20
@@ -62,10 +62,10 @@ def _names(dts: list[str]) -> set[str]:
 def crash_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The store the killed and restarted servers share: a SQLite file, or (in the HBase pass)
     one HBase test double that outlives them."""
-    if TEST_STORAGE == "hbase-double":
-        with running_double() as address:
-            monkeypatch.setenv("METASTORE_TEST_STORAGE", "embedded")  # no double of their own
-            yield storage_url(*address)
+    if ON_HBASE:
+        with test_storage.shared_hbase_url() as url:
+            monkeypatch.setenv("METASTORE_TEST_STORAGE", "embedded")  # no store of their own
+            yield url
     else:
         yield f"sqlite:///{tmp_path / 'store.db'}"
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from . import test_storage
 from .hbase_double import HBaseDouble, storage_url
 from .net import (
     LOOPBACK,
@@ -87,12 +88,15 @@ class OurServer(StartedByWith):
     def start(self) -> MetastoreEndpoint:
         """Start the server and block until its port accepts connections."""
         self.workdir.mkdir(parents=True, exist_ok=True)
-        test_storage = os.environ.get("METASTORE_TEST_STORAGE", "embedded")
-        if test_storage == "hbase-double" and self._double is None:
+        chosen = test_storage.kind()
+        if chosen == "hbase-double" and self._double is None:
             self._double = HBaseDouble().start()
             self.storage = storage_url(*self._double.address)
-        elif test_storage not in ("embedded", "hbase-double"):
-            raise ValueError(f"METASTORE_TEST_STORAGE is embedded or hbase-double: {test_storage}")
+        elif chosen == "hbase" and not self.storage.startswith("hbase:"):
+            url = test_storage.real_hbase_url()
+            if url is None:
+                pytest.skip(test_storage.SKIP_REASON)
+            self.storage = url
         env = {**os.environ, **self.env}
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p
