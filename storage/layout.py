@@ -319,8 +319,15 @@ def marked_dependents(row: dict[bytes, bytes]) -> tuple[str, ...]:
 
 
 def claim_key(partition_key: bytes) -> bytes:
-    """Row key (in ``meta``) of the claim on creating the partition row ``partition_key``."""
+    """Row key (in ``meta``) of the claim on creating the partition row ``partition_key`` (or
+    on what ``adding_key`` and ``dependents_key`` name)."""
     return _CLAIM_PREFIX + partition_key
+
+
+def adding_key(table_id: int) -> bytes:
+    """What a claim on adding partitions to table ``table_id`` claims (``claim_key`` of it):
+    never a partition row key, which starts with the table id."""
+    return b"adding\x00" + encode_id(table_id)
 
 
 def timeline_writer_mark(writer: str) -> bytes:

@@ -1,12 +1,16 @@
-"""Exclusive claims on partitions about to be created, for stores without atomic batches (HBase).
+"""Exclusive claims for stores without atomic batches (HBase): on adding partitions to a table,
+and on a base table's dependents (``dependency_guard``).
 
 HBase writes one row atomically, but checks a condition on one column only: a partition row
 written by compare-and-set on its absence would land in two steps (the checked column, then the
-rest), and a server killed between them would leave half a row. So a new partition is created
-in four steps instead: claim it (compare-and-set on its claim row, ``layout.claim_key``: only
-one writer holds a claim), check that its row is still absent, write the whole row in one atomic
-row put, release the claim. Each partition is then created exactly once across server processes,
-and no row is ever half written.
+rest), and a server killed between them would leave half a row. So new partitions are created
+in four steps instead: claim the table's adding (compare-and-set on its claim row,
+``layout.claim_key(layout.adding_key(table id))``: only one writer holds a claim), check in one
+read that the rows are still absent, write the whole rows (one atomic row put each, sent in
+batches), release the claim. Each partition is then created exactly once across server
+processes, no row is ever half written, and a batch of a thousand partitions costs a few round
+trips, not one per partition; server processes adding to one table take turns (a claim is held
+for one batch's write).
 
 A claim holds the writer's id and the time it was taken. One older than the lease
 (``CatalogContext.writer_lease_s``) is a dead writer's and is taken over, compare-and-set on
@@ -16,6 +20,7 @@ lease (30 s by default, for a write of one batch) makes remote.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Sequence
 
@@ -26,6 +31,9 @@ from storage import layout
 from storage.port import Condition, Delete, Put, StorageError
 
 log = structlog.get_logger(__name__)
+
+#: Longest pause between two attempts of ``take_waiting`` (random, growing).
+_MAX_PAUSE_S = 0.05
 
 
 class TooSlowToClaim(Exception):
@@ -65,6 +73,21 @@ class Claims:
             self.release(taken)
             raise TooSlowToClaim(len(taken), time.monotonic() - started, self._ctx.writer_lease_s)
         return taken
+
+    def take_waiting(self, keys: Sequence[bytes], wait_s: float) -> list[bytes] | None:
+        """``take``, tried again after short random pauses while other live writers hold one
+        of ``keys``, for up to ``wait_s`` seconds: the keys claimed, or None (still held)."""
+        deadline = time.monotonic() + wait_s
+        attempt = 0
+        while True:
+            taken = self.take(keys)
+            if taken is not None or time.monotonic() >= deadline:
+                if attempt:
+                    log.info("claims_waited", claims=len(keys), attempts=attempt,
+                             taken=taken is not None)  # fmt: skip
+                return taken
+            attempt += 1
+            time.sleep(random.uniform(0, min(_MAX_PAUSE_S, 0.001 * 2**attempt)))
 
     def release(self, keys: Sequence[bytes]) -> None:
         """Give up the claims on ``keys`` (taken by ``take``). Best effort: a claim the store

@@ -19,8 +19,6 @@ MetaException saying another server process is changing the same tables.
 
 from __future__ import annotations
 
-import random
-import time
 from collections.abc import Iterable
 
 import structlog
@@ -35,8 +33,6 @@ log = structlog.get_logger(__name__)
 
 #: Longest wait for guards another server process holds.
 GUARD_WAIT_S = 10.0
-#: Longest pause between two attempts (random, growing).
-_MAX_PAUSE_S = 0.05
 
 
 class DependencyGuard:
@@ -58,24 +54,15 @@ class DependencyGuard:
         if not names:
             return
         keys = [layout.dependents_key(*name.split(".", 1)) for name in names]
-        deadline = time.monotonic() + GUARD_WAIT_S
-        attempt = 0
-        while True:
-            taken = self._claims.take(keys)
-            if taken is not None:
-                break
-            attempt += 1
-            if time.monotonic() >= deadline:
-                raise hms.MetaException(
-                    message=(
-                        f"Another server process is changing {', '.join(names)} or a table "
-                        f"depending on it (its guard was held for over {GUARD_WAIT_S:g} s); "
-                        "try again"
-                    )
+        taken = self._claims.take_waiting(keys, GUARD_WAIT_S)
+        if taken is None:
+            raise hms.MetaException(
+                message=(
+                    f"Another server process is changing {', '.join(names)} or a table "
+                    f"depending on it (its guard was held for over {GUARD_WAIT_S:g} s); "
+                    "try again"
                 )
-            time.sleep(random.uniform(0, min(_MAX_PAUSE_S, 0.001 * 2**attempt)))
-        if attempt:
-            log.info("dependency_guard_waited", tables=names, attempts=attempt)
+            )
 
         def release() -> None:
             self._claims.release(taken)

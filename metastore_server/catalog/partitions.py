@@ -72,6 +72,8 @@ from storage.port import Condition, Delete, PartialWriteError, Put
 Predicate = Callable[[Sequence[str]], bool]
 #: How often an add is tried when other server processes create its partitions meanwhile.
 ADD_ATTEMPTS = 10
+#: Longest wait for the adding claim of a table another server process holds (HBase).
+ADD_CLAIM_WAIT_S = 10.0
 
 
 class _LostRace(Exception):
@@ -172,14 +174,17 @@ class Partitions:
         when another server process created or is creating one of them.
 
         A store with atomic batches checks every row in the one transaction. Without them
-        (HBase), the rows are claimed first (``claims``), checked absent, then written whole,
-        one atomic row put each. A storage failure part-way is named as ``_write`` names it."""
+        (HBase), the table's adding claim is taken first (``claims``: one compare-and-set for
+        the batch; adders of one table take turns, waiting up to ``ADD_CLAIM_WAIT_S``), the rows
+        are checked absent in one read, then written whole, one atomic row put each, in
+        batches. A storage failure part-way is named as ``_write`` names it."""
         if self._ctx.store.atomic_batches:
             absent = [Condition(layout.PARTITIONS, op.key, layout.OBJECT, None) for op in puts]
             return self._write(ref, puts, action, absent)
         keys = [op.key for op in puts]
         try:
-            claimed = self._claims.take(keys)
+            # One claim for the whole batch: the table's (every adder of it takes turns).
+            claimed = self._claims.take_waiting([layout.adding_key(ref.table_id)], ADD_CLAIM_WAIT_S)
         except TooSlowToClaim as exc:
             raise hms.MetaException(message=f"{action} of {ref.db}.{ref.name}: {exc}") from None
         if claimed is None:

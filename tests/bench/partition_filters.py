@@ -1151,6 +1151,14 @@ def add_common_arguments(
     )
     parser.add_argument("--load-threads", type=int, default=4, help="client threads loading")
     parser.add_argument(
+        "--hbase",
+        metavar="HOST:PORT",
+        default=os.environ.get("HBASE_THRIFT", ""),
+        help="also measure the load rate of a server of ours on this HBase Thrift1 gateway "
+        "(its tables under a fresh prefix), beside the embedded store's (default: "
+        "$HBASE_THRIFT)",
+    )
+    parser.add_argument(
         "--server-mkdirs",
         action="store_true",
         help="let the servers create the partition directories while loading (default: create "
@@ -1303,6 +1311,32 @@ def start_targets(args: argparse.Namespace, stack: contextlib.ExitStack) -> list
     return targets
 
 
+def start_ours_on_hbase(args: argparse.Namespace, stack: contextlib.ExitStack) -> list[Target]:
+    """A server of ours on the HBase of ``--hbase`` (a fresh table prefix), for the load rate."""
+    import secrets
+
+    from support.hbase_double import storage_url
+    from support.our_server import OurServer
+
+    host, _, port = args.hbase.rpartition(":")
+    if not host or not port.isdigit():
+        raise SystemExit(f"--hbase must be host:port, not {args.hbase!r}")
+    url = storage_url(host, int(port), prefix=f"bench{secrets.token_hex(3)}_")
+    server = OurServer(args.data_dir.resolve() / "ours-hbase")
+    server.storage = url
+    log(f"starting our server on HBase ({url}) ...")
+    endpoint = stack.enter_context(server)
+    return [
+        Target(
+            "ours-hbase",
+            endpoint.host,
+            endpoint.port,
+            f"hbase-metastore {OUR_VERSION}, HBase store {url}",
+            timeout_ms=int(args.timeout * 1000),
+        )
+    ]
+
+
 def start_reference(
     kind: str,
     args: argparse.Namespace,
@@ -1369,7 +1403,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         sys.stdout.flush()
         if args.load_size > 0:
-            print(load_report(targets, args), flush=True)
+            on_hbase = start_ours_on_hbase(args, stack) if args.hbase else []
+            print(load_report([*targets, *on_hbase], args), flush=True)
         for size in args.size_list:
             ds = Dataset(size, args.regions)
             loads = load_targets(targets, ds, args)

@@ -1,9 +1,11 @@
-"""Claims on new partitions (stores without atomic batches: HBase, here its test double): one
-writer at a time holds a partition's claim; a claim left by a dead writer is taken over once it
-is older than the lease, and at once when it is this process's own leftover."""
+"""Claims (stores without atomic batches: HBase, here its test double), as adds and the
+dependency guard take them: one writer at a time holds a claim; a claim left by a dead writer is
+taken over once it is older than the lease, and at once when it is this process's own leftover;
+a waiting take gets a claim as soon as its holder lets go."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,3 +81,17 @@ def test_claiming_slower_than_half_the_lease_is_refused(store, tmp_path) -> None
     with pytest.raises(TooSlowToClaim, match="over half the writer lease"):
         slow.take([KEY, KEY + b"2"])
     assert store.get(layout.META, layout.claim_key(KEY)) is None  # given back
+
+
+def test_a_waiting_take_gets_the_claim_once_its_holder_lets_go(store, tmp_path) -> None:
+    holder = _process(store, tmp_path, "holder", lease=60.0)
+    waiter = _process(store, tmp_path, "waiter", lease=60.0)
+    adding = layout.adding_key(7)
+    assert holder.take([adding]) == [adding]
+    started = time.monotonic()
+    assert waiter.take_waiting([adding], 0.2) is None  # held all along: given up in time
+    assert 0.2 <= time.monotonic() - started < 5
+    releaser = threading.Timer(0.2, holder.release, args=([adding],))
+    releaser.start()
+    assert waiter.take_waiting([adding], 10.0) == [adding]
+    releaser.join()
