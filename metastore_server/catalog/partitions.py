@@ -196,6 +196,28 @@ class Partitions:
         finally:
             self._claims.release(claimed)
 
+    def _hold_adding_claim(self, ref: TableRef, action: str) -> None:
+        """On a store without atomic batches, hold the table's adding claim (as an add takes
+        it) until this thread's outermost write lock lets go: a row this change creates is
+        then created exactly once across server processes. MetaException when other
+        processes hold it longer than ``ADD_CLAIM_WAIT_S``."""
+        if self._ctx.store.atomic_batches:
+            return
+        try:
+            claimed = self._claims.take_waiting([layout.adding_key(ref.table_id)], ADD_CLAIM_WAIT_S)
+        except TooSlowToClaim as exc:
+            raise hms.MetaException(message=f"{action} of {ref.db}.{ref.name}: {exc}") from None
+        if claimed is None:
+            raise hms.MetaException(
+                message=f"{action} of {ref.db}.{ref.name}: other server processes kept adding "
+                f"partitions to the table for over {ADD_CLAIM_WAIT_S:g} s; try again"
+            )
+
+        def release() -> None:
+            self._claims.release(claimed)
+
+        self._ctx.write_lock.after_commit(release, undo=release)
+
     def _write(
         self,
         ref: TableRef,
@@ -1077,6 +1099,8 @@ class Partitions:
             if len(old_values) != len(ref.key_names) or len(new_values) != len(ref.key_names):
                 raise hms.InvalidOperationException(message="Incorrect number of partition values")
             old_key, new_key = self._key(ref, old_values), self._key(ref, new_values)
+            if new_key != old_key:
+                self._hold_adding_claim(ref, "Renaming a partition")  # it creates a row
             row = self._ctx.store.get(layout.PARTITIONS, old_key)
             if row is None:
                 raise hms.InvalidOperationException(

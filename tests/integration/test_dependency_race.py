@@ -30,11 +30,13 @@ DB = "race"
 
 @contextlib.contextmanager
 def two_processes_on_hbase(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first_env: dict[str, str] | None = None
 ) -> Iterator[tuple[tuple[str, int], tuple[str, int]]]:
+    """Two server processes on one HBase store (``first_env``: the first one's environment)."""
     with test_storage.shared_hbase_url() as url:
         monkeypatch.setenv("METASTORE_TEST_STORAGE", "embedded")  # no store of their own
-        first, second = OurServer(tmp_path / "a"), OurServer(tmp_path / "b")
+        first = OurServer(tmp_path / "a", env=first_env)
+        second = OurServer(tmp_path / "b")
         first.storage = second.storage = url
         with first as a, second as b:
             yield (a.host, a.port), (b.host, b.port)
