@@ -171,7 +171,8 @@ class Partitions:
 
     def _write_absent(self, ref: TableRef, puts: list[Put | Delete], action: str) -> bool:
         """Write new partition rows, each only if it is still absent; False (nothing written)
-        when another server process created or is creating one of them.
+        when another server process created one of them (MetaException when other processes
+        held the table's adding claim too long).
 
         A store with atomic batches checks every row in the one transaction. Without them
         (HBase), the table's adding claim is taken first (``claims``: one compare-and-set for
@@ -182,13 +183,8 @@ class Partitions:
             absent = [Condition(layout.PARTITIONS, op.key, layout.OBJECT, None) for op in puts]
             return self._write(ref, puts, action, absent)
         keys = [op.key for op in puts]
-        try:
-            # One claim for the whole batch: the table's (every adder of it takes turns).
-            claimed = self._claims.take_waiting([layout.adding_key(ref.table_id)], ADD_CLAIM_WAIT_S)
-        except TooSlowToClaim as exc:
-            raise hms.MetaException(message=f"{action} of {ref.db}.{ref.name}: {exc}") from None
-        if claimed is None:
-            return False
+        # One claim for the whole batch: the table's (every adder of it takes turns).
+        claimed = self._adding_claim(ref, action)
         try:
             if self._ctx.store.get_many(layout.PARTITIONS, keys):
                 return False  # created by another process since this call looked
@@ -196,13 +192,9 @@ class Partitions:
         finally:
             self._claims.release(claimed)
 
-    def _hold_adding_claim(self, ref: TableRef, action: str) -> None:
-        """On a store without atomic batches, hold the table's adding claim (as an add takes
-        it) until this thread's outermost write lock lets go: a row this change creates is
-        then created exactly once across server processes. MetaException when other
-        processes hold it longer than ``ADD_CLAIM_WAIT_S``."""
-        if self._ctx.store.atomic_batches:
-            return
+    def _adding_claim(self, ref: TableRef, action: str) -> list[bytes]:
+        """Take the table's adding claim, waiting up to ``ADD_CLAIM_WAIT_S`` while other server
+        processes hold it; MetaException when they hold it longer."""
         try:
             claimed = self._claims.take_waiting([layout.adding_key(ref.table_id)], ADD_CLAIM_WAIT_S)
         except TooSlowToClaim as exc:
@@ -212,6 +204,16 @@ class Partitions:
                 message=f"{action} of {ref.db}.{ref.name}: other server processes kept adding "
                 f"partitions to the table for over {ADD_CLAIM_WAIT_S:g} s; try again"
             )
+        return claimed
+
+    def _hold_adding_claim(self, ref: TableRef, action: str) -> None:
+        """On a store without atomic batches, hold the table's adding claim (as an add takes
+        it) until this thread's outermost write lock lets go: a row this change creates is
+        then created exactly once across server processes. MetaException when other
+        processes hold it longer than ``ADD_CLAIM_WAIT_S``."""
+        if self._ctx.store.atomic_batches:
+            return
+        claimed = self._adding_claim(ref, action)
 
         def release() -> None:
             self._claims.release(claimed)

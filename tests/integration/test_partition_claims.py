@@ -13,9 +13,13 @@ from pathlib import Path
 import pytest
 from support.hbase_double import running_double, storage_url
 
+from metastore_server.catalog import partitions as partitions_module
+from metastore_server.catalog.catalog import Catalog
 from metastore_server.catalog.claims import Claims, TooSlowToClaim
 from metastore_server.catalog.context import CatalogContext
+from metastore_server.catalog.data import DataOperations
 from metastore_server.catalog.warehouse import Warehouse
+from metastore_server.thrift_api import hms
 from storage import layout
 from storage.hbase import HBaseStore
 
@@ -95,3 +99,29 @@ def test_a_waiting_take_gets_the_claim_once_its_holder_lets_go(store, tmp_path) 
     releaser.start()
     assert waiter.take_waiting([adding], 10.0) == [adding]
     releaser.join()
+
+
+def test_an_add_refused_while_another_process_keeps_the_tables_adding_claim(
+    store, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = Catalog(store, Warehouse(tmp_path / "wh"), data=DataOperations(enabled=False))
+    catalog.databases.create(hms.Database(name="c", parameters={}))
+    sd = hms.StorageDescriptor(cols=[], parameters={})
+    keys = [hms.FieldSchema(name="ds", type="string")]
+    catalog.tables.create(
+        hms.Table(dbName="c", tableName="t", sd=sd, partitionKeys=keys, parameters={})
+    )
+    other = _process(store, tmp_path, "other", lease=60.0)
+    adding = layout.adding_key(catalog.tables.get("c", "t").table_id)
+    assert other.take([adding]) == [adding]
+    monkeypatch.setattr(partitions_module, "ADD_CLAIM_WAIT_S", 0.2)
+    with pytest.raises(hms.MetaException) as refused:
+        catalog.partitions.add("c", "t", [hms.Partition(values=["a"], parameters={})])
+    assert refused.value.message == (
+        "Adding partitions of c.t: other server processes kept adding partitions to the table "
+        "for over 0.2 s; try again"
+    )
+    assert catalog.partitions.list_names("c", "t") == []
+    other.release([adding])
+    catalog.partitions.add("c", "t", [hms.Partition(values=["a"], parameters={})])
+    assert catalog.partitions.list_names("c", "t") == ["ds=a"]
