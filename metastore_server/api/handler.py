@@ -1,7 +1,7 @@
 """The Thrift face: one method per metastore call, each validate -> catalog -> Thrift result.
 
 Method names and argument order are the IDL's (``thrift/hive_metastore.thrift``); the processor
-(``server.py``) calls them positionally. Database arguments may carry a catalog prefix
+(``server/thrift_server.py``) calls them positionally. Database arguments may carry a catalog prefix
 (``@hive#db``, sent by Hive 3+ clients); only the default catalog exists.
 """
 
