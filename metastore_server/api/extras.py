@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from metastore_server.catalog import event_messages, exchange, names
+from metastore_server.catalog.basics import names
+from metastore_server.catalog.events import messages as event_messages
+from metastore_server.catalog.partitions import exchange
 from metastore_server.thrift_api import hms
 from planner import java_regex
 

@@ -13,15 +13,17 @@ import structlog
 
 from metastore_server import __version__
 from metastore_server.api import client_settings
+from metastore_server.api import dependencies as dependency_api
+from metastore_server.api import timelines as timeline_api
 from metastore_server.api.extras import ExtraCalls
 from metastore_server.api.meta_conf import MetaConf
 from metastore_server.api.objects import ObjectCalls
 from metastore_server.api.security import SecurityCalls
-from metastore_server.catalog import dependency_api, names, timeline_api
-from metastore_server.catalog.catalog import Catalog
-from metastore_server.catalog.encoded import EncodedPartitions
-from metastore_server.catalog.partition_values import explain_values, partition_values
-from metastore_server.catalog.tables import TABLE_TYPES
+from metastore_server.api.values import explain_values, partition_values
+from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.encoded import EncodedPartitions
+from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog.objects.tables import TABLE_TYPES
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)

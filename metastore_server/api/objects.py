@@ -12,11 +12,13 @@ from typing import Any
 
 from thriftpy2.thrift import TApplicationException
 
-from metastore_server.catalog import event_messages, names, partition_specs
-from metastore_server.catalog.encoded import EncodedPartitions
-from metastore_server.catalog.java_text import java_text, thrift_struct_text
-from metastore_server.catalog.partition_events import expiry_seconds
-from metastore_server.catalog.table_filter import table_names_by_filter
+from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.encoded import EncodedPartitions
+from metastore_server.catalog.basics.java_text import java_text, thrift_struct_text
+from metastore_server.catalog.events import messages as event_messages
+from metastore_server.catalog.objects.partition_marks import expiry_seconds
+from metastore_server.catalog.objects.table_filter import table_names_by_filter
+from metastore_server.catalog.partitions import specs as partition_specs
 from metastore_server.thrift_api import hms
 
 

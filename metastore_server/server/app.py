@@ -10,10 +10,10 @@ import structlog
 from metastore_server import __version__
 from metastore_server.api.client_settings import HIVE_DEFAULTS
 from metastore_server.api.handler import MetastoreHandler
-from metastore_server.catalog.catalog import Catalog
-from metastore_server.catalog.data import DataOperations
-from metastore_server.catalog.data_fs import FileSystems, FileSystemUnavailable
-from metastore_server.catalog.warehouse import Warehouse, to_uri
+from metastore_server.catalog.data.filesystems import FileSystems, FileSystemUnavailable
+from metastore_server.catalog.data.operations import DataOperations
+from metastore_server.catalog.data.warehouse import Warehouse, to_uri
+from metastore_server.catalog.facade import Catalog
 from metastore_server.server import wire_walk
 from metastore_server.server.config import ServerConfig
 from metastore_server.server.store_url import describe, open_store

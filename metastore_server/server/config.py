@@ -8,7 +8,7 @@ import os
 import tomllib
 from dataclasses import dataclass, field, fields
 
-from metastore_server.catalog.context import WRITER_LEASE_S
+from metastore_server.catalog.core.context import WRITER_LEASE_S
 from metastore_server.server.transport_limits import (
     DEFAULT_MAX_MESSAGE_SIZE,
     DEFAULT_MESSAGE_TIMEOUT,

@@ -54,10 +54,10 @@ from partition_filters import (  # noqa: E402 - partition_filters sets up sys.pa
     start_targets,
 )
 
+from metastore_server.api import timelines as timeline_api  # noqa: E402
 from metastore_server.audit import configure_logging  # noqa: E402
-from metastore_server.catalog import timeline_api  # noqa: E402
-from metastore_server.catalog.catalog import Catalog  # noqa: E402
-from metastore_server.catalog.warehouse import Warehouse  # noqa: E402
+from metastore_server.catalog.data.warehouse import Warehouse  # noqa: E402
+from metastore_server.catalog.facade import Catalog  # noqa: E402
 from metastore_server.server.store_url import open_store  # noqa: E402
 from storage import layout  # noqa: E402
 from timeline import (  # noqa: E402

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from metastore_server.catalog import statistics
-from metastore_server.catalog.partitions import Partitions
-from metastore_server.catalog.security import Privileges
-from metastore_server.catalog.timelines import TimelineKeeper
+from metastore_server.catalog.objects import statistics
+from metastore_server.catalog.partitions.service import Partitions
+from metastore_server.catalog.security.privileges import Privileges
+from metastore_server.catalog.timelines.keeper import TimelineKeeper
 from metastore_server.thrift_api import hms
 
 from .conftest import RunningServer, make_partition, make_table

@@ -1,7 +1,7 @@
 """Dependent tables through ``MetastoreClient`` (``resolve_dependencies``, ``dependents``,
 ``create_dependent_table``, ``repoint_dependency``) and the ``metastore-server dependency``
 command, over real sockets. Semantics: the docstring of
-``metastore_server.catalog.dependency_model``."""
+``metastore_server.catalog.dependencies.model``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from support.net import LOOPBACK, free_port
 from thriftpy2.thrift import TException
 
-from metastore_server.catalog.dependency_model import (
+from metastore_server.catalog.dependencies.model import (
     BASE_KEY,
     COMPLETENESS_COLUMNS_KEY,
     COMPLETENESS_PERIOD_KEY,

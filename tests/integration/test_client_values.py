@@ -1,6 +1,6 @@
 """get_partition_values through ``MetastoreClient`` and the ``metastore-server values`` command,
 against a running server with real partitions. Expected rows follow the semantics in the
-docstring of ``metastore_server.catalog.partition_values``."""
+docstring of ``metastore_server.api.values``."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from support import stress, test_storage
 from support.hbase_double import running_double, storage_url
 from support.our_server import OurServer
 
-from metastore_server.catalog.timelines import TimelineKeeper
+from metastore_server.catalog.timelines.keeper import TimelineKeeper
 from metastore_server.thrift_api import hms, make_client
 
 from .conftest import ON_HBASE, RunningServer
@@ -210,7 +210,7 @@ def test_a_timeline_write_that_keeps_losing_its_race_on_hbase_is_deferred(
             client.add_partition(stress._partition("2024-01-01-00", "x"))
             with monkeypatch.context() as patch:
                 patch.setattr(TimelineKeeper, "_persist", lambda *args: False)
-                patch.setattr("metastore_server.catalog.timelines._back_off", lambda n: None)
+                patch.setattr("metastore_server.catalog.timelines.keeper._back_off", lambda n: None)
                 client.add_partition(stress._partition("2024-01-01-05", "x"))
             names = client.get_partition_names(stress.DB, stress.TABLE, -1)
             assert names == ["dt=2024-01-01-00/region=x", "dt=2024-01-01-05/region=x"]

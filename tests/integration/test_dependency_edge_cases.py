@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from metastore_server.catalog.dependency_model import (
+from metastore_server.catalog.data.warehouse import local_path
+from metastore_server.catalog.dependencies.model import (
     BASE_KEY,
     COMPLETENESS_COLUMNS_KEY,
     COMPLETENESS_PERIOD_KEY,
@@ -16,7 +17,6 @@ from metastore_server.catalog.dependency_model import (
     ON_BASE_DROP_KEY,
     ON_SCHEMA_CHANGE_KEY,
 )
-from metastore_server.catalog.warehouse import local_path
 from metastore_server.thrift_api import hms
 
 from .conftest import column, create_db, make_partition, make_table

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from metastore_server.catalog.dependency_model import (
+from metastore_server.catalog.dependencies.model import (
     BASE_KEY,
     COMPLETENESS_COLUMNS_KEY,
     COMPLETENESS_PERIOD_KEY,

@@ -19,7 +19,7 @@ import pytest
 from support import test_storage
 from support.our_server import OurServer
 
-from metastore_server.catalog.dependency_model import BASE_KEY, ON_BASE_DROP_KEY
+from metastore_server.catalog.dependencies.model import BASE_KEY, ON_BASE_DROP_KEY
 from metastore_server.thrift_api import hms, make_client
 
 from .conftest import create_db, make_partition, make_table

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from metastore_server.catalog.dependency_model import (
+from metastore_server.catalog.dependencies.model import (
     BASE_KEY,
     COMPLETENESS_PERIOD_KEY,
     DEPENDS_ON_KEY,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from metastore_server.catalog.data_fs import FileSystems, FileSystemUnavailable, Place
+from metastore_server.catalog.data.filesystems import FileSystems, FileSystemUnavailable, Place
 from metastore_server.thrift_api import hms
 
 from .conftest import RunningServer, make_partition, make_table

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from support.hbase_double import running_double, storage_url
 
-from metastore_server.catalog import partitions as partitions_module
-from metastore_server.catalog.catalog import Catalog
-from metastore_server.catalog.claims import Claims, TooSlowToClaim
-from metastore_server.catalog.context import CatalogContext
-from metastore_server.catalog.data import DataOperations
-from metastore_server.catalog.warehouse import Warehouse
+from metastore_server.catalog.core.claims import Claims, TooSlowToClaim
+from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.data.operations import DataOperations
+from metastore_server.catalog.data.warehouse import Warehouse
+from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog.partitions import service as partitions_module
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.hbase import HBaseStore

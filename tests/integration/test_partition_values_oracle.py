@@ -1,6 +1,6 @@
 """get_partition_values over a real socket, checked against the brute-force oracle of
 :mod:`support.values_oracle` (written from the specification in the docstring of
-``metastore_server.catalog.partition_values``, not from the server code).
+``metastore_server.api.values``, not from the server code).
 
 The property tests draw a table (1-3 keys of string/int/date types) and its partitions from
 small value domains (so duplicates and ties happen, with the default partition and non-canonical

@@ -17,9 +17,9 @@ from structlog.testing import capture_logs
 from support.net import LOOPBACK, free_port
 
 from metastore_server import audit
-from metastore_server.catalog.catalog import Catalog
-from metastore_server.catalog.time_columns import time_columns
-from metastore_server.catalog.warehouse import Warehouse
+from metastore_server.catalog.data.warehouse import Warehouse
+from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog.timelines.time_columns import time_columns
 from metastore_server.cli.main import build_parser
 from metastore_server.client import MetastoreClient
 from metastore_server.server.store_url import open_store

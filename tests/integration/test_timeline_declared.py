@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from metastore_server.catalog.time_columns import PERIODS_KEY, inferred_period
+from metastore_server.catalog.timelines.time_columns import PERIODS_KEY, inferred_period
 from metastore_server.thrift_api import hms
 from timeline import UPDATE_PERIOD_KEY, UpdatePeriod
 

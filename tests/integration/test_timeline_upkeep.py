@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from support.our_server import OurServer
 
-from metastore_server.catalog.catalog import Catalog
-from metastore_server.catalog.warehouse import Warehouse
+from metastore_server.catalog.data.warehouse import Warehouse
+from metastore_server.catalog.facade import Catalog
 from metastore_server.server.store_url import open_store
 from metastore_server.thrift_api import hms, make_client
 from timeline import (

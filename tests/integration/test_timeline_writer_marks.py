@@ -12,9 +12,9 @@ import pytest
 from support import stress
 from support.hbase_double import running_double, storage_url
 
-from metastore_server.catalog.catalog import Catalog
-from metastore_server.catalog.timelines import TimelineKeeper
-from metastore_server.catalog.warehouse import Warehouse
+from metastore_server.catalog.data.warehouse import Warehouse
+from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog.timelines.keeper import TimelineKeeper
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.hbase import HBaseStore

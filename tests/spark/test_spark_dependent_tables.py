@@ -16,7 +16,7 @@ import pytest
 from support.net import MetastoreEndpoint
 from support.spark_session import local_spark
 
-from metastore_server.catalog.dependency_model import DEPENDS_ON_KEY
+from metastore_server.catalog.dependencies.model import DEPENDS_ON_KEY
 from metastore_server.client import MetastoreClient
 
 pytestmark = pytest.mark.spark

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from metastore_server.catalog.catalog import Catalog
-from metastore_server.catalog.partitions import Partitions
-from metastore_server.catalog.warehouse import Warehouse
+from metastore_server.catalog.data.warehouse import Warehouse
+from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog.partitions.service import Partitions
 from metastore_server.thrift_api import hms
 from storage.embedded import SqliteStore
 

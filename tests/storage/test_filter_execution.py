@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from support.filter_strategies import filters, tables
 
 from metastore_server import audit
-from metastore_server.catalog.catalog import Catalog
-from metastore_server.catalog.data import DataOperations
-from metastore_server.catalog.names import make_partition_name
-from metastore_server.catalog.warehouse import Warehouse
+from metastore_server.catalog.basics.names import make_partition_name
+from metastore_server.catalog.data.operations import DataOperations
+from metastore_server.catalog.data.warehouse import Warehouse
+from metastore_server.catalog.facade import Catalog
 from metastore_server.thrift_api import hms
 from planner.errors import FilterError
 from planner.evaluate import compile_predicate

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from metastore_server import audit
-from metastore_server.catalog.catalog import Catalog
-from metastore_server.catalog.warehouse import Warehouse
-from metastore_server.catalog.whole_listing import whole_listing
+from metastore_server.catalog.data.warehouse import Warehouse
+from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog.reads.whole_listing import whole_listing
 from metastore_server.thrift_api import hms
 from storage.embedded import SqliteStore
 

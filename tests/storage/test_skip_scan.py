@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from metastore_server import audit
-from metastore_server.catalog import partition_scan
-from metastore_server.catalog.catalog import Catalog
-from metastore_server.catalog.warehouse import Warehouse
+from metastore_server.catalog.data.warehouse import Warehouse
+from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog.reads import scan as partition_scan
 from metastore_server.thrift_api import hms
 from storage.embedded import SqliteStore
 

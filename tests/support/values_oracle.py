@@ -1,6 +1,6 @@
 """A brute-force oracle of ``get_partition_values``, written from the specification only.
 
-The specification is the module docstring of ``metastore_server.catalog.partition_values``;
+The specification is the module docstring of ``metastore_server.api.values``;
 nothing here imports the server, the planner or the storage code. Given a table's partition keys
 (name, Hive type), its partitions' raw values and a request, :func:`expected_rows` answers the
 rows the server must send, in order:

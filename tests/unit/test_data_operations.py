@@ -13,10 +13,14 @@ import pytest
 from structlog.testing import capture_logs
 
 from metastore_server import audit
-from metastore_server.catalog import data as data_module
-from metastore_server.catalog import data_files
-from metastore_server.catalog.data import DataOperations
-from metastore_server.catalog.data_fs import FileSystems, FileSystemUnavailable, split_location
+from metastore_server.catalog.data import files as data_files
+from metastore_server.catalog.data import operations as data_module
+from metastore_server.catalog.data.filesystems import (
+    FileSystems,
+    FileSystemUnavailable,
+    split_location,
+)
+from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.thrift_api import hms
 
 

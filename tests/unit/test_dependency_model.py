@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metastore_server.catalog import dependency_model as dm
-from metastore_server.catalog.dependency_model import (
+from metastore_server.catalog.dependencies import model as dm
+from metastore_server.catalog.dependencies.model import (
     CompletenessRule,
     Dependency,
     DependentSpec,

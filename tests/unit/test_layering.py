@@ -1,6 +1,9 @@
 """The rooms of the code base import one way: cli -> server -> api -> catalog -> storage ->
 planner / timeline (tools sit beside cli, and the shared base modules below catalog). A module
-may import its own room and the rooms below it, never one above."""
+may import its own room and the rooms below it, never one above.
+
+The catalog's sub-rooms are ranked the same way inside it (``metastore_server/catalog/__init__``
+says the order), and no two modules import each other, directly or through others."""
 
 from __future__ import annotations
 
@@ -22,6 +25,23 @@ RANKS = {
     "metastore_server.cli": 7,
 }
 
+#: The catalog's sub-rooms: a module may import sub-rooms of its rank or lower. Modules right
+#: in ``metastore_server/catalog/`` (the facade) are above them all.
+CATALOG_RANKS = {
+    "basics": 0,
+    "data": 1,
+    "events": 1,
+    "core": 2,
+    "objects": 3,
+    "txn": 3,
+    "reads": 4,
+    "security": 5,
+    "timelines": 5,
+    "dependencies": 5,
+    "partitions": 6,
+    "": 7,  # facade.py, the package itself
+}
+
 
 def room_of(module: str) -> str | None:
     """The room of a dotted module name (None: not ours)."""
@@ -37,6 +57,16 @@ def room_of(module: str) -> str | None:
     return "metastore_server.base"
 
 
+def catalog_room_of(module: str) -> str | None:
+    """The catalog sub-room of a dotted module name (None: not in the catalog)."""
+    parts = module.split(".")
+    if parts[:2] != ["metastore_server", "catalog"]:
+        return None
+    if len(parts) > 2 and parts[2] in CATALOG_RANKS:
+        return parts[2]
+    return ""
+
+
 def imports_of(path: Path) -> list[str]:
     """The modules a file imports (``from a import b`` gives ``a.b`` and ``a``)."""
     found = []
@@ -49,18 +79,77 @@ def imports_of(path: Path) -> list[str]:
     return found
 
 
-def test_rooms_import_only_their_own_and_lower_rooms() -> None:
-    wrong = []
+def our_modules() -> dict[str, Path]:
+    """Every module of ours by dotted name."""
+    found = {}
     for top in ("planner", "timeline", "storage", "metastore_server"):
         for path in sorted((ROOT / top).rglob("*.py")):
-            module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-            mine = room_of(module)
-            assert mine is not None
-            for imported in imports_of(path):
-                theirs = room_of(imported)
-                if theirs is not None and RANKS[theirs] > RANKS[mine]:
-                    wrong.append(f"{module} imports {imported}")
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join(parts)] = path
+    return found
+
+
+def test_rooms_import_only_their_own_and_lower_rooms() -> None:
+    wrong = []
+    for module, path in our_modules().items():
+        mine = room_of(module)
+        assert mine is not None
+        for imported in imports_of(path):
+            theirs = room_of(imported)
+            if theirs is not None and RANKS[theirs] > RANKS[mine]:
+                wrong.append(f"{module} imports {imported}")
     assert wrong == []
+
+
+def test_catalog_sub_rooms_import_only_their_own_and_lower_sub_rooms() -> None:
+    wrong = []
+    for module, path in our_modules().items():
+        mine = catalog_room_of(module)
+        if mine is None:
+            continue
+        for imported in imports_of(path):
+            theirs = catalog_room_of(imported)
+            if theirs is not None and CATALOG_RANKS[theirs] > CATALOG_RANKS[mine]:
+                wrong.append(f"{module} imports {imported}")
+    assert wrong == []
+
+
+def test_every_catalog_folder_is_a_ranked_sub_room() -> None:
+    folders = {
+        p.name for p in (ROOT / "metastore_server" / "catalog").iterdir()
+        if p.is_dir() and p.name != "__pycache__"
+    }
+    assert folders == set(CATALOG_RANKS) - {""}
+    for name in folders:
+        init = ROOT / "metastore_server" / "catalog" / name / "__init__.py"
+        assert ast.get_docstring(ast.parse(init.read_text())), f"{name} says what it owns"
+
+
+def test_no_import_circle() -> None:
+    modules = our_modules()
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        graph[module] = {i for i in imports_of(path) if i in modules and i != module}
+        # a package's own __init__ is imported on the way to its modules: not an edge back
+        graph[module] -= {m for m in graph[module] if module.startswith(m + ".")}
+    state: dict[str, int] = {}
+    circles: list[list[str]] = []
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                circles.append(trail[trail.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, trail + [nxt])
+        state[node] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert circles == []
 
 
 def test_the_room_of_a_module_is_its_folder() -> None:
@@ -69,3 +158,6 @@ def test_the_room_of_a_module_is_its_folder() -> None:
     assert room_of("storage.codec") == "storage"
     assert room_of("thriftpy2.protocol") is None
     assert RANKS[room_of("metastore_server.server.app")] > RANKS["metastore_server.api"]
+    assert catalog_room_of("metastore_server.catalog.objects.tables") == "objects"
+    assert catalog_room_of("metastore_server.catalog.facade") == ""
+    assert catalog_room_of("metastore_server.api.handler") is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from metastore_server.catalog.partition_expr import expression_text, msck_partition_names
+from metastore_server.catalog.reads.expr import expression_text, msck_partition_names
 
 KEYS = ["ds", "hr"]
 

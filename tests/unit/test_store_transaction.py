@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from metastore_server.catalog.context import WriteLock
+from metastore_server.catalog.core.context import WriteLock
 from storage.embedded import SqliteStore
 from storage.port import Condition, Delete, Put, TableSpec
 

@@ -9,7 +9,7 @@ import os
 import time
 from pathlib import Path
 
-from metastore_server.catalog.partitions import Partitions
+from metastore_server.catalog.partitions.service import Partitions
 
 PAUSE_S = 0.5
 _original = Partitions._altered

@@ -1,0 +1,201 @@
+"""The notification log: HMS's NOTIFICATION_LOG, a durable, ordered list of the changes made
+through any server process on the store, read by replication tools and Impala
+(``get_next_notification``, ``get_current_notificationEventId``).
+
+Each event is one row of ``meta`` keyed by its id (``layout.event_key``). An event takes the id
+one above the newest event row, written with a compare-and-set on that row's mark
+(``layout.EVENT_MARK``) being absent: two writers (threads or processes, embedded or HBase)
+never share an id, and an id is taken only once every smaller id has its row, so ids strictly
+increase with no gaps and a reader that sees an event has seen every event before it.
+Retention (HMS's ``hive.metastore.event.db.listener.timetolive``) removes the events older than
+the time to live, never the newest, and keeps their marks (a few bytes each), so that a writer
+that stalled past the time to live still finds its id taken.
+
+Events are written by the catalog inside its write lock, right after the change they describe
+commits and before the call answers: an acknowledged change has its event. (A server killed
+between the two loses that one event; HMS with a non-transactional listener has the same gap.)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator
+
+import structlog
+
+from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.events.messages import Event, render
+from metastore_server.thrift_api import hms
+from storage import layout
+from storage.port import Condition, Delete, Put, StoragePort
+
+log = structlog.get_logger(__name__)
+
+#: HMS's default time to live of an event (hive.metastore.event.db.listener.timetolive).
+DEFAULT_TTL_S = 86400.0
+#: Attempts at taking an id before giving up (each lost one means another writer took it).
+_APPEND_ATTEMPTS = 1000
+_EXPIRE_BATCH = 1000
+_EXPIRE_BATCHES = 10
+_MAX_ID = (1 << 63) - 1
+
+
+class NotificationLog:
+    """Appends and reads notification events in the store."""
+
+    def __init__(
+        self,
+        store: StoragePort,
+        now: Callable[[], int],
+        ttl_s: float = DEFAULT_TTL_S,
+        *,
+        enabled: bool = True,
+    ) -> None:
+        #: Off: nothing is recorded (HMS without its database listener); reads see what
+        #: was recorded before.
+        self.enabled = enabled
+        #: Events that could not be recorded (their changes stand).
+        self.lost = 0
+        self._store = store
+        self._now = now
+        self.ttl_s = ttl_s
+        self._lock = threading.Lock()
+        self._next_expiry = 0.0
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def record(self, events: Iterable[Event]) -> list[int]:
+        """Append ``events`` in order; their ids (none when the log is off: ``events`` is not
+        even iterated). Never raises: the changes the events describe have committed, and a
+        failure here must not look like theirs (a lost event is logged, ``lost`` counts it)."""
+        ids: list[int] = []
+        if not self.enabled:
+            return ids
+        with self._lock:
+            try:
+                for event in events:
+                    try:
+                        ids.append(self._append(event))
+                    except Exception as exc:  # noqa: BLE001 - see the docstring
+                        self._lose(event.event_type, event.db, event.table, exc)
+            except Exception as exc:  # noqa: BLE001 - building the events failed
+                self._lose("(unbuilt)", None, None, exc)
+            try:
+                self._expire_if_due()
+            except Exception as exc:  # noqa: BLE001 - retried at the next change
+                log.warning("notification_expiry_failed", error=f"{type(exc).__name__}: {exc}")
+        return ids
+
+    def _lose(self, event_type: str, db: str | None, table: str | None, exc: Exception) -> None:
+        self.lost += 1
+        log.error("notification_event_lost", event_type=event_type, db=db, table=table,
+                  error=f"{type(exc).__name__}: {exc}", lost=self.lost)  # fmt: skip
+
+    def _append(self, event: Event) -> int:
+        event_id = self.current_id() + 1
+        for _ in range(_APPEND_ATTEMPTS):
+            key = layout.event_key(event_id)
+            row = {
+                layout.EVENT_MARK: b"1",
+                layout.OBJECT: to_bytes(event.to_thrift(event_id, self._now())),
+            }
+            if event.payload is not None:
+                row[layout.EVENT_PAYLOAD] = event.payload
+            # The mark, not the event, decides: expiry removes the event and keeps the mark,
+            # so an id once taken is never taken again, however long a writer stalled.
+            if self._store.mutate(
+                [Put(layout.META, key, row)], Condition(layout.META, key, layout.EVENT_MARK, None)
+            ):
+                return event_id
+            event_id = max(event_id, self.current_id()) + 1
+        raise hms.MetaException(
+            message=f"Could not record a {event.event_type} event: other writers kept taking "
+            f"the next event id ({_APPEND_ATTEMPTS} attempts)"
+        )
+
+    def _expire_if_due(self) -> None:
+        now = self._now()
+        if now < self._next_expiry:
+            return
+        self._next_expiry = now + min(self.ttl_s, 60.0)
+        self.expire(now - self.ttl_s)
+
+    def expire(self, before: float) -> int:
+        """Remove events older than ``before`` (seconds), except the newest; how many. At
+        most ``_EXPIRE_BATCHES`` batches a time (the rest go next time), so that the call
+        that happens to run it is not held up for long."""
+        newest = self.current_id()
+        start, stop = layout.event_range()
+        removed = 0
+        for _ in range(_EXPIRE_BATCHES):
+            old: list[bytes] = []
+            rows = self._store.scan(layout.META, start, stop, limit=_EXPIRE_BATCH,
+                                    columns=[layout.OBJECT])  # fmt: skip
+            for key, row in rows:
+                event = from_bytes(hms.NotificationEvent, row[layout.OBJECT])
+                if event.eventId >= newest or event.eventTime >= before:
+                    break
+                old.append(key)
+            if not old:
+                return removed
+            self._store.mutate([Delete(layout.META, key, [layout.OBJECT, layout.EVENT_PAYLOAD])
+                                for key in old])  # fmt: skip
+            removed += len(old)
+            log.info("notification_events_expired", count=len(old), before=int(before))
+            start = old[-1]
+        return removed
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def current_id(self) -> int:
+        """The id of the newest event; 0 when there has been none."""
+        start, stop = layout.event_range()
+        for key, _row in self._store.scan(layout.META, start, stop, reverse=True, limit=1,
+                                          columns=[layout.EVENT_MARK]):  # fmt: skip
+            return layout.event_id(key)
+        return 0
+
+    def next_events(
+        self,
+        last_event: int,
+        max_events: int | None,
+        wanted: Callable[[hms.NotificationEvent], bool] | None = None,
+    ) -> list[hms.NotificationEvent]:
+        """Events with ids above ``last_event`` in id order that ``wanted`` accepts (all when
+        None); at most ``max_events`` when it is positive."""
+        limit = max_events if max_events and max_events > 0 else None
+        found: list[hms.NotificationEvent] = []
+        for event in self._after(last_event, None if wanted else limit):
+            if wanted is None or wanted(event):
+                found.append(event)
+                if limit is not None and len(found) >= limit:
+                    break
+        return found
+
+    def count(
+        self, after: int, up_to: int | None, wanted: Callable[[hms.NotificationEvent], bool]
+    ) -> int:
+        """How many events with ids in ``(after, up_to]`` ``wanted`` accepts."""
+        counted = 0
+        for event in self._after(after, None):
+            if up_to is not None and event.eventId > up_to:
+                break
+            counted += wanted(event)
+        return counted
+
+    def _after(self, last_event: int | None, limit: int | None) -> Iterator[hms.NotificationEvent]:
+        start, stop = layout.event_range()
+        if last_event is not None and last_event >= _MAX_ID:
+            return
+        if last_event is not None and last_event >= 0:
+            start = layout.event_key(last_event + 1)
+        rows = self._store.scan(layout.META, start, stop, limit=limit,
+                                columns=[layout.OBJECT, layout.EVENT_PAYLOAD])  # fmt: skip
+        for _key, row in rows:  # an expired event's mark holds no event: skipped
+            if layout.OBJECT not in row:
+                continue
+            event = from_bytes(hms.NotificationEvent, row[layout.OBJECT])
+            payload = row.get(layout.EVENT_PAYLOAD)
+            if payload is not None:
+                event.message = render(event.eventType, payload, event.eventTime)
+            yield event

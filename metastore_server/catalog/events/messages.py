@@ -1,0 +1,213 @@
+"""The notification events of HMS 2.3's DbNotificationListener: event types and the JSON
+messages (format ``json-0.2``) that Hive's ``JSONMessageDeserializer``, Hive replication and
+Impala read. Pure: builds events from Thrift objects; ``notifications.py`` stores them.
+
+Every message carries ``server`` and ``servicePrincipal`` (empty: no Kerberos), ``db`` and a
+``timestamp`` in seconds; objects travel as Thrift-JSON text (``thrift_json``). File lists
+(``files``, ``partitionFiles``) are empty: this server does not list data files.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.events.thrift_json import to_json
+from metastore_server.thrift_api import hms
+
+MESSAGE_FORMAT = "json-0.2"
+#: Largest payload an ADD_PARTITION event is given before its partitions are split over more
+#: (its rendered message is about twice as long).
+MAX_MESSAGE_BYTES = 1 << 20
+
+CREATE_DATABASE = "CREATE_DATABASE"
+DROP_DATABASE = "DROP_DATABASE"
+CREATE_TABLE = "CREATE_TABLE"
+ALTER_TABLE = "ALTER_TABLE"
+DROP_TABLE = "DROP_TABLE"
+ADD_PARTITION = "ADD_PARTITION"
+ALTER_PARTITION = "ALTER_PARTITION"
+DROP_PARTITION = "DROP_PARTITION"
+CREATE_FUNCTION = "CREATE_FUNCTION"
+DROP_FUNCTION = "DROP_FUNCTION"
+INSERT = "INSERT"
+CREATE_INDEX = "CREATE_INDEX"
+DROP_INDEX = "DROP_INDEX"
+ALTER_INDEX = "ALTER_INDEX"
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event before the log numbers it. ``payload``: what the message is rendered from when
+    it is read, kept instead of the message where building it would slow the change down
+    (``added_partitions``); the message is then empty until :func:`render`."""
+
+    event_type: str
+    db: str | None
+    table: str | None
+    message: str
+    payload: bytes | None = None
+
+    def to_thrift(self, event_id: int, event_time: int) -> hms.NotificationEvent:
+        """The event as clients receive it."""
+        return hms.NotificationEvent(
+            eventId=event_id,
+            eventTime=event_time,
+            eventType=self.event_type,
+            dbName=self.db,
+            tableName=self.table,
+            message=self.message,
+            messageFormat=MESSAGE_FORMAT,
+            catName="hive",
+        )
+
+
+def _message(db: str | None, now: int, **fields: Any) -> str:
+    body: dict[str, Any] = {"server": "", "servicePrincipal": "", "db": db}
+    body.update(fields)
+    body.setdefault("timestamp", now)
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+
+
+def key_values(table: hms.Table, values: Sequence[str]) -> dict[str, str]:
+    """Partition key name -> value of one partition of ``table``."""
+    keys = [key.name for key in table.partitionKeys or []]
+    return dict(zip(keys, values, strict=False))
+
+
+def create_database(database: hms.Database, now: int) -> Event:
+    return Event(CREATE_DATABASE, database.name, None, _message(database.name, now))
+
+
+def drop_database(database: hms.Database, now: int) -> Event:
+    return Event(DROP_DATABASE, database.name, None, _message(database.name, now))
+
+
+def create_table(table: hms.Table, now: int) -> Event:
+    message = _message(table.dbName, now, table=table.tableName, tableObjJson=to_json(table),
+                       timestamp=now, files=[])  # fmt: skip
+    return Event(CREATE_TABLE, table.dbName, table.tableName, message)
+
+
+def alter_table(before: hms.Table, after: hms.Table, now: int) -> Event:
+    """HMS names the table by its name before the change (a rename's old name)."""
+    message = _message(
+        before.dbName, now, table=before.tableName,
+        tableObjBeforeJson=to_json(before), tableObjAfterJson=to_json(after),
+    )  # fmt: skip
+    return Event(ALTER_TABLE, before.dbName, before.tableName, message)
+
+
+def drop_table(table: hms.Table, now: int) -> Event:
+    return Event(DROP_TABLE, table.dbName, table.tableName,
+                 _message(table.dbName, now, table=table.tableName))  # fmt: skip
+
+
+def added_partitions(table: hms.Table, stored: Iterable[bytes]) -> Iterator[Event]:
+    """The ADD_PARTITION events of partitions added at once, from their stored bytes (Thrift
+    binary without database and table names): the JSON message is rendered when the event is
+    read (:func:`render`), so adding partitions pays a byte copy per partition, not an encoding.
+    One event (as HMS) unless the payload would pass ``MAX_MESSAGE_BYTES``, then as many as keep
+    each below it (an HBase cell holds 10 MB at most by default)."""
+    head = _frame(to_bytes(table))
+    chunk: list[bytes] = [head]
+    size = len(head)
+    for data in stored:
+        framed = _frame(data)
+        if len(chunk) > 1 and size + len(framed) > MAX_MESSAGE_BYTES:
+            yield Event(ADD_PARTITION, table.dbName, table.tableName, "", b"".join(chunk))
+            chunk, size = [head], len(head)
+        chunk.append(framed)
+        size += len(framed)
+    if len(chunk) > 1:
+        yield Event(ADD_PARTITION, table.dbName, table.tableName, "", b"".join(chunk))
+
+
+def _frame(data: bytes) -> bytes:
+    return struct.pack("!I", len(data)) + data
+
+
+def _unframe(payload: bytes) -> Iterator[bytes]:
+    at = 0
+    while at < len(payload):
+        (size,) = struct.unpack_from("!I", payload, at)
+        yield payload[at + 4 : at + 4 + size]
+        at += 4 + size
+
+
+def render(event_type: str, payload: bytes, timestamp: int) -> str:
+    """The JSON message of an event stored as a payload (see :func:`added_partitions`)."""
+    if event_type != ADD_PARTITION:
+        raise ValueError(f"no payload rendering for {event_type}")
+    pieces = _unframe(payload)
+    table = from_bytes(hms.Table, next(pieces))
+    parts = []
+    for data in pieces:
+        part = from_bytes(hms.Partition, data)
+        part.dbName, part.tableName = table.dbName, table.tableName
+        parts.append(part)
+    return _message(
+        table.dbName, timestamp, table=table.tableName, tableObjJson=to_json(table),
+        timestamp=timestamp, partitions=[key_values(table, p.values or []) for p in parts],
+        partitionListJson=[to_json(p) for p in parts], partitionFiles=[],
+    )  # fmt: skip
+
+
+def alter_partition(
+    table: hms.Table, before: hms.Partition, after: hms.Partition, now: int
+) -> Event:
+    message = _message(
+        table.dbName, now, table=table.tableName, tableObjJson=to_json(table), timestamp=now,
+        keyValues=key_values(table, before.values or []),
+        partitionObjBeforeJson=to_json(before), partitionObjAfterJson=to_json(after),
+    )  # fmt: skip
+    return Event(ALTER_PARTITION, table.dbName, table.tableName, message)
+
+
+def drop_partition(table: hms.Table, partitions: Iterable[hms.Partition], now: int) -> Event:
+    message = _message(
+        table.dbName, now, table=table.tableName, tableObjJson=to_json(table), timestamp=now,
+        partitions=[key_values(table, p.values or []) for p in partitions],
+    )  # fmt: skip
+    return Event(DROP_PARTITION, table.dbName, table.tableName, message)
+
+
+def create_function(function: hms.Function, now: int) -> Event:
+    message = _message(function.dbName, now, functionObjJson=to_json(function))
+    return Event(CREATE_FUNCTION, function.dbName, None, message)
+
+
+def drop_function(function: hms.Function, now: int) -> Event:
+    message = _message(function.dbName, now, functionName=function.functionName)
+    return Event(DROP_FUNCTION, function.dbName, None, message)
+
+
+def insert(
+    db: str, table: str, part_key_values: Mapping[str, str] | None, files: Iterable[str], now: int
+) -> Event:
+    """``files`` as HMS lists them: each file's URI, ``#checksum`` appended when known."""
+    message = _message(db, now, table=table, timestamp=now, files=list(files),
+                       partKeyVals=dict(part_key_values) if part_key_values else None)  # fmt: skip
+    return Event(INSERT, db, table, message)
+
+
+def create_index(index: hms.Index, now: int) -> Event:
+    message = _message(index.dbName, now, indexObjJson=to_json(index))
+    return Event(CREATE_INDEX, index.dbName, index.origTableName, message)
+
+
+def drop_index(index: hms.Index, now: int) -> Event:
+    message = _message(index.dbName, now, indexName=index.indexName,
+                       origTableName=index.origTableName,
+                       indexTableName=index.indexTableName)  # fmt: skip
+    return Event(DROP_INDEX, index.dbName, index.origTableName, message)
+
+
+def alter_index(before: hms.Index, after: hms.Index, now: int) -> Event:
+    message = _message(before.dbName, now, beforeIndexObjJson=to_json(before),
+                       afterIndexObjJson=to_json(after))  # fmt: skip
+    return Event(ALTER_INDEX, before.dbName, before.origTableName, message)

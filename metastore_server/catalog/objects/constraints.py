@@ -1,0 +1,180 @@
+"""Primary and foreign keys of tables, as HMS stores them (it records them; engines decide what
+to do with them).
+
+Each table's constraints are one ``meta`` row keyed by its stable id (``layout.constraints_key``),
+one column per constraint name holding the constraint's columns (Thrift binary, a list of
+SQLPrimaryKey or SQLForeignKey), so a rename carries them and a drop removes them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from thriftpy2.thrift import TPayload, TType
+
+from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.objects.tables import TableRef, Tables
+from metastore_server.thrift_api import hms
+from storage import layout
+from storage.port import Condition, Delete, Put, StoragePort
+
+
+def forget_table(store: StoragePort, table_id: int) -> None:
+    """Remove a dropped table's constraints."""
+    store.mutate([Delete(layout.META, layout.constraints_key(table_id))])
+
+
+class Constraints:
+    """HMS's constraint calls."""
+
+    def __init__(self, ctx: CatalogContext, tables: Tables) -> None:
+        self._ctx = ctx
+        self._tables = tables
+
+    def add_primary_key(self, columns: Sequence[hms.SQLPrimaryKey] | None) -> None:
+        """Record a table's primary key (one per table)."""
+        if not columns:
+            return
+        first = columns[0]
+        ref = self._table(first.table_db, first.table_name)
+        name = (first.pk_name or f"pk_{uuid.uuid4().hex[:16]}").lower()
+        stored = []
+        for seq, column in enumerate(columns, start=1):
+            if (names.normalize(column.table_db), names.normalize(column.table_name)) != (
+                ref.db, ref.name):  # fmt: skip
+                raise hms.MetaException(message="A primary key must be on one table")
+            self._require_column(ref, column.column_name)
+            kept = hms.SQLPrimaryKey(
+                table_db=ref.db, table_name=ref.name, column_name=column.column_name.lower(),
+                key_seq=column.key_seq or seq, pk_name=name, enable_cstr=column.enable_cstr,
+                validate_cstr=column.validate_cstr, rely_cstr=column.rely_cstr,
+            )  # fmt: skip
+            stored.append(kept)
+        if self.primary_keys(ref.db, ref.name):
+            raise hms.MetaException(message=f"Primary key already exists for: {ref.db}.{ref.name}")
+        self._add(ref, name, _PK, stored)
+
+    def add_foreign_key(self, columns: Sequence[hms.SQLForeignKey] | None) -> None:
+        """Record a foreign key; the parent columns must be the parent table's primary key."""
+        if not columns:
+            return
+        first = columns[0]
+        child = self._table(first.fktable_db, first.fktable_name)
+        parent = self._table(first.pktable_db, first.pktable_name)
+        name = (first.fk_name or f"fk_{uuid.uuid4().hex[:16]}").lower()
+        parent_keys = {k.column_name for k in self.primary_keys(parent.db, parent.name)}
+        if not parent_keys:
+            raise hms.MetaException(
+                message="Trying to define foreign key but there are no primary keys or unique "
+                f"keys for referenced table {parent.db}.{parent.name}"
+            )
+        stored = []
+        for seq, column in enumerate(columns, start=1):
+            self._require_column(child, column.fkcolumn_name)
+            self._require_column(parent, column.pkcolumn_name)
+            if column.pkcolumn_name.lower() not in parent_keys:
+                raise hms.MetaException(
+                    message=f"Foreign key references {parent.db}.{parent.name}."
+                    f"{column.pkcolumn_name}, which is not in its primary key"
+                )
+            stored.append(hms.SQLForeignKey(
+                pktable_db=parent.db, pktable_name=parent.name,
+                pkcolumn_name=column.pkcolumn_name.lower(), fktable_db=child.db,
+                fktable_name=child.name, fkcolumn_name=column.fkcolumn_name.lower(),
+                key_seq=column.key_seq or seq, update_rule=column.update_rule,
+                delete_rule=column.delete_rule, fk_name=name,
+                pk_name=self.primary_keys(parent.db, parent.name)[0].pk_name,
+                enable_cstr=column.enable_cstr, validate_cstr=column.validate_cstr,
+                rely_cstr=column.rely_cstr,
+            ))  # fmt: skip
+        self._add(child, name, _FK, stored)
+
+    def drop(self, db: str | None, table: str | None, name: str | None) -> None:
+        """Remove a constraint by name."""
+        ref = self._table(db, table)
+        column = layout.constraint_column((name or "").lower())
+        row = self._ctx.store.get(layout.META, layout.constraints_key(ref.table_id)) or {}
+        if column not in row:
+            raise hms.NoSuchObjectException(
+                message=f"The constraint: {name} does not exist for the associated table: "
+                f"{ref.db}.{ref.name}"
+            )
+        self._ctx.store.mutate([Delete(layout.META, layout.constraints_key(ref.table_id),
+                                       [column])])  # fmt: skip
+
+    def primary_keys(self, db: str | None, table: str | None) -> list[hms.SQLPrimaryKey]:
+        """The table's primary key columns, in key order."""
+        ref = self._table(db, table)
+        return [k for kind, keys in self._stored(ref) if kind == _PK for k in keys]
+
+    def foreign_keys(self, request: hms.ForeignKeysRequest) -> list[hms.SQLForeignKey]:
+        """The foreign keys of a table (optionally only those onto one parent)."""
+        child = self._table(request.foreign_db_name, request.foreign_tbl_name)
+        parent = (names.normalize(request.parent_db_name), names.normalize(request.parent_tbl_name))
+        found = []
+        for kind, keys in self._stored(child):
+            if kind != _FK:
+                continue
+            for key in keys:
+                if parent[1] and (key.pktable_db, key.pktable_name) != parent:
+                    continue
+                found.append(key)
+        return found
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _table(self, db: str | None, table: str | None) -> TableRef:
+        ref = self._tables.find(names.normalize(db), names.normalize(table))
+        if ref is None:
+            raise hms.NoSuchObjectException(
+                message=f"Table {names.normalize(db)}.{names.normalize(table)} does not exist"
+            )
+        return ref
+
+    @staticmethod
+    def _require_column(ref: TableRef, column: str | None) -> None:
+        known = {(c.name or "").lower() for c in (ref.table.sd.cols if ref.table.sd else []) or []}
+        known |= {(k.name or "").lower() for k in ref.table.partitionKeys or []}
+        if (column or "").lower() not in known:
+            raise hms.MetaException(
+                message=f"Column {column} does not exist in table {ref.db}.{ref.name}"
+            )
+
+    def _add(self, ref: TableRef, name: str, kind: bytes, stored: list[object]) -> None:
+        key = layout.constraints_key(ref.table_id)
+        column = layout.constraint_column(name)
+        value = kind + to_bytes((_PK_HOLDER if kind == _PK else _FK_HOLDER)(keys=stored))
+        if not self._ctx.store.mutate([Put(layout.META, key, {column: value})],
+                                      Condition(layout.META, key, column, None)):  # fmt: skip
+            raise hms.MetaException(message=f"Constraint name already exists: {name}")
+
+    def _stored(self, ref: TableRef) -> list[tuple[bytes, list]]:  # type: ignore[type-arg]
+        row = self._ctx.store.get(layout.META, layout.constraints_key(ref.table_id)) or {}
+        found = []
+        for column, value in sorted(row.items()):
+            if not column.startswith(layout.CONSTRAINT_PREFIX):
+                continue
+            kind, data = value[:1], value[1:]
+            holder = from_bytes(_PK_HOLDER if kind == _PK else _FK_HOLDER, data)
+            found.append((kind, sorted(holder.keys or [], key=lambda k: k.key_seq or 0)))
+        return found
+
+
+_PK, _FK = b"P", b"F"
+
+
+def _holder(element: type) -> type:
+    """A Thrift struct with one list of ``element`` (to store a constraint's columns)."""
+
+    class Holder(TPayload):
+        thrift_spec = {1: (TType.LIST, "keys", (TType.STRUCT, element), False)}
+        default_spec = [("keys", None)]
+
+    return Holder
+
+
+_PK_HOLDER = _holder(hms.SQLPrimaryKey)
+_FK_HOLDER = _holder(hms.SQLForeignKey)

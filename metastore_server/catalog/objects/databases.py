@@ -1,0 +1,160 @@
+"""Databases: create, get, list, alter, drop, with HMS's rules and messages."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.events import messages as event_messages
+from metastore_server.thrift_api import hms
+from storage import layout
+from storage.port import Condition, Delete, Put
+
+DEFAULT_DATABASE = "default"
+DEFAULT_DESCRIPTION = "Default Hive database"
+
+
+def _unable_to_create(name: str) -> Callable[[str, str], Exception]:
+    """HMS's refusal of a database whose directory cannot be made."""
+
+    def refuse(uri: str, detail: str) -> Exception:
+        return hms.MetaException(
+            message=f"Unable to create database path {uri}, failed to create database {name} "
+            f"({detail})"
+        )
+
+    return refuse
+
+
+class Databases:
+    """Database rows on the store."""
+
+    def __init__(self, ctx: CatalogContext) -> None:
+        self._ctx = ctx
+
+    def ensure_default(self) -> None:
+        """Create the ``default`` database on first start (owner ``public``, a ROLE)."""
+        if self.find(DEFAULT_DATABASE) is not None:
+            return
+        db = hms.Database(
+            name=DEFAULT_DATABASE,
+            description=DEFAULT_DESCRIPTION,
+            locationUri=self._ctx.warehouse.database_location(DEFAULT_DATABASE),
+            parameters={},
+            ownerName="public",
+            ownerType=hms.PrincipalType.ROLE,
+        )
+        self._ctx.data.make_dirs([db.locationUri], _unable_to_create(DEFAULT_DATABASE))
+        self._insert(db)
+
+    def find(self, name: str) -> hms.Database | None:
+        """The database, or None."""
+        row = self._ctx.store.get(layout.DATABASES, layout.database_key(name))
+        if row is None:
+            return None
+        return from_bytes(hms.Database, row[layout.OBJECT])
+
+    def get(self, name: str) -> hms.Database:
+        """The database; NoSuchObjectException when it does not exist."""
+        db = self.find(name)
+        if db is None:
+            raise hms.NoSuchObjectException(message=name)
+        return db
+
+    def require(self, name: str) -> None:
+        """Raise NoSuchObjectException unless the database exists."""
+        self.get(name)
+
+    def names(self, pattern: str | None = None) -> list[str]:
+        """Database names matching an HMS pattern, sorted."""
+        regex = names.pattern_to_regex(pattern)
+        found = []
+        for key, _row in self._ctx.store.scan(layout.DATABASES):
+            name = key.decode("utf-8")
+            if regex.fullmatch(name):
+                found.append(name)
+        return sorted(found)
+
+    def located(self) -> dict[str, str]:
+        """Each database's location, by name."""
+        found = {}
+        for key, row in self._ctx.store.scan(layout.DATABASES):
+            location = from_bytes(hms.Database, row[layout.OBJECT]).locationUri
+            if location:
+                found[key.decode("utf-8")] = location
+        return found
+
+    def locations(self) -> list[str]:
+        """The location of every database (a table drop never deletes one)."""
+        return list(self.located().values())
+
+    def create(self, db: hms.Database) -> None:
+        """Create a database; its directory is created under the warehouse when not given."""
+        if db is None:
+            raise hms.InvalidObjectException(message="Database cannot be null")
+        name = names.normalize(db.name)
+        if not names.is_valid_name(name):
+            raise hms.InvalidObjectException(message=f"{db.name} is not a valid database name")
+        stored = copy.deepcopy(db)
+        stored.name = name
+        stored.catalogName = None
+        if not stored.locationUri:
+            stored.locationUri = self._ctx.warehouse.database_location(name)
+        if stored.parameters is None:
+            stored.parameters = {}
+        if stored.ownerType is None:
+            stored.ownerType = hms.PrincipalType.USER
+        already = hms.AlreadyExistsException(message=f"Database {db.name} already exists")
+        with self._ctx.write_lock:
+            if self.find(name) is not None:
+                raise already
+            # The directory first (HMS): a database whose directory cannot be made is refused.
+            made = self._ctx.data.make_dirs([stored.locationUri], _unable_to_create(name))
+            try:
+                if not self._insert(stored):
+                    raise already
+            except BaseException:
+                self._ctx.data.undo(made)
+                raise
+            self._ctx.events.record([event_messages.create_database(stored, self._ctx.now())])
+
+    def alter(self, name: str, new_db: hms.Database) -> None:
+        """Change description, location, parameters and owner of a database (not its name)."""
+        if new_db is None:
+            raise hms.MetaException(message="New database cannot be null")
+        with self._ctx.write_lock:
+            current = self.get(name)
+            updated = copy.deepcopy(current)
+            if new_db.description is not None:
+                updated.description = new_db.description
+            if new_db.locationUri:
+                updated.locationUri = new_db.locationUri
+            if new_db.parameters is not None:
+                updated.parameters = dict(new_db.parameters)
+            if new_db.ownerName is not None:
+                updated.ownerName = new_db.ownerName
+            if new_db.ownerType is not None:
+                updated.ownerType = new_db.ownerType
+            self._ctx.store.mutate(
+                [
+                    Put(
+                        layout.DATABASES,
+                        layout.database_key(name),
+                        {layout.OBJECT: to_bytes(updated)},
+                    )
+                ]
+            )
+
+    def delete_row(self, name: str) -> None:
+        """Remove the database row (callers have removed its tables and functions)."""
+        self._ctx.store.mutate([Delete(layout.DATABASES, layout.database_key(name))])
+
+    def _insert(self, db: hms.Database) -> bool:
+        key = layout.database_key(db.name)
+        return self._ctx.store.mutate(
+            [Put(layout.DATABASES, key, {layout.OBJECT: to_bytes(db)})],
+            Condition(layout.DATABASES, key, layout.OBJECT, None),
+        )

@@ -1,0 +1,266 @@
+"""Column statistics of tables and partitions: update, get, delete, aggregate, as HMS stores them.
+
+Statistics live in ``meta`` rows keyed by the table's stable id and the partition's name
+(``layout.stats_key``), one column per table column holding its ``ColumnStatisticsObj`` (Thrift
+binary), so a table rename carries them and a table drop removes them by key range. The
+partition code removes (or moves) a partition's row when the partition is dropped (or renamed).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Sequence
+
+from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.objects.tables import TableRef, Tables
+from metastore_server.thrift_api import hms
+from storage import layout
+from storage.port import Delete, Put, StoragePort
+
+#: ColumnStatisticsData member of each statistics kind.
+_KINDS = ("booleanStats", "longStats", "doubleStats", "stringStats", "binaryStats",
+          "decimalStats", "dateStats")  # fmt: skip
+
+
+def forget(store: StoragePort, table_id: int, part_names: Iterable[str]) -> None:
+    """Remove the statistics of dropped partitions."""
+    deletes: list[Put | Delete] = [
+        Delete(layout.META, layout.stats_key(table_id, name)) for name in part_names
+    ]
+    if deletes:
+        store.mutate(deletes)
+
+
+def forget_table(store: StoragePort, table_id: int) -> None:
+    """Remove every statistic of a dropped table (its partitions' too)."""
+    start, stop = layout.stats_range(table_id)
+    rows = store.scan(layout.META, start, stop, columns=[layout.LAST_ANALYZED])
+    keys = [key for key, _row in rows]
+    if keys:
+        store.mutate([Delete(layout.META, key) for key in keys])
+
+
+def move(store: StoragePort, table_id: int, old_name: str, new_name: str) -> None:
+    """Carry a renamed partition's statistics to its new name."""
+    row = store.get(layout.META, layout.stats_key(table_id, old_name))
+    if row:
+        store.mutate([Put(layout.META, layout.stats_key(table_id, new_name), row),
+                      Delete(layout.META, layout.stats_key(table_id, old_name))])  # fmt: skip
+
+
+class Statistics:
+    """HMS's column statistics calls."""
+
+    def __init__(self, ctx: CatalogContext, tables: Tables) -> None:
+        self._ctx = ctx
+        self._tables = tables
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def update(
+        self, stats: hms.ColumnStatistics, *, table_level: bool, merge: bool = False
+    ) -> bool:
+        """Store the statistics of a table's (or one partition's) columns."""
+        if stats is None or stats.statsDesc is None:
+            raise hms.InvalidInputException(message="Column statistics need a statsDesc")
+        desc = stats.statsDesc
+        ref = self._table(desc.dbName, desc.tableName)
+        part_name = ""
+        if not table_level:
+            if not desc.partName:
+                raise hms.InvalidInputException(message="Partition statistics need a partName")
+            part_name = self._partition_name(ref, desc.partName)
+        columns = self._column_types(ref)
+        puts: dict[bytes, bytes] = {}
+        key = layout.stats_key(ref.table_id, part_name)
+        existing = self._ctx.store.get(layout.META, key) or {}
+        for obj in stats.statsObj or []:
+            name = (obj.colName or "").lower()
+            if name not in columns:
+                raise hms.InvalidInputException(
+                    message=f"Column {obj.colName} for which stats gathering is requested "
+                    f"doesn't exist in {ref.db}.{ref.name}"
+                )
+            _kind_of(obj)
+            stored = copy.deepcopy(obj)
+            stored.colName = name
+            previous = existing.get(layout.stats_column(name))
+            if merge and previous is not None:
+                stored = merge_objects([from_bytes(hms.ColumnStatisticsObj, previous), stored])
+            puts[layout.stats_column(name)] = to_bytes(stored)
+        if not puts:
+            return True
+        analyzed = desc.lastAnalyzed or self._ctx.now()
+        puts[layout.LAST_ANALYZED] = int(analyzed).to_bytes(8, "big", signed=True)
+        self._ctx.store.mutate([Put(layout.META, key, puts)])
+        return True
+
+    def delete(self, db: str, table: str, part_name: str | None, column: str | None) -> bool:
+        """Remove one column's statistics (all columns' when ``column`` is None)."""
+        ref = self._table(db, table)
+        name = self._partition_name(ref, part_name) if part_name is not None else ""
+        key = layout.stats_key(ref.table_id, name)
+        row = self._ctx.store.get(layout.META, key) or {}
+        wanted = [layout.stats_column(column.lower())] if column else [
+            c for c in row if c.startswith(layout.STATS_PREFIX)]  # fmt: skip
+        present = [c for c in wanted if c in row]
+        if not present:
+            where = f"db={ref.db} table={ref.name}" + (f" partition={name}" if name else "")
+            raise hms.NoSuchObjectException(
+                message=f"Column stats doesn't exist for {where} col={column}"
+            )
+        left = [c for c in row if c.startswith(layout.STATS_PREFIX) and c not in present]
+        self._ctx.store.mutate(
+            [Delete(layout.META, key, None if not left else present)]  # type: ignore[arg-type]
+        )
+        return True
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def table_stats(
+        self, db: str, table: str, columns: Sequence[str] | None
+    ) -> list[hms.ColumnStatisticsObj]:
+        """The table-level statistics of the named columns that have some."""
+        ref = self._table(db, table)
+        return self._objects(ref, "", columns)
+
+    def column(
+        self, db: str, table: str, part_name: str | None, column: str
+    ) -> hms.ColumnStatistics:
+        """One column's statistics, as a ColumnStatistics; NoSuchObjectException when none."""
+        ref = self._table(db, table)
+        name = self._partition_name(ref, part_name) if part_name is not None else ""
+        found = self._objects(ref, name, [column])
+        if not found:
+            where = f"{ref.db}.{ref.name}" + (f" partition {name}" if name else "")
+            raise hms.NoSuchObjectException(
+                message=f"Column stats doesn't exist for {where} column {column}"
+            )
+        row = self._ctx.store.get(layout.META, layout.stats_key(ref.table_id, name)) or {}
+        return hms.ColumnStatistics(statsDesc=self._desc(ref, name, row), statsObj=found)
+
+    def partition_stats(
+        self, db: str, table: str, part_names: Sequence[str] | None, columns: Sequence[str] | None
+    ) -> dict[str, list[hms.ColumnStatisticsObj]]:
+        """Per partition name, the statistics of the named columns that have some."""
+        ref = self._table(db, table)
+        found = {}
+        for given in part_names or []:
+            name = self._partition_name(ref, given)
+            objects = self._objects(ref, name, columns)
+            if objects:
+                found[given] = objects
+        return found
+
+    def aggregate(self, db: str, table: str, part_names: Sequence[str] | None,
+                  columns: Sequence[str] | None) -> hms.AggrStats:  # fmt: skip
+        """The statistics of each named column merged over the named partitions, and how many
+        of those partitions have statistics for every named column."""
+        per_partition = self.partition_stats(db, table, part_names, columns)
+        wanted = [c.lower() for c in columns or []]
+        by_column: dict[str, list[hms.ColumnStatisticsObj]] = {}
+        complete = 0
+        for objects in per_partition.values():
+            present = {obj.colName for obj in objects}
+            if all(c in present for c in wanted):
+                complete += 1
+            for obj in objects:
+                by_column.setdefault(obj.colName, []).append(obj)
+        merged = [merge_objects(by_column[c]) for c in wanted if c in by_column]
+        return hms.AggrStats(colStats=merged, partsFound=complete)
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _table(self, db: str | None, table: str | None) -> TableRef:
+        ref = self._tables.find(names.normalize(db), names.normalize(table))
+        if ref is None:
+            raise hms.NoSuchObjectException(
+                message=f"{names.normalize(db)}.{names.normalize(table)} table not found"
+            )
+        return ref
+
+    def _partition_name(self, ref: TableRef, given: str) -> str:
+        """The canonical name of an existing partition; NoSuchObjectException otherwise."""
+        values = [v for _k, v in names.parse_partition_name(given)]
+        if len(values) != len(ref.key_names):
+            raise hms.NoSuchObjectException(message=f"Partition {given} not found")
+        key = layout.partition_key(ref.table_id, ref.kinds, values)
+        row = self._ctx.store.get(layout.PARTITIONS, key)
+        if row is None:
+            raise hms.NoSuchObjectException(message=f"Partition {given} not found")
+        return names.make_partition_name(ref.key_names, values)
+
+    @staticmethod
+    def _column_types(ref: TableRef) -> dict[str, str]:
+        columns = (ref.table.sd.cols if ref.table.sd else None) or []
+        return {(c.name or "").lower(): c.type or "" for c in columns}
+
+    def _objects(
+        self, ref: TableRef, part_name: str, columns: Sequence[str] | None
+    ) -> list[hms.ColumnStatisticsObj]:
+        row = self._ctx.store.get(layout.META, layout.stats_key(ref.table_id, part_name)) or {}
+        found = []
+        for column in columns or []:
+            data = row.get(layout.stats_column((column or "").lower()))
+            if data is not None:
+                found.append(from_bytes(hms.ColumnStatisticsObj, data))
+        return found
+
+    @staticmethod
+    def _desc(
+        ref: TableRef, part_name: str, row: dict[bytes, bytes]
+    ) -> hms.ColumnStatisticsDesc:
+        analyzed = row.get(layout.LAST_ANALYZED)
+        return hms.ColumnStatisticsDesc(
+            isTblLevel=not part_name, dbName=ref.db, tableName=ref.name,
+            partName=part_name or None,
+            lastAnalyzed=int.from_bytes(analyzed, "big", signed=True) if analyzed else None,
+        )  # fmt: skip
+
+
+def _kind_of(obj: hms.ColumnStatisticsObj) -> str:
+    """The one statistics kind an object holds; InvalidInputException otherwise."""
+    data = obj.statsData
+    set_kinds = [k for k in _KINDS if data is not None and getattr(data, k, None) is not None]
+    if len(set_kinds) != 1:
+        raise hms.InvalidInputException(
+            message=f"Column {obj.colName}: statsData must hold exactly one kind of statistics"
+        )
+    return set_kinds[0]
+
+
+def merge_objects(objects: Sequence[hms.ColumnStatisticsObj]) -> hms.ColumnStatisticsObj:
+    """One column's statistics merged (as HMS merges them without bit vectors): lowest low,
+    highest high, nulls and counts added, the largest distinct count and lengths."""
+    kind = _kind_of(objects[0])
+    parts = [getattr(o.statsData, kind) for o in objects if _kind_of(o) == kind]
+    first = copy.deepcopy(parts[0])
+    first.bitVectors = None
+    total = sum(p.numNulls or 0 for p in parts)
+    if kind == "booleanStats":
+        first.numTrues = sum(p.numTrues or 0 for p in parts)
+        first.numFalses = sum(p.numFalses or 0 for p in parts)
+    elif kind in ("stringStats", "binaryStats"):
+        first.maxColLen = max(p.maxColLen or 0 for p in parts)
+        first.avgColLen = max(p.avgColLen or 0.0 for p in parts)
+        if kind == "stringStats":
+            first.numDVs = max(p.numDVs or 0 for p in parts)
+    else:
+        key = _decimal_value if kind == "decimalStats" else (
+            (lambda d: d.daysSinceEpoch) if kind == "dateStats" else (lambda v: v))  # fmt: skip
+        lows = [p.lowValue for p in parts if p.lowValue is not None]
+        highs = [p.highValue for p in parts if p.highValue is not None]
+        first.lowValue = min(lows, key=key) if lows else None
+        first.highValue = max(highs, key=key) if highs else None
+        first.numDVs = max(p.numDVs or 0 for p in parts)
+    first.numNulls = total
+    data = hms.ColumnStatisticsData(**{kind: first})
+    return hms.ColumnStatisticsObj(colName=objects[0].colName, colType=objects[0].colType,
+                                   statsData=data)  # fmt: skip
+
+
+def _decimal_value(decimal: hms.Decimal) -> float:
+    unscaled = int.from_bytes(decimal.unscaled or b"\x00", "big", signed=True)
+    return unscaled / (10 ** (decimal.scale or 0))

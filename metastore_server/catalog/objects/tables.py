@@ -1,0 +1,545 @@
+"""Tables: create, get, list, alter (incl. rename), drop, with HMS's rules and messages."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import hashlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.core.changes import TableChange, TableListeners
+from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.events import messages as event_messages
+from metastore_server.catalog.objects.databases import Databases
+from metastore_server.thrift_api import hms
+from planner.types import KeyKind, key_kind
+from storage import layout
+from storage.codec import encode_id
+from storage.port import Condition, Delete, Put
+
+DDL_TIME = "transient_lastDdlTime"
+MANAGED_TABLE = "MANAGED_TABLE"
+EXTERNAL_TABLE = "EXTERNAL_TABLE"
+VIRTUAL_VIEW = "VIRTUAL_VIEW"
+MATERIALIZED_VIEW = "MATERIALIZED_VIEW"
+INDEX_TABLE = "INDEX_TABLE"
+#: Table properties about dropped data: skip the trash (HMS's ``auto.purge``, and the
+#: ``auth.purge`` spelling some documents give it); an external table's data goes too.
+AUTO_PURGE = ("auto.purge", "auth.purge")
+EXTERNAL_PURGE = "external.table.purge"
+TABLE_TYPES = frozenset(
+    {MANAGED_TABLE, EXTERNAL_TABLE, VIRTUAL_VIEW, MATERIALIZED_VIEW, INDEX_TABLE}
+)
+#: How often an alter is tried when another server process changes the table meanwhile.
+ALTER_ATTEMPTS = 10
+#: Waits for a table row whose stamp and definition disagree (a write in flight on a store
+#: without atomic batches) before it is taken as it is (its writer died half-way).
+_SETTLE_WAITS_S = (0.005, 0.01, 0.02, 0.04, 0.08, 0.16)
+_COUNTER_BYTES = 8
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """A stored table with what partition code needs: its id and typed partition keys."""
+
+    db: str
+    name: str
+    table_id: int
+    table: hms.Table
+    #: Whether a partition ever held a non-canonical spelling of a typed value (layout.SPELLINGS).
+    has_spellings: bool = False
+    #: The row's version stamp (layout.TIMELINE_VERSION), None when it has none.
+    stamp: bytes | None = None
+    #: The stored encoding of ``table`` as read (for a compare-and-set on it).
+    object_bytes: bytes | None = field(default=None, repr=False, compare=False)
+    #: False when the stamp was not written with this definition: a write is in flight on a
+    #: store without atomic batches (or its writer died half-way).
+    settled: bool = True
+    #: Whether a partition change of this table died before its timelines were stored
+    #: (``layout.TIMELINE_PENDING``; or one is being written right now).
+    timelines_pending: bool = False
+    #: (writer, time it began) of the timeline writers marked on the row
+    #: (``layout.TIMELINE_WRITER``: stores whose writers do not lock each other out).
+    timeline_writers: tuple[tuple[str, float], ...] = ()
+
+    @functools.cached_property
+    def key_names(self) -> list[str]:
+        """Partition key names, lower-case, in order."""
+        return [fs.name.lower() for fs in self.table.partitionKeys or []]
+
+    @functools.cached_property
+    def key_types(self) -> list[tuple[str, str]]:
+        """(name, Hive type) of each partition key."""
+        return [(fs.name.lower(), fs.type or "string") for fs in self.table.partitionKeys or []]
+
+    @functools.cached_property
+    def kinds(self) -> list[KeyKind]:
+        """Comparison kind of each partition key."""
+        return [key_kind(fs.type or "string") for fs in self.table.partitionKeys or []]
+
+    @property
+    def location(self) -> str | None:
+        """The table's storage location, if it has one."""
+        sd = self.table.sd
+        return sd.location if sd is not None else None
+
+    @property
+    def is_external(self) -> bool:
+        """External tables own no data: dropping them never deletes files."""
+        params = self.table.parameters or {}
+        return (self.table.tableType == EXTERNAL_TABLE) or (
+            params.get("EXTERNAL", "").upper() == "TRUE"
+        )
+
+
+def owns_data(ref: TableRef) -> bool:
+    """Whether dropping the table (or its partitions) deletes data: a managed table, or an
+    external one with ``external.table.purge=true`` (HMS 3 and later); never a view."""
+    if ref.table.tableType in (VIRTUAL_VIEW, MATERIALIZED_VIEW):
+        return False
+    params = ref.table.parameters or {}
+    return not ref.is_external or params.get(EXTERNAL_PURGE, "").lower() == "true"
+
+
+def must_purge(ref: TableRef) -> bool:
+    """Whether the table's dropped data skips the trash whatever the call says
+    (``auto.purge=true``, as HMS)."""
+    params = ref.table.parameters or {}
+    return any(params.get(name, "").lower() == "true" for name in AUTO_PURGE)
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=8).digest()
+
+
+def next_stamp(previous: bytes | None, data: bytes) -> bytes:
+    """The stamp of a table row rewritten with definition ``data`` after ``previous``."""
+    counter = int.from_bytes(previous[:_COUNTER_BYTES], "big") if previous else 0
+    return ((counter + 1) % 2**64).to_bytes(_COUNTER_BYTES, "big") + _digest(data)
+
+
+def stamp_settled(stamp: bytes | None, data: bytes) -> bool:
+    """Whether ``stamp`` was written together with definition ``data`` (no stamp: yes)."""
+    return stamp is None or stamp[_COUNTER_BYTES:] == _digest(data)
+
+
+def row_condition(ref: TableRef) -> Condition:
+    """The compare-and-set guard of a rewrite of ``ref``'s row: its stamp, or (no stamp yet)
+    its definition as read, so that a row dropped meanwhile is never written back."""
+    key = layout.table_key(ref.db, ref.name)
+    if ref.stamp is not None:
+        return Condition(layout.TABLES, key, layout.TIMELINE_VERSION, ref.stamp)
+    return Condition(layout.TABLES, key, layout.OBJECT, ref.object_bytes)
+
+
+class AlterHook(Protocol):
+    """Told of every alter before it is written (the partition timelines keeper)."""
+
+    def before_alter(
+        self, current: TableRef, table: hms.Table
+    ) -> Callable[[TableRef], None] | None:
+        """Adjust ``table`` (the new definition) in place; return what to run once it is
+        stored, or None when the table keeps no state that needs a stamped row."""
+
+
+def unable_to_create(uri: str, detail: str) -> Exception:
+    """HMS's refusal of a table or partition whose directory cannot be made."""
+    return hms.MetaException(
+        message=f"{uri} is not a directory or unable to create one ({detail})"
+    )
+
+
+def _put_quick_stats(params: dict[str, str], stats: tuple[int, int] | None) -> None:
+    """Set HMS's fast table statistics in ``params`` (nothing when they cannot be counted)."""
+    if stats is not None:
+        params["numFiles"], params["totalSize"] = str(stats[0]), str(stats[1])
+
+
+def fill_storage_defaults(sd: hms.StorageDescriptor | None) -> None:
+    """Fields HMS always returns set: empty skew info, storedAsSubDirectories false."""
+    if sd is None:
+        return
+    if sd.skewedInfo is None:
+        sd.skewedInfo = hms.SkewedInfo(
+            skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={}
+        )
+    if sd.storedAsSubDirectories is None:
+        sd.storedAsSubDirectories = False
+
+
+def _clear_catalog(table: hms.Table) -> None:
+    """Drop the catalog name fields (2.3's id 16, 3.x's id 17): only the default catalog exists."""
+    table.catName = None
+    if hasattr(table, "catNameV3"):
+        table.catNameV3 = None
+
+
+def column_types(table: hms.Table) -> list[tuple[str, str]]:
+    """(name, type) of a table's data columns, lower-case, types without blanks."""
+    columns = (table.sd.cols if table.sd else None) or []
+    return [((c.name or "").lower(), (c.type or "").replace(" ", "").lower()) for c in columns]
+
+
+def _lower_columns(columns: list[hms.FieldSchema] | None) -> list[hms.FieldSchema]:
+    result = []
+    for column in columns or []:
+        copied = copy.copy(column)
+        copied.name = (column.name or "").lower()
+        result.append(copied)
+    return result
+
+
+class Tables:
+    """Table rows on the store."""
+
+    def __init__(self, ctx: CatalogContext, databases: Databases) -> None:
+        self._ctx = ctx
+        self._databases = databases
+        #: Told of every creation and alteration, inside the change (``core.changes``).
+        self.listeners = TableListeners()
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def find(self, db: str, name: str) -> TableRef | None:
+        """The table, or None."""
+        row = self._ctx.store.get(layout.TABLES, layout.table_key(db, name))
+        if row is None or layout.OBJECT not in row or layout.TABLE_ID not in row:
+            return None  # absent, or (HBase: one row lands column by column) not whole yet
+        data = row[layout.OBJECT]
+        table_id = int.from_bytes(row[layout.TABLE_ID], "big")
+        stamp = row.get(layout.TIMELINE_VERSION)
+        return TableRef(
+            db,
+            name,
+            table_id,
+            from_bytes(hms.Table, data),
+            layout.SPELLINGS in row,
+            stamp=stamp,
+            object_bytes=data,
+            settled=stamp_settled(stamp, data),
+            timelines_pending=layout.TIMELINE_PENDING in row,
+            timeline_writers=layout.timeline_writers(row),
+        )
+
+    def find_settled(self, db: str, name: str) -> TableRef | None:
+        """The table as ``find`` reads it, once no write of its row is in flight (a store
+        without atomic batches lands a stamped row in two steps); to base a rewrite on."""
+        ref = self.find(db, name)
+        for wait in _SETTLE_WAITS_S:
+            if ref is None or ref.settled:
+                return ref
+            time.sleep(wait)
+            ref = self.find(db, name)
+        return ref
+
+    def get(self, db: str, name: str) -> TableRef:
+        """The table; NoSuchObjectException ``db.t table not found`` when missing."""
+        ref = self.find(db, name)
+        if ref is None:
+            raise hms.NoSuchObjectException(message=f"{db}.{name} table not found")
+        return ref
+
+    def names(
+        self, db: str, pattern: str | None = None, table_type: str | None = None
+    ) -> list[str]:
+        """Table names of a database matching an HMS pattern (and type), sorted."""
+        regex = names.pattern_to_regex(pattern)
+        start, stop = layout.children_range(db)
+        found = []
+        for key, row in self._ctx.store.scan(layout.TABLES, start, stop):
+            name = layout.name_from_child_key(key)
+            if not regex.fullmatch(name) or layout.OBJECT not in row:
+                continue  # (no definition: a row of marks alone is no table)
+            if table_type:
+                table = from_bytes(hms.Table, row[layout.OBJECT])
+                if (table.tableType or "") != table_type:
+                    continue
+            found.append(name)
+        return sorted(found)
+
+    def every_table(self) -> Iterator[TableRef]:
+        """Every table of every database (a database drop keeps what others hold)."""
+        for key, _row in self._ctx.store.scan(layout.TABLES, columns=[layout.TABLE_ID]):
+            db_bytes, _, _ = key.partition(b"\x00")
+            ref = self.find(db_bytes.decode("utf-8"), layout.name_from_child_key(key))
+            if ref is not None:
+                yield ref
+
+    def objects(self, db: str, table_names: list[str]) -> list[hms.Table]:
+        """The tables that exist among ``table_names``, in that order (duplicates once)."""
+        seen: set[str] = set()
+        result = []
+        for raw in table_names or []:
+            name = names.normalize(raw)
+            if name in seen:
+                continue
+            seen.add(name)
+            ref = self.find(db, name)
+            if ref is not None:
+                result.append(ref.table)
+        return result
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def create(self, tbl: hms.Table, *, then: Callable[[], None] | None = None) -> None:
+        """Create a table with HMS defaults (names lower-case, location, DDL time); ``then``
+        runs once the row is written, in the same change (when it fails, the table and its
+        directory are undone too)."""
+        if tbl is None:
+            raise hms.InvalidObjectException(message="Table cannot be null")
+        db = names.normalize(tbl.dbName)
+        name = names.normalize(tbl.tableName)
+        if not names.is_valid_name(name):
+            raise hms.InvalidObjectException(message=f"{tbl.tableName} is not a valid object name")
+        table = copy.deepcopy(tbl)
+        table.dbName, table.tableName = db, name
+        _clear_catalog(table)
+        self._validate_columns(table)
+        if table.sd is None:
+            table.sd = hms.StorageDescriptor(cols=[], parameters={})
+        table.sd.cols = _lower_columns(table.sd.cols)
+        table.partitionKeys = _lower_columns(table.partitionKeys)
+        change = TableChange(table, None, hms.InvalidObjectException)
+        self.listeners.check_definition(change)
+        fill_storage_defaults(table.sd)
+        if table.rewriteEnabled is None:
+            table.rewriteEnabled = False
+        params = dict(table.parameters or {})
+        if not table.tableType:
+            external = params.get("EXTERNAL", "").upper() == "TRUE"
+            table.tableType = EXTERNAL_TABLE if external else MANAGED_TABLE
+        now = self._ctx.now()
+        table.createTime = table.createTime or now
+        params.setdefault(DDL_TIME, str(now))
+        table.parameters = params
+        with self._ctx.write_lock:
+            database = self._databases.find(db)
+            if database is None:
+                raise hms.InvalidObjectException(message=db)
+            is_view = table.tableType in (VIRTUAL_VIEW, MATERIALIZED_VIEW)
+            if not table.sd.location and not is_view:
+                table.sd.location = self._ctx.warehouse.child_location(database.locationUri, name)
+            if self.find(db, name) is not None:
+                raise hms.AlreadyExistsException(message=f"Table {name} already exists")
+            self.listeners.check(change)
+            self.listeners.before_write(change)
+            # The directory first (HMS): a table whose directory cannot be made is refused.
+            made = self._ctx.data.make_dirs(
+                [None if is_view else table.sd.location], unable_to_create
+            )
+            try:
+                table_id = self._ctx.store.increment(
+                    layout.META, layout.COUNTERS_ROW, layout.NEXT_TABLE_ID
+                )
+                key = layout.table_key(db, name)
+                created = self._ctx.store.mutate(
+                    [
+                        Put(
+                            layout.TABLES,
+                            key,
+                            {
+                                layout.OBJECT: to_bytes(table),
+                                layout.TABLE_ID: encode_id(table_id),
+                            },
+                        )
+                    ],
+                    Condition(layout.TABLES, key, layout.OBJECT, None),
+                )
+                if not created:
+                    raise hms.AlreadyExistsException(message=f"Table {name} already exists")
+                try:
+                    if then is not None:
+                        then()
+                except BaseException:
+                    if not hasattr(self._ctx.store, "transaction"):  # HBase: undo it by hand
+                        self._ctx.store.mutate([Delete(layout.TABLES, key)])
+                    raise
+            except BaseException:
+                self._ctx.data.undo(made)
+                raise
+            self._ctx.events.record([event_messages.create_table(table, now)])
+
+    def alter(
+        self,
+        db: str,
+        name: str,
+        new_tbl: hms.Table,
+        *,
+        update_stats: bool = True,
+        hook: AlterHook | None = None,
+        extra_ops: Sequence[Put | Delete] = (),
+    ) -> TableRef:
+        """Replace a table's definition; a new db/name renames it (its data is the caller's).
+
+        Partition keys cannot change. Returns the stored table. With ``update_stats`` (HMS does
+        it unless the client says DO_NOT_UPDATE_STATS) an unpartitioned table's ``numFiles``
+        and ``totalSize`` are counted again from its directory. ``hook`` may adjust the new
+        definition; a stamped row (``layout.TIMELINE_VERSION``) is rewritten with a new stamp,
+        compare-and-set on the old one, and read again when another process changed it.
+        ``extra_ops`` are written with the row (partitions relocated by a rename).
+        """
+        if new_tbl is None:
+            raise hms.InvalidOperationException(message="New table is invalid: null")
+        with self._ctx.write_lock:
+            for _ in range(ALTER_ATTEMPTS):
+                current = self.find_settled(db, name)
+                if current is None:
+                    raise hms.InvalidOperationException(message=f"{db}.{name} table not found")
+                stored = self._write_altered(current, new_tbl, update_stats, hook, extra_ops)
+                if stored is not None:
+                    self._ctx.events.record(
+                        [event_messages.alter_table(current.table, stored.table, self._ctx.now())]
+                    )
+                    return stored
+            raise hms.MetaException(
+                message=(
+                    f"Can not alter table {db}.{name}: other server processes kept changing it "
+                    f"({ALTER_ATTEMPTS} attempts)"
+                )
+            )
+
+    def _write_altered(
+        self,
+        current: TableRef,
+        new_tbl: hms.Table,
+        update_stats: bool,
+        hook: AlterHook | None,
+        extra_ops: Sequence[Put | Delete] = (),
+    ) -> TableRef | None:
+        """Store the new definition of ``current``; None when its stamp changed meanwhile."""
+        db, name = current.db, current.name
+        table = self._altered(current, new_tbl, update_stats)
+        new_db, new_name = table.dbName, table.tableName
+        ops: list[Put | Delete] = []
+        new_key = layout.table_key(new_db, new_name)
+        renamed = (new_db, new_name) != (db, name)
+        if renamed:
+            if self._databases.find(new_db) is None:
+                raise hms.InvalidOperationException(
+                    message=(
+                        f"Unable to change partition or table. Database {new_db} does not exist"
+                    )
+                )
+            if self.find(new_db, new_name) is not None:
+                raise hms.InvalidOperationException(
+                    message=f"new table {new_db}.{new_name} already exists"
+                )
+        after = hook.before_alter(current, table) if hook is not None else None
+        self.listeners.before_write(
+            TableChange(table, current.table, hms.InvalidOperationException)
+        )
+        data = to_bytes(table)
+        # The new row first: on a store without atomic batches a failure in between then
+        # leaves both names, never neither.
+        columns = {layout.OBJECT: data, layout.TABLE_ID: encode_id(current.table_id)}
+        if current.has_spellings:
+            columns[layout.SPELLINGS] = b"1"
+        stamp = None
+        condition = None
+        if current.stamp is not None or after is not None:
+            # A rename carries the stamp on: the counter goes on, the digest follows the row.
+            stamp = columns[layout.TIMELINE_VERSION] = next_stamp(current.stamp, data)
+            condition = row_condition(current)
+        if renamed:
+            condition = Condition(layout.TABLES, new_key, layout.OBJECT, None)
+        ops.append(Put(layout.TABLES, new_key, columns))
+        if renamed:
+            ops.append(Delete(layout.TABLES, layout.table_key(db, name)))
+        ops.extend(extra_ops)
+        if not self._ctx.store.mutate(ops, condition):
+            if renamed:
+                raise hms.InvalidOperationException(
+                    message=f"new table {new_db}.{new_name} already exists"
+                )
+            return None
+        stored = TableRef(
+            new_db,
+            new_name,
+            current.table_id,
+            table,
+            current.has_spellings,
+            stamp=stamp,
+            object_bytes=data,
+        )
+        if after is not None:
+            after(stored)
+        return stored
+
+    def _altered(self, current: TableRef, new_tbl: hms.Table, update_stats: bool) -> hms.Table:
+        """The new definition of ``current`` with HMS's rules applied (names, columns,
+        defaults, DDL time, statistics)."""
+        db, name = current.db, current.name
+        new_db = names.normalize(new_tbl.dbName) or db
+        new_name = names.normalize(new_tbl.tableName) or name
+        if not names.is_valid_name(new_name):
+            raise hms.InvalidOperationException(
+                message=f"new table name {new_tbl.tableName} is not a valid object name"
+            )
+        table = copy.deepcopy(new_tbl)
+        table.dbName, table.tableName = new_db, new_name
+        _clear_catalog(table)
+        if table.sd is not None:
+            table.sd.cols = _lower_columns(table.sd.cols)
+        fill_storage_defaults(table.sd)
+        if table.rewriteEnabled is None:
+            table.rewriteEnabled = False
+        table.partitionKeys = _lower_columns(table.partitionKeys)
+        old_keys = [(fs.name, fs.type) for fs in current.table.partitionKeys or []]
+        new_keys = [(fs.name, fs.type) for fs in table.partitionKeys or []]
+        if old_keys != new_keys:
+            raise hms.InvalidOperationException(message="partition keys can not be changed.")
+        self._validate_columns(table, error=hms.InvalidOperationException)
+        self.listeners.check(TableChange(table, current.table, hms.InvalidOperationException))
+        params = dict(table.parameters or {})
+        if not params.get(DDL_TIME):
+            params[DDL_TIME] = str(self._ctx.now())
+        table.parameters = params
+        if not table.tableType:
+            table.tableType = current.table.tableType
+        is_view = table.tableType in (VIRTUAL_VIEW, MATERIALIZED_VIEW)
+        if not is_view and (table.sd is None or not table.sd.location):
+            raise hms.MetaException(
+                message=f"Can not alter table {db}.{name}: its new definition has no location"
+            )
+        if update_stats and not is_view and not table.partitionKeys:
+            _put_quick_stats(params, self._ctx.warehouse.quick_stats(table.sd.location))
+        table.createTime = current.table.createTime
+        return table
+
+    def database_locations(self) -> list[str]:
+        """The location of every database."""
+        return self._databases.locations()
+
+    def mark_spellings(self, ref: TableRef) -> None:
+        """Record on the table row that a partition holds a non-canonical typed spelling."""
+        self._ctx.store.mutate(
+            [Put(layout.TABLES, layout.table_key(ref.db, ref.name), {layout.SPELLINGS: b"1"})]
+        )
+
+    def delete_row(self, ref: TableRef) -> None:
+        """Remove the table row (the caller removes partitions and data), if it is still the
+        table ``ref`` read: NoSuchObjectException when another server process dropped it
+        meanwhile (and maybe created another under the name, which stays)."""
+        key = layout.table_key(ref.db, ref.name)
+        still = Condition(layout.TABLES, key, layout.TABLE_ID, encode_id(ref.table_id))
+        if not self._ctx.store.mutate([Delete(layout.TABLES, key)], still):
+            raise hms.NoSuchObjectException(message=f"{ref.db}.{ref.name} table not found")
+
+    @staticmethod
+    def _validate_columns(
+        table: hms.Table, error: type[Exception] = hms.InvalidObjectException
+    ) -> None:
+        columns = [(c.name or "").lower() for c in (table.sd.cols if table.sd else None) or []]
+        keys = [(k.name or "").lower() for k in table.partitionKeys or []]
+        for key in keys:
+            if not key:
+                raise error(message="Partition column name cannot be empty")
+            if key in columns:
+                raise error(message=f"Partition column name {key} conflicts with table columns.")
+        if len(set(keys)) != len(keys):
+            raise error(message="Duplicate partition column names")

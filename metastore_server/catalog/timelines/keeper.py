@@ -1,0 +1,614 @@
+"""Partition timelines kept by the server for the tables that opt in, as Apache Lens keeps them.
+
+A table opts in with ``cube.storagetable.time.partcols`` (a comma list of its time partition
+columns) or with our ``metastore.timeline.periods`` (``catalog.time_columns``). A partition is
+tracked when its parameter ``cube.storagetable.partition.update.period`` names an update period,
+or when its time column has a declared one: each time column's value that parses as a partition
+of that period is in the (period, column) timeline; other values (Lens's ``latest``, say) are
+ignored. The table is its own storage table. The timelines live in the table's parameters with
+Lens's keys (``timeline.properties``) and, per table id, in memory with the version stamp of the
+table row they were read at (``layout.TIMELINE_VERSION``): a read checks the stamp (one get)
+first.
+
+Every partition write keeps both in step, in Lens's order: add: memory, partition write,
+parameters; drop: partition write, memory, parameters. A (period, column, value) leaves its
+timeline only when no partition of the table still has it. The parameters are written
+compare-and-set on the stamp; when another server process changed the table meanwhile, the
+table is read again, every entry the change touched is set from the partitions now present, and
+the write is tried again. A failed partition write drops the table's timelines from memory:
+memory is never ahead of the store.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import structlog
+
+from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.objects.tables import TableRef, Tables, next_stamp, row_condition
+from metastore_server.catalog.reads.scan import (
+    KeyRange,
+    matching_rows,
+    plan_ranges,
+    values_of,
+    whole_table,
+)
+from metastore_server.catalog.timelines.time_columns import (
+    Columns,
+    Entry,
+    check_declaration,
+    partition_entries,
+    time_columns,
+)
+from metastore_server.thrift_api import hms
+from planner.errors import FilterError
+from planner.grammar import parse_filter
+from planner.plan import plan_filter
+from storage import layout
+from storage.port import Delete, Put
+from timeline import (
+    PREFIX,
+    PRESENT_KEY,
+    PartitionTimeline,
+    TimePartition,
+    UpdatePeriod,
+    class_key,
+    new_timeline,
+    timeline_from_table_properties,
+    timeline_to_table_properties,
+    timeline_type,
+    timelines_present,
+)
+
+log = structlog.get_logger(__name__)
+
+TimelineKey = tuple[UpdatePeriod, str]
+Timelines = dict[TimelineKey, PartitionTimeline]
+#: A partition as the keeper sees it: its values and its parameters.
+PartitionSpec = tuple[Sequence[str], Mapping[str, str] | None]
+
+#: Attempts at writing the timelines when other server processes change the table meanwhile.
+MAX_ATTEMPTS = 30
+#: Longest pause between two attempts (random, growing: processes racing drift apart).
+MAX_BACKOFF_S = 0.05
+#: Values per filter when asking which partitions still hold some values.
+_VALUES_PER_FILTER = 200
+
+
+# -- what a table and a partition say -------------------------------------------------------------
+
+
+def _timeline_of(param: str, column_names: set[str]) -> TimelineKey | None:
+    """The timeline a table parameter belongs to; None if it is not a timeline parameter of
+    one of ``column_names`` (the presence flag is not one)."""
+    if not param.startswith(PREFIX):
+        return None
+    period_name, _, rest = param[len(PREFIX) :].partition(".")
+    column, _, prop = rest.partition(".")
+    period = UpdatePeriod.__members__.get(period_name)
+    if period is None or column not in column_names or not prop:
+        return None
+    return period, column
+
+
+def stored_timeline_keys(params: Mapping[str, str], columns: Columns) -> set[TimelineKey]:
+    """The timelines the parameters hold any key of (time columns only)."""
+    names = {name for _, name in columns}
+    found = (_timeline_of(param, names) for param in params)
+    return {key for key in found if key is not None}
+
+
+def with_timelines(
+    params: Mapping[str, str], timelines: Mapping[TimelineKey, PartitionTimeline], columns: Columns
+) -> dict[str, str]:
+    """``params`` with every timeline parameter of the time columns replaced by those of
+    ``timelines``, and the presence flag set."""
+    names = {name for _, name in columns}
+    result = {
+        k: v for k, v in params.items() if k != PRESENT_KEY and _timeline_of(k, names) is None
+    }
+    for timeline in timelines.values():
+        result.update(timeline_to_table_properties(timeline))
+    result[PRESENT_KEY] = "true"
+    return result
+
+
+def without_timelines(params: Mapping[str, str]) -> dict[str, str]:
+    """``params`` without any timeline parameter (the table no longer opts in)."""
+    return {k: v for k, v in params.items() if not k.startswith(PREFIX)}
+
+
+def forces_rebuild(params: Mapping[str, str]) -> bool:
+    """Whether the parameters set the presence flag to something else than true."""
+    flag = params.get(PRESENT_KEY)
+    return flag is not None and flag.strip().lower() != "true"
+
+
+def changed(
+    base: Mapping[TimelineKey, PartitionTimeline],
+    storage_table: str,
+    params: Mapping[str, str],
+    add: Iterable[Entry] = (),
+    drop: Iterable[Entry] = (),
+) -> Timelines:
+    """New timelines: ``base`` with entries added and dropped. ``base`` is not changed (a
+    timeline that changes is copied first), so cached timelines can be read without a lock."""
+    result = dict(base)
+    copied: set[TimelineKey] = set()
+
+    def own(key: TimelineKey) -> PartitionTimeline:
+        if key not in copied:
+            current = result.get(key)
+            result[key] = (
+                copy.deepcopy(current)
+                if current is not None
+                else new_timeline(storage_table, key[0], key[1], params)
+            )
+            copied.add(key)
+        return result[key]
+
+    for period, column, partition in sorted(add, key=lambda e: e[2].start):
+        own((period, column)).add(partition)
+    for period, column, partition in drop:
+        if (period, column) in result:
+            own((period, column)).drop(partition)
+    return result
+
+
+# -- the keeper -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Cached:
+    """A table's timelines (never changed once cached) and the stamp they were read at."""
+
+    stamp: bytes | None
+    timelines: Mapping[TimelineKey, PartitionTimeline]
+
+
+@dataclass
+class _Pending:
+    """A partition change of one table in progress."""
+
+    ref: TableRef
+    columns: Columns
+    added: set[Entry]
+    removed: set[Entry]
+    #: Raw values of the time columns the change touched (to find partitions holding them).
+    values: dict[str, set[str]] = field(default_factory=dict)
+    timelines: Mapping[TimelineKey, PartitionTimeline] = field(default_factory=dict)
+
+    @property
+    def touched(self) -> set[Entry]:
+        return self.added | self.removed
+
+
+class TimelineKeeper:
+    """Keeps the partition timelines of opted-in tables in step with their partitions."""
+
+    def __init__(self, ctx: CatalogContext, tables: Tables) -> None:
+        self._ctx = ctx
+        self._tables = tables
+        self._cache: dict[int, _Cached] = {}
+        #: A table row is marked while a change is half-written, so that a writer dying
+        #: between its partitions and its timelines is noticed and the timelines rebuilt.
+        #: Where the writers of all processes lock each other out (the embedded store) one
+        #: mark (``layout.TIMELINE_PENDING``) found by the next writer always means a writer
+        #: died. Elsewhere (HBase) each writer marks the row with its id and the time it began
+        #: (``layout.TIMELINE_WRITER``); a mark older than ``ctx.writer_lease_s``, or one of this
+        #: process's own outside a change, is taken for a dead writer's. Taking a live one's
+        #: for dead costs a rebuild, not correctness: its compare-and-set then fails and it
+        #: sets what it touched from the partitions present.
+        self._marks = getattr(ctx.store, "writers_lock", None) is not None
+        self._writer = ctx.writer
+        #: Ids of the tables this process is writing a change of (under the write lock).
+        self._changing: set[int] = set()
+        #: Per table id, the dead writers' marks whose changes the last rebuild took in: the
+        #: next successful store of the timelines removes them (and only them).
+        self._covered: dict[int, set[bytes]] = {}
+        # A change whose writes were rolled back may have left its timelines here.
+        ctx.write_lock.on_rollback.append(self._forget_all)
+
+    def _forget_all(self) -> None:
+        self._cache.clear()
+        self._covered.clear()
+
+    def _dead_writers(self, ref: TableRef) -> list[bytes]:
+        """The columns of the writer marks on ``ref`` whose writers died (see ``__init__``)."""
+        if self._marks:
+            return []
+        oldest = time.time() - self._ctx.writer_lease_s
+        return [
+            layout.timeline_writer_mark(writer)
+            for writer, began in ref.timeline_writers
+            if began < oldest or (writer == self._writer and ref.table_id not in self._changing)
+        ]
+
+    def _interrupted(self, ref: TableRef) -> bool:
+        """Whether a change of ``ref``'s partitions may be in its partitions and not in its
+        timelines because its writer died (or, on the embedded store, is being written)."""
+        if self._marks:
+            return ref.timelines_pending
+        return bool(self._dead_writers(ref))
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def timelines(self, db: str, table: str) -> dict[TimelineKey, PartitionTimeline]:
+        """The table's timelines by (period, column); empty when the table does not opt in.
+
+        Loaded on first need (from the parameters when the presence flag says they are there,
+        else rebuilt from the partitions and stored). The timelines are shared: do not change
+        them. NoSuchObjectException when the table is missing.
+        """
+        ref = self._tables.get(db, table)
+        if not time_columns(ref.table):
+            return {}
+        fresh = self._fresh(ref)
+        if fresh is not None:
+            return dict(fresh)
+        return self._load(db, table, rebuild=False)
+
+    def rebuild(self, db: str, table: str) -> dict[TimelineKey, PartitionTimeline]:
+        """Rebuild the table's timelines from its partitions, store and return them."""
+        self._tables.get(db, table)
+        return self._load(db, table, rebuild=True)
+
+    def forget(self, table_id: int) -> None:
+        """Drop a table's timelines from memory (read again on next need)."""
+        self._cache.pop(table_id, None)
+
+    def _fresh(self, ref: TableRef) -> Mapping[TimelineKey, PartitionTimeline] | None:
+        """The cached timelines when they were read at the row's current stamp."""
+        cached = self._cache.get(ref.table_id)
+        if self._interrupted(ref):
+            return None  # a change is being written, or its writer died: see _state
+        if cached is not None and ref.settled and cached.stamp == ref.stamp:
+            return cached.timelines
+        return None
+
+    def _load(self, db: str, name: str, *, rebuild: bool) -> dict[TimelineKey, PartitionTimeline]:
+        with self._ctx.write_lock:
+            for attempt in range(MAX_ATTEMPTS):
+                _back_off(attempt)
+                ref = self._tables.find_settled(db, name)
+                if ref is None:
+                    raise hms.NoSuchObjectException(message=f"{db}.{name} table not found")
+                columns = time_columns(ref.table)
+                if not columns:
+                    return {}
+                loaded: Mapping[TimelineKey, PartitionTimeline] | None = None
+                if not rebuild and not self._interrupted(ref):
+                    loaded = self._fresh(ref)
+                    if loaded is None:
+                        loaded = self._from_params(ref, columns)
+                # A row whose stamp and definition disagree (its writer died half-way) is
+                # repaired by storing what it says.
+                if loaded is not None and ref.settled:
+                    self._cache[ref.table_id] = _Cached(ref.stamp, loaded)
+                    return dict(loaded)
+                if loaded is None:
+                    self._covered[ref.table_id] = set(self._dead_writers(ref))
+                    loaded = self._rebuilt(ref, columns, ref.table.parameters or {})
+                if self._persist(ref, columns, loaded):
+                    return dict(loaded)
+            raise self._contention(db, name)
+
+    def _state(self, ref: TableRef, columns: Columns) -> Mapping[TimelineKey, PartitionTimeline]:
+        """The timelines of ``ref`` as its row says: cached, from its parameters, or rebuilt
+        (always when a change's mark is still on the row: under the write lock that means its
+        writer died between the partitions and the timelines)."""
+        if self._interrupted(ref):
+            log.warning("timelines_change_interrupted", db=ref.db, table=ref.name)
+            self._covered[ref.table_id] = set(self._dead_writers(ref))
+            return self._rebuilt(ref, columns, ref.table.parameters or {})
+        fresh = self._fresh(ref)
+        if fresh is not None:
+            return fresh
+        loaded = self._from_params(ref, columns)
+        if loaded is not None:
+            return loaded
+        return self._rebuilt(ref, columns, ref.table.parameters or {})
+
+    def _from_params(self, ref: TableRef, columns: Columns) -> Timelines | None:
+        """The timelines stored in the parameters; None unless the presence flag says they are
+        complete (or when they cannot be read)."""
+        params = ref.table.parameters or {}
+        if not timelines_present(params):
+            return None
+        try:
+            return {
+                (period, column): timeline_from_table_properties(ref.name, period, column, params)
+                for period, column in stored_timeline_keys(params, columns)
+            }
+        except ValueError as exc:
+            log.warning("timelines_unreadable", db=ref.db, table=ref.name, error=str(exc))
+            return None
+
+    def _rebuilt(self, ref: TableRef, columns: Columns, params: Mapping[str, str]) -> Timelines:
+        """Timelines built from every partition of the table (classes from ``params``; the
+        timelines ``params`` hold keys of are kept, empty when no partition is theirs)."""
+        found: dict[TimelineKey, list[TimePartition]] = defaultdict(list)
+        count = 0
+        for key, row in matching_rows(self._ctx.store, ref, whole_table(ref), (layout.OBJECT,)):
+            count += 1
+            partition = from_bytes(hms.Partition, row[layout.OBJECT])
+            for period, column, part in partition_entries(
+                columns, values_of(ref, key), partition.parameters
+            ):
+                found[(period, column)].append(part)
+        timelines: Timelines = {}
+        for period, column in stored_timeline_keys(params, columns) | set(found):
+            timeline = new_timeline(ref.name, period, column, params)
+            timeline.add_all(sorted(found.get((period, column), ()), key=lambda p: p.start))
+            timelines[(period, column)] = timeline
+        log.info(
+            "timelines_rebuilt",
+            db=ref.db,
+            table=ref.name,
+            partitions=count,
+            timelines=len(timelines),
+        )
+        return timelines
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def _persist(
+        self, ref: TableRef, columns: Columns, timelines: Mapping[TimelineKey, PartitionTimeline]
+    ) -> bool:
+        """Store the timelines in the table's parameters, compare-and-set on the row read as
+        ``ref``; False when another process changed the row since."""
+        table = copy.copy(ref.table)
+        table.parameters = with_timelines(ref.table.parameters or {}, timelines, columns)
+        data = to_bytes(table)
+        stamp = next_stamp(ref.stamp, data)
+        key = layout.table_key(ref.db, ref.name)
+        ops: list[Put | Delete] = [
+            Put(layout.TABLES, key, {layout.OBJECT: data, layout.TIMELINE_VERSION: stamp})
+        ]
+        if self._marks:  # the change (if any) is whole now
+            ops.append(Delete(layout.TABLES, key, [layout.TIMELINE_PENDING]))
+        else:  # this writer's change (if any) is whole, and so are the dead writers' whose
+            # changes a rebuild took in (only those: a mark that died since stays for the next)
+            covered = self._covered.get(ref.table_id, set())
+            done = {layout.timeline_writer_mark(self._writer), *covered}
+            ops.append(Delete(layout.TABLES, key, sorted(done)))
+        if not self._ctx.store.mutate(ops, row_condition(ref)):
+            log.info("timelines_conflict", db=ref.db, table=ref.name)
+            return False
+        self._covered.pop(ref.table_id, None)
+        self._cache[ref.table_id] = _Cached(stamp, timelines)
+        return True
+
+    def _contention(self, db: str, name: str) -> hms.MetaException:
+        return hms.MetaException(
+            message=(
+                f"Could not store the partition timelines of {db}.{name}: other server processes "
+                f"kept changing the table ({MAX_ATTEMPTS} attempts)"
+            )
+        )
+
+    @contextmanager
+    def change(
+        self,
+        ref: TableRef,
+        added: Iterable[PartitionSpec] = (),
+        removed: Iterable[PartitionSpec] = (),
+    ) -> Iterator[None]:
+        """Keep the timelines in step with one partition write (the body of the ``with``),
+        which adds the partitions ``added`` and removes ``removed``; call under the write lock.
+
+        Before the body the added entries go into memory; after it the removed ones leave
+        (each only when no partition still has it) and the parameters are stored. When the
+        body fails the table's timelines are forgotten.
+        """
+        pending = self._begin(ref, added, removed)
+        if pending is None:
+            yield
+            return
+        try:
+            yield
+            self._finish(pending)
+        except BaseException:
+            self.forget(ref.table_id)
+            raise
+        finally:
+            self._changing.discard(ref.table_id)
+
+    def _begin(
+        self, ref: TableRef, added: Iterable[PartitionSpec], removed: Iterable[PartitionSpec]
+    ) -> _Pending | None:
+        columns = time_columns(ref.table)
+        if not columns:
+            return None
+        pending = _Pending(ref, columns, set(), set())
+        for specs, entries in ((added, pending.added), (removed, pending.removed)):
+            for values, params in specs:
+                found = partition_entries(columns, values, params)
+                entries |= found
+                for _, column, _ in found:
+                    index = next(i for i, name in columns if name == column)
+                    pending.values.setdefault(column, set()).add(values[index])
+        # An entry both before (a removed partition held it) and after the write (an added
+        # one holds it) does not change: an alter that keeps the period touches nothing.
+        same = pending.added & pending.removed
+        pending.added -= same
+        pending.removed -= same
+        if not pending.touched:
+            return None
+        if not ref.settled:
+            ref = self._tables.find_settled(ref.db, ref.name) or ref
+        key = layout.table_key(ref.db, ref.name)
+        if self._marks and not ref.timelines_pending:
+            self._ctx.store.mutate([Put(layout.TABLES, key, {layout.TIMELINE_PENDING: b"1"})])
+        elif not self._marks:
+            ref = self._mark_writer(ref)
+        pending.ref = ref
+        timelines = self._state(ref, columns)
+        if pending.added:
+            timelines = changed(timelines, ref.name, ref.table.parameters or {}, pending.added)
+            self._cache[ref.table_id] = _Cached(ref.stamp, timelines)
+        pending.timelines = timelines
+        if not self._marks:  # from here ``change`` discards it again, whatever happens
+            self._changing.add(ref.table_id)
+        return pending
+
+    def _mark_writer(self, ref: TableRef) -> TableRef:
+        """Mark ``ref``'s row with this writer (``layout.TIMELINE_WRITER``), compare-and-set on
+        the row as read, so that a table dropped meanwhile is never brought back as a row of
+        marks; the row as marked. InvalidObjectException when the table is gone."""
+        key = layout.table_key(ref.db, ref.name)
+        for attempt in range(MAX_ATTEMPTS):
+            _back_off(attempt)
+            mark = {layout.timeline_writer_mark(self._writer): f"{time.time():.3f}".encode()}
+            if self._ctx.store.mutate([Put(layout.TABLES, key, mark)], row_condition(ref)):
+                return ref
+            found = self._tables.find_settled(ref.db, ref.name)
+            if found is None or found.table_id != ref.table_id:
+                raise hms.InvalidObjectException(message=f"{ref.db}.{ref.name} table not found")
+            ref = found
+        raise self._contention(ref.db, ref.name)
+
+    def _finish(self, pending: _Pending) -> None:
+        ref, columns = pending.ref, pending.columns
+        timelines = pending.timelines
+        if pending.removed:
+            gone = pending.removed - self._present(ref, columns, pending.removed, pending.values)
+            timelines = changed(timelines, ref.name, ref.table.parameters or {}, drop=gone)
+            self._cache[ref.table_id] = _Cached(ref.stamp, timelines)
+        for attempt in range(MAX_ATTEMPTS):
+            _back_off(attempt)
+            if self._persist(ref, columns, timelines):
+                return
+            # Another process changed the table: read it again and set what we touched from
+            # the partitions now present (a rebuild already holds our change).
+            found = self._tables.find_settled(ref.db, ref.name)
+            columns = time_columns(found.table) if found is not None else []
+            if found is None or found.table_id != ref.table_id or not columns:
+                log.warning("timelines_table_gone", db=ref.db, table=ref.name)
+                self.forget(ref.table_id)
+                return
+            ref = found
+            touched = pending.touched
+            present = self._present(ref, columns, touched, pending.values)
+            timelines = changed(
+                self._state(ref, columns),
+                ref.name,
+                ref.table.parameters or {},
+                add=touched & present,
+                drop=touched - present,
+            )
+        if self._marks:
+            raise self._contention(ref.db, ref.name)
+        # The partitions are written and stand: the call succeeds. This writer's mark stays on
+        # the row, so the timelines are rebuilt from the partitions (here at once, elsewhere
+        # once the mark is older than the lease).
+        log.warning("timelines_deferred", db=ref.db, table=ref.name, attempts=MAX_ATTEMPTS)
+        self.forget(ref.table_id)
+
+    def _present(
+        self, ref: TableRef, columns: Columns, entries: set[Entry], values: dict[str, set[str]]
+    ) -> set[Entry]:
+        """The ``entries`` some partition of the table has now."""
+        present: set[Entry] = set()
+        for column in sorted({column for _, column, _ in entries}):
+            wanted = sorted(
+                values.get(column, set()) | {p.name for _, c, p in entries if c == column}
+            )
+            for start in range(0, len(wanted), _VALUES_PER_FILTER):
+                chunk = wanted[start : start + _VALUES_PER_FILTER]
+                rows = matching_rows(
+                    self._ctx.store, ref, self._value_ranges(ref, column, chunk), (layout.OBJECT,)
+                )
+                for key, row in rows:
+                    partition = from_bytes(hms.Partition, row[layout.OBJECT])
+                    found = partition_entries(columns, values_of(ref, key), partition.parameters)
+                    present |= found & entries
+        return present
+
+    def _value_ranges(self, ref: TableRef, column: str, wanted: list[str]) -> list[KeyRange]:
+        """Key ranges of the partitions whose ``column`` holds one of ``wanted`` (time
+        partition names: digits, dashes and W, safe in a quoted filter literal)."""
+        text = " or ".join(f'{column} = "{value}"' for value in wanted)
+        try:
+            return plan_ranges(ref, plan_filter(parse_filter(text), ref.key_types))
+        except FilterError:
+            index = ref.key_names.index(column)
+            chosen = set(wanted)
+            return whole_table(ref, lambda values: values[index] in chosen)
+
+    # -- alter table -------------------------------------------------------------------------
+
+    def before_alter(
+        self, current: TableRef, table: hms.Table
+    ) -> Callable[[TableRef], None] | None:
+        """Set the timeline parameters of an altered table (``table``, changed in place).
+
+        Clients send the parameters they read back, maybe with stale timeline keys: the
+        server's timelines are written over them, except that a presence flag other than
+        "true" rebuilds them from the partitions, and a changed class key migrates that
+        timeline to the new class (a class key for a timeline with no partition yet creates it
+        empty, as Lens expects). Turning the opt-in on builds them; turning it off drops every
+        timeline key. Returns what to do once the table is stored (None: not opted in).
+        """
+        check_declaration(table, hms.InvalidOperationException)
+        old_columns, new_columns = time_columns(current.table), time_columns(table)
+        params = dict(table.parameters or {})
+        if not new_columns:
+            if not old_columns:
+                return None
+            table.parameters = without_timelines(params)
+            return lambda stored: self.forget(stored.table_id)
+        if old_columns != new_columns or forces_rebuild(params):
+            timelines = self._rebuilt(current, new_columns, params)
+        else:
+            timelines = self._with_classes(current, table.tableName, new_columns, params)
+        table.parameters = with_timelines(params, timelines, new_columns)
+
+        def stored(ref: TableRef) -> None:
+            self._cache[ref.table_id] = _Cached(ref.stamp, timelines)
+
+        return stored
+
+    def _with_classes(
+        self, current: TableRef, storage_table: str, columns: Columns, params: Mapping[str, str]
+    ) -> Timelines:
+        """The current timelines, each of the class ``params`` name where the client changed
+        a class key (migrated: the same partitions in the new class)."""
+        timelines = dict(self._state(current, columns))
+        stored_params = current.table.parameters or {}
+        for key in set(timelines) | stored_timeline_keys(params, columns):
+            wanted = params.get(class_key(*key))
+            if wanted is None or wanted == stored_params.get(class_key(*key)):
+                continue
+            kind = timeline_type(wanted)
+            timeline = timelines.get(key)
+            if timeline is not None and type(timeline) is kind:
+                continue
+            migrated = kind(storage_table, *key)
+            if timeline is not None:
+                migrated.add_all(timeline.partitions())
+            timelines[key] = migrated
+            log.info(
+                "timeline_migrated",
+                db=current.db,
+                table=current.name,
+                period=key[0].name,
+                column=key[1],
+                to=wanted,
+            )
+        return timelines
+
+
+def _back_off(attempt: int) -> None:
+    """Before a retry (``attempt`` > 0) after a lost compare-and-set: a random pause that
+    grows with the attempts, so that processes writing one table at once drift apart."""
+    if attempt:
+        time.sleep(random.uniform(0, min(MAX_BACKOFF_S, 0.002 * 2**attempt)))
