@@ -5,13 +5,14 @@ from __future__ import annotations
 import copy
 
 from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.changes import DATABASE, DROP, TABLE, Change, WhenDropped
 from metastore_server.catalog.core.context import WRITER_LEASE_S, CatalogContext
 from metastore_server.catalog.core.listing_cache import DEFAULT_MAX_BYTES, ListingCache
 from metastore_server.catalog.data.operations import DataOperations, Deletion, Move
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.dependencies.store import AlterPlan, Dependencies
 from metastore_server.catalog.dependencies.table_rules import DependentTableRules
-from metastore_server.catalog.events import messages as event_messages
+from metastore_server.catalog.events.listener import NotificationListener
 from metastore_server.catalog.events.log import DEFAULT_TTL_S as DEFAULT_EVENT_TTL_S
 from metastore_server.catalog.objects import constraints, indexes, statistics
 from metastore_server.catalog.objects.constraints import Constraints
@@ -81,8 +82,20 @@ class Catalog:
         self.types = TypeRegistry(self.ctx)
         self.partition_events = PartitionEvents(self.ctx, self.tables)
         self.security = Security(self.ctx, self.databases, self.tables, self.partitions)
+        self._listen()
         self.databases.ensure_default()
         self.security.ensure_builtin()
+
+    def _listen(self) -> None:
+        """Register every listener of written changes, in the order they hear them: the rows
+        that hang on a dropped object go first, the notification event last."""
+        store, changes = self.ctx.store, self.ctx.changes
+        changes.register(WhenDropped(TABLE, lambda tid: statistics.forget_table(store, tid)))
+        changes.register(WhenDropped(TABLE, lambda tid: constraints.forget_table(store, tid)))
+        changes.register(WhenDropped(TABLE, lambda tid: forget_table_grants(store, tid)))
+        changes.register(WhenDropped(TABLE, lambda tid: indexes.forget_table(store, tid)))
+        changes.register(WhenDropped(DATABASE, lambda db: forget_database_grants(store, db)))
+        changes.register(NotificationListener(self.ctx.events))
 
     def drop_table(
         self,
@@ -120,12 +133,10 @@ class Catalog:
         bases = self.dependencies.bases_of(ref)
         self.tables.delete_row(ref)
         self.partitions.drop_all(ref)
-        statistics.forget_table(self.ctx.store, ref.table_id)
-        constraints.forget_table(self.ctx.store, ref.table_id)
-        forget_table_grants(self.ctx.store, ref.table_id)
-        indexes.forget_table(self.ctx.store, ref.table_id)
         self.dependencies.forget(ref, bases)
-        self.ctx.events.record([event_messages.drop_table(ref.table, self.ctx.now())])
+        self.ctx.changes.announce(
+            Change(TABLE, DROP, before=ref.table, when=self.ctx.now(), table_id=ref.table_id)
+        )
 
     def _plan_table_data(
         self, ref: TableRef, delete_data: bool, purge: bool
@@ -184,8 +195,9 @@ class Catalog:
             for function in function_names:
                 self.functions.drop(name, function)
             self.databases.delete_row(name)
-            forget_database_grants(self.ctx.store, name)
-            self.ctx.events.record([event_messages.drop_database(database, self.ctx.now())])
+            self.ctx.changes.announce(
+                Change(DATABASE, DROP, before=database, when=self.ctx.now())
+            )
             self.ctx.data.reserve(deletions)
             self.ctx.delete_after_commit(deletions)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+from metastore_server.catalog.basics.changes import Announcer
 from metastore_server.catalog.core.listing_cache import ListingCache
 from metastore_server.catalog.data.operations import DataOperations, Deletion
 from metastore_server.catalog.data.warehouse import Warehouse
@@ -171,6 +172,9 @@ class CatalogContext:
     #: The notification log; the services record an event inside the write lock, once the
     #: change it describes has committed.
     events: NotificationLog = field(init=False)
+    #: The listeners told of every written change (``basics.changes``), registered at start
+    #: by ``facade.Catalog``.
+    changes: Announcer = field(default_factory=Announcer)
 
     def delete_after_commit(self, deletions: list[Deletion | None]) -> None:
         """Delete what a drop reserved once its change has committed (nothing, and the

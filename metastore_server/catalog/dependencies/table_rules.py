@@ -1,6 +1,6 @@
 """What a dependent table's creation or alteration must satisfy, and the marks that let a base
 find its dependents (``layout.dependents_key``), announced to us as table changes
-(``core.changes``).
+(``basics.changes``).
 
 A dependent table's properties must be readable, its base must exist and not lead back to it,
 its partition keys must be a prefix of its base's, its columns its base's, and its completeness
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 
-from metastore_server.catalog.core.changes import TableChange, TableListener
+from metastore_server.catalog.basics.changes import TableChange, TableListener
 from metastore_server.catalog.dependencies.model import (
     BASE_KEY,
     PREFIX,

@@ -6,9 +6,9 @@ import copy
 from collections.abc import Callable
 
 from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.changes import CREATE, DATABASE, Change
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.events import messages as event_messages
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.port import Condition, Delete, Put
@@ -119,7 +119,7 @@ class Databases:
             except BaseException:
                 self._ctx.data.undo(made)
                 raise
-            self._ctx.events.record([event_messages.create_database(stored, self._ctx.now())])
+            self._ctx.changes.announce(Change(DATABASE, CREATE, after=stored, when=self._ctx.now()))
 
     def alter(self, name: str, new_db: hms.Database) -> None:
         """Change description, location, parameters and owner of a database (not its name)."""

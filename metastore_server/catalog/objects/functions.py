@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 
 from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.changes import CREATE, DROP, FUNCTION, Change
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.events import messages as event_messages
 from metastore_server.catalog.objects.databases import Databases
 from metastore_server.thrift_api import hms
 from storage import layout
@@ -74,7 +74,9 @@ class Functions:
                 Condition(layout.FUNCTIONS, key, layout.OBJECT, None),
             )
             if created:
-                self._ctx.events.record([event_messages.create_function(stored, self._ctx.now())])
+                self._ctx.changes.announce(
+                    Change(FUNCTION, CREATE, after=stored, when=self._ctx.now())
+                )
         if not created:
             raise hms.AlreadyExistsException(message=f"Function {name} already exists")
 
@@ -115,4 +117,6 @@ class Functions:
             still = Condition(layout.FUNCTIONS, key, layout.OBJECT, row[layout.OBJECT])
             if not self._ctx.store.mutate([Delete(layout.FUNCTIONS, key)], still):
                 raise missing  # another server process dropped it meanwhile
-            self._ctx.events.record([event_messages.drop_function(function, self._ctx.now())])
+            self._ctx.changes.announce(
+                Change(FUNCTION, DROP, before=function, when=self._ctx.now())
+            )

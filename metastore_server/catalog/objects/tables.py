@@ -11,10 +11,16 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.changes import (
+    ALTER,
+    CREATE,
+    TABLE,
+    Change,
+    TableChange,
+    TableListeners,
+)
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
-from metastore_server.catalog.core.changes import TableChange, TableListeners
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.events import messages as event_messages
 from metastore_server.catalog.objects.databases import Databases
 from metastore_server.thrift_api import hms
 from planner.types import KeyKind, key_kind
@@ -200,7 +206,7 @@ class Tables:
     def __init__(self, ctx: CatalogContext, databases: Databases) -> None:
         self._ctx = ctx
         self._databases = databases
-        #: Told of every creation and alteration, inside the change (``core.changes``).
+        #: Told of every creation and alteration, inside the change (``basics.changes``).
         self.listeners = TableListeners()
 
     # -- reads -------------------------------------------------------------------------------
@@ -362,7 +368,9 @@ class Tables:
             except BaseException:
                 self._ctx.data.undo(made)
                 raise
-            self._ctx.events.record([event_messages.create_table(table, now)])
+            self._ctx.changes.announce(
+                Change(TABLE, CREATE, after=table, when=now, table_id=table_id)
+            )
 
     def alter(
         self,
@@ -392,9 +400,10 @@ class Tables:
                     raise hms.InvalidOperationException(message=f"{db}.{name} table not found")
                 stored = self._write_altered(current, new_tbl, update_stats, hook, extra_ops)
                 if stored is not None:
-                    self._ctx.events.record(
-                        [event_messages.alter_table(current.table, stored.table, self._ctx.now())]
-                    )
+                    self._ctx.changes.announce(Change(
+                        TABLE, ALTER, before=current.table, after=stored.table,
+                        when=self._ctx.now(), table_id=current.table_id,
+                    ))  # fmt: skip
                     return stored
             raise hms.MetaException(
                 message=(

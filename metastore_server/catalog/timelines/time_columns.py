@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from metastore_server.catalog.core.changes import TableChange, TableListener
+from metastore_server.catalog.basics.changes import TableChange, TableListener
 from metastore_server.thrift_api import hms
 from timeline import TIME_PARTCOLS_KEY, UPDATE_PERIOD_KEY, TimePartition, UpdatePeriod
 
