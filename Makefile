@@ -40,7 +40,7 @@ clean:
 	rm -rf $(VENV) var build *.egg-info .pytest_cache .ruff_cache .hypothesis
 	rm -f metastore_server/server/wire_walk.c metastore_server/server/wire_walk.*.so storage/row_scan.c storage/row_scan.*.so
 
-# The partition-filter benchmark of issue 3 against our server (prints figures; not a test).
+# The partition-filter benchmark (docs/benchmarks.md) against our server (prints figures; not a test).
 # More: make bench BENCH_ARGS='--sizes 10000,100000 --reference thrift://127.0.0.1:9183'; the
 # reference HMS on PostgreSQL: see the docstring of tests/bench/partition_filters.py.
 BENCH_ARGS ?= --sizes 10000 --repeat 10

@@ -1,5 +1,6 @@
-"""Isolation benchmark (issue 21): how long point lookups take while one client runs a heavy or
-hostile call. Prints p50/p99/max of the point calls; asserts nothing; not collected by pytest.
+"""Isolation benchmark (docs/benchmarks.md): how long point lookups take while one client runs a
+heavy or hostile call. Prints p50/p99/max of the point calls; asserts nothing; not collected by
+pytest.
 
 Starts our server (``serve --workers W --call-timeout S``) on a fresh embedded store in a
 scratch directory, loads ``bench_db.big`` with ``--partitions`` partitions (keys ds, hr), then

@@ -1,4 +1,5 @@
-"""Partition-filter benchmark (issue 3): latency of filter shapes on big partitioned tables.
+"""Partition-filter benchmark (docs/benchmarks.md): latency of filter shapes on big partitioned
+tables.
 
 Loads ``bench_db.events_<N>`` (partition keys ds string, hr int, region string; N partitions
 through ``add_partitions``; one table per size, so that a re-run of any size reuses what is
@@ -221,7 +222,7 @@ class Shape:
 
 
 def shapes(ds: Dataset) -> list[Shape]:
-    """The filter shapes of issue 3 on data set ``ds``."""
+    """The filter shapes of docs/benchmarks.md on data set ``ds``."""
     mid = ds.days // 2
     span = max(1, round(ds.days / 100))
     regions = ds.regions

@@ -1,4 +1,5 @@
-"""get_partition_values benchmark (issue 5): latest / earliest / distinct partition values.
+"""get_partition_values benchmark (docs/benchmarks.md): latest / earliest / distinct partition
+values.
 
 Loads ``bench_db.values_<N>`` (partition keys ds string, hr int, region string; N partitions
 through ``add_partitions``; one table per size, reused between runs) into each target
@@ -166,7 +167,7 @@ class ValuesShape:
 
 
 def shapes() -> list[ValuesShape]:
-    """The requests of issue 5 (the same at every size)."""
+    """The requests of docs/benchmarks.md (the same at every size)."""
     return [
         ValuesShape("latest_ds", ("ds",), ascending=False, max_parts=1),
         ValuesShape("earliest_ds", ("ds",), ascending=True, max_parts=1),
@@ -434,7 +435,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "smallest size; ref/ours = p50 / p50 of ours; check = the rows against the expected "
             "answer (ok; order: same rows in another order; DIFFERS); first row = of the reply"
         )
-        print(f"targets (issue 5): {TARGET_LATEST}; {TARGET_DISTINCT}")
+        print(f"targets: {TARGET_LATEST}; {TARGET_DISTINCT}")
         print("shapes (get_partition_values on bench_db.values_<N>):")
         for shape in shape_list:
             print(f"  {shape.name:<19} {shape.describe()}")

@@ -1,5 +1,5 @@
-"""Peak server memory while returning a whole big table (issue 8: huge results stream without the
-server holding several copies).
+"""Peak server memory while returning a whole big table (docs/benchmarks.md: huge results stream
+without the server holding several copies).
 
 Starts our server on a store, asks ``get_partitions(db, table, -1)`` with a client that reads
 the reply without building objects, and samples the server's resident memory

@@ -1,4 +1,5 @@
-"""Partition timeline benchmark (issue 6): the cover of a time range, and the three timelines.
+"""Partition timeline benchmark (docs/benchmarks.md): the cover of a time range, and the three
+timelines.
 
 1. The design seed's example: one storage table with
    update periods YEARLY, MONTHLY, DAILY, HOURLY and MINUTELY and no partition, and a query over

@@ -1,14 +1,13 @@
-"""Concurrent writers (issue 8): 16 client threads on one server, and separately on two server
-processes sharing one embedded store, add, drop, alter and list partitions of one table for
-``METASTORE_STRESS_SECONDS`` (60 by default). Afterwards every acknowledged, undropped partition
-is there exactly once, no dropped one remains, each shared partition raced for with
+"""Concurrent writers (docs/storage.md): 16 client threads on one server, and separately on two
+server processes sharing one embedded store, add, drop, alter and list partitions of one table for
+``METASTORE_STRESS_SECONDS`` (60 by default). Afterwards every acknowledged, undropped partition is
+there exactly once, no dropped one remains, each shared partition raced for with
 ``add_partitions_req(ifNotExists=true)`` was reported created by exactly one caller, and the
-timelines equal a rebuild. All threads also add, drop and alter the same 16 contended
-partitions: for each, acknowledged creations minus acknowledged drops is 1 if it is there at the
-end and 0 if not; an acknowledged alter that started after every other change to it had ended
-left its token there; and one there is listed once and reads back whole (``support.stress`` does
-the work and the checking). Racing adds through two processes also run on one HBase test double
-in the HBase pass."""
+timelines equal a rebuild. All threads also add, drop and alter the same 16 contended partitions:
+for each, acknowledged creations minus acknowledged drops is 1 if it is there at the end and 0 if
+not; an acknowledged alter that started after every other change to it had ended left its token
+there; and one there is listed once and reads back whole (``support.stress`` does the work and the
+checking). Racing adds through two processes also run on one HBase test double in the HBase pass."""
 
 from __future__ import annotations
 

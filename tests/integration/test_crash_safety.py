@@ -1,4 +1,4 @@
-"""Crash safety (issue 8): ``kill -9`` of the server in the middle of a stream of
+"""Crash safety (docs/storage.md): ``kill -9`` of the server in the middle of a stream of
 ``add_partitions`` calls, then a restart on the same store (the embedded one, or in the HBase
 pass one HBase test double): every acknowledged partition is there, every partition row decodes,
 the table row is whole (its timelines equal a rebuild); on the embedded store the batch in flight

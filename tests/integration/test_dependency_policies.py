@@ -1,4 +1,4 @@
-"""Dependent tables (issue 7, seed 004) end to end over real sockets: the seed's scenarios
+"""Dependent tables (docs/dependent-tables.md) end to end over real sockets: the seed's scenarios
 (``T(ds, hr)``, ``Tdep`` by ``ds``, ``T`` deprecated for ``T2(ds, hr, min)``), dynamic resolution
 after adds and drops, reverse lookup, every drop and schema-change policy, completeness, and the
 refusals, through the HMS calls any client makes and our extension methods."""
@@ -127,8 +127,8 @@ def test_seed_scenario_t_deprecated_for_t2(client, db) -> None:
 
 
 def _repointed_scenario(client, db: str, policy: str) -> None:
-    """Seed 004 up to the re-point: Tdep@ds=1..10 on T(ds, hr), then Tdep's base is T2(ds,
-    hr, min) and Tdep@ds=11 stands on it."""
+    """The scenario of docs/dependent-tables.md up to the re-point: Tdep@ds=1..10 on T(ds, hr),
+    then Tdep's base is T2(ds, hr, min) and Tdep@ds=11 stands on it."""
     base_table(client, db, "t")
     dependent(client, db, "tdep", f"{db}.t", **{ON_SCHEMA_CHANGE_KEY: policy})
     for day in range(1, 11):

@@ -1,6 +1,6 @@
-"""Dependent-table policies across server processes (issue 24): two server processes on one
-HBase store (the HBase test double, or the real HBase of ``METASTORE_TEST_STORAGE=hbase``), one
-dropping base partitions while the other adds dependent partitions on them, round after round.
+"""Dependent-table policies across server processes (docs/dependent-tables.md): two server processes
+on one HBase store (the HBase test double, or the real HBase of ``METASTORE_TEST_STORAGE=hbase``),
+one dropping base partitions while the other adds dependent partitions on them, round after round.
 
 The base's drop policy is ``refuse``. In each round either the drop is refused (the dependent
 partition came first) or both succeed, and then the drop must have come first: its

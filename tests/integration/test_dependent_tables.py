@@ -1,4 +1,4 @@
-"""Dependent tables (issue 7, seed 004), server side step 1, over real sockets: declaring one
+"""Dependent tables (docs/dependent-tables.md), server side step 1, over real sockets: declaring one
 with table properties (create / alter checks) and the dependency and default location a new
 dependent partition gets."""
 

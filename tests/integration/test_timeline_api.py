@@ -1,6 +1,6 @@
-"""Partition timelines exposed (issue 6): the ``get_partition_timelines``, ``cover_time_range``
-and ``rebuild_partition_timelines`` extensions over real sockets, the ``MetastoreClient``
-helpers, and ``metastore-server timeline show|cover|rebuild`` end to end."""
+"""Partition timelines exposed (docs/timelines.md): the ``get_partition_timelines``,
+``cover_time_range`` and ``rebuild_partition_timelines`` extensions over real sockets, the
+``MetastoreClient`` helpers, and ``metastore-server timeline show|cover|rebuild`` end to end."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Partition timelines kept by the server (issue 6), over real sockets.
+"""Partition timelines kept by the server (docs/timelines.md), over real sockets.
 
 Every step checks the table's timeline parameters as get_table returns them against an oracle
 built from the partitions actually present (with the pure ``timeline`` package), and checks that

@@ -1,4 +1,4 @@
-"""The rules of dependent tables (seed 004, "Final Proposal"), pure: no I/O, no store code.
+"""The rules of dependent tables (docs/dependent-tables.md), pure: no I/O, no store code.
 
 A dependent table ``Tdep`` depends on a base table ``T``: it inherits ``T``'s schema and is
 partitioned by a non-empty prefix of ``T``'s partition keys. Any HMS client declares one with

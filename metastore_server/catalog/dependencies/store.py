@@ -1,6 +1,6 @@
-"""Dependent tables on the store (issue 7, seed 004): resolution, reverse lookup, the policies a
-base table's drops, renames and column changes obey, and the marks that make them cheap. The
-rules are pure (``dependency_model``); this module reads the store and applies them.
+"""Dependent tables on the store (docs/dependent-tables.md): resolution, reverse lookup, the
+policies a base table's drops, renames and column changes obey, and the marks that make them cheap.
+The rules are pure (``dependency_model``); this module reads the store and applies them.
 
 * **Marks.** A row keyed by a base table's name holds one column per table that depends on it
   (``layout.dependents_key``): written, before what it protects, when a dependent is created,
