@@ -563,3 +563,15 @@ def test_wheel_ships_the_idl(tmp_path: Path) -> None:
     assert "metastore_server/idl/hive_metastore.thrift" in names
     assert "metastore_server/idl/fb303.thrift" in names
     assert "metastore_server/thrift_api.py" in names
+
+
+def test_every_package_folder_is_shipped() -> None:
+    """A package folder missing from pyproject's list would be left out of a wheel."""
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"])  # fmt: skip
+    found = {
+        ".".join(init.parent.relative_to(REPO).parts)
+        for top in ("metastore_server", "planner", "storage", "timeline")
+        for init in (REPO / top).rglob("__init__.py")
+    }
+    assert found - listed == set()
