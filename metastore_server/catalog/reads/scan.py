@@ -37,7 +37,7 @@ from storage.codec import (
     prefix_successor,
 )
 from storage.filters import hbase_filter_bytes, key_needles, residual_predicate
-from storage.port import Row, StoragePort
+from storage.port import Capabilities, Row, StoragePort
 from storage.row_scan import PartMemo
 
 Predicate = Callable[[Sequence[str]], bool]
@@ -62,7 +62,7 @@ class KeyRange:
     #: verdicts are kept by those keys' parts, so each distinct value is tested once.
     residual_keys: tuple[int, ...] | None = None
     #: Groups of strings every passing key holds one of each (``storage.filters.key_needles``),
-    #: for stores that test them below their row loop.
+    #: for stores that test them below their row loop (``storage.port.ScanColumns``).
     needles: tuple[tuple[bytes, ...], ...] = ()
 
 
@@ -221,7 +221,7 @@ def matching_columns(
     them lack a column: ``matching_rows`` as tuples, read by the store's compiled loop where it
     has one (``scan_columns``). With ``keys=False`` the key may be None in a tuple that has
     every column (a big listing then holds no copy of every key)."""
-    scan_columns = getattr(store, "scan_columns", None)
+    scan_columns = Capabilities.of(store).scan_columns
     found: list[tuple[bytes | None, ...]] = []
     scanned = incomplete = 0
     points: list[bytes] = []  # plain point ranges in a row, read together
@@ -335,7 +335,7 @@ def _segments(store: StoragePort, key_range: KeyRange) -> Iterator[tuple[bytes, 
         return
     cursor, stop = key_range.start, key_range.stop
     table_prefix = key_range.start[:KEY_ID_LENGTH]
-    count_range = getattr(store, "count_range", None)
+    count_range = Capabilities.of(store).count_range
     sampled: list[int] = []
     skips = 0
     while skips < MAX_SKIPS or _skipping_pays(sampled):
