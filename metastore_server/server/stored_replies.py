@@ -78,7 +78,6 @@ def send_stored_partitions(
     api: str,
     result: Any,
     seqid: int,
-    *,
     binary: bool,
     frame_writer: Writer | None = None,
     socket_writer: Writer | None = None,

@@ -230,15 +230,9 @@ class CallProcessor:
             if app_error is not None:
                 self._send_exception(oprot, api, app_error, seqid)
             elif stored_partitions(result) is not None:
-                send_stored_partitions(
-                    oprot,
-                    api,
-                    result,
-                    seqid,
-                    binary=self._binary_output,
-                    frame_writer=frame_writer,
-                    socket_writer=reader.write if reader is not None else None,
-                )
+                socket_writer = reader.write if reader is not None else None
+                send_stored_partitions(oprot, api, result, seqid, self._binary_output,
+                                       frame_writer, socket_writer)  # fmt: skip
             else:
                 oprot.write_message_begin(api, TMessageType.REPLY, seqid)
                 result.write(oprot)
