@@ -160,6 +160,9 @@ class SqliteStore:
 
     atomic_batches = True
     snapshot_scans = True
+    offers = frozenset(
+        {"change_token", "count_range", "scan_columns", "transaction", "writers_lock"}
+    )
 
     def __init__(self, path: str) -> None:
         self._tmpdir: str | None = None
@@ -387,10 +390,9 @@ class SqliteStore:
     def count_range(
         self, table: str, start: bytes = b"", stop: bytes | None = None, limit: int | None = None
     ) -> int:
-        """A capability of this backend beyond the port (callers look for it with
-        ``getattr``): how many rows have ``start <= key < stop`` (counting stops at ``limit``),
-        counted by SQLite without reading them out. O(log n + rows counted), a fraction of a
-        scan's cost a row."""
+        """An optional capability (``storage.port.CountRange``): how many rows have ``start <=
+        key < stop`` (counting stops at ``limit``), counted by SQLite without reading them out.
+        O(log n + rows counted), a fraction of a scan's cost a row."""
         spec = self._table(table)
         if limit is not None and limit < 0:
             raise ValueError("a count limit must not be negative")
@@ -417,12 +419,11 @@ class SqliteStore:
         keys: bool = True,
         needles: Sequence[Sequence[bytes]] = (),
     ) -> tuple[list[tuple[bytes | None, ...]], int, int]:
-        """A capability of this backend beyond the port (callers look for it with
-        ``getattr``): the rows ``scan`` would give for these arguments, read in one compiled
-        loop (``storage.row_scan.packed_columns``), as a list of tuples ``(value of each
-        column..., key)`` (None for a column the row lacks); how many rows of the range were
-        read; and how many of the tuples lack a column (``keys=False``: the key only in
-        those, None in the others)."""
+        """An optional capability (``storage.port.ScanColumns``): the rows ``scan`` would
+        give for these arguments, read in one compiled loop (``storage.row_scan.packed_columns``),
+        as a list of tuples ``(value of each column..., key)`` (None for a column the row
+        lacks); how many rows of the range were read; and how many of the tuples lack a column
+        (``keys=False``: the key only in those, None in the others)."""
         spec = self._table(table)
         if not isinstance(start, bytes) or not isinstance(stop, bytes | None):
             raise TypeError("scan bounds are bytes")

@@ -1,5 +1,9 @@
 """Residual filters: one AST, two executors.
 
+``compile_residual`` compiles a residual once for a table's keys into everything a read needs
+(``CompiledResidual``): the Python predicate, the HBase filter string, the key needles and the
+keys the residual reads. The functions below give one of them each.
+
 * ``residual_predicate``: the residual evaluated in Python on a row's raw values (the embedded
   backend, and the final check of every backend): ``planner.evaluate.compile_predicate``.
 * ``hbase_filter``: the residual as a standard HBase filter-language string that region servers
@@ -41,12 +45,19 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TypeAlias
 
 from planner.ast import And, Expr, Leaf, Op, Or
 from planner.bounds import INT64_MAX, INT64_MIN
 from planner.errors import UnknownKeyError
-from planner.evaluate import Domain, Predicate, comparison_domain, compile_predicate
+from planner.evaluate import (
+    Domain,
+    Predicate,
+    comparison_domain,
+    compile_predicate,
+    referenced_keys,
+)
 from planner.java_regex import backtracking_safe
 from planner.like import regex_matcher
 from planner.types import KeyKind, key_kind, parse_typed
@@ -56,6 +67,48 @@ FAMILY = "k"
 
 _OPERATORS = {Op.EQ: "=", Op.NE: "!=", Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">="}
 _ASCII_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+
+Columns: TypeAlias = "dict[str, tuple[int, KeyKind]]"
+"""The partition keys by lower-cased name: (index, kind)."""
+
+
+@dataclass(frozen=True)
+class CompiledResidual:
+    """A residual compiled for one table's partition keys (``compile_residual``)."""
+
+    #: The residual as a test of a row's raw values, in key order (the final word on a row).
+    predicate: Predicate
+    #: The HBase filter string as the bytes to send (``hbase_filter_bytes``: its text is their
+    #: Latin-1 decoding), matching a superset of the residual's rows; None when none helps.
+    hbase_filter: bytes | None
+    #: Groups of byte strings every passing row key holds one of each (``key_needles``).
+    needles: tuple[tuple[bytes, ...], ...]
+    #: The indexes of the partition keys the residual reads, ascending.
+    keys: tuple[int, ...]
+
+
+def compile_residual(
+    expr: Expr, keys: Sequence[tuple[str, str]], *, like: str = "regex"
+) -> CompiledResidual:
+    """``expr`` compiled once for the partition keys ``keys`` ((name, Hive type), in key
+    order): predicate, HBase filter, key needles and the keys it reads. Raises what
+    ``compile_predicate`` raises (UnknownKeyError, FilterError). O(size of the tree)."""
+    columns = _columns(keys)
+    needles = _needle_groups(expr, columns, like)
+    predicate = compile_predicate(expr, keys, like=like)
+    text = _filter_text(expr, columns, like)
+    named = referenced_keys(expr)
+    return CompiledResidual(
+        predicate=predicate,
+        hbase_filter=None if text is None else text.encode("latin-1"),
+        needles=needles,
+        keys=tuple(i for i, (name, _type) in enumerate(keys) if name.lower() in named),
+    )
+
+
+def _columns(keys: Sequence[tuple[str, str]]) -> Columns:
+    return {name.lower(): (i, key_kind(hive_type)) for i, (name, hive_type) in enumerate(keys)}
 
 
 def residual_predicate(
@@ -72,7 +125,10 @@ def hbase_filter(
     superset of its rows; None when no server-side filter helps. O(size of the tree)."""
     if expr is None:
         return None
-    columns = {name.lower(): (i, key_kind(hive_type)) for i, (name, hive_type) in enumerate(keys)}
+    return _filter_text(expr, _columns(keys), like)
+
+
+def _filter_text(expr: Expr, columns: Columns, like: str) -> str | None:
     node = _Translator(columns, like).translate(expr)
     if node is TRUE:
         return None
@@ -142,7 +198,7 @@ def _scvf(index: int, op: str, comparator: str, value: bytes) -> str:
 class _Translator:
     """Leaves to filter calls over the columns ``{lower name: (index, kind)}``."""
 
-    def __init__(self, columns: dict[str, tuple[int, KeyKind]], like: str) -> None:
+    def __init__(self, columns: Columns, like: str) -> None:
         if like not in ("regex", "sql"):
             raise ValueError(f"like must be 'regex' or 'sql', not {like!r}")
         self.columns = columns
@@ -281,7 +337,10 @@ def key_needles(
     each row exactly. O(size of the tree)."""
     if expr is None:
         return ()
-    columns = {name.lower(): (i, key_kind(hive_type)) for i, (name, hive_type) in enumerate(keys)}
+    return _needle_groups(expr, _columns(keys), like)
+
+
+def _needle_groups(expr: Expr, columns: Columns, like: str) -> tuple[tuple[bytes, ...], ...]:
     groups = sorted(_needles(expr, columns, like), key=len)[:MAX_GROUPS]
     return tuple(tuple(sorted(group)) for group in groups)
 
@@ -289,7 +348,7 @@ def key_needles(
 Groups: TypeAlias = "list[frozenset[bytes]]"
 
 
-def _needles(expr: Expr, columns: dict[str, tuple[int, KeyKind]], like: str) -> Groups:
+def _needles(expr: Expr, columns: Columns, like: str) -> Groups:
     if isinstance(expr, Leaf):
         return _leaf_needles(expr, columns, like)
     children = [_needles(child, columns, like) for child in expr.children]
@@ -302,7 +361,7 @@ def _needles(expr: Expr, columns: dict[str, tuple[int, KeyKind]], like: str) -> 
     return [union] if len(union) <= MAX_NEEDLES else []
 
 
-def _leaf_needles(leaf: Leaf, columns: dict[str, tuple[int, KeyKind]], like: str) -> Groups:
+def _leaf_needles(leaf: Leaf, columns: Columns, like: str) -> Groups:
     column = columns.get(leaf.key.lower())
     if column is None:
         raise UnknownKeyError(leaf.key)

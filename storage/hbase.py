@@ -256,6 +256,7 @@ class HBaseStore:
 
     atomic_batches = False
     snapshot_scans = False
+    offers: frozenset[str] = frozenset()  # none of the port's optional capabilities
 
     def __init__(self, settings: HBaseSettings | None = None, **overrides: Any) -> None:
         self.settings = replace(settings or HBaseSettings(), **overrides)

@@ -5,8 +5,7 @@ column named ``b"family:qualifier"`` and holding bytes. Rows are kept in unsigne
 their keys, so a scan over ``[start, stop)`` returns them in that order. The catalog is the only
 user; it never sees SQL, HBase or happybase.
 
-Guarantees that differ between backends are flags on the backend (read them with
-``getattr(store, name, True)``; a backend without them has the strong form):
+Guarantees that differ between backends are flags every backend sets (``StoragePort``):
 
 * ``atomic_batches``: ``mutate`` applies all its ops as one transaction. Without it (HBase, which
   is atomic per row only) see ``StoragePort.mutate`` for exactly what holds.
@@ -14,18 +13,34 @@ Guarantees that differ between backends are flags on the backend (read them with
   whole (as one atomic read of that row), but rows written while the scan runs may or may not be
   seen, and a batch written meanwhile may be seen in part.
 
-A backend may also offer ``writers_lock()``: a context manager that keeps writers in other
-processes sharing the store out while it is held (the embedded store locks its file). The
-catalog holds it around each metadata change, so that changes of several server processes on
-one store do not interleave. Without it (HBase) changes of different processes interleave and
-compare-and-set guards what must not.
+Beyond the port a backend may offer optional capabilities, each a method of its own: it names
+the ones it has in ``offers``, and callers ask for them through ``Capabilities.of(store)`` (the
+one place they are looked up by name), which gives each as the bound method or None:
+
+* ``change_token`` (``ChangeToken``): a number that changes with every commit, so readers may
+  cache. Without it nothing read from the store is cached across calls.
+* ``count_range`` (``CountRange``): rows in a key range counted without reading them. Without it
+  the catalog does not size a table before caching its listing (so it caches none) and a skip
+  scan stops seeking after ``MAX_SKIPS`` first values.
+* ``scan_columns`` (``ScanColumns``): the columns of a range's rows read in one compiled loop,
+  with key needles tested below it. Without it big reads go through ``scan``, row by row.
+* ``transaction`` (``Transaction``): writes of one thread commit together or not at all. Without
+  it each ``mutate`` stands alone and the catalog undoes a failed change by hand.
+* ``writers_lock`` (``WritersLock``): writers of other processes sharing the store are kept out
+  while it is held (the embedded store locks its file). The catalog holds it around each
+  metadata change, so that changes of several server processes on one store do not interleave.
+  Without it (HBase) changes of different processes interleave and compare-and-set claims guard
+  what must not.
+
+The embedded store offers all five, HBase none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, fields
+from typing import ClassVar, Protocol
 
 Row = dict[bytes, bytes]
 """A row: column name (``b"family:qualifier"``) -> value."""
@@ -94,6 +109,13 @@ class TableSpec:
 
 class StoragePort(Protocol):
     """What the catalog needs from a store. Every method is safe to call from many threads."""
+
+    #: ``mutate`` applies all its ops as one transaction (see the module docstring).
+    atomic_batches: ClassVar[bool]
+    #: A scan sees one snapshot of the table (see the module docstring).
+    snapshot_scans: ClassVar[bool]
+    #: The names of the optional capabilities the backend has (fields of ``Capabilities``).
+    offers: ClassVar[frozenset[str]]
 
     def ensure_tables(self, specs: Iterable[TableSpec]) -> None:
         """Create the tables that do not exist yet (idempotent)."""
@@ -189,10 +211,101 @@ class StoragePort(Protocol):
         64 bits raises OverflowError where the backend can tell (embedded); HBase wraps around
         like a Java long. Never retried on a lost connection (the error says so)."""
 
-    def change_token(self) -> int | None:
-        """Optional (read it with ``getattr``): a number that changes whenever anything is
-        committed to the store, by this process or any other; None or absent when the backend
-        cannot tell. Readers may cache what they read while the token stays the same."""
-
     def close(self) -> None:
         """Release connections and files. The port is unusable afterwards."""
+
+
+# --- optional capabilities --------------------------------------------------------------------
+
+
+class ChangeToken(Protocol):
+    """``store.change_token()``: a number that changes whenever anything is committed to the
+    store, by this process or any other; None when the backend cannot tell right now (inside a
+    transaction, say). Readers may cache what they read while the token stays the same. O(1)."""
+
+    def __call__(self) -> int | None: ...
+
+
+class CountRange(Protocol):
+    """``store.count_range(table, start, stop, limit)``: how many rows have ``start <= key <
+    stop`` (stop None: to the end), counting no further than ``limit``, without reading them
+    out: a fraction of a scan's cost a row."""
+
+    def __call__(
+        self, table: str, start: bytes = b"", stop: bytes | None = None, limit: int | None = None
+    ) -> int: ...
+
+
+class ScanColumns(Protocol):
+    """``store.scan_columns(table, start, stop, columns, ...)``: the rows ``scan`` would give
+    for these arguments, read in one compiled loop (``storage.row_scan``), as a list of tuples
+    ``(value of each column..., key)`` (None for a column the row lacks); how many rows of the
+    range were read; and how many of the tuples lack a column (``keys=False``: the key only in
+    those, None in the others). ``needles``: groups of byte strings every wanted key holds one
+    of each (``storage.filters.key_needles``), tested below the loop; a superset test only."""
+
+    def __call__(
+        self,
+        table: str,
+        start: bytes = b"",
+        stop: bytes | None = None,
+        columns: Sequence[bytes] = (),
+        *,
+        limit: int | None = None,
+        key_filter: Callable[[bytes], bool] | None = None,
+        keys: bool = True,
+        needles: Sequence[Sequence[bytes]] = (),
+    ) -> tuple[list[tuple[bytes | None, ...]], int, int]: ...
+
+
+class Transaction(Protocol):
+    """``with store.transaction():`` every write this thread makes inside commits at the end,
+    together, or none when it ends with an exception. Reentrant: an inner one that ends with an
+    exception undoes only its own writes."""
+
+    def __call__(self) -> AbstractContextManager[None]: ...
+
+
+class WritersLock(Protocol):
+    """``with store.writers_lock():`` writers in other processes sharing the store wait until
+    it is released. Not reentrant, and not a lock between this process's threads."""
+
+    def __call__(self) -> AbstractContextManager[None]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """The optional capabilities of one store, each its bound method or None (the store does not
+    offer it; see the module docstring for what the catalog does then). Build it once per store
+    with ``Capabilities.of``; an unknown name is an AttributeError, never a silent None."""
+
+    change_token: ChangeToken | None = None
+    count_range: CountRange | None = None
+    scan_columns: ScanColumns | None = None
+    transaction: Transaction | None = None
+    writers_lock: WritersLock | None = None
+
+    @classmethod
+    def of(cls, store: StoragePort) -> Capabilities:
+        """The capabilities ``store`` names in its ``offers``. ValueError when it names one that
+        is not a capability, TypeError when it names one it lacks the method of."""
+        offered = frozenset(store.offers)
+        backend = type(store).__name__
+        unknown = offered - CAPABILITY_NAMES
+        if unknown:
+            raise ValueError(f"{backend} offers unknown capabilities {sorted(unknown)}")
+        found = {}
+        for name in offered:
+            method = getattr(store, name, None)
+            if not callable(method):
+                raise TypeError(f"{backend} offers {name} but has no such method")
+            found[name] = method
+        return cls(**found)
+
+    def offered(self) -> frozenset[str]:
+        """The names of the capabilities present."""
+        return frozenset(f.name for f in fields(self) if getattr(self, f.name) is not None)
+
+
+#: Every optional capability's name.
+CAPABILITY_NAMES = frozenset(f.name for f in fields(Capabilities))

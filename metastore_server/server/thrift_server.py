@@ -19,7 +19,6 @@ import functools
 import itertools
 import socket
 import ssl
-import struct
 import threading
 import time
 from collections.abc import Callable
@@ -37,7 +36,7 @@ from thriftpy2.transport import (
 from metastore_server import thrift_api
 from metastore_server.api.handler import result_size, split_audit_target
 from metastore_server.audit import audit_call, collecting_extras
-from metastore_server.catalog.basics.encoded import EncodedPartitions
+from metastore_server.server.stored_replies import send_stored_partitions, stored_partitions
 from metastore_server.server.text_check import undecoded_field
 from metastore_server.server.transport_limits import (
     CONTAINER_COST,
@@ -230,9 +229,10 @@ class CallProcessor:
                 return
             if app_error is not None:
                 self._send_exception(oprot, api, app_error, seqid)
-            elif isinstance(getattr(result, "success", None), EncodedPartitions):
+            elif stored_partitions(result) is not None:
                 socket_writer = reader.write if reader is not None else None
-                self._send_encoded(oprot, api, result, seqid, frame_writer, socket_writer)
+                send_stored_partitions(oprot, api, result, seqid, self._binary_output,
+                                       frame_writer, socket_writer)  # fmt: skip
             else:
                 oprot.write_message_begin(api, TMessageType.REPLY, seqid)
                 result.write(oprot)
@@ -251,44 +251,6 @@ class CallProcessor:
                 error=error_text,
                 extras=extras,
             )
-
-    def _send_encoded(
-        self,
-        oprot: Any,
-        api: str,
-        result: Any,
-        seqid: int,
-        frame_writer: Callable[[bytes], None] | None = None,
-        socket_writer: Callable[[bytes], None] | None = None,
-    ) -> None:
-        """Answer stored partition bytes as they are (binary), or decoded (other protocols).
-
-        The chunks go to the socket as they are made (``frame_writer`` after the frame's size,
-        or ``socket_writer`` on the buffered transport), not through the transport's buffer:
-        the client reads the first while the next is made, and nothing is copied twice."""
-        encoded: EncodedPartitions = result.success
-        if self._binary_output and frame_writer is not None:
-            size = encoded.binary_reply_size(api, seqid)
-            if size < 2**31:
-                frame_writer(struct.pack("!i", size))
-                for chunk in encoded.binary_reply(api, seqid):
-                    frame_writer(chunk)
-                return
-        if self._binary_output and socket_writer is not None:
-            oprot.trans.flush()  # whatever the transport holds goes first (nothing, usually)
-            for chunk in encoded.binary_reply(api, seqid):
-                socket_writer(chunk)
-            return
-        if self._binary_output:
-            for chunk in encoded.binary_reply(api, seqid):
-                oprot.trans.write(chunk)
-            oprot.trans.flush()
-            return
-        result.success = encoded.decode()
-        oprot.write_message_begin(api, TMessageType.REPLY, seqid)
-        result.write(oprot)
-        oprot.write_message_end()
-        oprot.trans.flush()
 
     @staticmethod
     def _declare(result: Any, exc: Exception) -> bool:

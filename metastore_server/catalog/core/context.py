@@ -17,7 +17,7 @@ from metastore_server.catalog.core.listing_cache import ListingCache
 from metastore_server.catalog.data.operations import DataOperations, Deletion
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.events.log import DEFAULT_TTL_S, NotificationLog
-from storage.port import StoragePort
+from storage.port import Capabilities, StoragePort
 
 #: How long a mark of a write in progress stands by default before it counts as a dead
 #: server's (stores whose writers do not lock each other out).
@@ -42,8 +42,9 @@ class WriteLock:
     def __init__(self, store: StoragePort | None = None) -> None:
         self._local = threading.RLock()
         self._depth = 0
-        self._store_lock: Callable[[], Any] | None = getattr(store, "writers_lock", None)
-        self._transaction: Callable[[], Any] | None = getattr(store, "transaction", None)
+        capabilities = Capabilities() if store is None else Capabilities.of(store)
+        self._store_lock: Callable[[], Any] | None = capabilities.writers_lock
+        self._transaction: Callable[[], Any] | None = capabilities.transaction
         self._held_lock: contextlib.AbstractContextManager[Any] | None = None
         self._held_transaction: contextlib.AbstractContextManager[Any] | None = None
         #: Called after a rollback (to forget what was kept in memory of its writes).
@@ -168,6 +169,8 @@ class CatalogContext:
     event_ttl_s: float = DEFAULT_TTL_S
     #: Whether changes are recorded in the notification log.
     notification_log: bool = True
+    #: The store's optional capabilities (``storage.port.Capabilities``).
+    capabilities: Capabilities = field(init=False)
     write_lock: WriteLock = field(init=False)
     #: The notification log; the services record an event inside the write lock, once the
     #: change it describes has committed.
@@ -184,6 +187,7 @@ class CatalogContext:
                                      undo=lambda: data.cancel(deletions))  # fmt: skip
 
     def __post_init__(self) -> None:
+        self.capabilities = Capabilities.of(self.store)
         self.write_lock = WriteLock(self.store)
         self.events = NotificationLog(
             self.store, lambda: self.now(), self.event_ttl_s, enabled=self.notification_log

@@ -42,7 +42,7 @@ class DependencyGuard:
         self._ctx = ctx
         self._claims = Claims(ctx)
         #: Whether the store's writers already take turns across processes (no guard needed).
-        self.needless = getattr(ctx.store, "writers_lock", None) is not None
+        self.needless = ctx.capabilities.writers_lock is not None
 
     def hold(self, bases: Iterable[TableName]) -> None:
         """Guard ``bases`` until this thread's outermost write lock lets go (call it while

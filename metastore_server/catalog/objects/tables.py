@@ -362,7 +362,7 @@ class Tables:
                     if then is not None:
                         then()
                 except BaseException:
-                    if not hasattr(self._ctx.store, "transaction"):  # HBase: undo it by hand
+                    if self._ctx.capabilities.transaction is None:  # HBase: undo it by hand
                         self._ctx.store.mutate([Delete(layout.TABLES, key)])
                     raise
             except BaseException:

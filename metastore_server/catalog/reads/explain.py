@@ -8,7 +8,6 @@ from metastore_server.catalog.reads.scan import KeyRange, plan_ranges, range_cou
 from metastore_server.thrift_api import hms
 from planner.explain import describe_scan, format_bound, format_values, summary
 from planner.plan import Get, MultiScanPlan
-from storage.filters import hbase_filter
 from storage.port import StoragePort
 
 
@@ -17,6 +16,12 @@ def printable_filter(text: str | None) -> str | None:
     if text is None:
         return None
     return "".join(ch if " " <= ch <= "~" else f"\\x{ord(ch):02x}" for ch in text)
+
+
+def _filter_text(key_range: KeyRange) -> str | None:
+    """The HBase filter string a range sends, as text (one character per byte)."""
+    data = key_range.server_filter
+    return None if data is None else data.decode("latin-1")
 
 
 def explain_plan(
@@ -47,7 +52,7 @@ def explain_plan(
             if is_get
             else format_bound(scan.upper, names, upper=True),
             residual=None if scan.residual is None else scan.residual.to_filter_string(),
-            hbaseFilter=printable_filter(hbase_filter(scan.residual, ref.key_types, like=like)),
+            hbaseFilter=printable_filter(_filter_text(key_range)),
         )
         lines.append(f"  {describe_scan(scan, names)}")
         if key_range.skip is not None:

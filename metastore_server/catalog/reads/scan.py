@@ -24,7 +24,6 @@ from metastore_server import audit
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.objects.tables import TableRef
 from planner.ast import Expr
-from planner.evaluate import referenced_keys
 from planner.plan import FilterPlan, Get, plan_filter
 from planner.types import KeyKind
 from storage import layout
@@ -36,8 +35,8 @@ from storage.codec import (
     leading_order_part,
     prefix_successor,
 )
-from storage.filters import hbase_filter_bytes, key_needles, residual_predicate
-from storage.port import Row, StoragePort
+from storage.filters import CompiledResidual, compile_residual
+from storage.port import Capabilities, Row, StoragePort
 from storage.row_scan import PartMemo
 
 Predicate = Callable[[Sequence[str]], bool]
@@ -62,7 +61,7 @@ class KeyRange:
     #: verdicts are kept by those keys' parts, so each distinct value is tested once.
     residual_keys: tuple[int, ...] | None = None
     #: Groups of strings every passing key holds one of each (``storage.filters.key_needles``),
-    #: for stores that test them below their row loop.
+    #: for stores that test them below their row loop (``storage.port.ScanColumns``).
     needles: tuple[tuple[bytes, ...], ...] = ()
 
 
@@ -83,42 +82,56 @@ _SAMPLED_BLOCKS = 4
 
 
 def plan_ranges(ref: TableRef, plan: FilterPlan, *, like: str = "regex") -> list[KeyRange]:
-    """The key ranges of a filter plan over one table, residuals compiled for this table."""
+    """The key ranges of a filter plan over one table, each residual compiled once for this
+    table (``storage.filters.compile_residual``; scans sharing a residual share it)."""
     table_prefix = encode_id(ref.table_id)
     kinds = ref.kinds
+    compiled: dict[int, CompiledResidual] = {}  # by the residual's identity
     ranges = []
     for scan in plan.scans:
         start, stop = bound_range(kinds, scan.lower, scan.upper, table_prefix)
-        residual = server_filter = residual_keys = None
-        needles: tuple[tuple[bytes, ...], ...] = ()
-        if scan.residual is not None:
-            needles = key_needles(scan.residual, ref.key_types, like=like)
-            residual = residual_predicate(scan.residual, ref.key_types, like=like)
-            server_filter = hbase_filter_bytes(scan.residual, ref.key_types, like=like)
-            named = referenced_keys(scan.residual)
-            residual_keys = tuple(i for i, key in enumerate(ref.key_names) if key in named)
         point = None
         if isinstance(scan, Get):
             exact = exact_key(kinds, scan.values)
             point = None if exact is None else table_prefix + exact
-        ranges.append(
-            KeyRange(
-                start, stop, residual, point, server_filter, residual_keys=residual_keys,
-                needles=needles,
-            )
-        )
+        residual = None
+        if scan.residual is not None:
+            residual = compiled.get(id(scan.residual))
+            if residual is None:
+                residual = compile_residual(scan.residual, ref.key_types, like=like)
+                compiled[id(scan.residual)] = residual
+        ranges.append(_compiled_range(start, stop, point, residual))
     if len(ranges) == 1 and plan.is_full_scan and plan.scans[0].residual is not None:
-        skip = _skip_scan(ref, plan.scans[0].residual, like)
+        skip = _skip_scan(ref, plan.scans[0].residual, compiled[id(plan.scans[0].residual)], like)
         if skip is not None:
             ranges = [replace(ranges[0], skip=skip)]
     return ranges
 
 
-def _skip_scan(ref: TableRef, residual: Expr, like: str) -> SkipScan | None:
+def _compiled_range(
+    start: bytes, stop: bytes | None, point: bytes | None, residual: CompiledResidual | None
+) -> KeyRange:
+    """A range whose residual (if any) is a compiled filter."""
+    if residual is None:
+        return KeyRange(start, stop, None, point)
+    return KeyRange(
+        start,
+        stop,
+        residual.predicate,
+        point,
+        residual.hbase_filter,
+        residual_keys=residual.keys,
+        needles=residual.needles,
+    )
+
+
+def _skip_scan(
+    ref: TableRef, residual: Expr, compiled: CompiledResidual, like: str
+) -> SkipScan | None:
     """The blocks under each first value a residual on later keys only allows (None: the
     residual names the first key, or bounds nothing, so a skip scan would not help)."""
     keys = ref.key_types
-    if len(keys) < 2 or keys[0][0] in referenced_keys(residual):
+    if len(keys) < 2 or 0 in compiled.keys:
         return None
     tail = plan_filter(residual, keys[1:], like=like)
     if tail.is_full_scan:
@@ -221,7 +234,7 @@ def matching_columns(
     them lack a column: ``matching_rows`` as tuples, read by the store's compiled loop where it
     has one (``scan_columns``). With ``keys=False`` the key may be None in a tuple that has
     every column (a big listing then holds no copy of every key)."""
-    scan_columns = getattr(store, "scan_columns", None)
+    scan_columns = Capabilities.of(store).scan_columns
     found: list[tuple[bytes | None, ...]] = []
     scanned = incomplete = 0
     points: list[bytes] = []  # plain point ranges in a row, read together
@@ -335,7 +348,7 @@ def _segments(store: StoragePort, key_range: KeyRange) -> Iterator[tuple[bytes, 
         return
     cursor, stop = key_range.start, key_range.stop
     table_prefix = key_range.start[:KEY_ID_LENGTH]
-    count_range = getattr(store, "count_range", None)
+    count_range = Capabilities.of(store).count_range
     sampled: list[int] = []
     skips = 0
     while skips < MAX_SKIPS or _skipping_pays(sampled):

@@ -60,7 +60,7 @@ def whole_listing(ctx: CatalogContext, ref: TableRef, *, build: bool = True) -> 
 
 
 def _token(ctx: CatalogContext) -> int | None:
-    change_token = getattr(ctx.store, "change_token", None)
+    change_token = ctx.capabilities.change_token
     return change_token() if change_token is not None else None
 
 
@@ -127,7 +127,7 @@ def _may_fit(ctx: CatalogContext, ref: TableRef) -> bool:
     cache = ctx.listing_cache
     if not cache.may_keep(ref.table_id):
         return False
-    count_range = getattr(ctx.store, "count_range", None)
+    count_range = ctx.capabilities.count_range
     if count_range is None:
         return False
     start, stop = layout.partition_range(ref.table_id)

@@ -207,7 +207,7 @@ class TimelineKeeper:
         #: process's own outside a change, is taken for a dead writer's. Taking a live one's
         #: for dead costs a rebuild, not correctness: its compare-and-set then fails and it
         #: sets what it touched from the partitions present.
-        self._marks = getattr(ctx.store, "writers_lock", None) is not None
+        self._marks = ctx.capabilities.writers_lock is not None
         self._writer = ctx.writer
         #: Ids of the tables this process is writing a change of (under the write lock).
         self._changing: set[int] = set()
