@@ -35,7 +35,7 @@ from thriftpy2.transport import (
 )
 
 from metastore_server import thrift_api
-from metastore_server.api.handler import result_size, split_audit_target
+from metastore_server.api.audit_fields import result_size, split_audit_target
 from metastore_server.audit import audit_call, collecting_extras
 from metastore_server.catalog.basics.encoded import EncodedPartitions
 from metastore_server.server.text_check import undecoded_field
