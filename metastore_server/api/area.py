@@ -24,8 +24,8 @@ class ServerSettings:
 
 
 class Area:
-    """One area of the IDL: its public methods are Thrift methods, named and ordered as the
-    IDL has them; everything else is private (a leading underscore)."""
+    """One area of the IDL: its public methods are Thrift methods, with the IDL's names and
+    argument order; everything else is private (a leading underscore)."""
 
     def __init__(self, catalog: Catalog, settings: ServerSettings) -> None:
         self.catalog = catalog

@@ -340,10 +340,11 @@ def alter_dependency(
 
 class DependencyCalls(Area):
     """Dependent tables. Raises NoSuchObjectException (a missing table, partition or
-    database, another catalog), InvalidObjectException (a base that does not exist, a key
-    count it does not have), InvalidOperationException (a re-pointing the rules refuse) and
-    MetaException (no request, a table that is not dependent), besides what ``create_table``,
-    ``alter_table`` and ``alter_partitions`` raise."""
+    database, another catalog), AlreadyExistsException (a dependent table that exists),
+    InvalidObjectException (a base that does not exist, a key count it does not have),
+    InvalidOperationException (a re-pointing the rules refuse) and MetaException (no request,
+    a table that is not dependent), as ``create_table``, ``alter_table`` and
+    ``alter_partitions`` raise them too."""
 
     def resolve_dependencies(
         self, req: hms.ResolveDependenciesRequest

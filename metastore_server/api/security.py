@@ -17,9 +17,10 @@ GRANT, REVOKE = hms.GrantRevokeType.GRANT, hms.GrantRevokeType.REVOKE
 
 
 class SecurityCalls(Area):
-    """Roles and privileges. Raises NoSuchObjectException (a missing role, or an object a
-    privilege is granted on) and MetaException (what HMS refuses: a role created twice, a grant
-    given twice, a revoke of nothing, a built-in role changed)."""
+    """Roles and privileges. Raises MetaException, the only exception these calls declare:
+    for what HMS refuses (a role created twice, a grant given twice, a revoke of nothing, a
+    built-in role changed) and for a missing role or object (the catalog's
+    NoSuchObjectException, answered as a MetaException with its message)."""
 
     # -- roles -------------------------------------------------------------------------------
 

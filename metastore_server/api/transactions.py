@@ -11,9 +11,10 @@ from metastore_server.thrift_api import hms
 
 class TransactionCalls(Area):
     """Locks, transactions and compactions. Raises NoSuchLockException, NoSuchTxnException,
-    TxnAbortedException, TxnOpenException (as HMS answers the lock and transaction it is
-    given) and MetaException; ``add_dynamic_partitions`` without a request is an internal
-    error (TApplicationException), as in HMS 2.3."""
+    TxnAbortedException and TxnOpenException where a call declares them (an unknown lock or
+    transaction, one aborted, one still open). These calls declare no MetaException: the
+    catalog's (a bad request), and ``add_dynamic_partitions`` without a request, reach the
+    client as an internal error (TApplicationException)."""
 
     # -- locks -------------------------------------------------------------------------------
 

@@ -101,6 +101,12 @@ def values_plan(ref: TableRef, request: hms.PartitionValuesRequest) -> ValuesPla
     )
 
 
+def _values_response(rows: list[list[str]]) -> hms.PartitionValuesResponse:
+    return hms.PartitionValuesResponse(
+        partitionValues=[hms.PartitionValuesRow(row=row) for row in rows]
+    )
+
+
 def _counted(counts: Mapping[str, object], name: str) -> int:
     """A counter of the audit extras (0 when nothing was counted)."""
     value = counts.get(name, 0)
@@ -130,7 +136,4 @@ class ValuesCalls(Area):
         """Rows of chosen key values of the partitions matching a filter (the rules above)."""
         request = required(request, "PartitionValuesRequest")
         db, table = database_name(request.dbName), object_name(request.tblName)
-        rows = partition_values(self.catalog, db, table, request)
-        return hms.PartitionValuesResponse(
-            partitionValues=[hms.PartitionValuesRow(row=row) for row in rows]
-        )
+        return _values_response(partition_values(self.catalog, db, table, request))
