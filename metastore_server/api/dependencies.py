@@ -12,6 +12,8 @@ catalog's ``dependencies`` and the pure rules (``dependency_model``).
   ``ds=1`` with an HOURLY rule) has ``completenessUnknown`` saying why instead.
 * ``create_dependent_table`` and ``alter_dependency`` write through the same paths as
   ``create_table``, ``alter_table`` and ``alter_partitions``, so every check and policy holds.
+
+See ``docs/dependent-tables.md``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 
+from metastore_server.api.area import Area
+from metastore_server.api.arguments import database_name, object_name, required
 from metastore_server.api.timelines import format_range
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.dependencies.model import (
@@ -44,7 +48,7 @@ from metastore_server.catalog.objects.tables import EXTERNAL_TABLE, MANAGED_TABL
 from metastore_server.thrift_api import hms
 from storage import layout
 
-__all__ = ["alter_dependency", "create_dependent_table", "dependents", "resolve"]
+__all__ = ["DependencyCalls", "alter_dependency", "create_dependent_table", "dependents", "resolve"]
 
 
 def _values(ref: TableRef, part_name: str) -> list[str]:
@@ -229,8 +233,8 @@ def dependents(
 def create_dependent_table(catalog: Catalog, req: hms.CreateDependentTableRequest) -> hms.Table:
     """Create a dependent table with its base's columns, storage format and first
     ``keyCount`` partition keys; the new table as stored."""
-    db, name = names.normalize(req.dbName), names.normalize(req.tblName)
-    base_db, base_name = names.normalize(req.baseDbName), names.normalize(req.baseTblName)
+    db, name = object_name(req.dbName), object_name(req.tblName)
+    base_db, base_name = object_name(req.baseDbName), object_name(req.baseTblName)
     if not db or not name or not base_db or not base_name:
         raise hms.MetaException(message="dbName, tblName, baseDbName and baseTblName are required")
     base = catalog.tables.find(base_db, base_name)
@@ -296,8 +300,8 @@ def alter_dependency(
 ) -> hms.ResolveDependenciesResult:
     """Re-point a dependent table (new partitions depend on the new base) or, with
     ``partName``, one partition (on the same spec of the new base); the resolution after."""
-    db, name = names.normalize(req.dbName), names.normalize(req.tblName)
-    base_db, base_name = names.normalize(req.baseDbName), names.normalize(req.baseTblName)
+    db, name = object_name(req.dbName), object_name(req.tblName)
+    base_db, base_name = object_name(req.baseDbName), object_name(req.baseTblName)
     ref = catalog.tables.get(db, name)
     if not req.partName:
         table = copy.deepcopy(ref.table)
@@ -332,3 +336,38 @@ def alter_dependency(
     _move_default_location(catalog, part, moved, updated)
     catalog.partitions.alter(db, name, [updated])
     return resolve(catalog, db, name, req.partName, max_parts=0)
+
+
+class DependencyCalls(Area):
+    """Dependent tables. Raises NoSuchObjectException (a missing table, partition or
+    database, another catalog), AlreadyExistsException (a dependent table that exists),
+    InvalidObjectException (a base that does not exist, a key count it does not have),
+    InvalidOperationException (a re-pointing the rules refuse) and MetaException (no request,
+    a table that is not dependent), as ``create_table``, ``alter_table`` and
+    ``alter_partitions`` raise them too."""
+
+    def resolve_dependencies(
+        self, req: hms.ResolveDependenciesRequest
+    ) -> hms.ResolveDependenciesResult:
+        """A dependent table's partitions and the base partitions they stand for now
+        (``metastore-server dependency describe``)."""
+        req = required(req, "ResolveDependenciesRequest")
+        max_parts = -1 if req.maxParts is None else req.maxParts
+        db, table = database_name(req.dbName), object_name(req.tblName)
+        return resolve(self.catalog, db, table, req.partName, max_parts)
+
+    def get_dependents(self, req: hms.GetDependentsRequest) -> hms.GetDependentsResult:
+        """The tables and partitions depending on a base table or partition
+        (``metastore-server dependency dependents``)."""
+        req = required(req, "GetDependentsRequest")
+        db, table = database_name(req.dbName), object_name(req.tblName)
+        return dependents(self.catalog, db, table, req.partName)
+
+    def create_dependent_table(self, req: hms.CreateDependentTableRequest) -> hms.Table:
+        """Declare a dependent table from its base (``metastore-server dependency create``)."""
+        return create_dependent_table(self.catalog, required(req, "CreateDependentTableRequest"))
+
+    def alter_dependency(self, req: hms.AlterDependencyRequest) -> hms.ResolveDependenciesResult:
+        """Re-point a dependent table or one of its partitions (``metastore-server dependency
+        repoint``)."""
+        return alter_dependency(self.catalog, required(req, "AlterDependencyRequest"))

@@ -1,5 +1,6 @@
-"""HMS's role and privilege calls, mixed into the handler. HMS stores roles and grants and
-answers what they are; clients (Hive's authorizers, Spark, Trino) enforce them.
+"""The role and privilege calls. HMS stores roles and grants and answers what they are;
+clients (Hive's authorizers, Spark, Trino) enforce them. See
+``docs/hms-api.md#roles-and-privileges``.
 
 Where HMS 2.3 fails with an internal error (a role created twice, a privilege granted twice, a
 revoke of nothing), we answer the MetaException these calls declare, with the message HMS's
@@ -8,27 +9,31 @@ store gives for it.
 
 from __future__ import annotations
 
-from typing import Any
-
+from metastore_server.api.area import Area
+from metastore_server.api.arguments import required
 from metastore_server.thrift_api import hms
 
 GRANT, REVOKE = hms.GrantRevokeType.GRANT, hms.GrantRevokeType.REVOKE
 
 
-class SecurityCalls:
-    """Mixed into MetastoreHandler (which provides ``catalog``)."""
-
-    catalog: Any
+class SecurityCalls(Area):
+    """Roles and privileges. Raises MetaException, the only exception these calls declare:
+    for what HMS refuses (a role created twice, a grant given twice, a revoke of nothing, a
+    built-in role changed) and for a missing role or object (the catalog's
+    NoSuchObjectException, answered as a MetaException with its message)."""
 
     # -- roles -------------------------------------------------------------------------------
 
     def create_role(self, role: hms.Role) -> bool:
+        """Create a role; MetaException when it exists or is built in."""
         return self.catalog.security.roles.create(role)
 
     def drop_role(self, role_name: str) -> bool:
+        """Drop a role with its memberships and privileges; built-in roles stay (MetaException)."""
         return self.catalog.security.drop_role(role_name)
 
     def get_role_names(self) -> list[str]:
+        """Names of every role."""
         return self.catalog.security.roles.names()
 
     def grant_role(
@@ -40,17 +45,18 @@ class SecurityCalls:
         grantorType: int,  # noqa: N803 (IDL name)
         grant_option: bool,
     ) -> bool:
+        """Grant a role to a user, group or role."""
         return self.catalog.security.roles.grant(
             role_name, principal_name, principal_type, grantor, grantorType, bool(grant_option)
         )
 
     def revoke_role(self, role_name: str, principal_name: str, principal_type: int) -> bool:
+        """Revoke a role from a user, group or role."""
         return self.catalog.security.roles.revoke(role_name, principal_name, principal_type, False)
 
     def grant_revoke_role(self, request: hms.GrantRevokeRoleRequest) -> hms.GrantRevokeRoleResponse:
         """Grant or revoke a role; a revoke with ``grantOption`` takes only the grant option."""
-        if request is None:
-            raise hms.MetaException(message="GrantRevokeRoleRequest cannot be null")
+        request = required(request, "GrantRevokeRoleRequest")
         roles = self.catalog.security.roles
         option = bool(request.grantOption)
         if request.requestType == GRANT:
@@ -64,21 +70,22 @@ class SecurityCalls:
         return hms.GrantRevokeRoleResponse(success=done)
 
     def list_roles(self, principal_name: str, principal_type: int) -> list[hms.Role]:
+        """The roles granted to a principal."""
         return self.catalog.security.roles.roles_of(principal_name, principal_type)
 
     def get_principals_in_role(
         self, request: hms.GetPrincipalsInRoleRequest
     ) -> hms.GetPrincipalsInRoleResponse:
-        if request is None:
-            raise hms.MetaException(message="GetPrincipalsInRoleRequest cannot be null")
+        """The grants of a role to principals."""
+        request = required(request, "GetPrincipalsInRoleRequest")
         grants = self.catalog.security.roles.principals_in(request.roleName)
         return hms.GetPrincipalsInRoleResponse(principalGrants=grants)
 
     def get_role_grants_for_principal(
         self, request: hms.GetRoleGrantsForPrincipalRequest
     ) -> hms.GetRoleGrantsForPrincipalResponse:
-        if request is None:
-            raise hms.MetaException(message="GetRoleGrantsForPrincipalRequest cannot be null")
+        """The grants of roles to a principal."""
+        request = required(request, "GetRoleGrantsForPrincipalRequest")
         grants = self.catalog.security.roles.grants_of(request.principal_name,
                                                        request.principal_type)  # fmt: skip
         return hms.GetRoleGrantsForPrincipalResponse(principalGrants=grants)
@@ -86,9 +93,11 @@ class SecurityCalls:
     # -- privileges --------------------------------------------------------------------------
 
     def grant_privileges(self, privileges: hms.PrivilegeBag) -> bool:
+        """Grant privileges on objects."""
         return self.catalog.security.privileges.grant(privileges)
 
     def revoke_privileges(self, privileges: hms.PrivilegeBag) -> bool:
+        """Revoke privileges on objects."""
         return self.catalog.security.privileges.revoke(privileges, False)
 
     def grant_revoke_privileges(
@@ -96,8 +105,7 @@ class SecurityCalls:
     ) -> hms.GrantRevokePrivilegeResponse:
         """Grant or revoke privileges; a revoke with ``revokeGrantOption`` takes only the grant
         option."""
-        if request is None:
-            raise hms.MetaException(message="GrantRevokePrivilegeRequest cannot be null")
+        request = required(request, "GrantRevokePrivilegeRequest")
         privileges = self.catalog.security.privileges
         if request.requestType == GRANT:
             done = privileges.grant(request.privileges)
@@ -110,6 +118,7 @@ class SecurityCalls:
     def list_privileges(
         self, principal_name: str, principal_type: int, hiveObject: hms.HiveObjectRef  # noqa: N803
     ) -> list[hms.HiveObjectPrivilege]:
+        """The privileges a principal holds on an object."""
         return self.catalog.security.privileges.list_grants(
             principal_name, principal_type, hiveObject
         )
@@ -117,4 +126,5 @@ class SecurityCalls:
     def get_privilege_set(
         self, hiveObject: hms.HiveObjectRef, user_name: str, group_names: list[str]  # noqa: N803
     ) -> hms.PrincipalPrivilegeSet:
+        """What a user and its groups hold on an object, directly and through their roles."""
         return self.catalog.security.privileges.privilege_set(hiveObject, user_name, group_names)

@@ -12,6 +12,8 @@ the keeper's timelines (``catalog.timelines``) and the pure cover (``timeline.co
   period (a day [2024-01-02, 2024-01-03); an hour [2024-01-02-23, 2024-01-03-00)).
 * A cover reads no partition: each storage table's timelines come from memory once the table
   row's stamp says they are current (one table-row read per table), else they are loaded first.
+
+See ``docs/timelines.md``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 
 from metastore_server import audit
+from metastore_server.api.area import Area
+from metastore_server.api.arguments import database_name, object_name, required
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.timelines.keeper import TimelineKey
 from metastore_server.catalog.timelines.time_columns import time_columns
@@ -38,6 +42,7 @@ from timeline import (
 from timeline.ranges import RangesTimeline
 
 __all__ = [
+    "TimelineCalls",
     "cover_time_range",
     "format_range",
     "parse_period",
@@ -275,3 +280,43 @@ def _not_a_time_column(db: str, table: str, column: str, columns: Sequence[str])
         f"{column} is not a time partition column of {db}.{table} "
         f"({TIME_PARTCOLS_KEY} = {','.join(columns)})"
     )
+
+
+# -- the calls ------------------------------------------------------------------------------------
+
+
+class TimelineCalls(Area):
+    """Partition timelines. Raises NoSuchObjectException (a missing table or database, another
+    catalog) and MetaException (no request, a bad period or time, a table or column that keeps
+    no timelines)."""
+
+    def get_partition_timelines(
+        self, req: hms.GetPartitionTimelinesRequest
+    ) -> hms.GetPartitionTimelinesResult:
+        """A table's partition timelines (``metastore-server timeline show``)."""
+        req = required(req, "GetPartitionTimelinesRequest")
+        db, table = database_name(req.dbName), object_name(req.tblName)
+        return partition_timelines(self.catalog, db, table, req.updatePeriod, req.column)
+
+    def cover_time_range(self, req: hms.CoverTimeRangeRequest) -> hms.CoverTimeRangeResult:
+        """The partitions that best cover a time range (``metastore-server timeline
+        cover``)."""
+        req = required(req, "CoverTimeRangeRequest")
+        return cover_time_range(
+            self.catalog,
+            database_name(req.dbName),
+            [object_name(name) for name in req.tables or []],
+            req.column,
+            req.startTime,
+            req.endTime,
+            req.updatePeriods,
+        )
+
+    def rebuild_partition_timelines(
+        self, req: hms.RebuildTimelinesRequest
+    ) -> hms.GetPartitionTimelinesResult:
+        """Rebuild a table's timelines from its partitions (``metastore-server timeline
+        rebuild``)."""
+        req = required(req, "RebuildTimelinesRequest")
+        db, table = database_name(req.dbName), object_name(req.tblName)
+        return rebuild_timelines(self.catalog, db, table)

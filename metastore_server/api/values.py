@@ -21,13 +21,17 @@ path-escaped values without one, and ignores the order fields; we honour every f
   first occurs.
 * ``maxParts`` (i64): > 0 keeps the first maxParts rows; 0 or negative keeps all (HMS's rule).
 * A missing database or table: NoSuchObjectException.
+
+See ``docs/values.md``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from metastore_server import audit
+from metastore_server.api.area import Area
+from metastore_server.api.arguments import database_name, object_name, required
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.objects.tables import TableRef
 from metastore_server.catalog.reads.values_reader import read_rows
@@ -66,8 +70,8 @@ def explain_values(
         ranges = catalog.partitions.filter_ranges(ref, request.filter)
         with audit.collecting_extras() as counts:
             rows = read_rows(catalog.ctx.store, ref, ranges, plan)
-        result.rowsScanned = int(counts.get("rows_scanned", 0))  # type: ignore[call-overload]
-        result.seeks = int(counts.get("seeks", 0))  # type: ignore[call-overload]
+        result.rowsScanned = _counted(counts, "rows_scanned")
+        result.seeks = _counted(counts, "seeks")
         result.rowsReturned = len(rows)
         lines.append(
             f"analyze: {result.rowsScanned} row(s) read, {result.seeks} seek(s), "
@@ -97,6 +101,18 @@ def values_plan(ref: TableRef, request: hms.PartitionValuesRequest) -> ValuesPla
     )
 
 
+def _values_response(rows: list[list[str]]) -> hms.PartitionValuesResponse:
+    return hms.PartitionValuesResponse(
+        partitionValues=[hms.PartitionValuesRow(row=row) for row in rows]
+    )
+
+
+def _counted(counts: Mapping[str, object], name: str) -> int:
+    """A counter of the audit extras (0 when nothing was counted)."""
+    value = counts.get(name, 0)
+    return int(value) if isinstance(value, int | float | str) else 0
+
+
 def _key_indexes(key_names: list[str], requested: Sequence[hms.FieldSchema] | None) -> list[int]:
     indexes = []
     for field in requested or []:
@@ -108,3 +124,16 @@ def _key_indexes(key_names: list[str], requested: Sequence[hms.FieldSchema] | No
             )
         indexes.append(key_names.index(name))
     return indexes
+
+
+class ValuesCalls(Area):
+    """``get_partition_values``. Raises NoSuchObjectException (a missing table or database,
+    another catalog) and MetaException (a bad filter, a key the table does not have)."""
+
+    def get_partition_values(
+        self, request: hms.PartitionValuesRequest
+    ) -> hms.PartitionValuesResponse:
+        """Rows of chosen key values of the partitions matching a filter (the rules above)."""
+        request = required(request, "PartitionValuesRequest")
+        db, table = database_name(request.dbName), object_name(request.tblName)
+        return _values_response(partition_values(self.catalog, db, table, request))

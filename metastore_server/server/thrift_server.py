@@ -34,7 +34,7 @@ from thriftpy2.transport import (
 )
 
 from metastore_server import thrift_api
-from metastore_server.api.handler import result_size, split_audit_target
+from metastore_server.api.audit_fields import result_size, split_audit_target
 from metastore_server.audit import audit_call, collecting_extras
 from metastore_server.server.stored_replies import send_stored_partitions, stored_partitions
 from metastore_server.server.text_check import undecoded_field

@@ -1,0 +1,32 @@
+"""What every area of the Thrift face is built over: the catalog and the server's settings.
+
+Each module of ``metastore_server/api/`` holds one area of the IDL as a class deriving
+:class:`Area`; ``api/handler.py`` builds one object of each and exposes their methods to the
+processor under the IDL names. See ``docs/design.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from metastore_server.api.meta_conf import MetaConf
+from metastore_server.catalog.facade import Catalog
+
+
+@dataclass
+class ServerSettings:
+    """What calls read besides the catalog: the settings clients may read
+    (``get_config_value``, the event-mark expiry) and each connection's settable ones
+    (``setMetaConf``)."""
+
+    config_values: dict[str, str] = field(default_factory=dict)
+    meta_conf: MetaConf = field(default_factory=MetaConf)
+
+
+class Area:
+    """One area of the IDL: its public methods are Thrift methods, with the IDL's names and
+    argument order; everything else is private (a leading underscore)."""
+
+    def __init__(self, catalog: Catalog, settings: ServerSettings) -> None:
+        self.catalog = catalog
+        self.settings = settings

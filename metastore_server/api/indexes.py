@@ -1,0 +1,85 @@
+"""The index calls (HMS 2.3): an index is recorded beside its base table and has an index
+table of its own, created and dropped with it. See ``docs/hms-api.md#indexes``."""
+
+from __future__ import annotations
+
+from metastore_server.api.area import Area
+from metastore_server.api.arguments import internal_error, object_name
+from metastore_server.api.tables import create_table
+from metastore_server.catalog.events import messages as event_messages
+from metastore_server.catalog.objects.indexes import Indexes
+from metastore_server.thrift_api import hms
+
+
+def _found(indexes: Indexes, db: str, table: str, name: str) -> hms.Index | None:
+    """The index, or None (the call that follows gives HMS's error)."""
+    try:
+        return indexes.get(db, table, name)
+    except hms.NoSuchObjectException:
+        return None
+
+
+class IndexCalls(Area):
+    """Indexes. Raises NoSuchObjectException (a missing index or table),
+    AlreadyExistsException, InvalidObjectException (an index HMS would not record),
+    InvalidOperationException and MetaException; a missing argument is an internal error
+    (TApplicationException), as in HMS 2.3."""
+
+    def add_index(self, new_index: hms.Index, index_table: hms.Table) -> hms.Index:
+        """Create the index table (as ``create_table`` does), then record the index; the
+        index table is dropped again when the index cannot be recorded."""
+        if new_index is None or index_table is None:
+            raise internal_error("add_index")  # HMS 2.3 logs both arguments' toString first
+        self.catalog.indexes.check_new(new_index)
+        create_table(self.catalog, index_table)
+        now = self.catalog.ctx.now()
+        try:
+            added = self.catalog.indexes.record(new_index, now)
+        except Exception:
+            db, name = object_name(index_table.dbName), object_name(index_table.tableName)
+            self.catalog.drop_table(db, name, True, index_drop=True)
+            raise
+        self.catalog.ctx.events.record([event_messages.create_index(added, now)])
+        return added
+
+    def alter_index(
+        self, dbname: str, base_tbl_name: str, idx_name: str, new_idx: hms.Index
+    ) -> None:
+        """Change an index's parameters (the only change HMS 2.3 keeps), with a new DDL time."""
+        if new_idx is None:
+            raise internal_error("alter_index")
+        new_idx.parameters = dict(new_idx.parameters or {})
+        now = self.catalog.ctx.now()
+        new_idx.parameters["transient_lastDdlTime"] = str(now)
+        before = _found(self.catalog.indexes, dbname, base_tbl_name, idx_name)
+        self.catalog.indexes.alter(dbname, base_tbl_name, idx_name, new_idx)
+        if before is not None:
+            self.catalog.ctx.events.record([event_messages.alter_index(before, new_idx, now)])
+
+    def drop_index_by_name(
+        self,
+        db_name: str,
+        tbl_name: str,
+        index_name: str,
+        deleteData: bool,  # noqa: N803 (IDL name)
+    ) -> bool:
+        """Drop an index and its index table (its data too with ``deleteData``)."""
+        index = self.catalog.indexes.get(db_name, tbl_name, index_name)
+        index_db, index_table = self.catalog.indexes.index_table_of(db_name, tbl_name, index_name)
+        if self.catalog.tables.find(index_db, index_table) is not None:
+            self.catalog.drop_table(index_db, index_table, bool(deleteData), index_drop=True)
+        self.catalog.indexes.remove(db_name, tbl_name, index_name)
+        self.catalog.ctx.events.record([event_messages.drop_index(index, self.catalog.ctx.now())])
+        return True
+
+    def get_index_by_name(self, db_name: str, tbl_name: str, index_name: str) -> hms.Index:
+        """An index; NoSuchObjectException when it does not exist."""
+        return self.catalog.indexes.get(db_name, tbl_name, index_name)
+
+    def get_indexes(self, db_name: str, tbl_name: str, max_indexes: int) -> list[hms.Index]:
+        """Every index on the table (HMS 2.3 does not apply ``max_indexes``)."""
+        return self.catalog.indexes.all(db_name, tbl_name)
+
+    def get_index_names(self, db_name: str, tbl_name: str, max_indexes: int) -> list[str]:
+        """Names of the indexes on the table, sorted (HMS 2.3 does not apply ``max_indexes``)."""
+        return [index.indexName for index in self.catalog.indexes.all(db_name, tbl_name)]

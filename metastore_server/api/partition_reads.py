@@ -1,0 +1,217 @@
+"""The partition calls that read partitions: by values, names, partial values, filter or
+expression, whole or as names, counts or partition specs. Whole partitions are answered as they
+are stored (``EncodedPartitions``) where the call's answer is a bare list; the request forms
+decode them into their result struct. Filters: ``docs/filters.md``.
+"""
+
+from __future__ import annotations
+
+from metastore_server.api.area import Area
+from metastore_server.api.arguments import database_name, object_name, required
+from metastore_server.catalog.basics.encoded import EncodedPartitions
+from metastore_server.catalog.partitions import specs as partition_specs
+from metastore_server.thrift_api import hms
+
+
+class PartitionReadCalls(Area):
+    """Reading partitions. Raises NoSuchObjectException (a missing table or partition, another
+    catalog) and MetaException (a bad filter or expression, more partitions than the server's
+    request limit allows)."""
+
+    # -- by values or names ------------------------------------------------------------------
+
+    def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
+        """The partition of these values."""
+        return self.catalog.partitions.get(
+            database_name(db_name), object_name(tbl_name), part_vals
+        )
+
+    def get_partition_with_auth(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str],
+        user_name: str,
+        group_names: list[str],
+    ) -> hms.Partition:
+        """``get_partition`` (privileges are the client's to enforce)."""
+        return self.get_partition(db_name, tbl_name, part_vals)
+
+    def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> hms.Partition:
+        """The partition of a name ``k1=v1/k2=v2``."""
+        return self.catalog.partitions.get_by_name(
+            database_name(db_name), object_name(tbl_name), part_name
+        )
+
+    def get_partitions_by_names(
+        self, db_name: str, tbl_name: str, names: list[str]
+    ) -> EncodedPartitions:
+        """The partitions of these names that exist."""
+        return self.catalog.partitions.get_by_names(
+            database_name(db_name), object_name(tbl_name), names
+        )
+
+    def get_partitions_by_names_req(
+        self, req: hms.GetPartitionsByNamesRequest
+    ) -> hms.GetPartitionsByNamesResult:
+        """The request form of ``get_partitions_by_names``."""
+        parts = self.catalog.partitions.get_by_names(
+            database_name(req.db_name), object_name(req.tbl_name), req.names
+        )
+        return hms.GetPartitionsByNamesResult(partitions=parts.decode())
+
+    # -- whole table -------------------------------------------------------------------------
+
+    def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> EncodedPartitions:
+        """Every partition of a table in key order, at most ``max_parts`` (when positive)."""
+        return self.catalog.partitions.list_all(
+            database_name(db_name), object_name(tbl_name), max_parts
+        )
+
+    def get_partitions_with_auth(
+        self, db_name: str, tbl_name: str, max_parts: int, user_name: str, group_names: list[str]
+    ) -> EncodedPartitions:
+        """``get_partitions`` (privileges are the client's to enforce)."""
+        return self.get_partitions(db_name, tbl_name, max_parts)
+
+    def get_partitions_req(self, req: hms.PartitionsRequest) -> hms.PartitionsResponse:
+        """The request form of ``get_partitions``."""
+        parts = self.catalog.partitions.list_all(
+            database_name(req.dbName), object_name(req.tblName), req.maxParts
+        )
+        return hms.PartitionsResponse(partitions=parts.decode())
+
+    def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
+        """Names of a table's partitions in key order."""
+        return self.catalog.partitions.list_names(
+            database_name(db_name), object_name(tbl_name), max_parts
+        )
+
+    def get_partitions_pspec(
+        self, db_name: str, tbl_name: str, max_parts: int
+    ) -> list[hms.PartitionSpec]:
+        """The table's partitions as specs (grouped when the table asks for it). A prefix
+        naming another catalog is dropped to find the table, then refused."""
+        db, table = (db_name or "").lower(), (tbl_name or "").lower()
+        ref = self.catalog.tables.get(
+            database_name(db_name, drop_other_catalog=True), object_name(tbl_name)
+        )
+        limit = partition_specs.java_short(max_parts)
+        parts = self.get_partitions(db_name, tbl_name, limit).decode()
+        return partition_specs.specs_of(ref.table, parts, db, table)
+
+    # -- by partial values -------------------------------------------------------------------
+
+    def get_partitions_ps(
+        self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
+    ) -> EncodedPartitions:
+        """The partitions matching leading values (an empty value matches any)."""
+        return self.catalog.partitions.list_ps(
+            database_name(db_name), object_name(tbl_name), part_vals, max_parts
+        )
+
+    def get_partitions_ps_with_auth(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str],
+        max_parts: int,
+        user_name: str,
+        group_names: list[str],
+    ) -> EncodedPartitions:
+        """``get_partitions_ps`` (privileges are the client's to enforce)."""
+        return self.get_partitions_ps(db_name, tbl_name, part_vals, max_parts)
+
+    def get_partitions_ps_with_auth_req(
+        self, req: hms.GetPartitionsPsWithAuthRequest
+    ) -> hms.GetPartitionsPsWithAuthResponse:
+        """The request form of ``get_partitions_ps_with_auth``."""
+        parts = self.catalog.partitions.list_ps(
+            database_name(req.dbName), object_name(req.tblName), req.partVals, req.maxParts
+        )
+        return hms.GetPartitionsPsWithAuthResponse(partitions=parts.decode())
+
+    def get_partition_names_ps(
+        self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
+    ) -> list[str]:
+        """Names of the partitions matching leading values."""
+        return self.catalog.partitions.list_names_ps(
+            database_name(db_name), object_name(tbl_name), part_vals, max_parts
+        )
+
+    def get_partition_names_ps_req(
+        self, req: hms.GetPartitionNamesPsRequest
+    ) -> hms.GetPartitionNamesPsResponse:
+        """The request form of ``get_partition_names_ps``."""
+        found = self.catalog.partitions.list_names_ps(
+            database_name(req.dbName), object_name(req.tblName), req.partValues, req.maxParts
+        )
+        return hms.GetPartitionNamesPsResponse(names=found)
+
+    # -- by filter or expression -------------------------------------------------------------
+
+    def get_partitions_by_filter(
+        self,
+        db_name: str,
+        tbl_name: str,
+        filter: str,  # noqa: A002 (IDL name)
+        max_parts: int,
+    ) -> EncodedPartitions:
+        """The partitions matching a filter (``docs/filters.md``)."""
+        return self.catalog.partitions.by_filter(
+            database_name(db_name), object_name(tbl_name), filter, max_parts
+        )
+
+    def get_partitions_by_filter_req(
+        self, req: hms.GetPartitionsByFilterRequest
+    ) -> EncodedPartitions:
+        """The request form of ``get_partitions_by_filter``."""
+        return self.catalog.partitions.by_filter(
+            database_name(req.dbName), object_name(req.tblName), req.filter, req.maxParts
+        )
+
+    def get_num_partitions_by_filter(
+        self,
+        db_name: str,
+        tbl_name: str,
+        filter: str,  # noqa: A002 (IDL name)
+    ) -> int:
+        """How many partitions match a filter."""
+        return self.catalog.partitions.count_by_filter(
+            database_name(db_name), object_name(tbl_name), filter
+        )
+
+    def get_part_specs_by_filter(
+        self,
+        db_name: str,
+        tbl_name: str,
+        filter: str,  # noqa: A002 (IDL name)
+        max_parts: int,
+    ) -> list[hms.PartitionSpec]:
+        """The partitions matching a filter as specs (the list spec names the table as sent).
+        A prefix naming another catalog is dropped to find the table, then refused."""
+        ref = self.catalog.tables.find(
+            database_name(db_name, drop_other_catalog=True), object_name(tbl_name)
+        )
+        if ref is None:  # named as sent (get_partitions_pspec lower-cases them first)
+            raise hms.NoSuchObjectException(message=f"{db_name}.{tbl_name} table not found")
+        limit = partition_specs.java_short(max_parts)
+        found = self.get_partitions_by_filter(db_name, tbl_name, filter, limit)
+        return partition_specs.specs_of(ref.table, found.decode(), db_name, tbl_name)
+
+    def get_partitions_by_expr(
+        self, req: hms.PartitionsByExprRequest
+    ) -> hms.PartitionsByExprResult:
+        """Exact for filter text (Hive's display form, MSCK's form); for an expression only Hive
+        can read (Kryo bytes), every partition with hasUnknownPartitions set, so Hive prunes."""
+        parts, unknown = self.catalog.partitions.by_expr(
+            database_name(req.dbName), object_name(req.tblName), req.expr, req.maxParts
+        )
+        return hms.PartitionsByExprResult(partitions=parts.decode(), hasUnknownPartitions=unknown)
+
+    def get_partition_names_req(self, req: hms.PartitionsByExprRequest) -> list[str]:
+        """Hive 4: partition names for an expression (read as get_partitions_by_expr does)."""
+        req = required(req, "PartitionsByExprRequest")
+        return self.catalog.partitions.names_by_expr(
+            database_name(req.dbName), object_name(req.tblName), req.expr, req.maxParts
+        )

@@ -1,0 +1,111 @@
+"""fb303's service calls and the metastore-wide ones: name, version, status, options, the
+connection's settable configuration (``setMetaConf``), the server settings clients may read
+(``get_config_value``), ``set_ugi`` and the cache and profile calls HMS answers without a store.
+See ``docs/hms-api.md``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from metastore_server import __version__
+from metastore_server.api import client_settings
+from metastore_server.api.area import Area, ServerSettings
+from metastore_server.catalog.facade import Catalog
+from metastore_server.thrift_api import hms
+
+SERVICE_NAME = "hbase-metastore"
+
+#: fb303's ``fb_status.ALIVE``, where the IDL loaded lacks the enum.
+_ALIVE = 2
+
+
+class ServiceCalls(Area):
+    """The service itself. Raises MetaException (a key ``setMetaConf``/``getMetaConf`` does
+    not know, or a value not of its kind) and ConfigValSecurityException (a setting clients
+    may not read)."""
+
+    def __init__(self, catalog: Catalog, settings: ServerSettings) -> None:
+        super().__init__(catalog, settings)
+        self._alive_since = int(time.time())
+        self._options: dict[str, str] = {}
+
+    # -- fb303 -------------------------------------------------------------------------------
+
+    def getName(self) -> str:  # noqa: N802 (IDL name)
+        """The service's name."""
+        return SERVICE_NAME
+
+    def getVersion(self) -> str:  # noqa: N802
+        """This server's version."""
+        return __version__
+
+    def getStatus(self) -> int:  # noqa: N802
+        """ALIVE, always (a server that answers is serving)."""
+        return hms.fb_status.ALIVE if hasattr(hms, "fb_status") else _ALIVE
+
+    def getStatusDetails(self) -> str:  # noqa: N802
+        """A word on the status."""
+        return "serving"
+
+    def getCounters(self) -> dict[str, int]:  # noqa: N802
+        """No counters are kept (the audit log has the figures)."""
+        return {}
+
+    def getCounter(self, key: str) -> int:  # noqa: N802
+        """0 for every key."""
+        return 0
+
+    def setOption(self, key: str, value: str) -> None:  # noqa: N802
+        """Keep an fb303 option (it changes nothing)."""
+        self._options[key] = value
+
+    def getOption(self, key: str) -> str:  # noqa: N802
+        """An option as set, or empty."""
+        return self._options.get(key, "")
+
+    def getOptions(self) -> dict[str, str]:  # noqa: N802
+        """Every option set."""
+        return dict(self._options)
+
+    def getCpuProfile(self, profileDurationInSec: int) -> str:  # noqa: N802, N803
+        """No profile: empty."""
+        return ""
+
+    def aliveSince(self) -> int:  # noqa: N802
+        """When this server started (seconds since the epoch)."""
+        return self._alive_since
+
+    def reinitialize(self) -> None:
+        """Accepted and ignored (oneway)."""
+
+    def shutdown(self) -> None:
+        """Accepted and ignored: a client must not be able to stop a shared metastore."""
+
+    # -- the metastore as a whole ------------------------------------------------------------
+
+    def getMetaConf(self, key: str) -> str:  # noqa: N802
+        """This connection's value of a settable key; MetaException for any other key."""
+        return self.settings.meta_conf.get(key)
+
+    def setMetaConf(self, key: str, value: str) -> None:  # noqa: N802
+        """Set a key for this connection only; MetaException for a key that is not settable or
+        a value not of its kind."""
+        self.settings.meta_conf.set(key, value)
+
+    def get_config_value(self, name: str, defaultValue: str) -> str:  # noqa: N803
+        """A server setting clients may read (e.g. the warehouse dir); else the default.
+
+        Keys outside ``hive*``/``hdfs*``/``mapred*`` and secrets are refused, as HMS does
+        (ConfigValSecurityException).
+        """
+        if not client_settings.is_readable(name or ""):
+            raise hms.ConfigValSecurityException(message=client_settings.refusal_message(name))
+        return self.settings.config_values.get(name, defaultValue)
+
+    def set_ugi(self, user_name: str, group_names: list[str] | None) -> list[str]:
+        """HMS 2.3 answers with the group list as sent."""
+        return list(group_names or [])
+
+    def flushCache(self) -> None:  # noqa: N802 (IDL name)
+        """Nothing to flush: listings are cached only while the store is unchanged."""

@@ -1,0 +1,82 @@
+"""The column statistics calls: stored per table or partition column, read back one by one,
+per table or partition, or merged over partitions, and deleted. See
+``docs/hms-api.md#column-statistics``."""
+
+from __future__ import annotations
+
+from metastore_server.api.area import Area
+from metastore_server.api.arguments import required
+from metastore_server.thrift_api import hms
+
+
+class StatisticsCalls(Area):
+    """Column statistics. Raises NoSuchObjectException (a missing table, partition, column or
+    statistics), InvalidInputException (statistics HMS would not store), InvalidObjectException
+    and MetaException."""
+
+    def update_table_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
+        """Store a table's column statistics."""
+        return self.catalog.statistics.update(stats_obj, table_level=True)
+
+    def update_partition_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
+        """Store a partition's column statistics."""
+        return self.catalog.statistics.update(stats_obj, table_level=False)
+
+    def get_table_column_statistics(
+        self, db_name: str, tbl_name: str, col_name: str
+    ) -> hms.ColumnStatistics:
+        """One table column's statistics; NoSuchObjectException when there are none."""
+        return self.catalog.statistics.column(db_name, tbl_name, None, col_name)
+
+    def get_partition_column_statistics(
+        self, db_name: str, tbl_name: str, part_name: str, col_name: str
+    ) -> hms.ColumnStatistics:
+        """One partition column's statistics; NoSuchObjectException when there are none."""
+        return self.catalog.statistics.column(db_name, tbl_name, part_name or "", col_name)
+
+    def get_table_statistics_req(self, request: hms.TableStatsRequest) -> hms.TableStatsResult:
+        """The table-level statistics of the named columns that have some."""
+        request = required(request, "TableStatsRequest")
+        found = self.catalog.statistics.table_stats(
+            request.dbName, request.tblName, request.colNames
+        )
+        return hms.TableStatsResult(tableStats=found)
+
+    def get_partitions_statistics_req(
+        self, request: hms.PartitionsStatsRequest
+    ) -> hms.PartitionsStatsResult:
+        """Per partition name, the statistics of the named columns that have some."""
+        request = required(request, "PartitionsStatsRequest")
+        found = self.catalog.statistics.partition_stats(
+            request.dbName, request.tblName, request.partNames, request.colNames
+        )
+        return hms.PartitionsStatsResult(partStats=found)
+
+    def delete_partition_column_statistics(
+        self, db_name: str, tbl_name: str, part_name: str, col_name: str
+    ) -> bool:
+        """Remove a partition column's statistics (every column's when none is named)."""
+        return self.catalog.statistics.delete(db_name, tbl_name, part_name or "", col_name)
+
+    def delete_table_column_statistics(self, db_name: str, tbl_name: str, col_name: str) -> bool:
+        """Remove a table column's statistics (every column's when none is named)."""
+        return self.catalog.statistics.delete(db_name, tbl_name, None, col_name)
+
+    def get_aggr_stats_for(self, request: hms.PartitionsStatsRequest) -> hms.AggrStats:
+        """The named columns' statistics merged over the named partitions."""
+        request = required(request, "PartitionsStatsRequest")
+        return self.catalog.statistics.aggregate(
+            request.dbName, request.tblName, request.partNames, request.colNames
+        )
+
+    def set_aggr_stats_for(self, request: hms.SetPartitionsStatsRequest) -> bool:
+        """Store several statistics objects (merged into what is stored with ``needMerge``);
+        InvalidInputException without a request."""
+        if request is None:
+            raise hms.InvalidInputException(message="SetPartitionsStatsRequest cannot be null")
+        for stats in request.colStats or []:
+            table_level = bool(stats.statsDesc and stats.statsDesc.isTblLevel)
+            self.catalog.statistics.update(
+                stats, table_level=table_level, merge=bool(request.needMerge)
+            )
+        return True

@@ -1,0 +1,225 @@
+"""The table calls: create, read, list, alter and drop tables, their columns (``get_fields``,
+``get_schema``), their metadata listing (``get_table_meta``) and names by filter. See
+``docs/hms-api.md``.
+"""
+
+from __future__ import annotations
+
+from metastore_server.api.area import Area
+from metastore_server.api.arguments import (
+    context_says,
+    database_name,
+    object_name,
+    purge_asked,
+    require_default_catalog,
+    required,
+)
+from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog.objects.table_filter import table_names_by_filter
+from metastore_server.catalog.objects.tables import TABLE_TYPES
+from metastore_server.thrift_api import hms
+
+
+def create_table(catalog: Catalog, tbl: hms.Table) -> None:
+    """Create a table and grant its creator the privileges it carries; the way every call
+    that creates a table goes (``create_table``, an index's table, a table with keys)."""
+    if tbl is not None:
+        tbl.dbName = database_name(tbl.dbName)
+    grants = catalog.security.privileges
+    catalog.tables.create(
+        tbl, then=lambda: grants.grant_created(tbl.dbName, tbl.tableName, tbl.privileges)
+    )
+
+
+def _columns(table: hms.Table) -> list[hms.FieldSchema]:
+    return list(table.sd.cols or []) if table.sd else []
+
+
+def _table_meta(db: str, name: str, table: hms.Table) -> hms.TableMeta:
+    comment = (table.parameters or {}).get("comment")
+    return hms.TableMeta(
+        dbName=db, tableName=name, tableType=table.tableType or "", comments=comment
+    )
+
+
+class TableCalls(Area):
+    """Tables. Raises NoSuchObjectException (a missing table or database, another catalog),
+    UnknownDBException and UnknownTableException (the column and listing calls),
+    AlreadyExistsException, InvalidObjectException (a table HMS would not store),
+    InvalidOperationException (an alteration HMS refuses, a filter it cannot apply) and
+    MetaException."""
+
+    # -- create, alter, drop -----------------------------------------------------------------
+
+    def create_table(self, tbl: hms.Table) -> None:
+        """Create a table (and its directory where it owns its data)."""
+        create_table(self.catalog, tbl)
+
+    def create_table_with_environment_context(
+        self, tbl: hms.Table, environment_context: hms.EnvironmentContext
+    ) -> None:
+        """``create_table`` (the context changes nothing)."""
+        create_table(self.catalog, tbl)
+
+    def drop_table(self, dbname: str, name: str, deleteData: bool) -> None:  # noqa: N803
+        """Drop a table and its partitions (their data with ``deleteData``, to the trash)."""
+        self.catalog.drop_table(database_name(dbname), object_name(name), bool(deleteData))
+
+    def drop_table_with_environment_context(
+        self,
+        dbname: str,
+        name: str,
+        deleteData: bool,  # noqa: N803
+        environment_context: hms.EnvironmentContext,
+    ) -> None:
+        """``drop_table``; ``ifPurge`` in the context skips the trash."""
+        self.catalog.drop_table(
+            database_name(dbname),
+            object_name(name),
+            bool(deleteData),
+            purge=purge_asked(environment_context),
+        )
+
+    def alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table) -> None:
+        """Change (or rename) a table; its partitions keep their columns."""
+        self.catalog.alter_table(
+            database_name(dbname), object_name(tbl_name), new_tbl, cascade=False
+        )
+
+    def alter_table_with_environment_context(
+        self,
+        dbname: str,
+        tbl_name: str,
+        new_tbl: hms.Table,
+        environment_context: hms.EnvironmentContext,
+    ) -> None:
+        """``alter_table``; ``CASCADE`` in the context changes the partitions' columns too,
+        ``DO_NOT_UPDATE_STATS`` keeps the table's basic statistics as sent."""
+        self.catalog.alter_table(
+            database_name(dbname),
+            object_name(tbl_name),
+            new_tbl,
+            cascade=context_says(environment_context, "CASCADE"),
+            update_stats=not context_says(environment_context, "DO_NOT_UPDATE_STATS"),
+        )
+
+    def alter_table_with_cascade(
+        self, dbname: str, tbl_name: str, new_tbl: hms.Table, cascade: bool
+    ) -> None:
+        """``alter_table``; with ``cascade`` the partitions' columns change too."""
+        self.catalog.alter_table(
+            database_name(dbname), object_name(tbl_name), new_tbl, cascade=bool(cascade)
+        )
+
+    # -- read --------------------------------------------------------------------------------
+
+    def get_table(self, dbname: str, tbl_name: str) -> hms.Table:
+        """A table; NoSuchObjectException when it does not exist."""
+        return self.catalog.tables.get(database_name(dbname), object_name(tbl_name)).table
+
+    def get_table_req(self, req: hms.GetTableRequest) -> hms.GetTableResult:
+        """The request form of ``get_table``."""
+        req = required(req, "GetTableRequest")
+        require_default_catalog(req.catName)
+        table = self.catalog.tables.get(database_name(req.dbName), object_name(req.tblName)).table
+        return hms.GetTableResult(table=table)
+
+    def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> list[hms.Table]:
+        """The tables that exist among ``tbl_names``; UnknownDBException for a missing
+        database."""
+        db = database_name(dbname)
+        if self.catalog.databases.find(db) is None:
+            raise hms.UnknownDBException(message=f"Could not find database {db}")
+        return self.catalog.tables.objects(db, tbl_names)
+
+    def get_table_objects_by_name_req(self, req: hms.GetTablesRequest) -> hms.GetTablesResult:
+        """The request form of ``get_table_objects_by_name`` (no names: every table)."""
+        req = required(req, "GetTablesRequest")
+        db = object_name(req.dbName)
+        if self.catalog.databases.find(db) is None:
+            raise hms.UnknownDBException(message=f"Could not find database {db}")
+        wanted = req.tblNames if req.tblNames is not None else self.catalog.tables.names(db)
+        return hms.GetTablesResult(tables=self.catalog.tables.objects(db, wanted))
+
+    def get_fields(self, db_name: str, table_name: str) -> list[hms.FieldSchema]:
+        """A table's columns (not its partition keys)."""
+        return _columns(self._table_for_schema(db_name, table_name))
+
+    def get_fields_with_environment_context(
+        self, db_name: str, table_name: str, environment_context: hms.EnvironmentContext
+    ) -> list[hms.FieldSchema]:
+        """``get_fields``."""
+        return self.get_fields(db_name, table_name)
+
+    def get_schema(self, db_name: str, table_name: str) -> list[hms.FieldSchema]:
+        """A table's columns, then its partition keys."""
+        table = self._table_for_schema(db_name, table_name)
+        return _columns(table) + list(table.partitionKeys or [])
+
+    def get_schema_with_environment_context(
+        self, db_name: str, table_name: str, environment_context: hms.EnvironmentContext
+    ) -> list[hms.FieldSchema]:
+        """``get_schema``."""
+        return self.get_schema(db_name, table_name)
+
+    def _table_for_schema(self, db_name: str, table_name: str) -> hms.Table:
+        """The table of a column call (``db.table.column`` names the table); UnknownDBException
+        or UnknownTableException, as HMS answers these calls."""
+        db, name = database_name(db_name), object_name((table_name or "").split(".", 1)[0])
+        if self.catalog.databases.find(db) is None:
+            raise hms.UnknownDBException(message=f"Database {db} does not exist")
+        ref = self.catalog.tables.find(db, name)
+        if ref is None:
+            raise hms.UnknownTableException(message=f"{db}.{name} table not found")
+        return ref.table
+
+    # -- list --------------------------------------------------------------------------------
+
+    def get_tables(self, db_name: str, pattern: str) -> list[str]:
+        """Names of a database's tables matching an HMS pattern."""
+        return self.catalog.tables.names(database_name(db_name), pattern)
+
+    def get_all_tables(self, db_name: str) -> list[str]:
+        """Names of every table of a database."""
+        return self.catalog.tables.names(database_name(db_name))
+
+    def get_tables_by_type(self, db_name: str, pattern: str, tableType: str) -> list[str]:  # noqa: N803
+        """Names of a database's tables of one type matching a pattern; MetaException (HMS's
+        words) for a type HMS does not know."""
+        if tableType and tableType not in TABLE_TYPES:
+            raise hms.MetaException(
+                message="java.lang.IllegalArgumentException: No enum constant "
+                f"org.apache.hadoop.hive.metastore.TableType.{tableType}"
+            )
+        return self.catalog.tables.names(database_name(db_name), pattern, tableType or None)
+
+    def get_table_meta(
+        self, db_patterns: str, tbl_patterns: str, tbl_types: list[str]
+    ) -> list[hms.TableMeta]:
+        """Database, name, type and comment of the tables matching HMS patterns."""
+        types = {t.upper() for t in tbl_types or []}
+        found = []
+        for db in self.catalog.databases.names(db_patterns or "*"):
+            for name in self.catalog.tables.names(db, tbl_patterns or "*"):
+                ref = self.catalog.tables.find(db, name)
+                if ref is None or (types and (ref.table.tableType or "").upper() not in types):
+                    continue
+                found.append(_table_meta(db, name, ref.table))
+        return found
+
+    def get_table_names_by_filter(
+        self,
+        dbname: str,
+        filter: str,  # noqa: A002 (IDL name)
+        max_tables: int,
+    ) -> list[str]:
+        """Names of the tables whose owner, last access time or parameters match a filter
+        (UnknownDBException without a database, InvalidOperationException without a filter).
+        A prefix naming another catalog is dropped."""
+        if not dbname:
+            raise hms.UnknownDBException(message="DB name is null or empty")
+        if filter is None:
+            raise hms.InvalidOperationException(message="null cannot apply null filter")
+        db = database_name(dbname, drop_other_catalog=True)
+        return table_names_by_filter(self.catalog.ctx.store, db, filter, max_tables)
+

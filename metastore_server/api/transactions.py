@@ -1,0 +1,95 @@
+"""The lock, transaction and compaction calls: locks taken whole or not at all, transactions
+holding them, compaction requests recorded, a transaction's dynamic partitions. See
+``docs/hms-api.md#locks``."""
+
+from __future__ import annotations
+
+from metastore_server.api.area import Area
+from metastore_server.api.arguments import internal_error, required
+from metastore_server.thrift_api import hms
+
+
+class TransactionCalls(Area):
+    """Locks, transactions and compactions. Raises NoSuchLockException, NoSuchTxnException,
+    TxnAbortedException and TxnOpenException where a call declares them (an unknown lock or
+    transaction, one aborted, one still open). These calls declare no MetaException: the
+    catalog's (a bad request), and ``add_dynamic_partitions`` without a request, reach the
+    client as an internal error (TApplicationException)."""
+
+    # -- locks -------------------------------------------------------------------------------
+
+    def lock(self, rqst: hms.LockRequest) -> hms.LockResponse:
+        """Take a set of locks whole (ACQUIRED) when nothing earlier blocks it, else WAITING."""
+        return self.catalog.transactions.lock(rqst)
+
+    def check_lock(self, rqst: hms.CheckLockRequest) -> hms.LockResponse:
+        """Look at a lock again (and heartbeat it): ACQUIRED once nothing blocks it."""
+        return self.catalog.transactions.check_lock(rqst)
+
+    def unlock(self, rqst: hms.UnlockRequest) -> None:
+        """Release a lock not held by a transaction (an unknown one: nothing to do)."""
+        self.catalog.transactions.unlock(rqst)
+
+    def show_locks(self, rqst: hms.ShowLocksRequest) -> hms.ShowLocksResponse:
+        """Every lock component, filtered by database, table and partition name."""
+        return self.catalog.transactions.show_locks(rqst)
+
+    def heartbeat(self, ids: hms.HeartbeatRequest) -> None:
+        """Keep a lock or transaction from expiring."""
+        self.catalog.transactions.heartbeat(ids)
+
+    def heartbeat_txn_range(
+        self, txns: hms.HeartbeatTxnRangeRequest
+    ) -> hms.HeartbeatTxnRangeResponse:
+        """Heartbeat the open transactions of a range; the others are answered as aborted or
+        unknown."""
+        txns = required(txns, "HeartbeatTxnRangeRequest")
+        return self.catalog.transactions.heartbeat_txn_range(txns)
+
+    # -- transactions ------------------------------------------------------------------------
+
+    def get_open_txns(self) -> hms.GetOpenTxnsResponse:
+        """Open and aborted transactions, and the highest id handed out."""
+        return self.catalog.transactions.get_open_txns()
+
+    def get_open_txns_info(self) -> hms.GetOpenTxnsInfoResponse:
+        """``get_open_txns`` with who opened each and when."""
+        return self.catalog.transactions.get_open_txns_info()
+
+    def open_txns(self, rqst: hms.OpenTxnRequest) -> hms.OpenTxnsResponse:
+        """Open transactions; their ids."""
+        return self.catalog.transactions.open_txns(rqst)
+
+    def abort_txn(self, rqst: hms.AbortTxnRequest) -> None:
+        """Abort a transaction and release its locks (an unknown one is an error)."""
+        self.catalog.transactions.abort_txns([rqst.txnid if rqst else 0], strict=True)
+
+    def abort_txns(self, rqst: hms.AbortTxnsRequest) -> None:
+        """Abort transactions, skipping the unknown ones."""
+        txn_ids = list((rqst.txn_ids if rqst else None) or [])
+        self.catalog.transactions.abort_txns(txn_ids, strict=False)
+
+    def commit_txn(self, rqst: hms.CommitTxnRequest) -> None:
+        """Commit an open transaction: it and its locks are gone."""
+        self.catalog.transactions.commit_txn(rqst)
+
+    def add_dynamic_partitions(self, rqst: hms.AddDynamicPartitions) -> None:
+        """Record the partitions an open transaction wrote; they go with it."""
+        if rqst is None:
+            raise internal_error("add_dynamic_partitions")
+        self.catalog.transactions.add_dynamic_partitions(rqst)
+
+    # -- compactions -------------------------------------------------------------------------
+
+    def compact(self, rqst: hms.CompactionRequest) -> None:
+        """Record a compaction request (never run; a waiting one for the same table or
+        partition answers instead)."""
+        self.catalog.transactions.compact(rqst)
+
+    def compact2(self, rqst: hms.CompactionRequest) -> hms.CompactionResponse:
+        """``compact``, answering what was recorded."""
+        return self.catalog.transactions.compact(rqst)
+
+    def show_compact(self, rqst: hms.ShowCompactRequest) -> hms.ShowCompactResponse:
+        """The compaction requests recorded."""
+        return self.catalog.transactions.show_compact()
