@@ -23,11 +23,8 @@ from metastore_server.catalog.objects.statistics import Statistics
 from metastore_server.catalog.objects.tables import TableRef, Tables, must_purge, owns_data
 from metastore_server.catalog.objects.types import TypeRegistry
 from metastore_server.catalog.partitions.service import Partitions
-from metastore_server.catalog.security.privileges import (
-    Security,
-    forget_database_grants,
-    forget_table_grants,
-)
+from metastore_server.catalog.security.grants import forget_database_grants, forget_table_grants
+from metastore_server.catalog.security.privileges import Security
 from metastore_server.catalog.security.secrets import Secrets
 from metastore_server.catalog.timelines.keeper import TimelineKeeper
 from metastore_server.catalog.timelines.time_columns import TimeColumnRules
@@ -80,7 +77,7 @@ class Catalog:
         self.indexes = Indexes(self.ctx, self.tables)
         self.types = TypeRegistry(self.ctx)
         self.partition_events = PartitionEvents(self.ctx, self.tables)
-        self.security = Security(self.ctx, self.databases, self.tables, self.partitions)
+        self.security = Security(self.ctx, self.databases, self.tables, self.partitions.reads)
         self.databases.ensure_default()
         self.security.ensure_builtin()
 
