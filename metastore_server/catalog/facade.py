@@ -7,7 +7,9 @@ import copy
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.core.context import WRITER_LEASE_S, CatalogContext
 from metastore_server.catalog.core.listing_cache import DEFAULT_MAX_BYTES, ListingCache
-from metastore_server.catalog.data.operations import DataOperations, Deletion, Move
+from metastore_server.catalog.data.deletions import Deletion
+from metastore_server.catalog.data.moves import Move
+from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.dependencies.store import AlterPlan, Dependencies
 from metastore_server.catalog.dependencies.table_rules import DependentTableRules

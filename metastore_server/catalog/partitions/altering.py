@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from metastore_server.catalog.basics.serde import stored_partition_bytes
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.data.operations import Move
+from metastore_server.catalog.data.moves import Move
 from metastore_server.catalog.dependencies.model import TableName
 from metastore_server.catalog.dependencies.store import Dependencies
 from metastore_server.catalog.events import messages as event_messages

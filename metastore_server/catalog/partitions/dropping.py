@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator, Sequence
 from metastore_server.catalog.basics.java_text import java_list
 from metastore_server.catalog.basics.serde import partition_location
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.data.operations import Deletion, Guard, Refusal
+from metastore_server.catalog.data.deletions import Deletion, Guard
+from metastore_server.catalog.data.operations import Refusal
 from metastore_server.catalog.dependencies.store import Dependencies
 from metastore_server.catalog.events import messages as event_messages
 from metastore_server.catalog.objects import statistics

@@ -23,7 +23,7 @@ from metastore_server.thrift_api import hms
 
 if TYPE_CHECKING:
     from metastore_server.catalog.core.context import CatalogContext
-    from metastore_server.catalog.data.operations import Move
+    from metastore_server.catalog.data.moves import Move
     from metastore_server.catalog.dependencies.store import Dependencies
     from metastore_server.catalog.objects.tables import TableRef, Tables
     from metastore_server.catalog.partitions.service import Partitions

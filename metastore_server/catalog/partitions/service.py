@@ -11,7 +11,8 @@ from collections.abc import Sequence
 
 from metastore_server.catalog.basics.encoded import EncodedPartitions
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.data.operations import Deletion, Guard, Refusal
+from metastore_server.catalog.data.deletions import Deletion, Guard
+from metastore_server.catalog.data.operations import Refusal
 from metastore_server.catalog.dependencies.store import Dependencies
 from metastore_server.catalog.objects.tables import TableRef, Tables
 from metastore_server.catalog.partitions.adding import Adding, AddingClaim
