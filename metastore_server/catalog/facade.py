@@ -8,7 +8,9 @@ from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import DATABASE, DROP, TABLE, Change, WhenDropped
 from metastore_server.catalog.core.context import WRITER_LEASE_S, CatalogContext
 from metastore_server.catalog.core.listing_cache import DEFAULT_MAX_BYTES, ListingCache
-from metastore_server.catalog.data.operations import DataOperations, Deletion, Move
+from metastore_server.catalog.data.deletions import Deletion
+from metastore_server.catalog.data.moves import Move
+from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.dependencies.store import AlterPlan, Dependencies
 from metastore_server.catalog.dependencies.table_rules import DependentTableRules
@@ -24,11 +26,8 @@ from metastore_server.catalog.objects.statistics import Statistics
 from metastore_server.catalog.objects.tables import TableRef, Tables, must_purge, owns_data
 from metastore_server.catalog.objects.types import TypeRegistry
 from metastore_server.catalog.partitions.service import Partitions
-from metastore_server.catalog.security.privileges import (
-    Security,
-    forget_database_grants,
-    forget_table_grants,
-)
+from metastore_server.catalog.security.grants import forget_database_grants, forget_table_grants
+from metastore_server.catalog.security.privileges import Security
 from metastore_server.catalog.security.secrets import Secrets
 from metastore_server.catalog.timelines.keeper import TimelineKeeper
 from metastore_server.catalog.timelines.time_columns import TimeColumnRules
@@ -81,7 +80,7 @@ class Catalog:
         self.indexes = Indexes(self.ctx, self.tables)
         self.types = TypeRegistry(self.ctx)
         self.partition_events = PartitionEvents(self.ctx, self.tables)
-        self.security = Security(self.ctx, self.databases, self.tables, self.partitions)
+        self.security = Security(self.ctx, self.databases, self.tables, self.partitions.reads)
         self._listen()
         self.databases.ensure_default()
         self.security.ensure_builtin()

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from metastore_server.catalog.objects import statistics
-from metastore_server.catalog.partitions.service import Partitions
+from metastore_server.catalog.partitions.altering import Altering
 from metastore_server.catalog.security.privileges import Privileges
 from metastore_server.catalog.timelines.keeper import TimelineKeeper
 from metastore_server.thrift_api import hms
@@ -146,7 +146,7 @@ def test_drop_table_with_data(client: Any, monkeypatch: pytest.MonkeyPatch) -> N
 def test_rename_table_with_cascade(client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     stored = _timed_table(client, "t")
     table_dir = _local(stored.sd.location).parent
-    monkeypatch.setattr(Partitions, "propagate_columns", _fail)
+    monkeypatch.setattr(Altering, "propagate_columns", _fail)
     renamed = client.get_table(DB, "t")
     renamed.tableName = "t2"
     _refused(client.alter_table_with_cascade, DB, "t", renamed, True)

@@ -18,7 +18,7 @@ from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.partitions import service as partitions_module
+from metastore_server.catalog.partitions import adding as partitions_module
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.hbase import HBaseStore

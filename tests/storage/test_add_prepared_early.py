@@ -12,7 +12,7 @@ import pytest
 
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.partitions.service import Partitions
+from metastore_server.catalog.partitions.adding import Adding
 from metastore_server.thrift_api import hms
 from storage.embedded import SqliteStore
 
@@ -33,16 +33,16 @@ def catalog(tmp_path: Path) -> Iterator[Catalog]:
 def test_a_table_altered_between_preparing_and_writing_is_followed(
     catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    early = Partitions._early
+    early = Adding._early
 
-    def altered_meanwhile(self: Partitions, *args: object) -> object:
+    def altered_meanwhile(self: Adding, *args: object) -> object:
         prepared = early(self, *args)
         table = copy.deepcopy(catalog.tables.get("e", "t").table)
         table.sd.location = str(tmp_path / "new")
         catalog.tables.alter("e", "t", table)
         return prepared
 
-    monkeypatch.setattr(Partitions, "_early", altered_meanwhile)
+    monkeypatch.setattr(Adding, "_early", altered_meanwhile)
     catalog.partitions.add("e", "t", [hms.Partition(values=["a"], parameters={})])
     stored = catalog.partitions.get("e", "t", ["a"])
     assert stored.sd.location.endswith("/new/ds=a")
@@ -52,14 +52,14 @@ def test_an_unchanged_table_uses_what_was_prepared(
     catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     made: list[object] = []
-    early = Partitions._early
+    early = Adding._early
 
-    def recording(self: Partitions, *args: object) -> object:
+    def recording(self: Adding, *args: object) -> object:
         prepared = early(self, *args)
         made.append(prepared)
         return prepared
 
-    monkeypatch.setattr(Partitions, "_early", recording)
+    monkeypatch.setattr(Adding, "_early", recording)
     part = hms.Partition(values=["b"], parameters={"k": "v"})
     (answer,) = catalog.partitions.add("e", "t", [part])
     (prepared,) = made

@@ -14,7 +14,8 @@ from typing import Any
 
 from metastore_server.catalog.basics.changes import Announcer
 from metastore_server.catalog.core.listing_cache import ListingCache
-from metastore_server.catalog.data.operations import DataOperations, Deletion
+from metastore_server.catalog.data.deletions import Deletion
+from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.events.log import DEFAULT_TTL_S, NotificationLog
 from storage.port import Capabilities, StoragePort

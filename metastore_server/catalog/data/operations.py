@@ -13,6 +13,10 @@ Safety rules, whatever a location says:
 - a symbolic link is never followed: a location that is a link loses the link, not its target,
   and links inside a deleted directory are removed as links;
 - empty parents are removed only strictly inside the boundary given (a partition's table).
+
+Deletions are carried out by ``deletions``, moves by ``moves``; this module plans them, makes
+directories, and keeps track of what committed changes are still deleting. See
+``docs/managed-data.md``.
 """
 
 from __future__ import annotations
@@ -28,8 +32,17 @@ import structlog
 
 from metastore_server import audit
 from metastore_server.catalog.data import files as data_files
+from metastore_server.catalog.data.deletions import (
+    Deletion,
+    Guard,
+    delete,
+    real_path,
+    remove_empty_parents,
+    trash_for,
+)
 from metastore_server.catalog.data.files import reason
 from metastore_server.catalog.data.filesystems import FileSystems, FileSystemUnavailable, Place
+from metastore_server.catalog.data.moves import Move
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
@@ -52,11 +65,6 @@ def _user() -> str:
         return str(os.getuid())
 
 
-def _real(place: Place) -> str | None:
-    """A local place's path with symbolic links resolved; None for other file systems."""
-    return os.path.realpath(place.path) if place.is_local else None
-
-
 def _key(place: Place) -> tuple[str, str, str]:
     return place.protocol, place.authority, place.path.rstrip("/")
 
@@ -64,29 +72,6 @@ def _key(place: Place) -> tuple[str, str, str]:
 def _overlap(one: Place, other: Place) -> bool:
     """Whether two places are one, or one holds the other."""
     return one.same_as(other) or one.contains(other) or other.contains(one)
-
-
-def _within(path: str, root: str) -> bool:
-    """Whether ``path`` is ``root`` or lies below it."""
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-@dataclass(frozen=True)
-class Guard:
-    """A place resolved once for many comparisons (its real path too, when local)."""
-
-    place: Place
-    real: str | None
-
-    @classmethod
-    def of(cls, place: Place) -> Guard:
-        return cls(place, _real(place))
-
-    def held_by(self, place: Place, real: str | None) -> bool:
-        """Whether ``place`` (real path ``real``) is this place or holds it."""
-        if place.same_as(self.place) or place.contains(self.place):
-            return True
-        return real is not None and self.real is not None and _within(self.real, real)
 
 
 @dataclass
@@ -97,86 +82,9 @@ class MadeDirs:
     places: list[Place] = field(default_factory=list)
 
 
-@dataclass
-class Deletion:
-    """A directory to delete once the metadata change it belongs to has committed."""
-
-    place: Place
-    #: What it is, for logs and the audit line ("table db.t").
-    what: str
-    #: Deleted for good rather than moved to the trash.
-    purge: bool
-    #: Why it is kept after all (a protected place); None: delete it.
-    kept: str | None = None
-    #: Empty parents to remove afterwards, at most this many levels up...
-    parent_levels: int = 0
-    #: ...and only strictly inside this place.
-    boundary: Place | None = None
-    #: Places inside it that stay (other tables' data): only the rest is deleted.
-    keep: list[Guard] = field(default_factory=list)
-
-
-def _report_failure(place: Place, what: str, error: str) -> None:
-    log.error("data_delete_failed", location=place.uri, what=what, error=error)
-    audit.append("data_errors", f"{place.uri}: {error}")
-
-
-class Move:
-    """A directory moved for a metadata change: ``prepare`` before the change, then
-    ``commit`` after it, or ``rollback`` when it failed."""
-
-    def __init__(self, source: Place, target: Place, what: str) -> None:
-        self.source, self.target, self.what = source, target, what
-        self._moved = False
-        self._renamed = False
-
-    def prepare(self) -> None:
-        """Rename the data, or copy it where the file system cannot rename; raises (having
-        removed a partial copy) when that fails."""
-        try:
-            self._renamed = data_files.move_tree(self.source, self.target)
-        except Exception:
-            self._discard_copy()
-            raise
-        self._moved = True
-
-    def commit(self) -> None:
-        """Finish after the metadata change: a copied source is deleted (a failure is logged
-        and audited; the data is whole at the new place)."""
-        if not self._moved or self._renamed:
-            return
-        try:
-            data_files.remove_tree(self.source)
-            error = "still present after delete" if data_files.exists(self.source) else None
-        except Exception as exc:  # noqa: BLE001 - reported, never raised after a commit
-            error = reason(exc)
-        if error is not None:
-            _report_failure(self.source, f"old location of {self.what} after a move", error)
-
-    def rollback(self) -> None:
-        """Undo ``prepare`` after the metadata change failed."""
-        if not self._moved:
-            return
-        self._moved = False
-        if not self._renamed:
-            self._discard_copy()
-            return
-        try:
-            os.rename(self.target.path, self.source.path)
-        except Exception as exc:  # noqa: BLE001
-            _report_failure(self.target, f"moving {self.what} back", reason(exc))
-
-    def _discard_copy(self) -> None:
-        try:
-            if data_files.exists(self.target):
-                data_files.remove_tree(self.target)
-        except Exception as exc:  # noqa: BLE001
-            _report_failure(self.target, f"partial copy of {self.what}", reason(exc))
-
-
 class DataOperations:
     """Creates, deletes and moves directories for the catalog through each location's own file
-    system (``data_fs``); ``enabled=False`` (``--data-operations off``) leaves data to someone
+    system (``filesystems``); ``enabled=False`` (``--data-operations off``) leaves data to someone
     else. With trash roots (one per file system), deleted data is moved there unless purged."""
 
     def __init__(
@@ -363,7 +271,7 @@ class DataOperations:
     def _kept_reason(self, place: Place, guards: Sequence[Guard]) -> str | None:
         if place.is_root:
             return f"{place.uri} is a file system root"
-        real = _real(place)
+        real = real_path(place)
         for guard in [*self._protected, *guards]:
             if guard.held_by(place, real):
                 return f"{place.uri} is or holds {guard.place.uri}, which is never deleted"
@@ -434,115 +342,11 @@ class DataOperations:
                 audit.append("data_kept", deletion.place.uri)
                 continue
             try:
-                if self._delete(deletion):
-                    self._remove_empty_parents(deletion)
+                trash = None if deletion.purge else trash_for(self._trash, deletion.place)
+                if delete(deletion, trash):
+                    remove_empty_parents(deletion)
             finally:
                 self._release(deletion.place)
-
-    def _delete(self, deletion: Deletion) -> bool:
-        place = deletion.place
-        trash = None if deletion.purge else self._trash_for(place)
-
-        def remove(target: Place) -> None:
-            if trash is not None:
-                self._to_trash(target, trash)
-            else:
-                data_files.remove_tree(target)
-
-        try:
-            if deletion.keep:
-                left = self._delete_except(place, deletion.keep, remove)
-            else:
-                remove(place)
-                left = data_files.exists(place)
-        except Exception as exc:  # noqa: BLE001 - reported, never raised after a commit
-            _report_failure(place, deletion.what, reason(exc))
-            return False
-        if left:
-            _report_failure(place, deletion.what, "still present after delete")
-            return False
-        event = "data_trashed" if trash is not None else "data_deleted"
-        log.info(event, location=place.uri, what=deletion.what, kept_inside=len(deletion.keep))
-        audit.append(event, place.uri)
-        return True
-
-    @staticmethod
-    def _delete_except(
-        place: Place, keep: list[Guard], remove: Callable[[Place], None]
-    ) -> bool:
-        """``remove`` what lies in ``place`` outside the ``keep`` places; whether something
-        that should have gone is still there."""
-        if not place.is_local:
-            kept = [k.place.path.rstrip("/") for k in keep]
-            for path in data_files.files(place):
-                if not any(_within(path, k) for k in kept):
-                    remove(place.with_path(path))
-            return any(
-                not any(_within(path, k) for k in kept) for path in data_files.files(place)
-            )
-        if os.path.islink(place.path):
-            remove(place)  # the link goes, whatever lies behind it stays
-            return os.path.lexists(place.path)
-        # Walk the real tree (links inside are never followed) and compare real paths.
-        reals = [k.real for k in keep if k.real is not None]
-
-        def walk(path: str) -> None:
-            if path in reals:
-                return
-            if not any(_within(k, path) for k in reals):
-                remove(place.with_path(path))
-                return
-            for entry in os.scandir(path):
-                walk(entry.path)
-            try:
-                os.rmdir(path)  # goes when nothing stayed inside
-            except OSError:
-                pass
-
-        walk(os.path.realpath(place.path))
-        return False
-
-    def _trash_for(self, place: Place) -> Guard | None:
-        for trash in self._trash:
-            if trash.place.protocol == place.protocol and (
-                place.protocol == "s3" or trash.place.authority == place.authority
-            ):
-                return trash
-        return None
-
-    @staticmethod
-    def _to_trash(place: Place, trash: Guard) -> None:
-        """Move ``place`` under ``trash/Current/`` keeping its path (a name already taken
-        there gets the time in milliseconds appended)."""
-        relative = place.path.lstrip("/")
-        if not place.is_local and place.protocol != "s3" and place.authority:
-            relative = f"{place.authority}/{relative}"
-        target = trash.place.with_path(f"{trash.place.path.rstrip('/')}/Current/{relative}")
-        if data_files.exists(target):
-            target = target.with_path(f"{target.path}.{int(time.time() * 1000)}")
-        if not data_files.move_tree(place, target):
-            data_files.remove_tree(place)  # copied (an object store, another device)
-        log.info("data_trash_target", location=place.uri, trash=target.uri)
-
-    def _remove_empty_parents(self, deletion: Deletion) -> None:
-        """HMS removes the parents a partition drop left empty, up to the table directory."""
-        boundary = deletion.boundary
-        parent = deletion.place.parent
-        for _ in range(deletion.parent_levels):
-            if parent is None or boundary is None or not boundary.contains(parent):
-                return
-            if parent.is_local:
-                if os.path.islink(parent.path):
-                    return
-                real, bound = os.path.realpath(parent.path), os.path.realpath(boundary.path)
-                if real == bound or not _within(real, bound):
-                    return
-            try:
-                if data_files.exists(parent) and not data_files.remove_empty_dir(parent):
-                    return  # not empty
-            except Exception:  # noqa: BLE001 - best effort, as in HMS
-                return
-            parent = parent.parent
 
     # -- moving ------------------------------------------------------------------------------
 

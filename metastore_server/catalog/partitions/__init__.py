@@ -1,5 +1,9 @@
-"""Partition writes with HMS's rules: add (with HBase claims), drop, alter, rename,
-exchange, and PartitionSpec both ways (``specs``).
+"""Partition writes with HMS's rules, and the partition service the catalog offers
+(``service.Partitions``: the reads of ``catalog.reads`` and the writes below, composed):
+``adding`` (add, with the table's adding claim on HBase), ``dropping`` (drop, with the data it
+deletes), ``altering`` (alter, rename, columns pushed to partitions, rows of a renamed table),
+``exchange``, writing partition rows (``row_writes``), the dependency record of a dependent
+table's partitions (``dependency_records``), and PartitionSpec both ways (``specs``).
 
 May import: every catalog sub-room below it (``security``, ``timelines``, ``dependencies``, ...).
 """

@@ -23,7 +23,7 @@ from metastore_server.thrift_api import hms
 
 if TYPE_CHECKING:
     from metastore_server.catalog.core.context import CatalogContext
-    from metastore_server.catalog.data.operations import Move
+    from metastore_server.catalog.data.moves import Move
     from metastore_server.catalog.dependencies.store import Dependencies
     from metastore_server.catalog.objects.tables import TableRef, Tables
     from metastore_server.catalog.partitions.service import Partitions
@@ -46,7 +46,9 @@ def exchange(
     dest_db: str | None,
     dest_table: str | None,
 ) -> list[hms.Partition]:
-    """Move the partitions of ``source`` under ``spec`` to ``dest``; the new partitions."""
+    """Move the partitions of ``source`` under ``spec`` to ``dest``; the new partitions.
+    MetaException (HMS's words) when an argument is missing, a table is missing, the tables
+    differ, no partition matches, one exists in ``dest`` already, or the data cannot move."""
     if spec is None or None in (source_db, source_table, dest_db, dest_table):
         raise hms.MetaException(
             message="The DB and table name for the source and destination tables, and the "
@@ -54,18 +56,7 @@ def exchange(
         )
     ctx = catalog.ctx
     with ctx.write_lock:
-        dest = catalog.tables.find(names.normalize(dest_db), names.normalize(dest_table))
-        if dest is None:
-            raise hms.MetaException(
-                message=f"The destination table {dest_db}.{dest_table} not found"
-            )
-        source = catalog.tables.find(names.normalize(source_db), names.normalize(source_table))
-        if source is None:
-            raise hms.MetaException(
-                message=f"The source table {source_db}.{source_table} not found"
-            )
-        if (source.db, source.name) == (dest.db, dest.name):
-            raise hms.MetaException(message="The source and destination tables are the same")
+        source, dest = _tables(catalog, source_db, source_table, dest_db, dest_table)
         prefix = _leading_values(source, spec)
         moving = catalog.partitions.list_ps(
             source.db, source.name, prefix + [""] * (len(source.key_names) - len(prefix))
@@ -75,53 +66,97 @@ def exchange(
                 message=f"No partition is found with the values {java_text(dict(spec))} for the "
                 f"table {source.name}"
             )
-        if not (_same(source.table.sd.cols, dest.table.sd.cols)
-                and _same(source.table.partitionKeys, dest.table.partitionKeys)):  # fmt: skip
-            raise hms.MetaException(
-                message="The tables have different schemas. Their partitions cannot be exchanged."
-            )
-        for ref in (source, dest):
-            if not ref.location:
-                raise hms.MetaException(
-                    message=f"{ref.db}.{ref.name} has no location: its partitions cannot be "
-                    "exchanged"
-                )
-        taken = set(catalog.partitions.list_names(dest.db, dest.name))
-        moved = []
-        for partition in moving:
-            name = names.make_partition_name(dest.key_names, partition.values)
-            if name in taken:
-                raise hms.MetaException(
-                    message=f"The partition {name} already exists in the table {dest.name}"
-                )
-            new = copy.deepcopy(partition)
-            new.dbName, new.tableName, new.catName = dest.db, dest.name, None
-            if new.sd is not None:
-                new.sd.location = ctx.warehouse.child_location(dest.location, name)
-            moved.append(new)
+        _check_exchangeable(source, dest)
+        moved = _moved(catalog, dest, moving)
         prefix_name = names.make_partition_name(source.key_names[: len(prefix)], prefix)
         subject = f"{dest.db}.{dest.name}"
         move = _plan_move(catalog, source, dest, prefix_name, subject)
         catalog.dependencies.guard_partition_drop(source, [p.values for p in moving])
         ctx.data.prepare(move, subject)
         try:
-            added = catalog.partitions.add(dest.db, dest.name, moved)
-            try:
-                source_names = [names.make_partition_name(source.key_names, p.values)
-                                for p in moving]  # fmt: skip
-                catalog.partitions.drop_by_names(source.db, source.name, source_names, False,
-                                                 if_exists=False)  # fmt: skip
-            except BaseException:
-                added_names = [names.make_partition_name(dest.key_names, p.values)
-                               for p in added]  # fmt: skip
-                catalog.partitions.drop_by_names(dest.db, dest.name, added_names, False)
-                raise
+            added = _swap(catalog, source, dest, moving, moved)
         except BaseException:
             if move is not None:
                 move.rollback()
             raise
         if move is not None:
             ctx.write_lock.after_commit(move.commit, undo=move.rollback)
+    return added
+
+
+def _tables(
+    catalog: Catalog,
+    source_db: str | None,
+    source_table: str | None,
+    dest_db: str | None,
+    dest_table: str | None,
+) -> tuple[TableRef, TableRef]:
+    """The source and destination tables; MetaException when one is missing or they are
+    the same."""
+    dest = catalog.tables.find(names.normalize(dest_db), names.normalize(dest_table))
+    if dest is None:
+        raise hms.MetaException(message=f"The destination table {dest_db}.{dest_table} not found")
+    source = catalog.tables.find(names.normalize(source_db), names.normalize(source_table))
+    if source is None:
+        raise hms.MetaException(message=f"The source table {source_db}.{source_table} not found")
+    if (source.db, source.name) == (dest.db, dest.name):
+        raise hms.MetaException(message="The source and destination tables are the same")
+    return source, dest
+
+
+def _check_exchangeable(source: TableRef, dest: TableRef) -> None:
+    """MetaException unless both tables have the same columns and partition keys, and a
+    location."""
+    if not (_same(source.table.sd.cols, dest.table.sd.cols)
+            and _same(source.table.partitionKeys, dest.table.partitionKeys)):  # fmt: skip
+        raise hms.MetaException(
+            message="The tables have different schemas. Their partitions cannot be exchanged."
+        )
+    for ref in (source, dest):
+        if not ref.location:
+            raise hms.MetaException(
+                message=f"{ref.db}.{ref.name} has no location: its partitions cannot be "
+                "exchanged"
+            )
+
+
+def _moved(catalog: Catalog, dest: TableRef, moving: list[hms.Partition]) -> list[hms.Partition]:
+    """The partitions ``moving`` as partitions of ``dest``, at their default locations there;
+    MetaException when ``dest`` has one already."""
+    taken = set(catalog.partitions.list_names(dest.db, dest.name))
+    moved = []
+    for partition in moving:
+        name = names.make_partition_name(dest.key_names, partition.values)
+        if name in taken:
+            raise hms.MetaException(
+                message=f"The partition {name} already exists in the table {dest.name}"
+            )
+        new = copy.deepcopy(partition)
+        new.dbName, new.tableName, new.catName = dest.db, dest.name, None
+        if new.sd is not None:
+            new.sd.location = catalog.ctx.warehouse.child_location(dest.location, name)
+        moved.append(new)
+    return moved
+
+
+def _swap(
+    catalog: Catalog,
+    source: TableRef,
+    dest: TableRef,
+    moving: list[hms.Partition],
+    moved: list[hms.Partition],
+) -> list[hms.Partition]:
+    """Add ``moved`` to ``dest``, then drop ``moving`` from ``source`` (the added partitions
+    are dropped again when that fails); the partitions added."""
+    added = catalog.partitions.add(dest.db, dest.name, moved)
+    try:
+        source_names = [names.make_partition_name(source.key_names, p.values) for p in moving]
+        catalog.partitions.drop_by_names(source.db, source.name, source_names, False,
+                                         if_exists=False)  # fmt: skip
+    except BaseException:
+        added_names = [names.make_partition_name(dest.key_names, p.values) for p in added]
+        catalog.partitions.drop_by_names(dest.db, dest.name, added_names, False)
+        raise
     return added
 
 

@@ -1,28 +1,37 @@
-"""HMS's security catalog: privileges on the metastore, databases, tables, partitions and
-columns, granted to users, groups and roles (:mod:`roles`). HMS stores them; clients enforce
-them.
+"""HMS's privilege calls: grants and revokes on the metastore, databases, tables, partitions
+and columns, to users, groups and roles (:mod:`roles`), and what a principal holds. HMS stores
+them; clients enforce them. The rows are described in :mod:`grants`; what a call names is found
+by :mod:`grant_targets`. See ``docs/security.md``.
 
-One ``meta`` row per grant (``layout.grant_key``): the object (the metastore; a database by name;
-a table, its partitions and its columns by the table's stable id, so a rename carries them and a
-drop removes one key range), the principal (a role by its id), the privilege and the grantor.
-Each is created by compare-and-set on its own row, so two servers granting at once neither lose
-nor duplicate a grant. A grant on a partition records the partition's creation time: once the
-partition is dropped (or dropped and added again) it is no longer seen.
+Each grant is created by compare-and-set on its own row, so two servers granting at once
+neither lose nor duplicate a grant.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import structlog
 
 from metastore_server.catalog.basics import names
-from metastore_server.catalog.basics.java_text import java_items
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.databases import Databases
-from metastore_server.catalog.objects.tables import TableRef, Tables
+from metastore_server.catalog.objects.tables import Tables
+from metastore_server.catalog.reads.partition_reads import PartitionReads
+from metastore_server.catalog.security.grant_targets import GrantTargets
+from metastore_server.catalog.security.grants import (
+    COLUMN,
+    GLOBAL,
+    GRANT,
+    PARTITION,
+    READ,
+    REVOKE,
+    TABLE,
+    Grant,
+    Principal,
+    Target,
+)
 from metastore_server.catalog.security.roles import (
     ADMIN,
     ATTEMPTS,
@@ -31,193 +40,14 @@ from metastore_server.catalog.security.roles import (
     USER,
     RoleBook,
     Roles,
-    check_principal_type,
     check_text,
-    decode,
     encode,
 )
 from metastore_server.thrift_api import hms
 from storage import layout
-from storage.port import Condition, Delete, Put, StoragePort
+from storage.port import Condition, Delete, Put
 
 log = structlog.get_logger(__name__)
-
-
-class PartitionLookup(Protocol):
-    """How grants find a partition (the partition rooms, above this one, provide it)."""
-
-    def get(self, db: str, table: str, values: Sequence[str] | None) -> hms.Partition:
-        """The partition of ``values``; NoSuchObjectException when there is none."""
-        ...
-
-GLOBAL = hms.HiveObjectType.GLOBAL
-DATABASE = hms.HiveObjectType.DATABASE
-TABLE = hms.HiveObjectType.TABLE
-PARTITION = hms.HiveObjectType.PARTITION
-COLUMN = hms.HiveObjectType.COLUMN
-#: How a grant, a revoke and a read treat an object that is not there.
-GRANT, REVOKE, READ = "grant", "revoke", "read"
-
-
-def forget_table_grants(store: StoragePort, table_id: int) -> None:
-    """Remove a dropped table's grants (its partitions' and columns' too)."""
-    _delete_range(store, layout.grant_range(layout.table_objects(table_id)))
-
-
-def forget_database_grants(store: StoragePort, db: str) -> None:
-    """Remove a dropped database's grants."""
-    _delete_range(store, layout.grant_range(layout.database_object(db)))
-
-
-def forget_partition_grants(store: StoragePort, table_id: int, part_names: Iterable[str]) -> None:
-    """Remove the grants of dropped partitions (their columns' too). Optional: a partition's
-    grants are not seen once it is gone; this only frees their rows."""
-    prefix = layout.table_objects(table_id)
-    for name in part_names:
-        for kind in (b"p", b"c"):
-            _delete_range(store, layout.grant_range(prefix + kind + name.encode() + b"\x00"))
-
-
-def _delete_range(store: StoragePort, bounds: tuple[bytes, bytes]) -> None:
-    keys = [key for key, _row in store.scan(layout.META, *bounds, columns=[layout.OBJECT])]
-    if keys:
-        store.mutate([Delete(layout.META, key) for key in keys])
-
-
-@dataclass(frozen=True)
-class Target:
-    """The object of a grant. ``exists`` False: named, but not there (a revoke's message)."""
-
-    kind: int
-    db: str | None = None
-    table: str | None = None
-    table_id: int | None = None
-    part_name: str | None = None
-    part_values: tuple[str, ...] | None = None
-    part_time: int | None = None
-    column: str | None = None
-    exists: bool = True
-
-    def key(self) -> bytes:
-        """The object part of its grants' keys."""
-        if self.kind == GLOBAL:
-            return layout.global_object()
-        if self.kind == DATABASE:
-            return layout.database_object(self.db or "")
-        table_id = self.table_id or 0
-        if self.kind == TABLE:
-            return layout.table_object(table_id)
-        if self.kind == PARTITION:
-            return layout.partition_object(table_id, self.part_name or "")
-        return layout.column_object(table_id, self.part_name or "", self.column or "")
-
-    def record(self) -> dict[str, object]:
-        """What a grant row keeps of its object (names of tables are looked up by id)."""
-        return {"kind": self.kind, "db": self.db, "tid": self.table_id, "pn": self.part_name,
-                "pv": list(self.part_values) if self.part_values is not None else None,
-                "pt": self.part_time, "col": self.column}  # fmt: skip
-
-    def ref(self) -> hms.HiveObjectRef:
-        """The object as HMS reports it."""
-        return hms.HiveObjectRef(
-            objectType=self.kind, dbName=self.db, objectName=self.table,
-            partValues=list(self.part_values) if self.part_values is not None else None,
-            columnName=self.column,
-        )  # fmt: skip
-
-    def already(self, privilege: str, grantor: str | None) -> str:
-        """HMS's message for a privilege granted twice by one grantor."""
-        where = {GLOBAL: "", DATABASE: f" on database {self.db}",
-                 TABLE: f" on table [{self.db},{self.table}]",
-                 PARTITION: f" on partition [{self.db},{self.table},{self.part_name}]"}  # fmt: skip
-        if self.kind == COLUMN:
-            part = f",{self.part_name}" if self.part_name else ""
-            return (f"{privilege} is already granted on column {self.column} "
-                    f"[{self.db},{self.table}{part}] by {grantor}")  # fmt: skip
-        return f"{privilege} is already granted{where[self.kind]} by {grantor}"
-
-    def missing(self, privilege: str) -> str:
-        """HMS's message for revoking a privilege that was not granted."""
-        if self.kind == GLOBAL:
-            return f"No user grant found for privileges {privilege}"
-        if self.kind == DATABASE:
-            return f"No database grant found for privileges {privilege} on database {self.db}"
-        part = f", partition is {self.part_name}" if self.part_name else ""
-        column = f", column name = {self.column}" if self.kind == COLUMN else ""
-        return (f"No grant ({privilege}) found  on table {self.table}{part}{column}, "
-                f"database is {self.db}")  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Grant:
-    """A stored grant."""
-
-    key: bytes
-    raw: bytes
-    target: Target
-    principal: str
-    principal_type: int
-    principal_uid: str | None
-    privilege: str
-    grantor: str | None
-    grantor_type: int | None
-    option: bool
-    time: int
-
-    @classmethod
-    def parse(cls, key: bytes, raw: bytes) -> Grant:
-        r = decode(raw)
-        values = r.get("pv")
-        target = Target(
-            kind=int(r["kind"]), db=r.get("db"), table_id=r.get("tid"),  # type: ignore[call-overload,arg-type]
-            part_name=r.get("pn"), part_values=tuple(values) if values is not None else None,  # type: ignore[arg-type]
-            part_time=r.get("pt"), column=r.get("col"),  # type: ignore[arg-type]
-        )  # fmt: skip
-        return cls(
-            key=key, raw=raw, target=target, principal=str(r["principal"]),
-            principal_type=int(r["type"]), principal_uid=r.get("puid"),  # type: ignore[call-overload,arg-type]
-            privilege=str(r["privilege"]), grantor=r.get("grantor"),  # type: ignore[arg-type]
-            grantor_type=r.get("grantor_type"), option=bool(r.get("option")),  # type: ignore[arg-type]
-            time=int(r.get("time") or 0),  # type: ignore[call-overload]
-        )  # fmt: skip
-
-    def info(self) -> hms.PrivilegeGrantInfo:
-        """What was granted, by whom, when."""
-        return hms.PrivilegeGrantInfo(privilege=self.privilege, createTime=self.time,
-                                      grantor=self.grantor, grantorType=self.grantor_type,
-                                      grantOption=self.option)  # fmt: skip
-
-    def without_option(self) -> bytes:
-        """The row value once the grant option is taken away."""
-        record = decode(self.raw)
-        record["option"] = False
-        return encode(record)
-
-
-@dataclass(frozen=True)
-class Principal:
-    """A user, group or role as a grant names it (``part``: as keys hold it; None for a role
-    that does not exist)."""
-
-    name: str
-    type: int
-    uid: str | None
-    part: bytes | None
-
-    @classmethod
-    def of(cls, name: str | None, principal_type: int | None, book: RoleBook) -> Principal:
-        name = check_text(name, "Principal name")
-        check_principal_type(principal_type)
-        role = book.get(name) if principal_type == ROLE else None
-        return cls(name, principal_type, role.uid if role else None,
-                   book.principal_part(name, principal_type))  # fmt: skip
-
-    def holds(self, grant: Grant) -> bool:
-        """Whether ``grant`` was made to this principal."""
-        if grant.principal_type != self.type:
-            return False
-        return grant.principal_uid == self.uid if self.type == ROLE else (
-            grant.principal == self.name)  # fmt: skip
 
 
 class Privileges:
@@ -229,13 +59,12 @@ class Privileges:
         roles: Roles,
         databases: Databases,
         tables: Tables,
-        partitions: PartitionLookup,
+        partition_reads: PartitionReads,
     ) -> None:
         self._ctx = ctx
         self._roles = roles
-        self._databases = databases
         self._tables = tables
-        self._partitions = partitions
+        self._targets = GrantTargets(databases, tables, partition_reads)
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -264,7 +93,7 @@ class Privileges:
                 if principal.type == ROLE and principal.part is None:
                     raise hms.MetaException(message=f"Role {principal.name} does not exist")
                 info = _info(item)
-                target = self._target(item.hiveObject, GRANT)
+                target = self._targets.resolve(item.hiveObject, GRANT)
                 if target is None:
                     continue
                 for privilege in _split(info.privilege):
@@ -323,7 +152,7 @@ class Privileges:
             for item in items:
                 principal = Principal.of(item.principalName, item.principalType, book)
                 info = _info(item)
-                target = self._target(item.hiveObject, REVOKE)
+                target = self._targets.resolve(item.hiveObject, REVOKE)
                 if target is None:
                     continue
                 held = [g for g in self._grants_on(target, book) if principal.holds(g)]
@@ -371,7 +200,7 @@ class Privileges:
             # columns (key order within each).
             grants.sort(key=lambda g: (g.target.kind, bool(g.target.part_name)))
         else:
-            target = self._target(obj, READ)
+            target = self._targets.resolve(obj, READ)
             if target is None:
                 return []
             grants = self._grants_on(target, book)
@@ -390,7 +219,8 @@ class Privileges:
         if obj is None or kind is None:
             return hms.PrincipalPrivilegeSet()
         book = self._roles.book()
-        target = None if kind == PARTITION and not obj.partValues else self._target(obj, READ)
+        on_no_partition = kind == PARTITION and not obj.partValues
+        target = None if on_no_partition else self._targets.resolve(obj, READ)
         grants = self._grants_on(target, book) if target is not None else []
 
         def infos(principal_type: int, name: str) -> list[hms.PrivilegeGrantInfo]:
@@ -413,69 +243,6 @@ class Privileges:
         )
 
     # -- helpers -----------------------------------------------------------------------------
-
-    def _target(self, obj: hms.HiveObjectRef | None, mode: str) -> Target | None:
-        """The object ``obj`` names; None when there is nothing to grant on or read (a grant
-        on a missing table or partition does nothing; HMS's errors otherwise)."""
-        if obj is None or obj.objectType is None:
-            if mode == READ:
-                return None
-            raise hms.MetaException(message="The object of a privilege cannot be null")
-        kind = obj.objectType
-        if kind == GLOBAL:
-            return Target(GLOBAL)
-        db = names.split_catalog(obj.dbName)[1]
-        if not db:
-            if mode == READ:
-                return None
-            raise hms.MetaException(message="Database name cannot be null or empty")
-        if kind == DATABASE:
-            if self._databases.find(db) is not None:
-                return Target(DATABASE, db=db)
-            if mode == READ:
-                return None
-            raise hms.MetaException(message=f"There is no database named {db}")
-        if kind not in (TABLE, PARTITION, COLUMN):
-            return None
-        table = names.normalize(obj.objectName)
-        column = obj.columnName.lower() if obj.columnName is not None else None
-        if kind == COLUMN and column is None:
-            if mode == READ:
-                return None
-            raise hms.MetaException(message="Column name cannot be null")
-        ref = self._tables.find(db, table)
-        values = obj.partValues
-        if kind == TABLE or (kind == COLUMN and (not values if mode == READ else values is None)):
-            if ref is None:
-                missing = Target(kind, db=db, table=table, column=column, exists=False)
-                return missing if mode == REVOKE else None
-            return Target(kind, db=ref.db, table=ref.name, table_id=ref.table_id, column=column)
-        if ref is None:
-            if mode == GRANT:
-                return None
-            raise hms.MetaException(message=f"{db}.{table} table not found")
-        return self._partition_target(ref, kind, list(values or []), column, mode)
-
-    def _partition_target(
-        self, ref: TableRef, kind: int, values: list[str], column: str | None, mode: str
-    ) -> Target | None:
-        keys = ref.key_names
-        if not keys or len(values) != len(keys):
-            raise hms.MetaException(
-                message="Invalid partition key & values; "
-                f"keys [{java_items(keys)}], values [{java_items(values)}]"
-            )
-        base = Target(kind, db=ref.db, table=ref.name, table_id=ref.table_id, column=column)
-        try:
-            partition = self._partitions.get(ref.db, ref.name, values)
-        except hms.NoSuchObjectException:
-            if mode != REVOKE:
-                return None
-            return replace(base, part_name=names.make_partition_name(keys, values),
-                           part_values=tuple(values), exists=False)  # fmt: skip
-        stored = list(partition.values or values)
-        return replace(base, part_name=names.make_partition_name(keys, stored),
-                       part_values=tuple(stored), part_time=partition.createTime or 0)  # fmt: skip
 
     def _current(self, raw: bytes, target: Target) -> bool:
         """Whether a row found at a grant's key is the grant on ``target`` (not one on a
@@ -520,25 +287,13 @@ class Privileges:
                     continue  # a dropped table's grant (written while it was being dropped)
                 db, table = known[target.table_id]
                 target = replace(target, db=db, table=table)
-                if target.part_name and not self._partition_alive(target, partitions):
+                if target.part_name and not self._targets.partition_alive(target, partitions):
                     continue
             result.append(hms.HiveObjectPrivilege(
                 hiveObject=target.ref(), principalName=_principal_name(grant, book),
                 principalType=grant.principal_type, grantInfo=grant.info(),
             ))  # fmt: skip
         return result
-
-    def _partition_alive(self, target: Target, seen: dict[tuple[int, str], bool]) -> bool:
-        """Whether the partition a grant was made on is still there (cached per call)."""
-        key = (target.table_id or 0, target.part_name or "")
-        if key not in seen:
-            try:
-                partition = self._partitions.get(target.db or "", target.table or "",
-                                                 list(target.part_values or []))  # fmt: skip
-                seen[key] = (partition.createTime or 0) == target.part_time
-            except (hms.NoSuchObjectException, hms.MetaException):
-                seen[key] = False
-        return seen[key]
 
     def _table_names(self) -> dict[int, tuple[str, str]]:
         """Every table's (database, name) by its id. O(tables)."""
@@ -660,10 +415,10 @@ class Security:
         ctx: CatalogContext,
         databases: Databases,
         tables: Tables,
-        partitions: PartitionLookup,
+        partition_reads: PartitionReads,
     ) -> None:
         self.roles = Roles(ctx)
-        self.privileges = Privileges(ctx, self.roles, databases, tables, partitions)
+        self.privileges = Privileges(ctx, self.roles, databases, tables, partition_reads)
 
     def ensure_builtin(self) -> None:
         """The ``admin`` and ``public`` roles, and ``admin``'s privileges, on first start."""

@@ -1,7 +1,7 @@
 """Partition timelines kept by the server for the tables that opt in, as Apache Lens keeps them.
 
 A table opts in with ``cube.storagetable.time.partcols`` (a comma list of its time partition
-columns) or with our ``metastore.timeline.periods`` (``catalog.time_columns``). A partition is
+columns) or with our ``metastore.timeline.periods`` (``time_columns``). A partition is
 tracked when its parameter ``cube.storagetable.partition.update.period`` names an update period,
 or when its time column has a declared one: each time column's value that parses as a partition
 of that period is in the (period, column) timeline; other values (Lens's ``latest``, say) are
@@ -16,7 +16,9 @@ timeline only when no partition of the table still has it. The parameters are wr
 compare-and-set on the stamp; when another server process changed the table meanwhile, the
 table is read again, every entry the change touched is set from the partitions now present, and
 the write is tried again. A failed partition write drops the table's timelines from memory:
-memory is never ahead of the store.
+memory is never ahead of the store. The parameters are read and written through
+``parameters``; timelines are rebuilt from the partitions by ``rebuild``. See
+``docs/timelines.md``.
 """
 
 from __future__ import annotations
@@ -24,23 +26,27 @@ from __future__ import annotations
 import copy
 import random
 import time
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import structlog
 
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.basics.serde import to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.tables import TableRef, Tables, next_stamp, row_condition
-from metastore_server.catalog.reads.scan import (
-    KeyRange,
-    matching_rows,
-    plan_ranges,
-    values_of,
-    whole_table,
+from metastore_server.catalog.timelines.parameters import (
+    PartitionSpec,
+    TimelineKey,
+    Timelines,
+    changed,
+    forces_rebuild,
+    from_params,
+    stored_timeline_keys,
+    with_timelines,
+    without_timelines,
 )
+from metastore_server.catalog.timelines.rebuild import present_entries, rebuilt
 from metastore_server.catalog.timelines.time_columns import (
     Columns,
     Entry,
@@ -49,121 +55,16 @@ from metastore_server.catalog.timelines.time_columns import (
     time_columns,
 )
 from metastore_server.thrift_api import hms
-from planner.errors import FilterError
-from planner.grammar import parse_filter
-from planner.plan import plan_filter
 from storage import layout
 from storage.port import Delete, Put
-from timeline import (
-    PREFIX,
-    PRESENT_KEY,
-    PartitionTimeline,
-    TimePartition,
-    UpdatePeriod,
-    class_key,
-    new_timeline,
-    timeline_from_table_properties,
-    timeline_to_table_properties,
-    timeline_type,
-    timelines_present,
-)
+from timeline import PartitionTimeline, class_key, timeline_type
 
 log = structlog.get_logger(__name__)
-
-TimelineKey = tuple[UpdatePeriod, str]
-Timelines = dict[TimelineKey, PartitionTimeline]
-#: A partition as the keeper sees it: its values and its parameters.
-PartitionSpec = tuple[Sequence[str], Mapping[str, str] | None]
 
 #: Attempts at writing the timelines when other server processes change the table meanwhile.
 MAX_ATTEMPTS = 30
 #: Longest pause between two attempts (random, growing: processes racing drift apart).
 MAX_BACKOFF_S = 0.05
-#: Values per filter when asking which partitions still hold some values.
-_VALUES_PER_FILTER = 200
-
-
-# -- what a table and a partition say -------------------------------------------------------------
-
-
-def _timeline_of(param: str, column_names: set[str]) -> TimelineKey | None:
-    """The timeline a table parameter belongs to; None if it is not a timeline parameter of
-    one of ``column_names`` (the presence flag is not one)."""
-    if not param.startswith(PREFIX):
-        return None
-    period_name, _, rest = param[len(PREFIX) :].partition(".")
-    column, _, prop = rest.partition(".")
-    period = UpdatePeriod.__members__.get(period_name)
-    if period is None or column not in column_names or not prop:
-        return None
-    return period, column
-
-
-def stored_timeline_keys(params: Mapping[str, str], columns: Columns) -> set[TimelineKey]:
-    """The timelines the parameters hold any key of (time columns only)."""
-    names = {name for _, name in columns}
-    found = (_timeline_of(param, names) for param in params)
-    return {key for key in found if key is not None}
-
-
-def with_timelines(
-    params: Mapping[str, str], timelines: Mapping[TimelineKey, PartitionTimeline], columns: Columns
-) -> dict[str, str]:
-    """``params`` with every timeline parameter of the time columns replaced by those of
-    ``timelines``, and the presence flag set."""
-    names = {name for _, name in columns}
-    result = {
-        k: v for k, v in params.items() if k != PRESENT_KEY and _timeline_of(k, names) is None
-    }
-    for timeline in timelines.values():
-        result.update(timeline_to_table_properties(timeline))
-    result[PRESENT_KEY] = "true"
-    return result
-
-
-def without_timelines(params: Mapping[str, str]) -> dict[str, str]:
-    """``params`` without any timeline parameter (the table no longer opts in)."""
-    return {k: v for k, v in params.items() if not k.startswith(PREFIX)}
-
-
-def forces_rebuild(params: Mapping[str, str]) -> bool:
-    """Whether the parameters set the presence flag to something else than true."""
-    flag = params.get(PRESENT_KEY)
-    return flag is not None and flag.strip().lower() != "true"
-
-
-def changed(
-    base: Mapping[TimelineKey, PartitionTimeline],
-    storage_table: str,
-    params: Mapping[str, str],
-    add: Iterable[Entry] = (),
-    drop: Iterable[Entry] = (),
-) -> Timelines:
-    """New timelines: ``base`` with entries added and dropped. ``base`` is not changed (a
-    timeline that changes is copied first), so cached timelines can be read without a lock."""
-    result = dict(base)
-    copied: set[TimelineKey] = set()
-
-    def own(key: TimelineKey) -> PartitionTimeline:
-        if key not in copied:
-            current = result.get(key)
-            result[key] = (
-                copy.deepcopy(current)
-                if current is not None
-                else new_timeline(storage_table, key[0], key[1], params)
-            )
-            copied.add(key)
-        return result[key]
-
-    for period, column, partition in sorted(add, key=lambda e: e[2].start):
-        own((period, column)).add(partition)
-    for period, column, partition in drop:
-        if (period, column) in result:
-            own((period, column)).drop(partition)
-    return result
-
-
-# -- the keeper -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -288,7 +189,7 @@ class TimelineKeeper:
                 if not rebuild and not self._interrupted(ref):
                     loaded = self._fresh(ref)
                     if loaded is None:
-                        loaded = self._from_params(ref, columns)
+                        loaded = from_params(ref, columns)
                 # A row whose stamp and definition disagree (its writer died half-way) is
                 # repaired by storing what it says.
                 if loaded is not None and ref.settled:
@@ -296,7 +197,7 @@ class TimelineKeeper:
                     return dict(loaded)
                 if loaded is None:
                     self._covered[ref.table_id] = set(self._dead_writers(ref))
-                    loaded = self._rebuilt(ref, columns, ref.table.parameters or {})
+                    loaded = rebuilt(self._ctx.store, ref, columns, ref.table.parameters or {})
                 if self._persist(ref, columns, loaded):
                     return dict(loaded)
             raise self._contention(db, name)
@@ -308,55 +209,14 @@ class TimelineKeeper:
         if self._interrupted(ref):
             log.warning("timelines_change_interrupted", db=ref.db, table=ref.name)
             self._covered[ref.table_id] = set(self._dead_writers(ref))
-            return self._rebuilt(ref, columns, ref.table.parameters or {})
+            return rebuilt(self._ctx.store, ref, columns, ref.table.parameters or {})
         fresh = self._fresh(ref)
         if fresh is not None:
             return fresh
-        loaded = self._from_params(ref, columns)
+        loaded = from_params(ref, columns)
         if loaded is not None:
             return loaded
-        return self._rebuilt(ref, columns, ref.table.parameters or {})
-
-    def _from_params(self, ref: TableRef, columns: Columns) -> Timelines | None:
-        """The timelines stored in the parameters; None unless the presence flag says they are
-        complete (or when they cannot be read)."""
-        params = ref.table.parameters or {}
-        if not timelines_present(params):
-            return None
-        try:
-            return {
-                (period, column): timeline_from_table_properties(ref.name, period, column, params)
-                for period, column in stored_timeline_keys(params, columns)
-            }
-        except ValueError as exc:
-            log.warning("timelines_unreadable", db=ref.db, table=ref.name, error=str(exc))
-            return None
-
-    def _rebuilt(self, ref: TableRef, columns: Columns, params: Mapping[str, str]) -> Timelines:
-        """Timelines built from every partition of the table (classes from ``params``; the
-        timelines ``params`` hold keys of are kept, empty when no partition is theirs)."""
-        found: dict[TimelineKey, list[TimePartition]] = defaultdict(list)
-        count = 0
-        for key, row in matching_rows(self._ctx.store, ref, whole_table(ref), (layout.OBJECT,)):
-            count += 1
-            partition = from_bytes(hms.Partition, row[layout.OBJECT])
-            for period, column, part in partition_entries(
-                columns, values_of(ref, key), partition.parameters
-            ):
-                found[(period, column)].append(part)
-        timelines: Timelines = {}
-        for period, column in stored_timeline_keys(params, columns) | set(found):
-            timeline = new_timeline(ref.name, period, column, params)
-            timeline.add_all(sorted(found.get((period, column), ()), key=lambda p: p.start))
-            timelines[(period, column)] = timeline
-        log.info(
-            "timelines_rebuilt",
-            db=ref.db,
-            table=ref.name,
-            partitions=count,
-            timelines=len(timelines),
-        )
-        return timelines
+        return rebuilt(self._ctx.store, ref, columns, ref.table.parameters or {})
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -480,7 +340,10 @@ class TimelineKeeper:
         ref, columns = pending.ref, pending.columns
         timelines = pending.timelines
         if pending.removed:
-            gone = pending.removed - self._present(ref, columns, pending.removed, pending.values)
+            still = present_entries(
+                self._ctx.store, ref, columns, pending.removed, pending.values
+            )
+            gone = pending.removed - still
             timelines = changed(timelines, ref.name, ref.table.parameters or {}, drop=gone)
             self._cache[ref.table_id] = _Cached(ref.stamp, timelines)
         for attempt in range(MAX_ATTEMPTS):
@@ -497,7 +360,7 @@ class TimelineKeeper:
                 return
             ref = found
             touched = pending.touched
-            present = self._present(ref, columns, touched, pending.values)
+            present = present_entries(self._ctx.store, ref, columns, touched, pending.values)
             timelines = changed(
                 self._state(ref, columns),
                 ref.name,
@@ -512,37 +375,6 @@ class TimelineKeeper:
         # once the mark is older than the lease).
         log.warning("timelines_deferred", db=ref.db, table=ref.name, attempts=MAX_ATTEMPTS)
         self.forget(ref.table_id)
-
-    def _present(
-        self, ref: TableRef, columns: Columns, entries: set[Entry], values: dict[str, set[str]]
-    ) -> set[Entry]:
-        """The ``entries`` some partition of the table has now."""
-        present: set[Entry] = set()
-        for column in sorted({column for _, column, _ in entries}):
-            wanted = sorted(
-                values.get(column, set()) | {p.name for _, c, p in entries if c == column}
-            )
-            for start in range(0, len(wanted), _VALUES_PER_FILTER):
-                chunk = wanted[start : start + _VALUES_PER_FILTER]
-                rows = matching_rows(
-                    self._ctx.store, ref, self._value_ranges(ref, column, chunk), (layout.OBJECT,)
-                )
-                for key, row in rows:
-                    partition = from_bytes(hms.Partition, row[layout.OBJECT])
-                    found = partition_entries(columns, values_of(ref, key), partition.parameters)
-                    present |= found & entries
-        return present
-
-    def _value_ranges(self, ref: TableRef, column: str, wanted: list[str]) -> list[KeyRange]:
-        """Key ranges of the partitions whose ``column`` holds one of ``wanted`` (time
-        partition names: digits, dashes and W, safe in a quoted filter literal)."""
-        text = " or ".join(f'{column} = "{value}"' for value in wanted)
-        try:
-            return plan_ranges(ref, plan_filter(parse_filter(text), ref.key_types))
-        except FilterError:
-            index = ref.key_names.index(column)
-            chosen = set(wanted)
-            return whole_table(ref, lambda values: values[index] in chosen)
 
     # -- alter table -------------------------------------------------------------------------
 
@@ -567,7 +399,7 @@ class TimelineKeeper:
             table.parameters = without_timelines(params)
             return lambda stored: self.forget(stored.table_id)
         if old_columns != new_columns or forces_rebuild(params):
-            timelines = self._rebuilt(current, new_columns, params)
+            timelines = rebuilt(self._ctx.store, current, new_columns, params)
         else:
             timelines = self._with_classes(current, table.tableName, new_columns, params)
         table.parameters = with_timelines(params, timelines, new_columns)

@@ -9,13 +9,13 @@ import os
 import time
 from pathlib import Path
 
-from metastore_server.catalog.partitions.service import Partitions
+from metastore_server.catalog.partitions.altering import Altering
 
 PAUSE_S = 0.5
-_original = Partitions._altered
+_original = Altering._altered
 
 
-def _slow_altered(self: Partitions, *args: object, **kwargs: object) -> object:
+def _slow_altered(self: Altering, *args: object, **kwargs: object) -> object:
     marker = os.environ.get("METASTORE_TEST_RENAME_CHECKED")
     if marker:
         Path(marker).touch()
@@ -23,4 +23,4 @@ def _slow_altered(self: Partitions, *args: object, **kwargs: object) -> object:
     return _original(self, *args, **kwargs)
 
 
-Partitions._altered = _slow_altered  # type: ignore[method-assign]
+Altering._altered = _slow_altered  # type: ignore[method-assign]

@@ -1,0 +1,68 @@
+"""A directory moved for a metadata change (a table or partition renamed, partitions
+exchanged): renamed, or copied where the file system cannot rename, before the change; the
+copy's source deleted after it, or the move undone when the change failed. See
+``docs/managed-data.md``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from metastore_server.catalog.data import files as data_files
+from metastore_server.catalog.data.deletions import report_failure
+from metastore_server.catalog.data.files import reason
+from metastore_server.catalog.data.filesystems import Place
+
+
+class Move:
+    """A directory moved for a metadata change: ``prepare`` before the change, then
+    ``commit`` after it, or ``rollback`` when it failed."""
+
+    def __init__(self, source: Place, target: Place, what: str) -> None:
+        self.source, self.target, self.what = source, target, what
+        self._moved = False
+        self._renamed = False
+
+    def prepare(self) -> None:
+        """Rename the data, or copy it where the file system cannot rename; raises (having
+        removed a partial copy) when that fails."""
+        try:
+            self._renamed = data_files.move_tree(self.source, self.target)
+        except Exception:
+            self._discard_copy()
+            raise
+        self._moved = True
+
+    def commit(self) -> None:
+        """Finish after the metadata change: a copied source is deleted (a failure is logged
+        and audited; the data is whole at the new place)."""
+        if not self._moved or self._renamed:
+            return
+        try:
+            data_files.remove_tree(self.source)
+            error = "still present after delete" if data_files.exists(self.source) else None
+        except Exception as exc:  # noqa: BLE001 - reported, never raised after a commit
+            error = reason(exc)
+        if error is not None:
+            report_failure(self.source, f"old location of {self.what} after a move", error)
+
+    def rollback(self) -> None:
+        """Undo ``prepare`` after the metadata change failed."""
+        if not self._moved:
+            return
+        self._moved = False
+        if not self._renamed:
+            self._discard_copy()
+            return
+        try:
+            os.rename(self.target.path, self.source.path)
+        except Exception as exc:  # noqa: BLE001
+            report_failure(self.target, f"moving {self.what} back", reason(exc))
+
+    def _discard_copy(self) -> None:
+        try:
+            if data_files.exists(self.target):
+                data_files.remove_tree(self.target)
+        except Exception as exc:  # noqa: BLE001
+            report_failure(self.target, f"partial copy of {self.what}", reason(exc))
+
