@@ -6,17 +6,7 @@ from __future__ import annotations
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import internal_error, object_name
 from metastore_server.api.tables import create_table
-from metastore_server.catalog.events import messages as event_messages
-from metastore_server.catalog.objects.indexes import Indexes
 from metastore_server.thrift_api import hms
-
-
-def _found(indexes: Indexes, db: str, table: str, name: str) -> hms.Index | None:
-    """The index, or None (the call that follows gives HMS's error)."""
-    try:
-        return indexes.get(db, table, name)
-    except hms.NoSuchObjectException:
-        return None
 
 
 class IndexCalls(Area):
@@ -39,7 +29,6 @@ class IndexCalls(Area):
             db, name = object_name(index_table.dbName), object_name(index_table.tableName)
             self.catalog.drop_table(db, name, True, index_drop=True)
             raise
-        self.catalog.ctx.events.record([event_messages.create_index(added, now)])
         return added
 
     def alter_index(
@@ -51,10 +40,7 @@ class IndexCalls(Area):
         new_idx.parameters = dict(new_idx.parameters or {})
         now = self.catalog.ctx.now()
         new_idx.parameters["transient_lastDdlTime"] = str(now)
-        before = _found(self.catalog.indexes, dbname, base_tbl_name, idx_name)
         self.catalog.indexes.alter(dbname, base_tbl_name, idx_name, new_idx)
-        if before is not None:
-            self.catalog.ctx.events.record([event_messages.alter_index(before, new_idx, now)])
 
     def drop_index_by_name(
         self,
@@ -68,8 +54,7 @@ class IndexCalls(Area):
         index_db, index_table = self.catalog.indexes.index_table_of(db_name, tbl_name, index_name)
         if self.catalog.tables.find(index_db, index_table) is not None:
             self.catalog.drop_table(index_db, index_table, bool(deleteData), index_drop=True)
-        self.catalog.indexes.remove(db_name, tbl_name, index_name)
-        self.catalog.ctx.events.record([event_messages.drop_index(index, self.catalog.ctx.now())])
+        self.catalog.indexes.remove(index)
         return True
 
     def get_index_by_name(self, db_name: str, tbl_name: str, index_name: str) -> hms.Index:

@@ -16,17 +16,17 @@ from metastore_server.catalog.dependencies.store import AlterPlan, Dependencies
 from metastore_server.catalog.dependencies.table_rules import DependentTableRules
 from metastore_server.catalog.events.listener import NotificationListener
 from metastore_server.catalog.events.log import DEFAULT_TTL_S as DEFAULT_EVENT_TTL_S
-from metastore_server.catalog.objects import constraints, indexes, statistics
+from metastore_server.catalog.objects import constraints, indexes
 from metastore_server.catalog.objects.constraints import Constraints
 from metastore_server.catalog.objects.databases import DEFAULT_DATABASE, Databases
 from metastore_server.catalog.objects.functions import Functions
 from metastore_server.catalog.objects.indexes import Indexes
 from metastore_server.catalog.objects.partition_marks import PartitionEvents
-from metastore_server.catalog.objects.statistics import Statistics
+from metastore_server.catalog.objects.statistics import Statistics, StatisticsListener
 from metastore_server.catalog.objects.tables import TableRef, Tables, must_purge, owns_data
 from metastore_server.catalog.objects.types import TypeRegistry
 from metastore_server.catalog.partitions.service import Partitions
-from metastore_server.catalog.security.grants import forget_database_grants, forget_table_grants
+from metastore_server.catalog.security.grants import GrantsListener
 from metastore_server.catalog.security.privileges import Security
 from metastore_server.catalog.security.secrets import Secrets
 from metastore_server.catalog.timelines.keeper import TimelineKeeper
@@ -71,7 +71,7 @@ class Catalog:
         self.tables.listeners.register(DependentTableRules(store, self.tables))
         self.timelines = TimelineKeeper(self.ctx, self.tables)
         self.dependencies = Dependencies(self.ctx, self.tables)
-        self.partitions = Partitions(self.ctx, self.tables, self.timelines, self.dependencies)
+        self.partitions = Partitions(self.ctx, self.tables, self.dependencies)
         self.functions = Functions(self.ctx, self.databases)
         self.transactions = Transactions(self.ctx, txn_timeout_s)
         self.statistics = Statistics(self.ctx, self.tables)
@@ -86,14 +86,16 @@ class Catalog:
         self.security.ensure_builtin()
 
     def _listen(self) -> None:
-        """Register every listener of written changes, in the order they hear them: the rows
-        that hang on a dropped object go first, the notification event last."""
+        """Register every listener of changes (``basics.changes``), in the order they hear
+        them: the timelines around each partition write; then the rows that hang on a changed
+        object, and the notification events last."""
         store, changes = self.ctx.store, self.ctx.changes
-        changes.register(WhenDropped(TABLE, lambda tid: statistics.forget_table(store, tid)))
+        changes.register_around(self.timelines)
+        changes.register(StatisticsListener(store))
         changes.register(WhenDropped(TABLE, lambda tid: constraints.forget_table(store, tid)))
-        changes.register(WhenDropped(TABLE, lambda tid: forget_table_grants(store, tid)))
+        changes.register(GrantsListener(store))
         changes.register(WhenDropped(TABLE, lambda tid: indexes.forget_table(store, tid)))
-        changes.register(WhenDropped(DATABASE, lambda db: forget_database_grants(store, db)))
+        changes.register(self.timelines)
         changes.register(NotificationListener(self.ctx.events))
 
     def drop_table(

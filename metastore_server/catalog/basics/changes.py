@@ -8,16 +8,25 @@ change, under the catalog's write lock, so that what they write commits or rolls
   may refuse it (its exception is the call's answer) or complete it (timelines check their
   declaration, dependent tables their base, and record their marks).
 * ``ChangeListener``: told of a change once it is written (``Change``: what, how, the object
-  before and after); the notification log, and the rooms whose rows hang on a dropped object
-  (statistics, constraints, indexes, grants), listen this way, in the order registered.
+  before and after; ``PartitionChange`` for partitions); the notification log, and the rooms
+  whose rows hang on a changed object (statistics, constraints, indexes, grants), listen this
+  way, in the order registered.
+* ``WriteListener``: wraps the write of a partition change (``Announcer.writing``), for what
+  must be kept in step with the rows themselves (the timelines: entries go into memory before
+  the write, the stored timelines after it, and are forgotten when it fails).
+
+Decisions a write asks for and that may refuse it (the drop policies of dependent tables, the
+data a change must move or delete) are not listeners: the writing room asks for them first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from metastore_server.catalog.basics.names import make_partition_name
 from metastore_server.thrift_api import hms
 
 
@@ -79,9 +88,12 @@ class TableListeners:
 
 
 #: What changed (``Change.kind``).
-DATABASE, TABLE, FUNCTION = "database", "table", "function"
-#: How it changed (``Change.action``).
-CREATE, ALTER, DROP = "create", "alter", "drop"
+DATABASE, TABLE, FUNCTION, PARTITION = "database", "table", "function", "partition"
+INDEX = "index"
+#: How it changed (``Change.action``); partitions are added and renamed (new values) too.
+CREATE, ALTER, DROP, ADD, RENAME = "create", "alter", "drop", "add", "rename"
+#: A partition's values and parameters, as the timelines read them.
+Entry = tuple[Sequence[str], dict[str, str] | None]
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,28 @@ class Change:
     table_id: int | None = None
 
 
+@dataclass(frozen=True)
+class PartitionChange(Change):
+    """Partitions of one table written by one call (``kind`` PARTITION).
+
+    ``table`` is the table's ``TableRef``. ``added`` and ``removed`` are the entries (values,
+    parameters) the write brings and takes away (an alteration removes the old definition and
+    adds the new). ``before`` and ``after`` are lists of partitions: the dropped ones
+    (``before``), the old and new definitions of altered or renamed ones (``before[i]``
+    became ``after[i]``); an add gives ``stored``, the new rows' Thrift bytes, instead.
+    """
+
+    table: Any = None
+    added: Sequence[Entry] = ()
+    removed: Sequence[Entry] = ()
+    stored: Sequence[bytes] = ()
+
+    def names(self, entries: Sequence[Entry]) -> list[str]:
+        """The names (``k=v/...``) of the partitions of ``entries`` (``added``, ``removed``)."""
+        keys = self.table.key_names
+        return [make_partition_name(keys, values) for values, _ in entries]
+
+
 class ChangeListener(Protocol):
     """Hears every change once it is written."""
 
@@ -106,20 +140,43 @@ class ChangeListener(Protocol):
         ...
 
 
+class WriteListener(Protocol):
+    """Wraps the write of every partition change."""
+
+    def around(self, change: PartitionChange) -> AbstractContextManager[None]:
+        """A context the write runs in (it sees the write's exception, if any)."""
+        ...
+
+
 class Announcer:
-    """The listeners of written changes, told in the order they were registered."""
+    """The listeners of changes, told in the order they were registered."""
 
     def __init__(self) -> None:
         self._listeners: list[ChangeListener] = []
+        self._wrappers: list[WriteListener] = []
 
     def register(self, listener: ChangeListener) -> None:
-        """Add a listener (at start, before any call)."""
+        """Add a listener of written changes (at start, before any call)."""
         self._listeners.append(listener)
+
+    def register_around(self, listener: WriteListener) -> None:
+        """Add a listener that wraps partition writes (at start, before any call)."""
+        self._wrappers.append(listener)
 
     def announce(self, change: Change) -> None:
         """Tell every listener of ``change``."""
         for listener in self._listeners:
             listener.changed(change)
+
+    @contextmanager
+    def writing(self, change: PartitionChange) -> Iterator[None]:
+        """Run the body (the write of ``change``) inside every wrapping listener, then, when
+        it succeeded, ``announce`` the change."""
+        with ExitStack() as stack:
+            for wrapper in self._wrappers:
+                stack.enter_context(wrapper.around(change))
+            yield
+        self.announce(change)
 
 
 @dataclass(frozen=True)

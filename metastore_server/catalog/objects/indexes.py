@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 
 from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.changes import ALTER, CREATE, DROP, INDEX, Change
 from metastore_server.catalog.basics.java_text import thrift_struct_text
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
@@ -135,6 +136,7 @@ class Indexes:
         put = Put(layout.META, key, {column: to_bytes(stored)})
         if not self._ctx.store.mutate([put], Condition(layout.META, key, column, None)):
             raise hms.AlreadyExistsException(message=f"Index already exists:{_java(index)}")
+        self._ctx.changes.announce(Change(INDEX, CREATE, after=answer, when=now))
         return answer
 
     def alter(self, db: str | None, table: str | None, name: str | None,
@@ -158,16 +160,21 @@ class Indexes:
             stored.parameters = dict(new_index.parameters or {})
             put = Put(layout.META, key, {column: to_bytes(stored)})
             if self._ctx.store.mutate([put], Condition(layout.META, key, column, old)):
+                self._ctx.changes.announce(Change(
+                    INDEX, ALTER, before=_answer(ref, old), after=new_index, when=self._ctx.now()
+                ))  # fmt: skip
                 return
         raise hms.MetaException(message=f"Index {name}: other calls kept changing it; try again")
 
-    def remove(self, db: str | None, table: str | None, name: str | None) -> None:
-        """Forget an index (its index table is dropped by the caller)."""
-        ref = self._tables.find(names.normalize(db), names.normalize(table))
+    def remove(self, index: hms.Index) -> None:
+        """Forget an index as ``get`` answered it (its index table is dropped by the
+        caller)."""
+        ref = self._tables.find(names.normalize(index.dbName), names.normalize(index.origTableName))
         if ref is not None:
-            column = layout.index_column(names.normalize(name))
+            column = layout.index_column(names.normalize(index.indexName))
             self._ctx.store.mutate([Delete(layout.META, layout.indexes_key(ref.table_id),
                                            [column])])  # fmt: skip
+        self._ctx.changes.announce(Change(INDEX, DROP, before=index, when=self._ctx.now()))
 
     # -- helpers -----------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import copy
 from collections.abc import Iterable, Sequence
 
 from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.changes import DROP, RENAME, TABLE, Change, PartitionChange
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.tables import TableRef, Tables
@@ -264,3 +265,24 @@ def merge_objects(objects: Sequence[hms.ColumnStatisticsObj]) -> hms.ColumnStati
 def _decimal_value(decimal: hms.Decimal) -> float:
     unscaled = int.from_bytes(decimal.unscaled or b"\x00", "big", signed=True)
     return unscaled / (10 ** (decimal.scale or 0))
+
+
+class StatisticsListener:
+    """Keeps statistics with their objects (``basics.changes``): those of dropped partitions
+    and tables go, a renamed partition's follow its new name."""
+
+    def __init__(self, store: StoragePort) -> None:
+        self._store = store
+
+    def changed(self, change: Change) -> None:
+        """Forget or move the statistics ``change`` concerns."""
+        if change.kind == TABLE and change.action == DROP and change.table_id is not None:
+            forget_table(self._store, change.table_id)
+        elif isinstance(change, PartitionChange):
+            table_id = change.table.table_id
+            if change.action == DROP:
+                forget(self._store, table_id, change.names(change.removed))
+            elif change.action == RENAME:
+                (old,), (new,) = change.names(change.removed), change.names(change.added)
+                if old != new:
+                    move(self._store, table_id, old, new)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.changes import ADD, PARTITION, PartitionChange
 from metastore_server.catalog.basics.java_text import thrift_struct_text
 from metastore_server.catalog.basics.serde import shallow_copy
 from metastore_server.catalog.core.claims import Claims, TooSlowToClaim
@@ -29,7 +30,6 @@ from metastore_server.catalog.dependencies.model import (
 )
 from metastore_server.catalog.dependencies.store import Dependencies
 from metastore_server.catalog.dependencies.table_rules import dependent_spec
-from metastore_server.catalog.events import messages as event_messages
 from metastore_server.catalog.objects.tables import (
     DDL_TIME,
     TableRef,
@@ -40,7 +40,6 @@ from metastore_server.catalog.objects.tables import (
 from metastore_server.catalog.partitions.dependency_records import checked_dependency, mark_bases
 from metastore_server.catalog.partitions.row_writes import row_columns, write_rows
 from metastore_server.catalog.reads.partition_rows import checked_values, partition_name, row_key
-from metastore_server.catalog.timelines.keeper import TimelineKeeper
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.port import Condition, Put
@@ -140,14 +139,13 @@ class Adding:
         self,
         ctx: CatalogContext,
         tables: Tables,
-        timelines: TimelineKeeper,
         dependencies: Dependencies,
         claim: AddingClaim,
     ) -> None:
         self._ctx = ctx
         self._tables = tables
-        #: Every partition write goes through ``timelines.change`` (opted-in tables' timelines).
-        self._timelines = timelines
+        #: Every partition write is announced through ``ctx.changes.writing`` (timelines,
+        #: statistics, grants and events listen).
         #: Held while new dependent partitions are written (a base's drop waits or goes first).
         self._dependencies = dependencies
         #: New partitions on stores without atomic batches are claimed before they are written.
@@ -296,15 +294,16 @@ class Adding:
             mark_bases(self._ctx.store, ref, plan.other_bases)  # a mark may be stale
             # Created exactly once even with other server processes on the store:
             # each row must still be absent when its write lands.
-            with self._timelines.change(ref, added=added):
+            change = PartitionChange(
+                PARTITION, ADD, when=self._ctx.now(), table=ref, added=added,
+                stored=[op.columns[layout.OBJECT] for op in ops],
+            )  # fmt: skip
+            with self._ctx.changes.writing(change):
                 if not self._write_absent(ref, ops, "Adding partitions"):
                     raise _LostRace
         except BaseException:
             self._ctx.data.undo(made)
             raise
-        if self._ctx.events.enabled:
-            self._ctx.events.record(event_messages.added_partitions(
-                ref.table, (op.columns[layout.OBJECT] for op in ops)))  # fmt: skip
 
     def _write_absent(self, ref: TableRef, puts: list[Put], action: str) -> bool:
         """Write new partition rows, each only if it is still absent; False (nothing written)

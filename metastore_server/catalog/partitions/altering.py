@@ -9,13 +9,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 
+from metastore_server.catalog.basics.changes import ALTER, PARTITION, RENAME, PartitionChange
 from metastore_server.catalog.basics.serde import stored_partition_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.moves import Move
 from metastore_server.catalog.dependencies.model import TableName
 from metastore_server.catalog.dependencies.store import Dependencies
-from metastore_server.catalog.events import messages as event_messages
-from metastore_server.catalog.objects import statistics
 from metastore_server.catalog.objects.tables import DDL_TIME, TableRef, Tables, owns_data
 from metastore_server.catalog.partitions.adding import AddingClaim
 from metastore_server.catalog.partitions.dependency_records import (
@@ -25,7 +24,6 @@ from metastore_server.catalog.partitions.dependency_records import (
 )
 from metastore_server.catalog.partitions.row_writes import row_columns, write_rows
 from metastore_server.catalog.reads.partition_rows import decoded, partition_name, row_key
-from metastore_server.catalog.timelines.keeper import TimelineKeeper
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.port import Delete, Put
@@ -41,14 +39,13 @@ class Altering:
         self,
         ctx: CatalogContext,
         tables: Tables,
-        timelines: TimelineKeeper,
         dependencies: Dependencies,
         claim: AddingClaim,
     ) -> None:
         self._ctx = ctx
         self._tables = tables
-        #: Every partition write goes through ``timelines.change`` (opted-in tables' timelines).
-        self._timelines = timelines
+        #: Every partition write is announced through ``ctx.changes.writing`` (timelines,
+        #: statistics, grants and events listen).
         #: A rename asks ``dependencies`` first (dependents' policies on the old partition).
         self._dependencies = dependencies
         #: A rename creates a row: on stores without atomic batches it holds the adding claim.
@@ -85,11 +82,13 @@ class Altering:
                 added.append((values, updated.parameters))
             if ops:
                 mark_bases(self._ctx.store, ref, marks)  # before the rows: stale, not missing
-                with self._timelines.change(ref, added=added, removed=removed):
+                change = PartitionChange(
+                    PARTITION, ALTER, before=[old for old, _ in changes],
+                    after=[new for _, new in changes], when=now, table=ref, added=added,
+                    removed=removed,
+                )  # fmt: skip
+                with self._ctx.changes.writing(change):
                     write_rows(self._ctx, self._tables, ref, ops, "Altering partitions")
-                self._ctx.events.record(
-                    event_messages.alter_partition(ref.table, old, new, now) for old, new in changes
-                )
 
     def _altered(
         self, ref: TableRef, old: hms.Partition, new: hms.Partition, now: int
@@ -206,7 +205,8 @@ class Altering:
         move: Move | None,
     ) -> None:
         """Write a renamed partition (``updated``, with its new values): its data moves first
-        (HMS) and moves back when the metadata change fails; its statistics follow its name."""
+        (HMS) and moves back when the metadata change fails; its statistics follow its name
+        (a listener of the change)."""
         new_values = list(updated.values)
         old_key, new_key = row_key(ref, old_values), row_key(ref, new_values)
         # The new row first, so a failure in between never loses the partition.
@@ -217,23 +217,17 @@ class Altering:
             ops.append(Delete(layout.PARTITIONS, old_key))
         mark_bases(self._ctx.store, ref, marks)  # before the rows: stale, not missing
         self._ctx.data.prepare(move, f"{ref.db}.{ref.name}")
+        change = PartitionChange(
+            PARTITION, RENAME, before=[old], after=[updated], when=self._ctx.now(), table=ref,
+            added=[(new_values, updated.parameters)], removed=[(old_values, old.parameters)],
+        )  # fmt: skip
         try:
-            with self._timelines.change(
-                ref,
-                added=[(new_values, updated.parameters)],
-                removed=[(old_values, old.parameters)],
-            ):
+            with self._ctx.changes.writing(change):
                 self._ctx.store.mutate(ops)
-            if new_key != old_key:
-                statistics.move(self._ctx.store, ref.table_id, partition_name(ref, old_values),
-                                partition_name(ref, new_values))  # fmt: skip
         except BaseException:
             if move is not None:
                 move.rollback()
             raise
-        self._ctx.events.record(
-            [event_messages.alter_partition(ref.table, old, updated, self._ctx.now())]
-        )
         if move is not None:
             self._ctx.write_lock.after_commit(move.commit, undo=move.rollback)
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
+from metastore_server.catalog.basics.changes import DROP, PARTITION, PartitionChange
 from metastore_server.catalog.basics.java_text import java_list
 from metastore_server.catalog.basics.serde import partition_location
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.deletions import Deletion, Guard
 from metastore_server.catalog.data.operations import Refusal
 from metastore_server.catalog.dependencies.store import Dependencies
-from metastore_server.catalog.events import messages as event_messages
-from metastore_server.catalog.objects import statistics
 from metastore_server.catalog.objects.tables import TableRef, Tables, must_purge, owns_data
 from metastore_server.catalog.partitions.dependency_records import (
     DEPENDENCY_MARK,
@@ -34,8 +33,6 @@ from metastore_server.catalog.reads.partition_rows import (
     values_from_name,
 )
 from metastore_server.catalog.reads.scan import values_of
-from metastore_server.catalog.security.grants import forget_partition_grants
-from metastore_server.catalog.timelines.keeper import TimelineKeeper
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.port import Condition, Delete, Put
@@ -51,13 +48,12 @@ class Dropping:
         self,
         ctx: CatalogContext,
         tables: Tables,
-        timelines: TimelineKeeper,
         dependencies: Dependencies,
     ) -> None:
         self._ctx = ctx
         self._tables = tables
-        #: Every partition write goes through ``timelines.change`` (opted-in tables' timelines).
-        self._timelines = timelines
+        #: Every partition write is announced through ``ctx.changes.writing`` (timelines,
+        #: statistics, grants and events listen).
         #: Every partition drop asks ``dependencies`` first (dependents' policies).
         self._dependencies = dependencies
 
@@ -144,15 +140,12 @@ class Dropping:
         the events; the data goes once the change has committed."""
         self._dependencies.guard_partition_drop(ref, [values for values, _ in dropped])
         deletions = self._plan_deletions(ref, [p for _, p in dropped], delete_data, purge)
-        with self._timelines.change(ref, removed=[(v, p.parameters) for v, p in dropped]):
+        change = PartitionChange(
+            PARTITION, DROP, before=[p for _, p in dropped], when=self._ctx.now(), table=ref,
+            removed=[(v, p.parameters) for v, p in dropped],
+        )  # fmt: skip
+        with self._ctx.changes.writing(change):
             delete()
-        dropped_names = [partition_name(ref, values) for values, _ in dropped]
-        statistics.forget(self._ctx.store, ref.table_id, dropped_names)
-        forget_partition_grants(self._ctx.store, ref.table_id, dropped_names)
-        now = self._ctx.now()
-        self._ctx.events.record(
-            event_messages.drop_partition(ref.table, [p], now) for _, p in dropped
-        )
         self._ctx.data.reserve(deletions)
         self._ctx.delete_after_commit(deletions)
 
@@ -203,7 +196,6 @@ class Dropping:
         if batch:
             self._ctx.store.mutate(batch)
             count += len(batch)
-        self._timelines.forget(ref.table_id)
         return count
 
     def plan_outside_deletions(

@@ -20,7 +20,6 @@ from metastore_server.catalog.partitions.altering import Altering
 from metastore_server.catalog.partitions.dropping import Dropping
 from metastore_server.catalog.reads.partition_reads import PartitionReads
 from metastore_server.catalog.reads.scan import KeyRange
-from metastore_server.catalog.timelines.keeper import TimelineKeeper
 from metastore_server.thrift_api import hms
 from planner.plan import MultiScanPlan
 from storage.port import Put
@@ -33,15 +32,14 @@ class Partitions:
         self,
         ctx: CatalogContext,
         tables: Tables,
-        timelines: TimelineKeeper,
         dependencies: Dependencies,
     ) -> None:
         #: Adds and renames share the table's adding claim (stores without atomic batches).
         claim = AddingClaim(ctx)
         self.reads = PartitionReads(ctx, tables)
-        self.adding = Adding(ctx, tables, timelines, dependencies, claim)
-        self.dropping = Dropping(ctx, tables, timelines, dependencies)
-        self.altering = Altering(ctx, tables, timelines, dependencies, claim)
+        self.adding = Adding(ctx, tables, dependencies, claim)
+        self.dropping = Dropping(ctx, tables, dependencies)
+        self.altering = Altering(ctx, tables, dependencies, claim)
 
     # -- reads (PartitionReads) --------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from metastore_server.catalog.basics import changes
 from metastore_server.catalog.security.roles import (
     ROLE,
     RoleBook,
@@ -194,3 +195,23 @@ class Principal:
         return grant.principal_uid == self.uid if self.type == ROLE else (
             grant.principal == self.name)  # fmt: skip
 
+
+
+class GrantsListener:
+    """Frees the grant rows of dropped objects (``basics.changes``): a database's, a table's
+    (its partitions' and columns' too), dropped partitions'."""
+
+    def __init__(self, store: StoragePort) -> None:
+        self._store = store
+
+    def changed(self, change: changes.Change) -> None:
+        """Forget the grants of what ``change`` dropped."""
+        if change.action != changes.DROP:
+            return
+        if change.kind == changes.DATABASE:
+            forget_database_grants(self._store, change.before.name)
+        elif change.kind == changes.TABLE and change.table_id is not None:
+            forget_table_grants(self._store, change.table_id)
+        elif isinstance(change, changes.PartitionChange):
+            forget_partition_grants(self._store, change.table.table_id,
+                                    change.names(change.removed))  # fmt: skip

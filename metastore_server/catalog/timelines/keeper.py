@@ -27,11 +27,12 @@ import copy
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 
 import structlog
 
+from metastore_server.catalog.basics.changes import DROP, TABLE, Change, PartitionChange
 from metastore_server.catalog.basics.serde import to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.tables import TableRef, Tables, next_stamp, row_condition
@@ -254,6 +255,15 @@ class TimelineKeeper:
                 f"kept changing the table ({MAX_ATTEMPTS} attempts)"
             )
         )
+
+    def around(self, change: PartitionChange) -> AbstractContextManager[None]:
+        """Keep the timelines in step with a partition write (``basics.changes``)."""
+        return self.change(change.table, added=change.added, removed=change.removed)
+
+    def changed(self, change: Change) -> None:
+        """Forget a dropped table's timelines (``basics.changes``)."""
+        if change.kind == TABLE and change.action == DROP and change.table_id is not None:
+            self.forget(change.table_id)
 
     @contextmanager
     def change(
