@@ -95,7 +95,7 @@ class EventCalls(Area):
         table = self.catalog.tables.get(database_name(db), table_name).table
         key_values = None
         if rqst.partitionVals:
-            partition = self.catalog.partitions.get(
+            partition = self.catalog.partition_reads.get(
                 database_name(db), table_name, rqst.partitionVals
             )
             key_values = event_messages.key_values(table, partition.values)

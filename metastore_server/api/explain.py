@@ -19,7 +19,7 @@ class ExplainCalls(Area):
     def explain_partition_filter(self, req: hms.ExplainFilterRequest) -> hms.ExplainFilterResult:
         """Which rows a filter reads (``metastore-server explain`` prints it)."""
         req = required(req, "ExplainFilterRequest")
-        return self.catalog.partitions.explain(
+        return self.catalog.partition_reads.explain(
             database_name(req.dbName), object_name(req.tblName), req.filter, bool(req.analyze)
         )
 

@@ -22,7 +22,7 @@ class PartitionReadCalls(Area):
 
     def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         """The partition of these values."""
-        return self.catalog.partitions.get(
+        return self.catalog.partition_reads.get(
             database_name(db_name), object_name(tbl_name), part_vals
         )
 
@@ -39,7 +39,7 @@ class PartitionReadCalls(Area):
 
     def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> hms.Partition:
         """The partition of a name ``k1=v1/k2=v2``."""
-        return self.catalog.partitions.get_by_name(
+        return self.catalog.partition_reads.get_by_name(
             database_name(db_name), object_name(tbl_name), part_name
         )
 
@@ -47,7 +47,7 @@ class PartitionReadCalls(Area):
         self, db_name: str, tbl_name: str, names: list[str]
     ) -> EncodedPartitions:
         """The partitions of these names that exist."""
-        return self.catalog.partitions.get_by_names(
+        return self.catalog.partition_reads.get_by_names(
             database_name(db_name), object_name(tbl_name), names
         )
 
@@ -55,7 +55,7 @@ class PartitionReadCalls(Area):
         self, req: hms.GetPartitionsByNamesRequest
     ) -> hms.GetPartitionsByNamesResult:
         """The request form of ``get_partitions_by_names``."""
-        parts = self.catalog.partitions.get_by_names(
+        parts = self.catalog.partition_reads.get_by_names(
             database_name(req.db_name), object_name(req.tbl_name), req.names
         )
         return hms.GetPartitionsByNamesResult(partitions=parts.decode())
@@ -64,7 +64,7 @@ class PartitionReadCalls(Area):
 
     def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> EncodedPartitions:
         """Every partition of a table in key order, at most ``max_parts`` (when positive)."""
-        return self.catalog.partitions.list_all(
+        return self.catalog.partition_reads.list_all(
             database_name(db_name), object_name(tbl_name), max_parts
         )
 
@@ -76,14 +76,14 @@ class PartitionReadCalls(Area):
 
     def get_partitions_req(self, req: hms.PartitionsRequest) -> hms.PartitionsResponse:
         """The request form of ``get_partitions``."""
-        parts = self.catalog.partitions.list_all(
+        parts = self.catalog.partition_reads.list_all(
             database_name(req.dbName), object_name(req.tblName), req.maxParts
         )
         return hms.PartitionsResponse(partitions=parts.decode())
 
     def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
         """Names of a table's partitions in key order."""
-        return self.catalog.partitions.list_names(
+        return self.catalog.partition_reads.list_names(
             database_name(db_name), object_name(tbl_name), max_parts
         )
 
@@ -106,7 +106,7 @@ class PartitionReadCalls(Area):
         self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
     ) -> EncodedPartitions:
         """The partitions matching leading values (an empty value matches any)."""
-        return self.catalog.partitions.list_ps(
+        return self.catalog.partition_reads.list_ps(
             database_name(db_name), object_name(tbl_name), part_vals, max_parts
         )
 
@@ -126,7 +126,7 @@ class PartitionReadCalls(Area):
         self, req: hms.GetPartitionsPsWithAuthRequest
     ) -> hms.GetPartitionsPsWithAuthResponse:
         """The request form of ``get_partitions_ps_with_auth``."""
-        parts = self.catalog.partitions.list_ps(
+        parts = self.catalog.partition_reads.list_ps(
             database_name(req.dbName), object_name(req.tblName), req.partVals, req.maxParts
         )
         return hms.GetPartitionsPsWithAuthResponse(partitions=parts.decode())
@@ -135,7 +135,7 @@ class PartitionReadCalls(Area):
         self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
     ) -> list[str]:
         """Names of the partitions matching leading values."""
-        return self.catalog.partitions.list_names_ps(
+        return self.catalog.partition_reads.list_names_ps(
             database_name(db_name), object_name(tbl_name), part_vals, max_parts
         )
 
@@ -143,7 +143,7 @@ class PartitionReadCalls(Area):
         self, req: hms.GetPartitionNamesPsRequest
     ) -> hms.GetPartitionNamesPsResponse:
         """The request form of ``get_partition_names_ps``."""
-        found = self.catalog.partitions.list_names_ps(
+        found = self.catalog.partition_reads.list_names_ps(
             database_name(req.dbName), object_name(req.tblName), req.partValues, req.maxParts
         )
         return hms.GetPartitionNamesPsResponse(names=found)
@@ -158,7 +158,7 @@ class PartitionReadCalls(Area):
         max_parts: int,
     ) -> EncodedPartitions:
         """The partitions matching a filter (``docs/filters.md``)."""
-        return self.catalog.partitions.by_filter(
+        return self.catalog.partition_reads.by_filter(
             database_name(db_name), object_name(tbl_name), filter, max_parts
         )
 
@@ -166,7 +166,7 @@ class PartitionReadCalls(Area):
         self, req: hms.GetPartitionsByFilterRequest
     ) -> EncodedPartitions:
         """The request form of ``get_partitions_by_filter``."""
-        return self.catalog.partitions.by_filter(
+        return self.catalog.partition_reads.by_filter(
             database_name(req.dbName), object_name(req.tblName), req.filter, req.maxParts
         )
 
@@ -177,7 +177,7 @@ class PartitionReadCalls(Area):
         filter: str,  # noqa: A002 (IDL name)
     ) -> int:
         """How many partitions match a filter."""
-        return self.catalog.partitions.count_by_filter(
+        return self.catalog.partition_reads.count_by_filter(
             database_name(db_name), object_name(tbl_name), filter
         )
 
@@ -204,7 +204,7 @@ class PartitionReadCalls(Area):
     ) -> hms.PartitionsByExprResult:
         """Exact for filter text (Hive's display form, MSCK's form); for an expression only Hive
         can read (Kryo bytes), every partition with hasUnknownPartitions set, so Hive prunes."""
-        parts, unknown = self.catalog.partitions.by_expr(
+        parts, unknown = self.catalog.partition_reads.by_expr(
             database_name(req.dbName), object_name(req.tblName), req.expr, req.maxParts
         )
         return hms.PartitionsByExprResult(partitions=parts.decode(), hasUnknownPartitions=unknown)
@@ -212,6 +212,6 @@ class PartitionReadCalls(Area):
     def get_partition_names_req(self, req: hms.PartitionsByExprRequest) -> list[str]:
         """Hive 4: partition names for an expression (read as get_partitions_by_expr does)."""
         req = required(req, "PartitionsByExprRequest")
-        return self.catalog.partitions.names_by_expr(
+        return self.catalog.partition_reads.names_by_expr(
             database_name(req.dbName), object_name(req.tblName), req.expr, req.maxParts
         )

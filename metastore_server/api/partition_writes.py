@@ -121,7 +121,7 @@ class PartitionWriteCalls(Area):
         lacks a key."""
         ref = self.catalog.tables.get(database_name(db_name), object_name(tbl_name))
         try:
-            values = self.catalog.partitions.values_from_name(ref, part_name)
+            values = self.catalog.partition_reads.values_from_name(ref, part_name)
         except hms.NoSuchObjectException as exc:
             raise hms.InvalidObjectException(message=exc.message) from exc
         return self.append_partition(db_name, tbl_name, values)
@@ -190,7 +190,7 @@ class PartitionWriteCalls(Area):
     ) -> bool:
         """``drop_partition_with_environment_context`` of a partition name."""
         ref = self.catalog.tables.get(database_name(db_name), object_name(tbl_name))
-        values = self.catalog.partitions.values_from_name(ref, part_name)
+        values = self.catalog.partition_reads.values_from_name(ref, part_name)
         return self.drop_partition_with_environment_context(
             db_name, tbl_name, values, deleteData, environment_context
         )

@@ -46,7 +46,7 @@ def partition_values(
     """Rows of values of ``request.partitionKeys`` for the matching partitions."""
     ref = catalog.tables.get(db, table)
     plan = values_plan(ref, request)
-    ranges = catalog.partitions.filter_ranges(ref, request.filter)
+    ranges = catalog.partition_reads.filter_ranges(ref, request.filter)
     audit.note(strategy=plan.strategy)
     return read_rows(catalog.ctx.store, ref, ranges, plan)
 
@@ -58,7 +58,7 @@ def explain_values(
     rows it read and returned are counted."""
     ref = catalog.tables.get(db, table)
     plan = values_plan(ref, request)
-    filter_plan = catalog.partitions.explain(db, table, request.filter)
+    filter_plan = catalog.partition_reads.explain(db, table, request.filter)
     lines = [
         f"get_partition_values on {ref.db}.{ref.name}",
         f"strategy: {plan.describe(ref.key_names)}",
@@ -67,7 +67,7 @@ def explain_values(
     ]
     result = hms.ExplainValuesResult(strategy=plan.strategy, filterPlan=filter_plan)
     if analyze:
-        ranges = catalog.partitions.filter_ranges(ref, request.filter)
+        ranges = catalog.partition_reads.filter_ranges(ref, request.filter)
         with audit.collecting_extras() as counts:
             rows = read_rows(catalog.ctx.store, ref, ranges, plan)
         result.rowsScanned = _counted(counts, "rows_scanned")

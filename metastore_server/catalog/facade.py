@@ -26,6 +26,7 @@ from metastore_server.catalog.objects.statistics import Statistics, StatisticsLi
 from metastore_server.catalog.objects.tables import TableRef, Tables, must_purge, owns_data
 from metastore_server.catalog.objects.types import TypeRegistry
 from metastore_server.catalog.partitions.service import Partitions
+from metastore_server.catalog.reads.partition_reads import PartitionReads
 from metastore_server.catalog.security.grants import GrantsListener
 from metastore_server.catalog.security.privileges import Security
 from metastore_server.catalog.security.secrets import Secrets
@@ -71,6 +72,7 @@ class Catalog:
         self.tables.listeners.register(DependentTableRules(store, self.tables))
         self.timelines = TimelineKeeper(self.ctx, self.tables)
         self.dependencies = Dependencies(self.ctx, self.tables)
+        self.partition_reads = PartitionReads(self.ctx, self.tables)
         self.partitions = Partitions(self.ctx, self.tables, self.dependencies)
         self.functions = Functions(self.ctx, self.databases)
         self.transactions = Transactions(self.ctx, txn_timeout_s)
@@ -80,7 +82,7 @@ class Catalog:
         self.indexes = Indexes(self.ctx, self.tables)
         self.types = TypeRegistry(self.ctx)
         self.partition_events = PartitionEvents(self.ctx, self.tables)
-        self.security = Security(self.ctx, self.databases, self.tables, self.partitions.reads)
+        self.security = Security(self.ctx, self.databases, self.tables, self.partition_reads)
         self._listen()
         self.databases.ensure_default()
         self.security.ensure_builtin()

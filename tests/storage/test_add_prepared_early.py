@@ -44,7 +44,7 @@ def test_a_table_altered_between_preparing_and_writing_is_followed(
 
     monkeypatch.setattr(Adding, "_early", altered_meanwhile)
     catalog.partitions.add("e", "t", [hms.Partition(values=["a"], parameters={})])
-    stored = catalog.partitions.get("e", "t", ["a"])
+    stored = catalog.partition_reads.get("e", "t", ["a"])
     assert stored.sd.location.endswith("/new/ds=a")
 
 
@@ -64,4 +64,4 @@ def test_an_unchanged_table_uses_what_was_prepared(
     (answer,) = catalog.partitions.add("e", "t", [part])
     (prepared,) = made
     assert prepared.ready[0][0] is answer  # the answer made before the lock was the one used
-    assert catalog.partitions.get("e", "t", ["b"]).parameters["k"] == "v"
+    assert catalog.partition_reads.get("e", "t", ["b"]).parameters["k"] == "v"

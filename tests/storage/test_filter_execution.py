@@ -70,12 +70,12 @@ def test_filters_select_what_brute_force_selects(catalog: Catalog, data: st.Data
         if predicate(row)
     )
     with audit.collecting_extras() as extras:
-        found = catalog.partitions.by_filter("props", name, text).decode()
+        found = catalog.partition_reads.by_filter("props", name, text).decode()
     assert [p.values for p in found] == [values for _, values in expected]
     assert extras["rows_matched"] == len(expected)
     assert extras["rows_scanned"] <= len(rows)
-    assert catalog.partitions.count_by_filter("props", name, text) == len(expected)
-    assert catalog.partitions.names_by_filter("props", name, text) == [n for n, _ in expected]
+    assert catalog.partition_reads.count_by_filter("props", name, text) == len(expected)
+    assert catalog.partition_reads.names_by_filter("props", name, text) == [n for n, _ in expected]
 
 
 def test_leading_key_ranges_read_only_returned_rows(backend, catalog: Catalog) -> None:
@@ -97,7 +97,7 @@ def test_leading_key_ranges_read_only_returned_rows(backend, catalog: Catalog) -
         ('ds = "2024-01-02" and hr between 10 and 11 and region like ".*a"', 2, 4, 4),
     ]:
         with audit.collecting_extras() as extras:
-            assert len(catalog.partitions.by_filter("props", name, text)) == count
+            assert len(catalog.partition_reads.by_filter("props", name, text)) == count
         if backend.applies_filters:  # the residual ran on the server: fewer rows come back
             assert count <= extras["rows_scanned"] <= read, text
             assert extras["rows_matched"] == count, text

@@ -32,23 +32,23 @@ def test_listings_follow_every_commit(tmp_path: Path) -> None:
             hms.Table(dbName="c", tableName="t", sd=sd, partitionKeys=[key], parameters={})
         )
         first.partitions.add("c", "t", [_partition("b"), _partition("a")])
-        assert first.partitions.list_names("c", "t") == ["ds=a", "ds=b"]
+        assert first.partition_reads.list_names("c", "t") == ["ds=a", "ds=b"]
         with audit.collecting_extras() as extras:  # names alone build no listing
-            assert len(first.partitions.list_all("c", "t")) == 2
+            assert len(first.partition_reads.list_all("c", "t")) == 2
         assert extras.get("listing_cache") is None
         with audit.collecting_extras() as extras:
-            assert len(first.partitions.list_all("c", "t")) == 2
+            assert len(first.partition_reads.list_all("c", "t")) == 2
         assert extras.get("listing_cache") == "hit"
         with audit.collecting_extras() as extras:
-            assert first.partitions.list_names("c", "t") == ["ds=a", "ds=b"]
+            assert first.partition_reads.list_names("c", "t") == ["ds=a", "ds=b"]
         assert extras.get("listing_cache") == "hit"
 
         other.partitions.add("c", "t", [_partition("c")])
-        assert first.partitions.list_names("c", "t") == ["ds=a", "ds=b", "ds=c"]
+        assert first.partition_reads.list_names("c", "t") == ["ds=a", "ds=b", "ds=c"]
         first.partitions.drop("c", "t", ["a"], False)
-        listed = first.partitions.list_all("c", "t").decode()
+        listed = first.partition_reads.list_all("c", "t").decode()
         assert [p.values for p in listed] == [["b"], ["c"]]
-        assert other.partitions.list_names("c", "t", 1) == ["ds=b"]
+        assert other.partition_reads.list_names("c", "t", 1) == ["ds=b"]
     finally:
         first.close()
         other.close()
@@ -71,7 +71,7 @@ def _two_key_table(catalog: Catalog, name: str = "t") -> None:
 
 def _region_filter(catalog: Catalog, text: str) -> tuple[list[list[str]], dict[str, object]]:
     with audit.collecting_extras() as extras:
-        found = [p.values for p in catalog.partitions.by_filter("f", "t", text).decode()]
+        found = [p.values for p in catalog.partition_reads.by_filter("f", "t", text).decode()]
     return found, extras
 
 
@@ -95,11 +95,11 @@ def test_filters_over_the_whole_table_are_answered_from_the_listing(tmp_path: Pa
         ]:  # fmt: skip
             found, extras = _region_filter(catalog, other)
             assert found == want and extras["listing_cache"] == "hit"
-        assert catalog.partitions.names_by_filter("f", "t", text, 3) == [
+        assert catalog.partition_reads.names_by_filter("f", "t", text, 3) == [
             "ds=2024-01-01/region=r1", "ds=2024-01-01/region=r10", "ds=2024-01-02/region=r1"
         ]  # fmt: skip
-        assert catalog.partitions.count_by_filter("f", "t", text) == 20
-        assert len(catalog.partitions.by_filter("f", "t", text, 5)) == 5
+        assert catalog.partition_reads.count_by_filter("f", "t", text) == 20
+        assert len(catalog.partition_reads.by_filter("f", "t", text, 5)) == 5
         # A narrow plan reads the store, listing or not.
         found, extras = _region_filter(catalog, 'ds = "2024-01-02" and region = "r1"')
         assert found == [["2024-01-02", "r1"]] and extras.get("listing_cache") is None
@@ -142,6 +142,6 @@ def test_a_listing_too_large_to_keep_holds_no_keys(tmp_path: Path) -> None:
         assert not catalog.ctx.listing_cache.may_keep(ref.table_id)
         again = whole_listing(catalog.ctx, ref)
         assert again is not None and again.keys == [] and again.names == first.names
-        assert len(catalog.partitions.list_all("f", "t")) == 30
+        assert len(catalog.partition_reads.list_all("f", "t")) == 30
     finally:
         catalog.close()

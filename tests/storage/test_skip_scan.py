@@ -39,7 +39,7 @@ def _hr_seven(catalog: Catalog) -> tuple[list[list[str]], dict[str, object]]:
     # A range, not `hr = 7`: SQLite would pass over the other hours itself (key needles) and
     # the rows read past the cap would not show.
     with audit.collecting_extras() as extras:
-        found = catalog.partitions.by_filter("s", "t", "hr >= 7 and hr <= 7", -1).decode()
+        found = catalog.partition_reads.by_filter("s", "t", "hr >= 7 and hr <= 7", -1).decode()
     return [p.values for p in found], extras
 
 

@@ -1,5 +1,6 @@
-"""Partition writes with HMS's rules, and the partition service the catalog offers
-(``service.Partitions``: the reads of ``catalog.reads`` and the writes below, composed):
+"""Partition writes with HMS's rules, and the partition writes the catalog offers
+(``service.Partitions``, ``catalog.partitions``: the parts below, composed; reads are
+``catalog.partition_reads``, of the reads room):
 ``adding`` (add, with the table's adding claim on HBase), ``dropping`` (drop, with the data it
 deletes), ``altering`` (alter, rename, columns pushed to partitions, rows of a renamed table),
 ``exchange``, writing partition rows (``row_writes``), the dependency record of a dependent

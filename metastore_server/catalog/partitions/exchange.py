@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from metastore_server.catalog.dependencies.store import Dependencies
     from metastore_server.catalog.objects.tables import TableRef, Tables
     from metastore_server.catalog.partitions.service import Partitions
+    from metastore_server.catalog.reads.partition_reads import PartitionReads
 
 
 class Catalog(Protocol):
@@ -35,6 +36,7 @@ class Catalog(Protocol):
     ctx: CatalogContext
     tables: Tables
     partitions: Partitions
+    partition_reads: PartitionReads
     dependencies: Dependencies
 
 
@@ -58,7 +60,7 @@ def exchange(
     with ctx.write_lock:
         source, dest = _tables(catalog, source_db, source_table, dest_db, dest_table)
         prefix = _leading_values(source, spec)
-        moving = catalog.partitions.list_ps(
+        moving = catalog.partition_reads.list_ps(
             source.db, source.name, prefix + [""] * (len(source.key_names) - len(prefix))
         ).decode()
         if not moving:
@@ -123,7 +125,7 @@ def _check_exchangeable(source: TableRef, dest: TableRef) -> None:
 def _moved(catalog: Catalog, dest: TableRef, moving: list[hms.Partition]) -> list[hms.Partition]:
     """The partitions ``moving`` as partitions of ``dest``, at their default locations there;
     MetaException when ``dest`` has one already."""
-    taken = set(catalog.partitions.list_names(dest.db, dest.name))
+    taken = set(catalog.partition_reads.list_names(dest.db, dest.name))
     moved = []
     for partition in moving:
         name = names.make_partition_name(dest.key_names, partition.values)

@@ -1,15 +1,15 @@
-"""The partition service the catalog offers (``catalog.partitions``): reads, adds, drops and
-changes of partitions, each done by its own part, composed here under one name.
+"""The partition writes the catalog offers (``catalog.partitions``): adds, drops and changes
+of partitions, each done by its own part, composed here under one name. Reads are the reads
+room's (``catalog.partition_reads``: ``reads.partition_reads.PartitionReads``).
 
-``reads`` (``reads.partition_reads``), ``adding``, ``dropping`` and ``altering`` are the
-parts; every method below hands its call to one of them, with the same arguments.
+``adding``, ``dropping`` and ``altering`` are the parts; every method below hands its call to
+one of them, with the same arguments.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from metastore_server.catalog.basics.encoded import EncodedPartitions
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.deletions import Deletion, Guard
 from metastore_server.catalog.data.operations import Refusal
@@ -18,15 +18,12 @@ from metastore_server.catalog.objects.tables import TableRef, Tables
 from metastore_server.catalog.partitions.adding import Adding, AddingClaim
 from metastore_server.catalog.partitions.altering import Altering
 from metastore_server.catalog.partitions.dropping import Dropping
-from metastore_server.catalog.reads.partition_reads import PartitionReads
-from metastore_server.catalog.reads.scan import KeyRange
 from metastore_server.thrift_api import hms
-from planner.plan import MultiScanPlan
 from storage.port import Put
 
 
 class Partitions:
-    """Partition rows on the store: the read, add, drop and alter parts together."""
+    """Partition writes on the store: the add, drop and alter parts together."""
 
     def __init__(
         self,
@@ -36,97 +33,9 @@ class Partitions:
     ) -> None:
         #: Adds and renames share the table's adding claim (stores without atomic batches).
         claim = AddingClaim(ctx)
-        self.reads = PartitionReads(ctx, tables)
         self.adding = Adding(ctx, tables, dependencies, claim)
         self.dropping = Dropping(ctx, tables, dependencies)
         self.altering = Altering(ctx, tables, dependencies, claim)
-
-    # -- reads (PartitionReads) --------------------------------------------------------------
-
-    def get(self, db: str, table: str, values: Sequence[str] | None) -> hms.Partition:
-        """One partition by its values; NoSuchObjectException when missing."""
-        return self.reads.get(db, table, values)
-
-    def get_by_name(self, db: str, table: str, name: str) -> hms.Partition:
-        """One partition by its name ``k=v/...``; NoSuchObjectException when missing."""
-        return self.reads.get_by_name(db, table, name)
-
-    def get_by_names(
-        self, db: str, table: str, part_names: Sequence[str] | None
-    ) -> EncodedPartitions:
-        """The partitions that exist among ``part_names``, sorted by name."""
-        return self.reads.get_by_names(db, table, part_names)
-
-    def by_expr(
-        self, db: str, table: str, expr: bytes | str | None, max_parts: int | None = -1
-    ) -> tuple[EncodedPartitions, bool]:
-        """Partitions for an expression, and whether they may hold some that do not match."""
-        return self.reads.by_expr(db, table, expr, max_parts)
-
-    def names_by_expr(
-        self, db: str, table: str, expr: bytes | str | None, max_parts: int | None = -1
-    ) -> list[str]:
-        """Partition names for an expression (every name when it cannot be read)."""
-        return self.reads.names_by_expr(db, table, expr, max_parts)
-
-    def values_from_name(self, ref: TableRef, name: str) -> list[str]:
-        """Partition values of a name, in the table's key order; NoSuchObjectException when
-        the name lacks a key."""
-        return self.reads.values_from_name(ref, name)
-
-    def list_all(self, db: str, table: str, max_parts: int | None = -1) -> EncodedPartitions:
-        """All partitions (up to max_parts), sorted by name."""
-        return self.reads.list_all(db, table, max_parts)
-
-    def list_names(self, db: str, table: str, max_parts: int | None = -1) -> list[str]:
-        """All partition names, sorted (up to max_parts)."""
-        return self.reads.list_names(db, table, max_parts)
-
-    def list_ps(
-        self, db: str, table: str, part_vals: Sequence[str] | None, max_parts: int | None = -1
-    ) -> EncodedPartitions:
-        """Partitions matching a partial spec (empty values are wildcards)."""
-        return self.reads.list_ps(db, table, part_vals, max_parts)
-
-    def list_names_ps(
-        self, db: str, table: str, part_vals: Sequence[str] | None, max_parts: int | None = -1
-    ) -> list[str]:
-        """Names of the partitions matching a partial spec, sorted."""
-        return self.reads.list_names_ps(db, table, part_vals, max_parts)
-
-    def by_filter(
-        self, db: str, table: str, filter_text: str | None, max_parts: int | None = -1
-    ) -> EncodedPartitions:
-        """Partitions matching an HMS filter string, sorted by name."""
-        return self.reads.by_filter(db, table, filter_text, max_parts)
-
-    def names_by_filter(
-        self, db: str, table: str, filter_text: str | None, max_parts: int | None = -1
-    ) -> list[str]:
-        """Names of the partitions matching a filter, sorted."""
-        return self.reads.names_by_filter(db, table, filter_text, max_parts)
-
-    def count_by_filter(self, db: str, table: str, filter_text: str | None) -> int:
-        """How many partitions match a filter."""
-        return self.reads.count_by_filter(db, table, filter_text)
-
-    def filter_ranges(
-        self, ref: TableRef, filter_text: str | None, *, like: str = "regex"
-    ) -> list[KeyRange]:
-        """The key ranges (with residuals) holding the partitions a filter selects."""
-        return self.reads.filter_ranges(ref, filter_text, like=like)
-
-    def filter_plan(
-        self, ref: TableRef, filter_text: str | None, *, like: str = "regex"
-    ) -> MultiScanPlan:
-        """The scan plan of a filter on a table; MetaException for a filter HMS refuses."""
-        return self.reads.filter_plan(ref, filter_text, like=like)
-
-    def explain(
-        self, db: str, table: str, filter_text: str | None, analyze: bool = False
-    ) -> hms.ExplainFilterResult:
-        """EXPLAIN (ANALYZE) of a filter on a table."""
-        return self.reads.explain(db, table, filter_text, analyze)
 
     # -- writes (Adding, Dropping, Altering) -------------------------------------------------
 
