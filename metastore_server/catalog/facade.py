@@ -31,7 +31,6 @@ from metastore_server.catalog.security.grants import GrantsListener
 from metastore_server.catalog.security.privileges import Security
 from metastore_server.catalog.security.secrets import Secrets
 from metastore_server.catalog.timelines.keeper import TimelineKeeper
-from metastore_server.catalog.timelines.time_columns import TimeColumnRules
 from metastore_server.catalog.txn.transactions import DEFAULT_TIMEOUT_S as DEFAULT_TXN_TIMEOUT_S
 from metastore_server.catalog.txn.transactions import Transactions
 from metastore_server.thrift_api import hms
@@ -68,8 +67,6 @@ class Catalog:
         )
         self.databases = Databases(self.ctx)
         self.tables = Tables(self.ctx, self.databases)
-        self.tables.listeners.register(TimeColumnRules())
-        self.tables.listeners.register(DependentTableRules(store, self.tables))
         self.timelines = TimelineKeeper(self.ctx, self.tables)
         self.dependencies = Dependencies(self.ctx, self.tables)
         self.partition_reads = PartitionReads(self.ctx, self.tables)
@@ -89,9 +86,13 @@ class Catalog:
 
     def _listen(self) -> None:
         """Register every listener of changes (``basics.changes``), in the order they hear
-        them: the timelines around each partition write; then the rows that hang on a changed
-        object, and the notification events last."""
+        them: of a table about to be created or altered, the timelines (their declaration and
+        parameters) and the dependent-table rules; around each partition write, the
+        timelines; of written changes, the rows that hang on a changed object, and the
+        notification events last."""
         store, changes = self.ctx.store, self.ctx.changes
+        self.tables.listeners.register(self.timelines)
+        self.tables.listeners.register(DependentTableRules(store, self.tables))
         changes.register_around(self.timelines)
         changes.register(StatisticsListener(store))
         changes.register(WhenDropped(TABLE, lambda tid: constraints.forget_table(store, tid)))
@@ -260,7 +261,6 @@ class Catalog:
                     name,
                     new_tbl,
                     update_stats=update_stats,
-                    hook=self.timelines,
                     extra_ops=relocated,
                 )
                 if cascade and ref.table.sd is not None:
@@ -268,8 +268,7 @@ class Catalog:
                 if plan is not None and current is not None:
                     self.dependencies.finish_alter(plan, current, ref)
                 for dependent, inherited in inherit:  # base columns go on to its dependents
-                    self.tables.alter(dependent.db, dependent.name, inherited,
-                                      hook=self.timelines)  # fmt: skip
+                    self.tables.alter(dependent.db, dependent.name, inherited)
             except BaseException:
                 # The metadata change is one transaction (embedded store): none of it stays.
                 if move is not None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from metastore_server.catalog.basics.names import make_partition_name
@@ -36,11 +36,16 @@ class TableChange:
 
     ``table`` is the new definition (listeners may complete it, e.g. a dependent's columns
     from its base); a refusal raises ``error`` (HMS: InvalidObjectException on create,
-    InvalidOperationException on alter)."""
+    InvalidOperationException on alter). On alter, ``current`` is the stored table (its
+    ``TableRef``); a listener that must act once the new row is written adds a step to
+    ``then`` (given the stored ``TableRef``), and the row is then written with a new version
+    stamp (``layout.TIMELINE_VERSION``)."""
 
     table: hms.Table
     previous: hms.Table | None
     error: type[Exception]
+    current: Any = None
+    then: list[Callable[[Any], None]] = field(default_factory=list)
 
     @property
     def creating(self) -> bool:
@@ -58,7 +63,8 @@ class TableListener:
         """Refuse or complete the new definition against the store; nothing written."""
 
     def before_write(self, change: TableChange) -> None:
-        """Write what must exist before the table row (in the same change)."""
+        """Write what must exist before the table row, or adjust the definition to store (in
+        the same change); what must follow the row goes into ``change.then``."""
 
 
 class TableListeners:

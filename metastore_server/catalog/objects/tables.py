@@ -8,7 +8,6 @@ import hashlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import (
@@ -141,16 +140,6 @@ def row_condition(ref: TableRef) -> Condition:
     if ref.stamp is not None:
         return Condition(layout.TABLES, key, layout.TIMELINE_VERSION, ref.stamp)
     return Condition(layout.TABLES, key, layout.OBJECT, ref.object_bytes)
-
-
-class AlterHook(Protocol):
-    """Told of every alter before it is written (the partition timelines keeper)."""
-
-    def before_alter(
-        self, current: TableRef, table: hms.Table
-    ) -> Callable[[TableRef], None] | None:
-        """Adjust ``table`` (the new definition) in place; return what to run once it is
-        stored, or None when the table keeps no state that needs a stamped row."""
 
 
 def unable_to_create(uri: str, detail: str) -> Exception:
@@ -379,17 +368,17 @@ class Tables:
         new_tbl: hms.Table,
         *,
         update_stats: bool = True,
-        hook: AlterHook | None = None,
         extra_ops: Sequence[Put | Delete] = (),
     ) -> TableRef:
         """Replace a table's definition; a new db/name renames it (its data is the caller's).
 
         Partition keys cannot change. Returns the stored table. With ``update_stats`` (HMS does
         it unless the client says DO_NOT_UPDATE_STATS) an unpartitioned table's ``numFiles``
-        and ``totalSize`` are counted again from its directory. ``hook`` may adjust the new
-        definition; a stamped row (``layout.TIMELINE_VERSION``) is rewritten with a new stamp,
-        compare-and-set on the old one, and read again when another process changed it.
-        ``extra_ops`` are written with the row (partitions relocated by a rename).
+        and ``totalSize`` are counted again from its directory. The table listeners
+        (``listeners``) may refuse or adjust the new definition; a stamped row
+        (``layout.TIMELINE_VERSION``) is rewritten with a new stamp, compare-and-set on the old
+        one, and read again when another process changed it. ``extra_ops`` are written with the
+        row (partitions relocated by a rename).
         """
         if new_tbl is None:
             raise hms.InvalidOperationException(message="New table is invalid: null")
@@ -398,7 +387,7 @@ class Tables:
                 current = self.find_settled(db, name)
                 if current is None:
                     raise hms.InvalidOperationException(message=f"{db}.{name} table not found")
-                stored = self._write_altered(current, new_tbl, update_stats, hook, extra_ops)
+                stored = self._write_altered(current, new_tbl, update_stats, extra_ops)
                 if stored is not None:
                     self._ctx.changes.announce(Change(
                         TABLE, ALTER, before=current.table, after=stored.table,
@@ -417,7 +406,6 @@ class Tables:
         current: TableRef,
         new_tbl: hms.Table,
         update_stats: bool,
-        hook: AlterHook | None,
         extra_ops: Sequence[Put | Delete] = (),
     ) -> TableRef | None:
         """Store the new definition of ``current``; None when its stamp changed meanwhile."""
@@ -438,10 +426,8 @@ class Tables:
                 raise hms.InvalidOperationException(
                     message=f"new table {new_db}.{new_name} already exists"
                 )
-        after = hook.before_alter(current, table) if hook is not None else None
-        self.listeners.before_write(
-            TableChange(table, current.table, hms.InvalidOperationException)
-        )
+        change = TableChange(table, current.table, hms.InvalidOperationException, current)
+        self.listeners.before_write(change)
         data = to_bytes(table)
         # The new row first: on a store without atomic batches a failure in between then
         # leaves both names, never neither.
@@ -450,7 +436,7 @@ class Tables:
             columns[layout.SPELLINGS] = b"1"
         stamp = None
         condition = None
-        if current.stamp is not None or after is not None:
+        if current.stamp is not None or change.then:
             # A rename carries the stamp on: the counter goes on, the digest follows the row.
             stamp = columns[layout.TIMELINE_VERSION] = next_stamp(current.stamp, data)
             condition = row_condition(current)
@@ -475,8 +461,8 @@ class Tables:
             stamp=stamp,
             object_bytes=data,
         )
-        if after is not None:
-            after(stored)
+        for step in change.then:
+            step(stored)
         return stored
 
     def _altered(self, current: TableRef, new_tbl: hms.Table, update_stats: bool) -> hms.Table:

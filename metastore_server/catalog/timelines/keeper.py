@@ -32,7 +32,14 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from metastore_server.catalog.basics.changes import DROP, TABLE, Change, PartitionChange
+from metastore_server.catalog.basics.changes import (
+    DROP,
+    TABLE,
+    Change,
+    PartitionChange,
+    TableChange,
+    TableListener,
+)
 from metastore_server.catalog.basics.serde import to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.tables import TableRef, Tables, next_stamp, row_condition
@@ -93,7 +100,7 @@ class _Pending:
         return self.added | self.removed
 
 
-class TimelineKeeper:
+class TimelineKeeper(TableListener):
     """Keeps the partition timelines of opted-in tables in step with their partitions."""
 
     def __init__(self, ctx: CatalogContext, tables: Tables) -> None:
@@ -387,6 +394,21 @@ class TimelineKeeper:
         self.forget(ref.table_id)
 
     # -- alter table -------------------------------------------------------------------------
+
+    def check_definition(self, change: TableChange) -> None:
+        """Refuse a new table whose time-column declaration cannot be read (an altered
+        table's is checked by ``before_write``)."""
+        if change.creating:
+            check_declaration(change.table, change.error)
+
+    def before_write(self, change: TableChange) -> None:
+        """Set an altered table's timeline parameters (``before_alter``); once it is stored,
+        the timelines in memory follow it (a step added to ``change.then``)."""
+        if change.creating:
+            return
+        after = self.before_alter(change.current, change.table)
+        if after is not None:
+            change.then.append(after)
 
     def before_alter(
         self, current: TableRef, table: hms.Table

@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from metastore_server.catalog.basics.changes import TableChange, TableListener
 from metastore_server.thrift_api import hms
 from timeline import TIME_PARTCOLS_KEY, UPDATE_PERIOD_KEY, TimePartition, UpdatePeriod
 
@@ -163,12 +162,3 @@ def partition_entries(
             continue
     return entries
 
-
-class TimeColumnRules(TableListener):
-    """Refuses a new table whose time-column declaration cannot be read (an altered table's is
-    checked where its timelines are rewritten: ``keeper.TimelineKeeper.before_alter``)."""
-
-    def check_definition(self, change: TableChange) -> None:
-        """``check_declaration`` of a table being created."""
-        if change.creating:
-            check_declaration(change.table, change.error)
