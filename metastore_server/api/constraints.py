@@ -4,8 +4,8 @@ dropped. See ``docs/hms-api.md#constraints``."""
 from __future__ import annotations
 
 from metastore_server.api.area import Area
-from metastore_server.api.arguments import object_name, required
-from metastore_server.api.tables import create_table
+from metastore_server.api.arguments import required
+from metastore_server.api.tables import creation_grants
 from metastore_server.thrift_api import hms
 
 
@@ -19,14 +19,10 @@ class ConstraintCalls(Area):
         primaryKeys: list[hms.SQLPrimaryKey],  # noqa: N803 (IDL names)
         foreignKeys: list[hms.SQLForeignKey],  # noqa: N803
     ) -> None:
-        """Create a table, then its keys; a refused key drops the table again."""
-        create_table(self.catalog, tbl)
-        try:
-            self.catalog.constraints.add_primary_key(primaryKeys)
-            self.catalog.constraints.add_foreign_key(foreignKeys)
-        except Exception:
-            self.catalog.drop_table(object_name(tbl.dbName), object_name(tbl.tableName), True)
-            raise
+        """Create a table and its keys, all or nothing (a refused key leaves no table and no
+        event behind)."""
+        then = creation_grants(self.catalog, tbl)
+        self.catalog.create_table_with_keys(tbl, primaryKeys, foreignKeys, then=then)
 
     def drop_constraint(self, req: hms.DropConstraintRequest) -> None:
         """Drop a key by name."""

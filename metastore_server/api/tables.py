@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import (
     context_says,
@@ -22,13 +24,18 @@ from metastore_server.thrift_api import hms
 
 def create_table(catalog: Catalog, tbl: hms.Table) -> None:
     """Create a table and grant its creator the privileges it carries; the way every call
-    that creates a table goes (``create_table``, an index's table, a table with keys)."""
+    that creates a table goes (``create_table``, an index's table; a table with keys through
+    ``creation_grants``)."""
+    catalog.tables.create(tbl, then=creation_grants(catalog, tbl))
+
+
+def creation_grants(catalog: Catalog, tbl: hms.Table) -> Callable[[], None]:
+    """What creating ``tbl`` runs once its row is written: its creator gets the privileges
+    the table carries. Normalises the table's database name first."""
     if tbl is not None:
         tbl.dbName = database_name(tbl.dbName)
     grants = catalog.security.privileges
-    catalog.tables.create(
-        tbl, then=lambda: grants.grant_created(tbl.dbName, tbl.tableName, tbl.privileges)
-    )
+    return lambda: grants.grant_created(tbl.dbName, tbl.tableName, tbl.privileges)
 
 
 def _columns(table: hms.Table) -> list[hms.FieldSchema]:

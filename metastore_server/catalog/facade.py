@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import DATABASE, DROP, TABLE, Change, WhenDropped
@@ -100,6 +101,30 @@ class Catalog:
         changes.register(WhenDropped(TABLE, lambda tid: indexes.forget_table(store, tid)))
         changes.register(self.timelines)
         changes.register(NotificationListener(self.ctx.events))
+
+    def create_table_with_keys(
+        self,
+        tbl: hms.Table,
+        primary_keys: list[hms.SQLPrimaryKey] | None,
+        foreign_keys: list[hms.SQLForeignKey] | None,
+        *,
+        then: Callable[[], None] | None = None,
+    ) -> None:
+        """Create a table (``then`` as ``Tables.create`` runs it) and its keys, all or
+        nothing: a refused key leaves no table, no directory and no event (on a store without
+        transactions, HBase, the table is dropped again, and its events stay)."""
+        created = False
+        try:
+            with self.ctx.write_lock:
+                self.tables.create(tbl, then=then)
+                created = True
+                self.constraints.add_primary_key(primary_keys)
+                self.constraints.add_foreign_key(foreign_keys)
+        except Exception:
+            if created and self.ctx.capabilities.transaction is None:
+                db, name = names.normalize(tbl.dbName), names.normalize(tbl.tableName)
+                self.drop_table(db, name, True)
+            raise
 
     def drop_table(
         self,

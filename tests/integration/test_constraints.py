@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from metastore_server.thrift_api import hms
@@ -68,3 +70,24 @@ def test_a_refused_key_leaves_no_table(client) -> None:
             [hms.SQLPrimaryKey(table_db="ck2", table_name="t", column_name="nope", key_seq=1,
                                pk_name="p")], [])  # fmt: skip
     assert client.get_all_tables("ck2") == []
+
+
+def test_a_refused_key_leaves_no_event_and_no_directory(running, client) -> None:
+    """All or nothing, as HMS: the refused call leaves no CREATE_TABLE (nor a DROP_TABLE of an
+    undo) in the notification log, and no table directory (the HBase backend, which has no
+    transactions, drops the table again and keeps its events: see docs/storage.md)."""
+    create_db(client, "ck3")
+    start = client.get_current_notificationEventId().eventId
+    with pytest.raises((hms.MetaException, hms.InvalidObjectException)):
+        client.create_table_with_constraints(
+            make_table("ck3", "t", columns=[("id", "bigint")]),
+            [hms.SQLPrimaryKey(table_db="ck3", table_name="t", column_name="nope", key_seq=1,
+                               pk_name="p")], [])  # fmt: skip
+    assert client.get_all_tables("ck3") == []
+    assert not (running.warehouse / "ck3.db" / "t").exists()
+    request = hms.NotificationEventRequest(lastEvent=start, maxEvents=10)
+    events = client.get_next_notification(request).events
+    if os.environ.get("METASTORE_TEST_STORAGE", "").startswith("hbase"):
+        assert [e.eventType for e in events] in ([], ["CREATE_TABLE", "DROP_TABLE"])
+    else:
+        assert events == []

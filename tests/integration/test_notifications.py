@@ -353,3 +353,20 @@ def test_a_failed_event_never_fails_its_change(start_server) -> None:
     assert conn.get_table("evfail", "t").tableName == "t"
     assert log.lost == 2
     assert conn.get_current_notificationEventId().eventId == 0
+
+
+def test_a_renamed_table_has_its_event_under_the_new_name(start_server) -> None:
+    """As HMS: ALTER_TABLE of a rename is recorded under the table's new name (its message
+    keeps the name before the change), so a reader following the new name sees it."""
+    conn = start_server().client()
+    create_db(conn, "evr")
+    conn.create_table(make_table("evr", "old"))
+    start = conn.get_current_notificationEventId().eventId
+    table = conn.get_table("evr", "old")
+    table.tableName = "new"
+    conn.alter_table("evr", "old", table)
+    (event,) = events_after(conn, start)
+    assert (event.eventType, event.dbName, event.tableName) == ("ALTER_TABLE", "evr", "new")
+    message = json.loads(event.message)
+    assert (message["db"], message["table"]) == ("evr", "old")
+    assert json.loads(message["tableObjAfterJson"])["1"]["str"] == "new"

@@ -4,6 +4,7 @@ deleted, carried by renames and removed with their partition or table."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import pytest
 
@@ -141,7 +142,7 @@ def test_delete_and_lifecycle(client, db: str) -> None:
 
 def test_bad_statistics_are_refused(client, db: str) -> None:
     unknown = hms.ColumnStatisticsObj("nope", "int", data("longStats", numNulls=0, numDVs=1))
-    with pytest.raises(hms.InvalidInputException, match="nope"):
+    with pytest.raises(hms.MetaException, match="Column nope doesn't exist"):
         client.update_table_column_statistics(hms.ColumnStatistics(desc(db, "t"), [unknown]))
     empty = hms.ColumnStatisticsObj("l", "bigint", hms.ColumnStatisticsData())
     with pytest.raises(hms.InvalidInputException, match="exactly one kind"):
@@ -152,3 +153,63 @@ def test_bad_statistics_are_refused(client, db: str) -> None:
         client.update_partition_column_statistics(
             hms.ColumnStatistics(desc(db, "t", "ds=404"), [every_kind()[1]])
         )
+
+
+def test_statistics_of_missing_partitions_are_passed_over(client, db: str) -> None:
+    """As HMS: a request naming partitions that do not exist answers for those that do."""
+    stats = [hms.ColumnStatisticsObj("l", "bigint", data("longStats", lowValue=1, highValue=4,
+                                                         numNulls=0, numDVs=4))]  # fmt: skip
+    assert client.update_partition_column_statistics(
+        hms.ColumnStatistics(desc(db, "t", "ds=1"), stats)
+    )
+    request = hms.PartitionsStatsRequest(dbName=db, tblName="t", colNames=["l"],
+                                         partNames=["ds=1", "ds=nosuch", "bad"])  # fmt: skip
+    assert list(client.get_partitions_statistics_req(request).partStats) == ["ds=1"]
+    aggregate = client.get_aggr_stats_for(request)
+    assert aggregate.partsFound == 1
+    assert aggregate.colStats[0].statsData.longStats.highValue == 4
+
+
+def _refused(call: Callable[[], object], kind: type[Exception], message: str) -> None:
+    with pytest.raises(kind) as refused:
+        call()
+    assert refused.value.message == message
+
+
+def test_missing_objects_are_answered_in_hms_words(client, db: str) -> None:
+    """The exception type and message HMS 2.3 gives for each statistics call on a missing
+    table, partition or column (read off the reference metastore)."""
+    one = [hms.ColumnStatisticsObj("l", "bigint", data("longStats", numNulls=0, numDVs=1))]
+    no_such = f"Specified database/table does not exist : {db}.nosuch"
+    reads = [
+        lambda: client.get_table_statistics_req(
+            hms.TableStatsRequest(dbName=db, tblName="nosuch", colNames=["l"])),
+        lambda: client.get_partitions_statistics_req(hms.PartitionsStatsRequest(
+            dbName=db, tblName="nosuch", colNames=["l"], partNames=["ds=1"])),
+        lambda: client.get_aggr_stats_for(hms.PartitionsStatsRequest(
+            dbName=db, tblName="nosuch", colNames=["l"], partNames=["ds=1"])),
+        lambda: client.get_table_column_statistics(db, "nosuch", "l"),
+        lambda: client.get_partition_column_statistics(db, "nosuch", "ds=1", "l"),
+        lambda: client.update_table_column_statistics(
+            hms.ColumnStatistics(desc(db, "nosuch"), one)),
+    ]  # fmt: skip
+    for call in reads:
+        _refused(call, hms.NoSuchObjectException, no_such)
+    _refused(lambda: client.update_partition_column_statistics(
+        hms.ColumnStatistics(desc(db, "nosuch", "ds=1"), one)),
+        hms.InvalidObjectException, f"{db}.nosuch table not found")  # fmt: skip
+    _refused(lambda: client.delete_partition_column_statistics(db, "nosuch", "ds=1", "l"),
+             hms.InvalidObjectException, f"{db}.nosuch table not found")  # fmt: skip
+    _refused(lambda: client.delete_table_column_statistics(db, "nosuch", "l"),
+             hms.NoSuchObjectException,
+             "Table nosuch  for which stats deletion is requested doesn't exist")  # fmt: skip
+    _refused(lambda: client.update_partition_column_statistics(
+        hms.ColumnStatistics(desc(db, "t", "ds=9"), one)),
+        hms.NoSuchObjectException, "Partition for which stats is gathered doesn't exist.")
+    _refused(lambda: client.delete_partition_column_statistics(db, "t", "ds=9", "l"),
+             hms.NoSuchObjectException,
+             "Partition ds=9 for which stats deletion is requested doesn't exist")  # fmt: skip
+    unknown = [hms.ColumnStatisticsObj("nope", "int", data("longStats", numNulls=0, numDVs=1))]
+    _refused(lambda: client.update_table_column_statistics(
+        hms.ColumnStatistics(desc(db, "t"), unknown)),
+        hms.MetaException, f"Column nope doesn't exist in table t in database {db}")

@@ -94,12 +94,13 @@ def create_table(table: hms.Table, now: int) -> Event:
 
 
 def alter_table(before: hms.Table, after: hms.Table, now: int) -> Event:
-    """HMS names the table by its name before the change (a rename's old name)."""
+    """HMS records the event under the table's name after the change (a rename's new name);
+    its message names the table as it was before."""
     message = _message(
         before.dbName, now, table=before.tableName,
         tableObjBeforeJson=to_json(before), tableObjAfterJson=to_json(after),
     )  # fmt: skip
-    return Event(ALTER_TABLE, before.dbName, before.tableName, message)
+    return Event(ALTER_TABLE, after.dbName, after.tableName, message)
 
 
 def drop_table(table: hms.Table, now: int) -> Event:

@@ -9,7 +9,7 @@ partition code removes (or moves) a partition's row when the partition is droppe
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import DROP, RENAME, TABLE, Change, PartitionChange
@@ -67,12 +67,17 @@ class Statistics:
         if stats is None or stats.statsDesc is None:
             raise hms.InvalidInputException(message="Column statistics need a statsDesc")
         desc = stats.statsDesc
-        ref = self._table(desc.dbName, desc.tableName)
+        ref = self._table(desc.dbName, desc.tableName, _no_such_table if table_level else
+                          _table_not_found)  # fmt: skip
         part_name = ""
         if not table_level:
             if not desc.partName:
                 raise hms.InvalidInputException(message="Partition statistics need a partName")
-            part_name = self._partition_name(ref, desc.partName)
+            part_name = self._existing_partition_name(ref, desc.partName) or ""
+            if not part_name:
+                raise hms.NoSuchObjectException(
+                    message="Partition for which stats is gathered doesn't exist."
+                )
         columns = self._column_types(ref)
         puts: dict[bytes, bytes] = {}
         key = layout.stats_key(ref.table_id, part_name)
@@ -80,9 +85,9 @@ class Statistics:
         for obj in stats.statsObj or []:
             name = (obj.colName or "").lower()
             if name not in columns:
-                raise hms.InvalidInputException(
-                    message=f"Column {obj.colName} for which stats gathering is requested "
-                    f"doesn't exist in {ref.db}.{ref.name}"
+                raise hms.MetaException(
+                    message=f"Column {obj.colName} doesn't exist in table {ref.name} in "
+                    f"database {ref.db}"
                 )
             _kind_of(obj)
             stored = copy.deepcopy(obj)
@@ -100,8 +105,16 @@ class Statistics:
 
     def delete(self, db: str, table: str, part_name: str | None, column: str | None) -> bool:
         """Remove one column's statistics (all columns' when ``column`` is None)."""
-        ref = self._table(db, table)
-        name = self._partition_name(ref, part_name) if part_name is not None else ""
+        ref = self._table(db, table, _table_not_found if part_name is not None else
+                          _no_table_to_delete_from)  # fmt: skip
+        name = ""
+        if part_name is not None:
+            name = self._existing_partition_name(ref, part_name) or ""
+            if not name:
+                raise hms.NoSuchObjectException(
+                    message=f"Partition {part_name} for which stats deletion is requested "
+                    "doesn't exist"
+                )
         key = layout.stats_key(ref.table_id, name)
         row = self._ctx.store.get(layout.META, key) or {}
         wanted = [layout.stats_column(column.lower())] if column else [
@@ -145,12 +158,13 @@ class Statistics:
     def partition_stats(
         self, db: str, table: str, part_names: Sequence[str] | None, columns: Sequence[str] | None
     ) -> dict[str, list[hms.ColumnStatisticsObj]]:
-        """Per partition name, the statistics of the named columns that have some."""
+        """Per partition name, the statistics of the named columns that have some; names of
+        partitions that do not exist are passed over (as HMS: the others are answered)."""
         ref = self._table(db, table)
         found = {}
         for given in part_names or []:
-            name = self._partition_name(ref, given)
-            objects = self._objects(ref, name, columns)
+            name = self._existing_partition_name(ref, given)
+            objects = self._objects(ref, name, columns) if name is not None else []
             if objects:
                 found[given] = objects
         return found
@@ -174,23 +188,35 @@ class Statistics:
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _table(self, db: str | None, table: str | None) -> TableRef:
-        ref = self._tables.find(names.normalize(db), names.normalize(table))
+    def _table(
+        self,
+        db: str | None,
+        table: str | None,
+        missing: Callable[[str, str], Exception] | None = None,
+    ) -> TableRef:
+        """The table; ``missing`` (db, table) is raised when there is none (by default HMS's
+        NoSuchObjectException of the statistics reads)."""
+        db, table = names.normalize(db), names.normalize(table)
+        ref = self._tables.find(db, table)
         if ref is None:
-            raise hms.NoSuchObjectException(
-                message=f"{names.normalize(db)}.{names.normalize(table)} table not found"
-            )
+            raise (missing or _no_such_table)(db, table)
         return ref
 
     def _partition_name(self, ref: TableRef, given: str) -> str:
         """The canonical name of an existing partition; NoSuchObjectException otherwise."""
+        name = self._existing_partition_name(ref, given)
+        if name is None:
+            raise hms.NoSuchObjectException(message=f"Partition {given} not found")
+        return name
+
+    def _existing_partition_name(self, ref: TableRef, given: str) -> str | None:
+        """The canonical name of the partition ``given`` names; None when there is none."""
         values = [v for _k, v in names.parse_partition_name(given)]
         if len(values) != len(ref.key_names):
-            raise hms.NoSuchObjectException(message=f"Partition {given} not found")
+            return None
         key = layout.partition_key(ref.table_id, ref.kinds, values)
-        row = self._ctx.store.get(layout.PARTITIONS, key)
-        if row is None:
-            raise hms.NoSuchObjectException(message=f"Partition {given} not found")
+        if self._ctx.store.get(layout.PARTITIONS, key) is None:
+            return None
         return names.make_partition_name(ref.key_names, values)
 
     @staticmethod
@@ -219,6 +245,26 @@ class Statistics:
             partName=part_name or None,
             lastAnalyzed=int.from_bytes(analyzed, "big", signed=True) if analyzed else None,
         )  # fmt: skip
+
+
+def _no_such_table(db: str, table: str) -> Exception:
+    """HMS's answer to a statistics read or table update on a missing table."""
+    return hms.NoSuchObjectException(
+        message=f"Specified database/table does not exist : {db}.{table}"
+    )
+
+
+def _table_not_found(db: str, table: str) -> Exception:
+    """HMS's answer to a partition statistics update or deletion on a missing table."""
+    return hms.InvalidObjectException(message=f"{db}.{table} table not found")
+
+
+def _no_table_to_delete_from(db: str, table: str) -> Exception:
+    """HMS's answer to a table statistics deletion on a missing table (its words, two spaces
+    included)."""
+    return hms.NoSuchObjectException(
+        message=f"Table {table}  for which stats deletion is requested doesn't exist"
+    )
 
 
 def _kind_of(obj: hms.ColumnStatisticsObj) -> str:

@@ -174,6 +174,10 @@ def _clear_catalog(table: hms.Table) -> None:
         table.catNameV3 = None
 
 
+def _nothing() -> None:
+    """What a commit does for a write that only has something to undo."""
+
+
 def column_types(table: hms.Table) -> list[tuple[str, str]]:
     """(name, type) of a table's data columns, lower-case, types without blanks."""
     columns = (table.sd.cols if table.sd else None) or []
@@ -357,6 +361,8 @@ class Tables:
             except BaseException:
                 self._ctx.data.undo(made)
                 raise
+            # Created as part of a larger change that fails later: the directory goes too.
+            self._ctx.write_lock.after_commit(_nothing, undo=lambda: self._ctx.data.undo(made))
             self._ctx.changes.announce(
                 Change(TABLE, CREATE, after=table, when=now, table_id=table_id)
             )
