@@ -255,6 +255,57 @@ def make_function(hms: ModuleType, db: str, name: str) -> Any:
     )
 
 
+def _long_stats(hms: ModuleType, column: str) -> Any:
+    data = hms.ColumnStatisticsData(longStats=hms.LongColumnStatsData(numNulls=0, numDVs=1))
+    return [hms.ColumnStatisticsObj(colName=column, colType="int", statsData=data)]
+
+
+def statistics_steps(hms: ModuleType) -> list[Step]:
+    """Column statistics calls naming a missing table, partition or column, and a request
+    naming partitions of which only some exist. (No statistics are stored: HMS would then set
+    ``COLUMN_STATS_ACCURATE`` on the partition, which the later steps read.)"""
+    part, gone = "ds=2024-01-01/hr=1", "ds=1999-01-01/hr=1"
+
+    def stats(table: str, partition: str | None, column: str = "v") -> Any:
+        desc = hms.ColumnStatisticsDesc(isTblLevel=partition is None, dbName=DB,
+                                        tableName=table, partName=partition)  # fmt: skip
+        return hms.ColumnStatistics(statsDesc=desc, statsObj=_long_stats(hms, column))
+
+    def parts(table: str, names: list[str]) -> Any:
+        return hms.PartitionsStatsRequest(dbName=DB, tblName=table, colNames=["v"],
+                                          partNames=names)  # fmt: skip
+
+    return [
+        Step("stats_some_partitions_missing", "get_partitions_statistics_req",
+             (parts(TBL, [part, gone]),)),
+        Step("stats_aggr_some_partitions_missing", "get_aggr_stats_for",
+             (parts(TBL, [part, gone]),)),
+        Step("stats_table_missing_req", "get_table_statistics_req",
+             (hms.TableStatsRequest(dbName=DB, tblName="nosuch", colNames=["v"]),)),
+        Step("stats_partitions_missing_table", "get_partitions_statistics_req",
+             (parts("nosuch", [part]),)),
+        Step("stats_aggr_missing_table", "get_aggr_stats_for", (parts("nosuch", [part]),)),
+        Step("stats_table_column_missing_table", "get_table_column_statistics",
+             (DB, "nosuch", "v")),
+        Step("stats_partition_column_missing_table", "get_partition_column_statistics",
+             (DB, "nosuch", part, "v")),
+        Step("stats_update_table_missing_table", "update_table_column_statistics",
+             (stats("nosuch", None),)),
+        Step("stats_update_table_missing_column", "update_table_column_statistics",
+             (stats(TBL, None, "nosuchcol"),)),
+        Step("stats_update_partition_missing_table", "update_partition_column_statistics",
+             (stats("nosuch", part),)),
+        Step("stats_update_partition_missing", "update_partition_column_statistics",
+             (stats(TBL, gone),)),
+        Step("stats_delete_table_missing_table", "delete_table_column_statistics",
+             (DB, "nosuch", "v")),
+        Step("stats_delete_partition_missing_table", "delete_partition_column_statistics",
+             (DB, "nosuch", part, "v")),
+        Step("stats_delete_partition_missing", "delete_partition_column_statistics",
+             (DB, TBL, gone, "v")),
+    ]  # fmt: skip
+
+
 def scenario(hms: ModuleType, wh: str) -> list[Step]:
     """The call sequence; ``wh`` is the server's warehouse directory (for explicit locations)."""
     steps: list[Step] = []
@@ -698,6 +749,9 @@ def scenario(hms: ModuleType, wh: str) -> list[Step]:
     add("drop_function", "drop_function", DB, "my_upper")
     add("drop_function_missing", "drop_function", DB, "my_upper")
     add("get_all_functions_after_drop", "get_all_functions")
+    # --- column statistics on missing tables, partitions and columns (HMS's types and words)
+    for step in statistics_steps(hms):
+        steps.append(step)
     # --- alter / rename
     # Clients send the whole table as read back (location set) with the changes applied.
     pt_loc = f"file:{wh}/{DB}.db/{TBL}"
