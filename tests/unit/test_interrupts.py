@@ -20,8 +20,11 @@ pytestmark = pytest.mark.skipif(
 
 
 def _sleeping(tid: int) -> bool:
-    stat = Path(f"/proc/self/task/{tid}/stat").read_text()
-    return stat.rsplit(")", 1)[1].split()[0] == "S"
+    """Whether thread ``tid`` waits in poll() (where the kernel does not tell: sleeps)."""
+    task = Path(f"/proc/self/task/{tid}")
+    asleep = task.joinpath("stat").read_text().rsplit(")", 1)[1].split()[0] == "S"
+    wchan = task.joinpath("wchan").read_text().strip()
+    return asleep and ("poll" in wchan or wchan in ("", "0"))
 
 
 def _take_sigint_once_waiting(main_tid: int) -> None:

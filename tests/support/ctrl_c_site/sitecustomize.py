@@ -13,9 +13,12 @@ from pathlib import Path
 
 
 def _waits(tid: int) -> bool:
-    """Whether thread ``tid`` of this process sleeps in the kernel (state S)."""
-    stat = Path(f"/proc/self/task/{tid}/stat").read_text()
-    return stat.rsplit(")", 1)[1].split()[0] == "S"
+    """Whether thread ``tid`` of this process waits in poll() (a socket read with a timeout),
+    not for the interpreter lock (where the kernel does not tell, sleeping at all)."""
+    task = Path(f"/proc/self/task/{tid}")
+    asleep = task.joinpath("stat").read_text().rsplit(")", 1)[1].split()[0] == "S"
+    wchan = task.joinpath("wchan").read_text().strip()
+    return asleep and ("poll" in wchan or wchan in ("", "0"))
 
 
 def _take_sigint_when_asked(main_tid: int) -> None:
