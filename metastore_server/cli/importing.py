@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from metastore_server.cli.common import DEFAULT_URI, positive_int
+from metastore_server.cli.interrupts import reliable_ctrl_c
 
 if TYPE_CHECKING:
     from metastore_server.tools.importer import Importer
@@ -128,11 +129,13 @@ def _connect(side: str, uri: str, timeout_ms: int, err: TextIO) -> Any | None:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Run the import; 0 done, 1 refusals or differences, 2 unreachable, 130 interrupted."""
+    """Run the import; 0 done, 1 refusals or differences, 2 unreachable, 130 interrupted (Ctrl-C
+    interrupts whatever the import waits for, see :func:`reliable_ctrl_c`)."""
     out = out or sys.stdout
     err = err or sys.stderr
     try:
-        return _run(args, out, err)
+        with reliable_ctrl_c():
+            return _run(args, out, err)
     except KeyboardInterrupt:  # before the import began or after it ended: nothing to report
         print(f"{COMMAND}: interrupted", file=err)
         return 130

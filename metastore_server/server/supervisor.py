@@ -12,6 +12,12 @@ over a Unix socket pair:
 * each worker reports every ``HEARTBEAT_S`` how many connections it serves and how long its
   longest call in flight has run.
 
+A worker is ready once it has reported: it has opened the store and receives connections. The
+port is bound at once (a port in use fails the start) but listens only once a worker is ready,
+so a client that can connect is answered at once; none is handed to a worker that is not ready
+(one dying at start takes nobody's connection with it). While no worker is ready (all being
+replaced) the supervisor accepts nothing: new connections wait in the kernel's queue.
+
 A worker that dies is replaced. With ``call_timeout`` > 0, a worker whose longest call has run
 longer, or that has not reported for that long (or for ``SILENCE_LIMIT_S``, whichever is
 shorter: a worker that cannot report is stuck in native code, holding every connection it
@@ -47,10 +53,13 @@ _FRESH_S = 1.0
 STOP_TIMEOUT_S = 10.0
 #: How often a stopping supervisor repeats SIGTERM to the workers still running.
 _RESIGNAL_S = 0.5
-#: A worker dying this soon after its start counts as failing to start.
-_EARLY_DEATH_S = 5.0
-#: Workers failing to start this many times in a row stop the server (store unreachable...).
+#: Workers failing to start (gone before they were ready) this many times in a row stop the
+#: server (a store that cannot be reached, say).
 _MAX_EARLY_DEATHS = 5
+#: With a call timeout, a worker not ready this long after its start is replaced.
+START_LIMIT_S = 120.0
+#: Connections the kernel queues for the port until the supervisor accepts them.
+BACKLOG = 128
 #: A worker silent this long (its interpreter held: a call stuck in native code) is replaced
 #: even when the call timeout is longer (a call in Python code lets its worker report).
 SILENCE_LIMIT_S = 30.0
@@ -68,6 +77,8 @@ class _Worker:
     oldest_call_s: float = 0.0
     pending: bytes = b""
     handed: int = field(default=0)
+    #: Whether it has reported (its store is open and it receives connections).
+    ready: bool = False
 
     @property
     def pid(self) -> int:
@@ -95,6 +106,10 @@ class Supervisor:
         self._early_deaths = 0
         self._selector = selectors.DefaultSelector()
         self._listener: socket.socket | None = None
+        self._listening = False
+        self._accepting = False
+        #: Accepted connections no ready worker could take yet (handed over first).
+        self._held: list[socket.socket] = []
         self.failed: str | None = None
 
     @property
@@ -105,15 +120,12 @@ class Supervisor:
         return host, port
 
     def run(self) -> int:
-        """Serve until asked to stop; 0 on a clean stop, 1 when workers cannot start."""
-        family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
-        self._listener = socket.create_server((self._host, self._port), family=family,
-                                              backlog=128)  # fmt: skip
-        self._listener.setblocking(False)
-        self._selector.register(self._listener, selectors.EVENT_READ, None)
+        """Serve until asked to stop; 0 on a clean stop, 1 when workers cannot start. OSError
+        when the port cannot be bound (or, taken meanwhile, listened on)."""
+        self._listener = bind(self._host, self._port)
         for _ in range(self._count):
             self._spawn()
-        log.info("supervisor_listening", host=self.address[0], port=self.address[1],
+        log.info("supervisor_started", host=self.address[0], port=self.address[1],
                  workers=self._count, call_timeout=self._call_timeout)  # fmt: skip
         try:
             while not self._stopping.is_set():
@@ -123,6 +135,7 @@ class Supervisor:
                     else:
                         self._read_report(key.data)
                 self._watch()
+                self._follow_readiness()
         finally:
             self._shut_down()
         return 0 if self.failed is None else 1
@@ -147,7 +160,8 @@ class Supervisor:
         log.info("worker_started", pid=process.pid)
 
     def _retire(self, worker: _Worker, reason: str) -> None:
-        """Forget a worker (killing it if it runs) and start another unless stopping."""
+        """Forget a worker (killing it if it runs) and start another unless stopping. One that
+        goes before it was ready failed to start: five in a row stop the server."""
         with contextlib.suppress(KeyError, ValueError):
             self._selector.unregister(worker.channel)
         worker.channel.close()
@@ -160,15 +174,13 @@ class Supervisor:
                     connections=worker.connections)  # fmt: skip
         if self._stopping.is_set():
             return
-        if time.monotonic() - worker.started < _EARLY_DEATH_S and reason == "exited":
+        if not worker.ready:
             self._early_deaths += 1
             if self._early_deaths >= _MAX_EARLY_DEATHS:
                 self.failed = f"workers keep exiting at start ({self._early_deaths} in a row)"
                 log.error("workers_fail_to_start", count=self._early_deaths)
                 self._stopping.set()
                 return
-        else:
-            self._early_deaths = 0
         self._spawn()
 
     def _read_report(self, worker: _Worker) -> None:
@@ -189,6 +201,11 @@ class Supervisor:
                 worker.connections, worker.oldest_call_s = int(parts[0]), float(parts[1])
                 worker.last_report = time.monotonic()
                 worker.handed = 0  # the report counts them now
+                if not worker.ready:
+                    worker.ready = True
+                    self._early_deaths = 0
+                    log.info("worker_ready", pid=worker.pid,
+                             seconds=round(worker.last_report - worker.started, 3))  # fmt: skip
 
     def _watch(self) -> None:
         now = time.monotonic()
@@ -198,14 +215,39 @@ class Supervisor:
                 continue
             if self._call_timeout <= 0:
                 continue
+            if not worker.ready:  # it holds no connection: given time to start under load
+                if now - worker.started > START_LIMIT_S:
+                    self._retire(worker, f"not ready after {START_LIMIT_S:g}s")
+                continue
             silent = now - worker.last_report
             silence_limit = min(self._call_timeout, SILENCE_LIMIT_S)
             if worker.oldest_call_s > self._call_timeout:
                 self._retire(worker, f"a call ran past {self._call_timeout:g}s")
-            elif silent > silence_limit and now - worker.started > silence_limit:
+            elif silent > silence_limit:
                 self._retire(worker, f"no report for {silent:.1f}s")
 
     # -- connections -----------------------------------------------------------------------
+
+    def _ready_workers(self) -> list[_Worker]:
+        return [w for w in self._workers if w.ready and w.process.poll() is None]
+
+    def _follow_readiness(self) -> None:
+        """Listen once a worker is ready (until then connections are refused), and accept only
+        while one is and none is held (meanwhile they wait in the kernel's queue)."""
+        assert self._listener is not None
+        if self._held and self._ready_workers():
+            self._hand_held()
+        can_accept = not self._held and bool(self._ready_workers())
+        if can_accept and not self._listening:
+            self._listener.listen(BACKLOG)
+            self._listening = True
+            log.info("supervisor_listening", host=self.address[0], port=self.address[1],
+                     workers=self._count)  # fmt: skip
+        if can_accept and not self._accepting:
+            self._selector.register(self._listener, selectors.EVENT_READ, None)
+        elif self._accepting and not can_accept:
+            self._selector.unregister(self._listener)
+        self._accepting = can_accept
 
     def _accept(self) -> None:
         assert self._listener is not None
@@ -217,13 +259,20 @@ class Supervisor:
             except OSError as exc:
                 log.warning("accept_failed", error=f"{type(exc).__name__}: {exc}")
                 return
-            self._hand_over(client)
+            if not self._hand_over(client):
+                self._held.append(client)  # to the next ready worker; accept no more till then
+                return
 
-    def _hand_over(self, client: socket.socket) -> None:
-        """Give ``client`` to the least busy worker that reported lately (else any live one)."""
+    def _hand_held(self) -> None:
+        while self._held and self._hand_over(self._held[0]):
+            self._held.pop(0)
+
+    def _hand_over(self, client: socket.socket) -> bool:
+        """Give ``client`` to the least busy ready worker that reported lately (else to any
+        ready one); False when none could take it."""
         now = time.monotonic()
-        live = [w for w in self._workers if w.process.poll() is None]
-        fresh = [w for w in live if now - w.last_report <= _FRESH_S] or live
+        ready = self._ready_workers()
+        fresh = [w for w in ready if now - w.last_report <= _FRESH_S] or ready
         for worker in sorted(fresh, key=lambda w: w.connections + w.handed):
             try:
                 socket.send_fds(worker.channel, [b"C"], [client.fileno()])
@@ -231,17 +280,21 @@ class Supervisor:
                 continue
             worker.handed += 1
             client.close()
-            return
-        log.warning("connection_dropped_no_worker")
-        client.close()
+            return True
+        return False
 
     # -- stopping --------------------------------------------------------------------------
 
     def _shut_down(self) -> None:
         if self._listener is not None:
-            with contextlib.suppress(KeyError, ValueError):
-                self._selector.unregister(self._listener)
+            if self._accepting:
+                with contextlib.suppress(KeyError, ValueError):
+                    self._selector.unregister(self._listener)
+                self._accepting = False
             self._listener.close()
+        for client in self._held:
+            client.close()
+        self._held.clear()
         # SIGTERM again every half second: a worker forked at that moment may get the first one
         # before it runs this program (while still a copy of this process) and lose it.
         deadline = time.monotonic() + STOP_TIMEOUT_S
@@ -262,6 +315,23 @@ class Supervisor:
         self._workers.clear()
         self._selector.close()
         log.info("supervisor_stopped")
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A non-blocking TCP socket bound to ``host:port`` that does not listen yet: connections
+    to it are refused until :meth:`socket.socket.listen`."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
 
 
 def worker_command(argv: Sequence[str]) -> list[str]:

@@ -5,6 +5,7 @@ refusals of either side reported per table, differences found by --verify."""
 from __future__ import annotations
 
 import io
+import os
 import signal
 import subprocess
 import sys
@@ -472,4 +473,53 @@ def test_ctrl_c_prints_what_was_done_and_a_rerun_resumes(
     assert code == 0, out + err
     assert table_line(out, "logs.events") == (
         "existing; 27 partition(s) copied, 10 skipped as present"
+    )
+
+
+#: Puts the test fault of ``support/ctrl_c_site/sitecustomize.py`` into the import's process.
+CTRL_C_SITE = str(Path(__file__).parents[1] / "support" / "ctrl_c_site")
+
+
+def test_ctrl_c_taken_just_as_a_read_begins_to_wait_still_stops_the_import(
+    source: RunningServer, target: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SIGINT noted (its handler pending) while the main thread already waits for an answer,
+    as when Ctrl-C arrives between its last check for signals and the start of the socket read,
+    interrupts that read; the answer is held for minutes."""
+    asked, release = threading.Event(), threading.Event()
+    original = MetastoreHandler.get_partitions_by_names
+    batches: list[int] = []
+
+    def second_batch_waits(self: MetastoreHandler, *args: Any) -> Any:
+        if args[1] == "events":
+            batches.append(len(args[2]))
+            if len(batches) == 2:
+                asked.set()
+                release.wait(300)
+        return original(self, *args)
+
+    monkeypatch.setattr(MetastoreHandler, "get_partitions_by_names", second_batch_waits)
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ)
+    paths = (CTRL_C_SITE, str(root), env.get("PYTHONPATH"))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    command = [sys.executable, "-m", "metastore_server", "import", "--from", uri(source)]
+    command += ["--to", uri(target), "--tables", "logs.events", "--batch-size", "10"]
+    process = subprocess.Popen(
+        command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert asked.wait(120), "the import never asked for a second batch"
+        process.send_signal(signal.SIGUSR1)  # the fault: SIGINT taken once the read waits
+        out, err = process.communicate(timeout=60)
+    finally:
+        release.set()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, out + err
+    assert "Traceback" not in out + err
+    assert "import: interrupted; run the import again to resume" in err
+    assert table_line(out, "logs.events") == (
+        "interrupted; 10 partition(s) copied, 0 skipped as present"
     )

@@ -87,6 +87,20 @@ class OurServer(StartedByWith):
 
     def start(self) -> MetastoreEndpoint:
         """Start the server and block until its port accepts connections."""
+        process = self.launch()
+        failure = failed_to_start(process, self.port, self.startup_timeout, self.stop)
+        if failure is not None:
+            raise RuntimeError(
+                f"our metastore server {failure}\n"
+                f"command: {' '.join(self.command())}\n"
+                f"--- stderr ---\n{tail(self.stderr_path, 60)}\n"
+                f"--- stdout ---\n{tail(self.stdout_path, 20)}"
+            )
+        return self.endpoint
+
+    def launch(self) -> subprocess.Popen[bytes]:
+        """Start the server process and return at once (``start`` also waits for the port);
+        ``stop`` ends it."""
         self.workdir.mkdir(parents=True, exist_ok=True)
         chosen = test_storage.kind()
         if chosen == "hbase-double" and self._double is None:
@@ -111,15 +125,7 @@ class OurServer(StartedByWith):
                 stderr=err,
                 start_new_session=True,  # its workers too: see kill()
             )
-        failure = failed_to_start(self.process, self.port, self.startup_timeout, self.stop)
-        if failure is not None:
-            raise RuntimeError(
-                f"our metastore server {failure}\n"
-                f"command: {' '.join(self.command())}\n"
-                f"--- stderr ---\n{tail(self.stderr_path, 60)}\n"
-                f"--- stdout ---\n{tail(self.stdout_path, 20)}"
-            )
-        return self.endpoint
+        return self.process
 
     def kill(self) -> None:
         """SIGKILL the server and its worker processes at once (a crash: no shutdown code
