@@ -9,6 +9,7 @@ from metastore_server.catalog.basics.changes import DATABASE, DROP, TABLE, Chang
 from metastore_server.catalog.core.context import WRITER_LEASE_S, CatalogContext
 from metastore_server.catalog.core.listing_cache import DEFAULT_MAX_BYTES, ListingCache
 from metastore_server.catalog.data.deletions import Deletion
+from metastore_server.catalog.data.fast_stats import Context
 from metastore_server.catalog.data.moves import Move
 from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
@@ -240,9 +241,10 @@ class Catalog:
         return deletion
 
     def alter_table(
-        self, db: str, name: str, new_tbl: hms.Table, cascade: bool, *, update_stats: bool = True
+        self, db: str, name: str, new_tbl: hms.Table, cascade: bool, *, context: Context = None
     ) -> None:
-        """Alter (or rename) a table; ``cascade`` pushes the new columns to all partitions."""
+        """Alter (or rename) a table; ``cascade`` pushes the new columns to all partitions;
+        ``context`` is the call's environment context (``DO_NOT_UPDATE_STATS``...)."""
         move = None
         with self.ctx.write_lock:
             current = self.tables.find(db, name)
@@ -260,7 +262,7 @@ class Catalog:
                     db,
                     name,
                     new_tbl,
-                    update_stats=update_stats,
+                    context=context,
                     extra_ops=relocated,
                 )
                 if cascade and ref.table.sd is not None:

@@ -22,6 +22,7 @@ from metastore_server.catalog.basics.java_text import thrift_struct_text
 from metastore_server.catalog.basics.serde import shallow_copy
 from metastore_server.catalog.core.claims import Claims, TooSlowToClaim
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.data.fast_stats import FastStats
 from metastore_server.catalog.dependencies.model import (
     DEPENDS_ON_KEY,
     Dependency,
@@ -150,6 +151,7 @@ class Adding:
         self._dependencies = dependencies
         #: New partitions on stores without atomic batches are claimed before they are written.
         self._claim = claim
+        self._stats = FastStats(ctx.data)
 
     def add(
         self,
@@ -409,8 +411,9 @@ class Adding:
         self, ref: TableRef, part: hms.Partition, values: list[str], now: int
     ) -> hms.Partition:
         """The partition as added: of this table, with its values, a storage descriptor (the
-        table's when the client sent none), its default location unless it has one, and its
-        times; ``part`` itself is not changed."""
+        table's when the client sent none), its default location unless it has one, its
+        times, and the fast statistics of files already there; ``part`` itself is not
+        changed."""
         # Shallow copies: only fields of the partition and of its sd are set below (and by
         # _depend and fill_storage_defaults); nested lists and maps are never changed in place.
         stored = shallow_copy(part)
@@ -430,6 +433,8 @@ class Adding:
         params = dict(stored.parameters or {})
         params[DDL_TIME] = str(now)
         stored.parameters = params
+        # Before its directory is made: only files already there are counted.
+        self._stats.partition_added(stored, ref.table)
         return stored
 
 
