@@ -249,3 +249,12 @@ def test_counted_on_s3(start_server, s3: S3Endpoint) -> None:
     two = conn.get_partition("fs_s3", "p", ["2"])
     conn.alter_partition("fs_s3", "p", two)
     assert _stats(conn.get_partition("fs_s3", "p", ["2"])) == ("0", "0")
+
+
+def test_exchanged_partitions_are_not_counted(client) -> None:
+    directory = _partitioned(client, "fs_exchange")
+    client.create_table(make_table("fs_exchange", "q", keys=[("ds", "string")]))
+    client.add_partition(make_partition("fs_exchange", "p", ["1"]))
+    _write(directory / "ds=1")
+    client.exchange_partition({"ds": "1"}, "fs_exchange", "p", "fs_exchange", "q")
+    assert _stats(client.get_partition("fs_exchange", "q", ["1"])) == (None, None)

@@ -137,6 +137,21 @@ def _scenario(hms: ModuleType, lake: Path) -> list[StatsStep]:  # noqa: PLR0915 
 
         return act
 
+    def copy_table(name: str, new: str) -> Action:
+        def act(c: Any, _lake: Path) -> None:
+            copied = c.get_table(DB, name)
+            copied.tableName, copied.sd.location, copied.parameters = new, None, {}
+            c.create_table(copied)
+
+        return act
+
+    def view(name: str) -> Any:
+        made = make_table(hms, DB, name, part_keys=(), table_type="VIRTUAL_VIEW",
+                          params={"DO_NOT_UPDATE_STATS": "true", "numFiles": "3"})  # fmt: skip
+        made.sd.location = None
+        made.viewOriginalText = made.viewExpandedText = f"SELECT * FROM {DB}.ext"
+        return made
+
     def stripped(c: Any, name: str, value: str) -> Any:
         """The partition as stored, without its fast statistics."""
         found = c.get_partition(DB, name, [value])
@@ -289,6 +304,13 @@ def _scenario(hms: ModuleType, lake: Path) -> list[StatsStep]:  # noqa: PLR0915 
                   show_parts("p", "1", "2", "8", "9", "50")),
         StatsStep("alter_with_cascade_context", (),
                   alter("p", add_column("w2"), {"CASCADE": "TRUE"}), show_parts("p", "8")),
+        # -- an exchange, and views
+        StatsStep("create_exchange_target", (), copy_table("p", "q"), show_table("q")),
+        StatsStep("exchange_partition", (("fstats.db/p/ds=8/h.parquet", 4),),
+                  lambda c, lk: c.exchange_partition({"ds": "8"}, DB, "p", DB, "q"),
+                  show_parts("q", "8")),
+        StatsStep("create_view", (), lambda c, lk: c.create_table(view("v")), show_table("v")),
+        StatsStep("alter_view", (), alter("v", params_set(k="v")), show_table("v")),
         StatsStep("drop_database", act=lambda c, lk: c.drop_database(DB, True, True)),
     ]  # fmt: skip
 

@@ -162,8 +162,11 @@ class Adding:
         missing_table_message: str = (
             "Unable to add partition because table or database do not exist"
         ),
+        count_stats: bool = True,
     ) -> list[hms.Partition]:
-        """Add partitions, all or nothing; with ``if_not_exists`` existing ones are skipped.
+        """Add partitions, all or nothing; with ``if_not_exists`` existing ones are skipped;
+        with ``count_stats`` the fast statistics of files already there are counted (not for
+        an exchange's partitions, as HMS).
 
         Returns the partitions added, as HMS answers them: with the location, times and
         parameters set, and the other storage fields as the client sent them. Raises
@@ -174,7 +177,9 @@ class Adding:
             if attempt:  # a random, growing pause: writers racing for the same rows drift apart
                 time.sleep(random.uniform(0, min(1.0, 0.01 * 2**attempt)))
             try:
-                return self._add_once(db, table, parts, if_not_exists, missing_table_message)
+                return self._add_once(
+                    db, table, parts, if_not_exists, missing_table_message, count_stats
+                )
             except _LostRace:
                 continue  # another server process created (or is creating) one: look again
         raise hms.MetaException(
@@ -192,19 +197,20 @@ class Adding:
         parts: Sequence[hms.Partition] | None,
         if_not_exists: bool,
         missing_table_message: str,
+        count_stats: bool = True,
     ) -> list[hms.Partition]:
         """One attempt of ``add``: ``_LostRace`` when a partition it found absent was created
         (by another server process) before its write."""
         parts = list(parts or [])
         now = self._ctx.now()
-        early = self._early(db, table, parts, now)
+        early = self._early(db, table, parts, now, count_stats)
         with self._ctx.write_lock:
             ref = self._tables.find(db, table)
             if ref is None:
                 raise hms.InvalidObjectException(message=missing_table_message)
             if early is not None and not early.made_for(ref):
                 early = None
-            plan = self._plan(ref, (db, table), parts, early, if_not_exists, now)
+            plan = self._plan(ref, (db, table), parts, early, if_not_exists, now, count_stats)
             if plan.to_store:
                 self._store(ref, plan)
         return [p for _, _, p in plan.to_store]
@@ -217,6 +223,7 @@ class Adding:
         early: _EarlyAdd | None,
         if_not_exists: bool,
         now: int,
+        count_stats: bool = True,
     ) -> _AddPlan:
         """Check every partition of the request, in order, and make what is written."""
         spec = dependent_spec(ref.table)
@@ -240,7 +247,7 @@ class Adding:
             if ready is not None:
                 answer, plan.stored_columns[key] = ready
             else:
-                answer = self._prepare(ref, part, values, now)
+                answer = self._prepare(ref, part, values, now, count_stats)
             if spec is not None or DEPENDS_ON_KEY in answer.parameters:
                 self._plan_dependency(ref, spec, part, values, answer, key, plan)
             if key in seen:
@@ -340,7 +347,12 @@ class Adding:
         return row_columns(ref, stored, values)
 
     def _early(
-        self, db: str, table: str, parts: Sequence[hms.Partition | None], now: int
+        self,
+        db: str,
+        table: str,
+        parts: Sequence[hms.Partition | None],
+        now: int,
+        count_stats: bool = True,
     ) -> _EarlyAdd | None:
         """An add's work that needs no lock: each partition's values and key, and for a plain
         partition of a table that depends on none its answer and row columns (None where it
@@ -355,7 +367,7 @@ class Adding:
             entry = None
             if part is not None and not isinstance(found, Exception):
                 try:
-                    answer = self._prepare(ref, part, found[0], now)
+                    answer = self._prepare(ref, part, found[0], now, count_stats)
                     if DEPENDS_ON_KEY not in answer.parameters:
                         entry = (answer, self._stored_columns(ref, answer, found[0]))
                 except Exception:  # noqa: BLE001 - done again under the lock, raised there
@@ -408,7 +420,12 @@ class Adding:
         return keyed
 
     def _prepare(
-        self, ref: TableRef, part: hms.Partition, values: list[str], now: int
+        self,
+        ref: TableRef,
+        part: hms.Partition,
+        values: list[str],
+        now: int,
+        count_stats: bool = True,
     ) -> hms.Partition:
         """The partition as added: of this table, with its values, a storage descriptor (the
         table's when the client sent none), its default location unless it has one, its
@@ -433,8 +450,8 @@ class Adding:
         params = dict(stored.parameters or {})
         params[DDL_TIME] = str(now)
         stored.parameters = params
-        # Before its directory is made: only files already there are counted.
-        self._stats.partition_added(stored, ref.table)
+        if count_stats:  # before its directory is made: only files already there count
+            self._stats.partition_added(stored, ref.table)
         return stored
 
 

@@ -49,9 +49,12 @@ class Partitions:
         missing_table_message: str = (
             "Unable to add partition because table or database do not exist"
         ),
+        count_stats: bool = True,
     ) -> list[hms.Partition]:
         """Add partitions, all or nothing; the partitions added, as HMS answers them."""
-        return self.adding.add(db, table, parts, if_not_exists, missing_table_message)
+        return self.adding.add(
+            db, table, parts, if_not_exists, missing_table_message, count_stats
+        )
 
     def drop(
         self,
