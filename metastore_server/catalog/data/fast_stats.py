@@ -24,7 +24,8 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import structlog
@@ -48,6 +49,8 @@ USER = "USER"
 #: Parameter saying which statistics are accurate (``{"BASIC_STATS":"true",...}``).
 COLUMN_STATS_ACCURATE = "COLUMN_STATS_ACCURATE"
 VIRTUAL_VIEW = "VIRTUAL_VIEW"
+#: Locations an add reads at once (HMS's ``hive.metastore.fshandler.threads`` is 15).
+COUNT_THREADS = 8
 
 #: An environment context's properties (None: no context).
 Context = Mapping[str, str] | None
@@ -229,6 +232,22 @@ class FastStats:
         counted = self.count(_location(part))
         if counted is not None and counted.exists:
             _put(params, counted, None)
+
+    def partitions_added(self, parts: Sequence[hms.Partition], table: hms.Table) -> None:
+        """``partition_added`` for each of ``parts``, their locations read side by side (as
+        HMS does, in up to ``COUNT_THREADS`` threads)."""
+        if table.tableType == VIRTUAL_VIEW:
+            return
+        wanted = [part for part in parts if not _both(_params(part))]
+        if len(wanted) <= 1:
+            for part in wanted:
+                self.partition_added(part, table)
+            return
+        with ThreadPoolExecutor(min(COUNT_THREADS, len(wanted))) as pool:
+            found = list(pool.map(self.count, [_location(part) for part in wanted]))
+        for part, counted in zip(wanted, found, strict=True):
+            if counted is not None and counted.exists:
+                _put(_params(part), counted, None)
 
     def partition_altered(self, before: hms.Partition, part: hms.Partition, table: hms.Table,
                           context: Context = None, *, renamed: bool = False) -> None:  # fmt: skip

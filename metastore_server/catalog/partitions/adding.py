@@ -362,17 +362,23 @@ class Adding:
         if ref is None or dependent_spec(ref.table) is not None:
             return None
         keyed = self._keyed(ref, parts)
-        ready: list[tuple[hms.Partition, dict[bytes, bytes]] | None] = []
+        answers: list[tuple[hms.Partition, list[str]] | None] = []
         for part, found in zip(parts, keyed, strict=True):
             entry = None
             if part is not None and not isinstance(found, Exception):
                 try:
-                    answer = self._prepare(ref, part, found[0], now, count_stats)
+                    answer = self._prepare(ref, part, found[0], now, count_stats=False)
                     if DEPENDS_ON_KEY not in answer.parameters:
-                        entry = (answer, self._stored_columns(ref, answer, found[0]))
+                        entry = (answer, found[0])
                 except Exception:  # noqa: BLE001 - done again under the lock, raised there
                     entry = None
-            ready.append(entry)
+            answers.append(entry)
+        if count_stats:  # every location read at once, before any directory is made
+            self._stats.partitions_added([a for a, _ in filter(None, answers)], ref.table)
+        ready = [
+            None if entry is None else (entry[0], self._stored_columns(ref, *entry))
+            for entry in answers
+        ]
         return _EarlyAdd(ref.table_id, ref.object_bytes, keyed, ready)
 
     def _depend(
