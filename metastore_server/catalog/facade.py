@@ -54,6 +54,7 @@ class Catalog:
         txn_timeout_s: float = DEFAULT_TXN_TIMEOUT_S,
         event_ttl_s: float = DEFAULT_EVENT_TTL_S,
         notification_log: bool = True,
+        stats_autogather: bool = True,
     ) -> None:
         store.ensure_tables(layout.TABLE_SPECS)
         self.ctx = CatalogContext(
@@ -65,6 +66,7 @@ class Catalog:
             writer_lease_s=writer_lease_s,
             event_ttl_s=event_ttl_s,
             notification_log=notification_log,
+            stats_autogather=stats_autogather,
         )
         self.databases = Databases(self.ctx)
         self.tables = Tables(self.ctx, self.databases)

@@ -258,3 +258,17 @@ def test_exchanged_partitions_are_not_counted(client) -> None:
     _write(directory / "ds=1")
     client.exchange_partition({"ds": "1"}, "fs_exchange", "p", "fs_exchange", "q")
     assert _stats(client.get_partition("fs_exchange", "q", ["1"])) == (None, None)
+
+
+def test_autogather_off_counts_only_on_alters(start_server, lake: Path) -> None:
+    conn = start_server(extra_config={"hive.stats.autogather": "false"}).client()
+    create_db(conn, "fs_gather")
+    _write(lake / "ext")
+    conn.create_table(_external("fs_gather", "ext", lake / "ext"))
+    assert _stats(conn.get_table("fs_gather", "ext")) == (None, None)
+    conn.create_table(_external("fs_gather", "p", lake / "p", keys=[("ds", "string")]))
+    _write(lake / "p" / "ds=1")
+    conn.add_partition(make_partition("fs_gather", "p", ["1"]))
+    assert _stats(conn.get_partition("fs_gather", "p", ["1"])) == (None, None)
+    conn.alter_table("fs_gather", "ext", conn.get_table("fs_gather", "ext"))
+    assert _stats(conn.get_table("fs_gather", "ext")) == ("2", "30")

@@ -182,8 +182,10 @@ class FastStats:
     to a table's or partition's parameters (changed in place). Nothing is counted when data
     operations are off or a location cannot be read (logged ``fast_stats_unreadable``)."""
 
-    def __init__(self, data: DataOperations) -> None:
+    def __init__(self, data: DataOperations, *, autogather: bool = True) -> None:
         self._data = data
+        #: HMS's ``hive.stats.autogather``: off, creates and adds count nothing (alters do).
+        self._autogather = autogather
 
     def count(self, location: str | None) -> Counted | None:
         """What lies at ``location``; None when it is not to be read or cannot be."""
@@ -199,7 +201,9 @@ class FastStats:
         """``create_table``: an unpartitioned table (not a view) over an existing location
         that does not carry both statistics gets them counted."""
         params = _params(table)
-        if table.tableType == VIRTUAL_VIEW or table.partitionKeys or _parameter_says_skip(params):
+        if not self._autogather or table.tableType == VIRTUAL_VIEW or table.partitionKeys:
+            return
+        if _parameter_says_skip(params):
             return
         if _both(params):
             return
@@ -227,7 +231,7 @@ class FastStats:
         """``add_partition(s)``: a partition over an existing location that does not carry
         both statistics gets them counted."""
         params = _params(part)
-        if table.tableType == VIRTUAL_VIEW or _both(params):
+        if not self._autogather or table.tableType == VIRTUAL_VIEW or _both(params):
             return
         counted = self.count(_location(part))
         if counted is not None and counted.exists:
@@ -236,7 +240,7 @@ class FastStats:
     def partitions_added(self, parts: Sequence[hms.Partition], table: hms.Table) -> None:
         """``partition_added`` for each of ``parts``, their locations read side by side (as
         HMS does, in up to ``COUNT_THREADS`` threads)."""
-        if table.tableType == VIRTUAL_VIEW:
+        if not self._autogather or table.tableType == VIRTUAL_VIEW:
             return
         wanted = [part for part in parts if not _both(_params(part))]
         if len(wanted) <= 1:

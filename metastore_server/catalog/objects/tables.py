@@ -192,7 +192,7 @@ class Tables:
         self._databases = databases
         #: Told of every creation and alteration, inside the change (``basics.changes``).
         self.listeners = TableListeners()
-        self._stats = FastStats(ctx.data)
+        self._stats = FastStats(ctx.data, autogather=ctx.stats_autogather)
 
     # -- reads -------------------------------------------------------------------------------
 

@@ -151,7 +151,7 @@ class Adding:
         self._dependencies = dependencies
         #: New partitions on stores without atomic batches are claimed before they are written.
         self._claim = claim
-        self._stats = FastStats(ctx.data)
+        self._stats = FastStats(ctx.data, autogather=ctx.stats_autogather)
 
     def add(
         self,

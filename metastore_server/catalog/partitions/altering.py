@@ -51,7 +51,7 @@ class Altering:
         self._dependencies = dependencies
         #: A rename creates a row: on stores without atomic batches it holds the adding claim.
         self._claim = claim
-        self._stats = FastStats(ctx.data)
+        self._stats = FastStats(ctx.data, autogather=ctx.stats_autogather)
 
     def alter(
         self,
