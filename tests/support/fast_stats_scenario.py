@@ -176,6 +176,8 @@ def _scenario(hms: ModuleType, lake: Path) -> list[StatsStep]:  # noqa: PLR0915 
     dnu = {"DO_NOT_UPDATE_STATS": "true"}
     p = "fstats.db/p"
     return [
+        StatsStep("autogather_setting",
+                  show=lambda c: c.get_config_value("hive.stats.autogather", "unset")),
         StatsStep("create_database", act=lambda c, lk: c.create_database(
             make_database(hms, DB, uri("fstats.db")))),
         # -- create_table
