@@ -21,6 +21,7 @@ from metastore_server.catalog.basics.changes import (
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.fast_stats import Context, FastStats
+from metastore_server.catalog.data.operations import MadeDirs
 from metastore_server.catalog.objects.databases import Databases
 from metastore_server.thrift_api import hms
 from planner.types import KeyKind, key_kind
@@ -278,16 +279,11 @@ class Tables:
     # -- writes ------------------------------------------------------------------------------
 
     def create(
-        self,
-        tbl: hms.Table,
-        *,
-        then: Callable[[], None] | None = None,
-        context: Context = None,
+        self, tbl: hms.Table, *, then: Callable[[], None] | None = None, context: Context = None
     ) -> None:
         """Create a table with HMS defaults (names lower-case, location, DDL time, fast
-        statistics of existing files, ``context`` being the call's environment context);
-        ``then`` runs once the row is written, in the same change (when it fails, the table
-        and its directory are undone too)."""
+        statistics by the call's environment ``context``); ``then`` runs once the row is
+        written, in the same change (when it fails, the table and its directory go too)."""
         if tbl is None:
             raise hms.InvalidObjectException(message="Table cannot be null")
         db = names.normalize(tbl.dbName)
@@ -326,11 +322,7 @@ class Tables:
                 raise hms.AlreadyExistsException(message=f"Table {name} already exists")
             self.listeners.check(change)
             self.listeners.before_write(change)
-            self._stats.table_created(table, context)  # before the directory is made
-            # The directory first (HMS): a table whose directory cannot be made is refused.
-            made = self._ctx.data.make_dirs(
-                [None if is_view else table.sd.location], unable_to_create
-            )
+            made = self._make_directory(table, is_view, context)
             try:
                 table_id = self._ctx.store.increment(
                     layout.META, layout.COUNTERS_ROW, layout.NEXT_TABLE_ID
@@ -364,6 +356,14 @@ class Tables:
             self._ctx.changes.announce(
                 Change(TABLE, CREATE, after=table, when=now, table_id=table_id)
             )
+
+    def _make_directory(self, table: hms.Table, is_view: bool, context: Context) -> MadeDirs:
+        """A new table's fast statistics of files already there, then its directory: first,
+        as in HMS (a table whose directory cannot be made is refused)."""
+        self._stats.table_created(table, context)
+        return self._ctx.data.make_dirs(
+            [None if is_view else table.sd.location], unable_to_create
+        )
 
     def alter(
         self,
