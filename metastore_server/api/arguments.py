@@ -67,6 +67,13 @@ def context_says(context: hms.EnvironmentContext | None, key: str) -> bool:
     return properties.get(key, "").lower() == "true"
 
 
+def context_properties(context: hms.EnvironmentContext | None) -> dict[str, str] | None:
+    """An environment context's properties as sent (None without a context)."""
+    if context is None:
+        return None
+    return dict(context.properties or {})
+
+
 def purge_asked(context: hms.EnvironmentContext | None) -> bool:
     """Whether a drop asked for its data to skip the trash (``ifPurge=TRUE``)."""
     return context_says(context, "ifPurge")

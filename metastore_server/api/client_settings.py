@@ -15,6 +15,7 @@ _SECRET_WORDS = ("password", "secret", "keystore", "truststore", "credential")
 #: HiveConf defaults of HMS 2.3 for keys clients read from the metastore.
 HIVE_DEFAULTS: dict[str, str] = {
     "hive.exec.dynamic.partition": "true",
+    "hive.stats.autogather": "true",
     "hive.exec.dynamic.partition.mode": "strict",
     "hive.exec.max.dynamic.partitions": "1000",
     "hive.exec.max.dynamic.partitions.pernode": "100",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import (
+    context_properties,
     database_name,
     internal_error,
     object_name,
@@ -233,8 +234,12 @@ class PartitionWriteCalls(Area):
         new_part: hms.Partition,
         environment_context: hms.EnvironmentContext,
     ) -> None:
-        """``alter_partition`` (the context changes nothing)."""
-        self.alter_partition(db_name, tbl_name, new_part)
+        """``alter_partition``; ``DO_NOT_UPDATE_STATS`` in the context keeps the partition's
+        basic statistics as sent, ``STATS_GENERATED`` marks them accurate."""
+        self.catalog.partitions.alter(
+            database_name(db_name), object_name(tbl_name), [new_part],
+            context=context_properties(environment_context),
+        )  # fmt: skip
 
     def alter_partitions_with_environment_context(
         self,
@@ -243,8 +248,12 @@ class PartitionWriteCalls(Area):
         new_parts: list[hms.Partition],
         environment_context: hms.EnvironmentContext,
     ) -> None:
-        """``alter_partitions`` (the context changes nothing)."""
-        self.alter_partitions(db_name, tbl_name, new_parts)
+        """``alter_partitions``; the context as ``alter_partition_with_environment_context``
+        reads it."""
+        self.catalog.partitions.alter(
+            database_name(db_name), object_name(tbl_name), new_parts,
+            context=context_properties(environment_context),
+        )  # fmt: skip
 
     def rename_partition(
         self, db_name: str, tbl_name: str, part_vals: list[str], new_part: hms.Partition

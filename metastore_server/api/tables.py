@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import (
+    context_properties,
     context_says,
     database_name,
     object_name,
@@ -16,17 +17,18 @@ from metastore_server.api.arguments import (
     require_default_catalog,
     required,
 )
+from metastore_server.catalog.data.fast_stats import Context
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.objects.table_filter import table_names_by_filter
 from metastore_server.catalog.objects.tables import TABLE_TYPES
 from metastore_server.thrift_api import hms
 
 
-def create_table(catalog: Catalog, tbl: hms.Table) -> None:
+def create_table(catalog: Catalog, tbl: hms.Table, context: Context = None) -> None:
     """Create a table and grant its creator the privileges it carries; the way every call
     that creates a table goes (``create_table``, an index's table; a table with keys through
-    ``creation_grants``)."""
-    catalog.tables.create(tbl, then=creation_grants(catalog, tbl))
+    ``creation_grants``); ``context`` is the call's environment context."""
+    catalog.tables.create(tbl, then=creation_grants(catalog, tbl), context=context)
 
 
 def creation_grants(catalog: Catalog, tbl: hms.Table) -> Callable[[], None]:
@@ -65,8 +67,9 @@ class TableCalls(Area):
     def create_table_with_environment_context(
         self, tbl: hms.Table, environment_context: hms.EnvironmentContext
     ) -> None:
-        """``create_table`` (the context changes nothing)."""
-        create_table(self.catalog, tbl)
+        """``create_table``; ``STATS_GENERATED`` in the context marks counted statistics
+        accurate."""
+        create_table(self.catalog, tbl, context_properties(environment_context))
 
     def drop_table(self, dbname: str, name: str, deleteData: bool) -> None:  # noqa: N803
         """Drop a table and its partitions (their data with ``deleteData``, to the trash)."""
@@ -101,13 +104,14 @@ class TableCalls(Area):
         environment_context: hms.EnvironmentContext,
     ) -> None:
         """``alter_table``; ``CASCADE`` in the context changes the partitions' columns too,
-        ``DO_NOT_UPDATE_STATS`` keeps the table's basic statistics as sent."""
+        ``DO_NOT_UPDATE_STATS`` keeps the table's basic statistics as sent, ``STATS_GENERATED``
+        marks counted ones accurate."""
         self.catalog.alter_table(
             database_name(dbname),
             object_name(tbl_name),
             new_tbl,
             cascade=context_says(environment_context, "CASCADE"),
-            update_stats=not context_says(environment_context, "DO_NOT_UPDATE_STATS"),
+            context=context_properties(environment_context),
         )
 
     def alter_table_with_cascade(

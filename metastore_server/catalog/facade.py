@@ -10,6 +10,7 @@ from metastore_server.catalog.basics.changes import DATABASE, DROP, TABLE, Chang
 from metastore_server.catalog.core.context import WRITER_LEASE_S, CatalogContext
 from metastore_server.catalog.core.listing_cache import DEFAULT_MAX_BYTES, ListingCache
 from metastore_server.catalog.data.deletions import Deletion
+from metastore_server.catalog.data.fast_stats import Context
 from metastore_server.catalog.data.moves import Move
 from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
@@ -54,6 +55,7 @@ class Catalog:
         txn_timeout_s: float = DEFAULT_TXN_TIMEOUT_S,
         event_ttl_s: float = DEFAULT_EVENT_TTL_S,
         notification_log: bool = True,
+        stats_autogather: bool = True,
     ) -> None:
         store.ensure_tables(layout.TABLE_SPECS)
         self.ctx = CatalogContext(
@@ -65,6 +67,7 @@ class Catalog:
             writer_lease_s=writer_lease_s,
             event_ttl_s=event_ttl_s,
             notification_log=notification_log,
+            stats_autogather=stats_autogather,
         )
         self.databases = Databases(self.ctx)
         self.tables = Tables(self.ctx, self.databases)
@@ -265,9 +268,10 @@ class Catalog:
         return deletion
 
     def alter_table(
-        self, db: str, name: str, new_tbl: hms.Table, cascade: bool, *, update_stats: bool = True
+        self, db: str, name: str, new_tbl: hms.Table, cascade: bool, *, context: Context = None
     ) -> None:
-        """Alter (or rename) a table; ``cascade`` pushes the new columns to all partitions."""
+        """Alter (or rename) a table; ``cascade`` pushes the new columns to all partitions;
+        ``context`` is the call's environment context (``DO_NOT_UPDATE_STATS``...)."""
         move = None
         with self.ctx.write_lock:
             current = self.tables.find(db, name)
@@ -285,7 +289,7 @@ class Catalog:
                     db,
                     name,
                     new_tbl,
-                    update_stats=update_stats,
+                    context=context,
                     extra_ops=relocated,
                 )
                 if cascade and ref.table.sd is not None:

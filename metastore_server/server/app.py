@@ -20,6 +20,9 @@ from metastore_server.server.store_url import describe, open_store
 from metastore_server.server.thrift_server import MetastoreServer
 from storage import row_scan
 
+#: HMS's switch of fast statistics on create and add (``[hive]`` in the config file).
+AUTOGATHER = "hive.stats.autogather"
+
 log = structlog.get_logger(__name__)
 
 
@@ -38,6 +41,7 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
         txn_timeout_s=config.txn_timeout,
         event_ttl_s=config.event_ttl,
         notification_log=config.notification_log == "on",
+        stats_autogather=config.extra_config.get(AUTOGATHER, "true").strip().lower() == "true",
     )
     config_values = {
         **HIVE_DEFAULTS,

@@ -170,6 +170,8 @@ class CatalogContext:
     event_ttl_s: float = DEFAULT_TTL_S
     #: Whether changes are recorded in the notification log.
     notification_log: bool = True
+    #: Whether creates and adds count fast statistics (HMS's hive.stats.autogather).
+    stats_autogather: bool = True
     #: The store's optional capabilities (``storage.port.Capabilities``).
     capabilities: Capabilities = field(init=False)
     write_lock: WriteLock = field(init=False)

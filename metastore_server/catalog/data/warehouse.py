@@ -1,5 +1,5 @@
-"""The warehouse directory: default locations of databases, tables and partitions, and the
-fast statistics of local directories. Creating, deleting and moving data is ``data``'s job."""
+"""The warehouse directory: default locations of databases, tables and partitions. Creating,
+deleting and moving data is ``operations``'s job, counting it ``fast_stats``'s."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def local_path(location: str | None) -> Path | None:
 
 
 class Warehouse:
-    """Default locations under a root directory, and fast statistics of local directories."""
+    """Default locations under a root directory."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).absolute()
@@ -42,24 +42,3 @@ class Warehouse:
     def child_location(parent: str, child: str) -> str:
         """``parent/child`` for a location URI (no normalisation of the parent)."""
         return parent.rstrip("/") + "/" + child
-
-    @staticmethod
-    def quick_stats(location: str | None) -> tuple[int, int] | None:
-        """(number of files, total bytes) below a local directory, as HMS's fast stats count
-        them: regular files in the whole tree, skipping names that start with ``.`` or ``_``.
-        None for other file systems; (0, 0) for a directory that does not exist."""
-        path = local_path(location)
-        if path is None:
-            return None
-        files = size = 0
-        for directory, subdirs, filenames in os.walk(path):
-            subdirs[:] = [d for d in subdirs if not d.startswith((".", "_"))]
-            for filename in filenames:
-                if filename.startswith((".", "_")):
-                    continue
-                try:
-                    size += os.stat(os.path.join(directory, filename)).st_size
-                except OSError:
-                    continue
-                files += 1
-        return files, size

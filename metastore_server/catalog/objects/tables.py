@@ -20,6 +20,8 @@ from metastore_server.catalog.basics.changes import (
 )
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.data.fast_stats import Context, FastStats
+from metastore_server.catalog.data.operations import MadeDirs
 from metastore_server.catalog.objects.databases import Databases
 from metastore_server.thrift_api import hms
 from planner.types import KeyKind, key_kind
@@ -149,12 +151,6 @@ def unable_to_create(uri: str, detail: str) -> Exception:
     )
 
 
-def _put_quick_stats(params: dict[str, str], stats: tuple[int, int] | None) -> None:
-    """Set HMS's fast table statistics in ``params`` (nothing when they cannot be counted)."""
-    if stats is not None:
-        params["numFiles"], params["totalSize"] = str(stats[0]), str(stats[1])
-
-
 def fill_storage_defaults(sd: hms.StorageDescriptor | None) -> None:
     """Fields HMS always returns set: empty skew info, storedAsSubDirectories false."""
     if sd is None:
@@ -201,6 +197,7 @@ class Tables:
         self._databases = databases
         #: Told of every creation and alteration, inside the change (``basics.changes``).
         self.listeners = TableListeners()
+        self._stats = FastStats(ctx.data, autogather=ctx.stats_autogather)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -285,10 +282,12 @@ class Tables:
 
     # -- writes ------------------------------------------------------------------------------
 
-    def create(self, tbl: hms.Table, *, then: Callable[[], None] | None = None) -> None:
-        """Create a table with HMS defaults (names lower-case, location, DDL time); ``then``
-        runs once the row is written, in the same change (when it fails, the table and its
-        directory are undone too)."""
+    def create(
+        self, tbl: hms.Table, *, then: Callable[[], None] | None = None, context: Context = None
+    ) -> None:
+        """Create a table with HMS defaults (names lower-case, location, DDL time, fast
+        statistics by the call's environment ``context``); ``then`` runs once the row is
+        written, in the same change (when it fails, the table and its directory go too)."""
         if tbl is None:
             raise hms.InvalidObjectException(message="Table cannot be null")
         db = names.normalize(tbl.dbName)
@@ -327,10 +326,7 @@ class Tables:
                 raise hms.AlreadyExistsException(message=f"Table {name} already exists")
             self.listeners.check(change)
             self.listeners.before_write(change)
-            # The directory first (HMS): a table whose directory cannot be made is refused.
-            made = self._ctx.data.make_dirs(
-                [None if is_view else table.sd.location], unable_to_create
-            )
+            made = self._make_directory(table, is_view, context)
             try:
                 table_id = self._ctx.store.increment(
                     layout.META, layout.COUNTERS_ROW, layout.NEXT_TABLE_ID
@@ -367,20 +363,28 @@ class Tables:
                 Change(TABLE, CREATE, after=table, when=now, table_id=table_id)
             )
 
+    def _make_directory(self, table: hms.Table, is_view: bool, context: Context) -> MadeDirs:
+        """A new table's fast statistics of files already there, then its directory: first,
+        as in HMS (a table whose directory cannot be made is refused)."""
+        self._stats.table_created(table, context)
+        return self._ctx.data.make_dirs(
+            [None if is_view else table.sd.location], unable_to_create
+        )
+
     def alter(
         self,
         db: str,
         name: str,
         new_tbl: hms.Table,
         *,
-        update_stats: bool = True,
+        context: Context = None,
         extra_ops: Sequence[Put | Delete] = (),
     ) -> TableRef:
         """Replace a table's definition; a new db/name renames it (its data is the caller's).
 
-        Partition keys cannot change. Returns the stored table. With ``update_stats`` (HMS does
-        it unless the client says DO_NOT_UPDATE_STATS) an unpartitioned table's ``numFiles``
-        and ``totalSize`` are counted again from its directory. The table listeners
+        Partition keys cannot change. Returns the stored table. An unpartitioned table's fast
+        statistics are counted again by HMS's rules (``data.fast_stats``; ``context`` is the
+        call's environment context). The table listeners
         (``listeners``) may refuse or adjust the new definition; a stamped row
         (``layout.TIMELINE_VERSION``) is rewritten with a new stamp, compare-and-set on the old
         one, and read again when another process changed it. ``extra_ops`` are written with the
@@ -393,7 +397,7 @@ class Tables:
                 current = self.find_settled(db, name)
                 if current is None:
                     raise hms.InvalidOperationException(message=f"{db}.{name} table not found")
-                stored = self._write_altered(current, new_tbl, update_stats, extra_ops)
+                stored = self._write_altered(current, new_tbl, context, extra_ops)
                 if stored is not None:
                     self._ctx.changes.announce(Change(
                         TABLE, ALTER, before=current.table, after=stored.table,
@@ -411,12 +415,12 @@ class Tables:
         self,
         current: TableRef,
         new_tbl: hms.Table,
-        update_stats: bool,
+        context: Context,
         extra_ops: Sequence[Put | Delete] = (),
     ) -> TableRef | None:
         """Store the new definition of ``current``; None when its stamp changed meanwhile."""
         db, name = current.db, current.name
-        table = self._altered(current, new_tbl, update_stats)
+        table = self._altered(current, new_tbl, context)
         new_db, new_name = table.dbName, table.tableName
         ops: list[Put | Delete] = []
         new_key = layout.table_key(new_db, new_name)
@@ -471,7 +475,7 @@ class Tables:
             step(stored)
         return stored
 
-    def _altered(self, current: TableRef, new_tbl: hms.Table, update_stats: bool) -> hms.Table:
+    def _altered(self, current: TableRef, new_tbl: hms.Table, context: Context) -> hms.Table:
         """The new definition of ``current`` with HMS's rules applied (names, columns,
         defaults, DDL time, statistics)."""
         db, name = current.db, current.name
@@ -507,8 +511,7 @@ class Tables:
             raise hms.MetaException(
                 message=f"Can not alter table {db}.{name}: its new definition has no location"
             )
-        if update_stats and not is_view and not table.partitionKeys:
-            _put_quick_stats(params, self._ctx.warehouse.quick_stats(table.sd.location))
+        self._stats.table_altered(table, current.table, context)
         table.createTime = current.table.createTime
         return table
 

@@ -22,6 +22,7 @@ from metastore_server.catalog.basics.java_text import thrift_struct_text
 from metastore_server.catalog.basics.serde import shallow_copy
 from metastore_server.catalog.core.claims import Claims, TooSlowToClaim
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.data.fast_stats import FastStats
 from metastore_server.catalog.dependencies.model import (
     DEPENDS_ON_KEY,
     Dependency,
@@ -150,6 +151,7 @@ class Adding:
         self._dependencies = dependencies
         #: New partitions on stores without atomic batches are claimed before they are written.
         self._claim = claim
+        self._stats = FastStats(ctx.data, autogather=ctx.stats_autogather)
 
     def add(
         self,
@@ -160,8 +162,11 @@ class Adding:
         missing_table_message: str = (
             "Unable to add partition because table or database do not exist"
         ),
+        count_stats: bool = True,
     ) -> list[hms.Partition]:
-        """Add partitions, all or nothing; with ``if_not_exists`` existing ones are skipped.
+        """Add partitions, all or nothing; with ``if_not_exists`` existing ones are skipped;
+        with ``count_stats`` the fast statistics of files already there are counted (not for
+        an exchange's partitions, as HMS).
 
         Returns the partitions added, as HMS answers them: with the location, times and
         parameters set, and the other storage fields as the client sent them. Raises
@@ -172,7 +177,9 @@ class Adding:
             if attempt:  # a random, growing pause: writers racing for the same rows drift apart
                 time.sleep(random.uniform(0, min(1.0, 0.01 * 2**attempt)))
             try:
-                return self._add_once(db, table, parts, if_not_exists, missing_table_message)
+                return self._add_once(
+                    db, table, parts, if_not_exists, missing_table_message, count_stats
+                )
             except _LostRace:
                 continue  # another server process created (or is creating) one: look again
         raise hms.MetaException(
@@ -190,19 +197,20 @@ class Adding:
         parts: Sequence[hms.Partition] | None,
         if_not_exists: bool,
         missing_table_message: str,
+        count_stats: bool = True,
     ) -> list[hms.Partition]:
         """One attempt of ``add``: ``_LostRace`` when a partition it found absent was created
         (by another server process) before its write."""
         parts = list(parts or [])
         now = self._ctx.now()
-        early = self._early(db, table, parts, now)
+        early = self._early(db, table, parts, now, count_stats)
         with self._ctx.write_lock:
             ref = self._tables.find(db, table)
             if ref is None:
                 raise hms.InvalidObjectException(message=missing_table_message)
             if early is not None and not early.made_for(ref):
                 early = None
-            plan = self._plan(ref, (db, table), parts, early, if_not_exists, now)
+            plan = self._plan(ref, (db, table), parts, early, if_not_exists, now, count_stats)
             if plan.to_store:
                 self._store(ref, plan)
         return [p for _, _, p in plan.to_store]
@@ -215,6 +223,7 @@ class Adding:
         early: _EarlyAdd | None,
         if_not_exists: bool,
         now: int,
+        count_stats: bool = True,
     ) -> _AddPlan:
         """Check every partition of the request, in order, and make what is written."""
         spec = dependent_spec(ref.table)
@@ -238,7 +247,7 @@ class Adding:
             if ready is not None:
                 answer, plan.stored_columns[key] = ready
             else:
-                answer = self._prepare(ref, part, values, now)
+                answer = self._prepare(ref, part, values, now, count_stats)
             if spec is not None or DEPENDS_ON_KEY in answer.parameters:
                 self._plan_dependency(ref, spec, part, values, answer, key, plan)
             if key in seen:
@@ -338,7 +347,12 @@ class Adding:
         return row_columns(ref, stored, values)
 
     def _early(
-        self, db: str, table: str, parts: Sequence[hms.Partition | None], now: int
+        self,
+        db: str,
+        table: str,
+        parts: Sequence[hms.Partition | None],
+        now: int,
+        count_stats: bool = True,
     ) -> _EarlyAdd | None:
         """An add's work that needs no lock: each partition's values and key, and for a plain
         partition of a table that depends on none its answer and row columns (None where it
@@ -348,17 +362,23 @@ class Adding:
         if ref is None or dependent_spec(ref.table) is not None:
             return None
         keyed = self._keyed(ref, parts)
-        ready: list[tuple[hms.Partition, dict[bytes, bytes]] | None] = []
+        answers: list[tuple[hms.Partition, list[str]] | None] = []
         for part, found in zip(parts, keyed, strict=True):
             entry = None
             if part is not None and not isinstance(found, Exception):
                 try:
-                    answer = self._prepare(ref, part, found[0], now)
+                    answer = self._prepare(ref, part, found[0], now, count_stats=False)
                     if DEPENDS_ON_KEY not in answer.parameters:
-                        entry = (answer, self._stored_columns(ref, answer, found[0]))
+                        entry = (answer, found[0])
                 except Exception:  # noqa: BLE001 - done again under the lock, raised there
                     entry = None
-            ready.append(entry)
+            answers.append(entry)
+        if count_stats:  # every location read at once, before any directory is made
+            self._stats.partitions_added([a for a, _ in filter(None, answers)], ref.table)
+        ready = [
+            None if entry is None else (entry[0], self._stored_columns(ref, *entry))
+            for entry in answers
+        ]
         return _EarlyAdd(ref.table_id, ref.object_bytes, keyed, ready)
 
     def _depend(
@@ -406,11 +426,17 @@ class Adding:
         return keyed
 
     def _prepare(
-        self, ref: TableRef, part: hms.Partition, values: list[str], now: int
+        self,
+        ref: TableRef,
+        part: hms.Partition,
+        values: list[str],
+        now: int,
+        count_stats: bool = True,
     ) -> hms.Partition:
         """The partition as added: of this table, with its values, a storage descriptor (the
-        table's when the client sent none), its default location unless it has one, and its
-        times; ``part`` itself is not changed."""
+        table's when the client sent none), its default location unless it has one, its
+        times, and the fast statistics of files already there; ``part`` itself is not
+        changed."""
         # Shallow copies: only fields of the partition and of its sd are set below (and by
         # _depend and fill_storage_defaults); nested lists and maps are never changed in place.
         stored = shallow_copy(part)
@@ -430,6 +456,8 @@ class Adding:
         params = dict(stored.parameters or {})
         params[DDL_TIME] = str(now)
         stored.parameters = params
+        if count_stats:  # before its directory is made: only files already there count
+            self._stats.partition_added(stored, ref.table)
         return stored
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from metastore_server.catalog.basics.changes import ALTER, PARTITION, RENAME, PartitionChange
 from metastore_server.catalog.basics.serde import stored_partition_bytes
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.data.fast_stats import Context, FastStats
 from metastore_server.catalog.data.moves import Move
 from metastore_server.catalog.dependencies.model import TableName
 from metastore_server.catalog.dependencies.store import Dependencies
@@ -50,10 +51,18 @@ class Altering:
         self._dependencies = dependencies
         #: A rename creates a row: on stores without atomic batches it holds the adding claim.
         self._claim = claim
+        self._stats = FastStats(ctx.data, autogather=ctx.stats_autogather)
 
-    def alter(self, db: str, table: str, new_parts: Sequence[hms.Partition] | None) -> None:
+    def alter(
+        self,
+        db: str,
+        table: str,
+        new_parts: Sequence[hms.Partition] | None,
+        context: Context = None,
+    ) -> None:
         """Replace partitions' definitions (values identify them; all must exist, else
-        InvalidOperationException)."""
+        InvalidOperationException); their fast statistics follow HMS's rules
+        (``data.fast_stats``; ``context`` is the call's environment context)."""
         with self._ctx.write_lock:
             ref = self._tables.get(db, table)
             now = self._ctx.now()
@@ -74,6 +83,7 @@ class Altering:
                     raise hms.InvalidOperationException(message="alter is not possible")
                 old = decoded(ref, row[layout.OBJECT])
                 updated = self._altered(ref, old, part, now)
+                self._stats.partition_altered(old, updated, ref.table, context)
                 keep_dependency(self._tables, ref, old, updated, values, marks)
                 changes.append((old, updated))
                 ops.append(Put(layout.PARTITIONS, key, row_columns(ref, updated, values)))
@@ -128,6 +138,8 @@ class Altering:
             updated.values = new_values
             self._dependencies.guard_partition_drop(ref, [old_values], kept=new_values)
             move = self._follow(ref, old, updated, new_part, old_values)
+            # Counted before the data moves, as HMS counts them.
+            self._stats.partition_altered(old, updated, ref.table, renamed=True)
             self._write_renamed(ref, old, updated, old_values, marks, move)
 
     def _rename_source(

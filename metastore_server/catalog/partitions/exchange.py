@@ -150,7 +150,7 @@ def _swap(
 ) -> list[hms.Partition]:
     """Add ``moved`` to ``dest``, then drop ``moving`` from ``source`` (the added partitions
     are dropped again when that fails); the partitions added."""
-    added = catalog.partitions.add(dest.db, dest.name, moved)
+    added = catalog.partitions.add(dest.db, dest.name, moved, count_stats=False)
     try:
         source_names = [names.make_partition_name(source.key_names, p.values) for p in moving]
         catalog.partitions.drop_by_names(source.db, source.name, source_names, False,

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.deletions import Deletion, Guard
+from metastore_server.catalog.data.fast_stats import Context
 from metastore_server.catalog.data.operations import Refusal
 from metastore_server.catalog.dependencies.store import Dependencies
 from metastore_server.catalog.objects.tables import TableRef, Tables
@@ -48,9 +49,12 @@ class Partitions:
         missing_table_message: str = (
             "Unable to add partition because table or database do not exist"
         ),
+        count_stats: bool = True,
     ) -> list[hms.Partition]:
         """Add partitions, all or nothing; the partitions added, as HMS answers them."""
-        return self.adding.add(db, table, parts, if_not_exists, missing_table_message)
+        return self.adding.add(
+            db, table, parts, if_not_exists, missing_table_message, count_stats
+        )
 
     def drop(
         self,
@@ -89,9 +93,15 @@ class Partitions:
         """Locations of the partitions of ``ref`` that lie outside its directory."""
         return self.dropping.locations_outside(ref)
 
-    def alter(self, db: str, table: str, new_parts: Sequence[hms.Partition] | None) -> None:
+    def alter(
+        self,
+        db: str,
+        table: str,
+        new_parts: Sequence[hms.Partition] | None,
+        context: Context = None,
+    ) -> None:
         """Replace partitions' definitions (values identify them; all must exist)."""
-        self.altering.alter(db, table, new_parts)
+        self.altering.alter(db, table, new_parts, context)
 
     def rename(
         self, db: str, table: str, old_values: Sequence[str] | None, new_part: hms.Partition

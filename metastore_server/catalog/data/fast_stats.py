@@ -1,0 +1,284 @@
+"""HMS's fast statistics: ``numFiles`` and ``totalSize`` of a table or partition, counted from
+the files at its location on any file system the data layer serves, and HMS 2.3's rules for
+when a create, an add or an alter counts them (``docs/managed-data.md#fast-statistics``).
+
+The rules, as HMS 2.3 applies them with ``hive.stats.autogather`` on (its default):
+
+- counted: every file below the location, in the whole tree, except those whose path below
+  the location has a name starting with ``_`` or ``.`` (``_SUCCESS``, ``.crc`` files,
+  ``_temporary``); directories and object-store directory markers are not files;
+- ``create_table`` (unpartitioned, not a view) and ``add_partition(s)``/``append_partition``
+  count them when the location already exists and the object does not carry both already;
+  a location the call creates gets none;
+- an alter (``alter_table`` of an unpartitioned table, ``alter_partition(s)``,
+  ``rename_partition``) counts them again unless the environment context says
+  ``DO_NOT_UPDATE_STATS=true``; a partition keeps what it carries when both equal the stored
+  ones (and no ``STATS_GENERATED`` asks for more); a missing location counts as empty;
+- a ``DO_NOT_UPDATE_STATS`` table parameter is removed by a count of the table, and skips it
+  when ``true``; a count marks the basic statistics accurate in ``COLUMN_STATS_ACCURATE``
+  only when the context says ``STATS_GENERATED=TASK``, and otherwise removes that parameter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Mapping, MutableMapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import structlog
+
+from metastore_server.catalog.data.files import reason
+from metastore_server.catalog.data.filesystems import Place
+from metastore_server.catalog.data.operations import DataOperations
+from metastore_server.thrift_api import hms
+
+log = structlog.get_logger(__name__)
+
+NUM_FILES = "numFiles"
+TOTAL_SIZE = "totalSize"
+FAST_STATS = (NUM_FILES, TOTAL_SIZE)
+#: Table parameter or environment-context property: leave the basic statistics as sent.
+DO_NOT_UPDATE_STATS = "DO_NOT_UPDATE_STATS"
+#: Environment-context property: who computed the statistics sent (``TASK`` or ``USER``).
+STATS_GENERATED = "STATS_GENERATED"
+TASK = "TASK"
+USER = "USER"
+#: Parameter saying which statistics are accurate (``{"BASIC_STATS":"true",...}``).
+COLUMN_STATS_ACCURATE = "COLUMN_STATS_ACCURATE"
+VIRTUAL_VIEW = "VIRTUAL_VIEW"
+#: Locations an add reads at once (HMS's ``hive.metastore.fshandler.threads`` is 15).
+COUNT_THREADS = 8
+
+#: An environment context's properties (None: no context).
+Context = Mapping[str, str] | None
+Params = MutableMapping[str, str]
+
+
+@dataclass(frozen=True)
+class Counted:
+    """What lies at a location: files and bytes counted, and whether it exists."""
+
+    files: int
+    size: int
+    exists: bool
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(("_", "."))
+
+
+def count_place(place: Place) -> Counted:
+    """Files and bytes at ``place`` as HMS counts them (a file location is one file)."""
+    if place.is_local:
+        return _count_local(place.path)
+    return _count_remote(place)
+
+
+def _count_local(path: str) -> Counted:
+    try:
+        top = os.stat(path)
+    except FileNotFoundError:
+        return Counted(0, 0, exists=False)
+    if not stat.S_ISDIR(top.st_mode):
+        return Counted(1, top.st_size, exists=True)
+    files = size = 0
+    for directory, subdirs, filenames in os.walk(path):
+        subdirs[:] = [d for d in subdirs if not _hidden(d)]
+        for filename in filenames:
+            if _hidden(filename):
+                continue
+            try:
+                size += os.stat(os.path.join(directory, filename)).st_size
+            except OSError:
+                continue  # removed meanwhile, or a dangling link
+            files += 1
+    return Counted(files, size, exists=True)
+
+
+def _count_remote(place: Place) -> Counted:
+    root = place.path.rstrip("/")
+    try:
+        found = place.fs.find(root, withdirs=False, detail=True)
+    except FileNotFoundError:
+        return Counted(0, 0, exists=False)
+    files = size = 0
+    for path, info in found.items():
+        if info.get("type", "file") != "file" or path.endswith("/"):
+            continue  # directory markers (S3A's ``dir/`` keys)
+        if path != root and not path.startswith(root + "/"):
+            continue  # a neighbour sharing the prefix (``t2`` beside ``t``)
+        relative = path[len(root) :].strip("/")
+        if relative and any(_hidden(part) for part in relative.split("/")):
+            continue
+        files += 1
+        size += int(info.get("size") or 0)
+    exists = bool(found) or bool(place.fs.exists(root))
+    return Counted(files, size, exists=exists)
+
+
+def _both(params: Mapping[str, str]) -> bool:
+    return all(key in params for key in FAST_STATS)
+
+
+def _same(old: Mapping[str, str] | None, new: Mapping[str, str]) -> bool:
+    """Whether the new fast statistics equal the stored ones (both present, same numbers)."""
+    if not old:
+        return False
+    for key in FAST_STATS:
+        if key not in old or key not in new:
+            return False
+        try:
+            if int(old[key]) != int(new[key]):
+                return False
+        except ValueError:
+            return False
+    return True
+
+
+def _accurate(previous: str | None) -> str:
+    """``COLUMN_STATS_ACCURATE`` with the basic statistics marked accurate, keeping the
+    columns the previous value named."""
+    columns: dict[str, str] = {}
+    try:
+        parsed = json.loads(previous) if previous else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and isinstance(parsed.get("COLUMN_STATS"), dict):
+        for name, value in sorted(parsed["COLUMN_STATS"].items()):
+            columns[str(name)] = "true" if str(value).lower() == "true" else "false"
+    doc: dict[str, object] = {"BASIC_STATS": "true"}
+    if columns:
+        doc["COLUMN_STATS"] = columns
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def _set_basic_state(params: Params, context: Context) -> None:
+    if (context or {}).get(STATS_GENERATED) == TASK:
+        params[COLUMN_STATS_ACCURATE] = _accurate(params.get(COLUMN_STATS_ACCURATE))
+    else:
+        params.pop(COLUMN_STATS_ACCURATE, None)
+
+
+def _put(params: Params, counted: Counted, context: Context) -> None:
+    params[NUM_FILES], params[TOTAL_SIZE] = str(counted.files), str(counted.size)
+    _set_basic_state(params, context)
+
+
+def _told_not_to(context: Context) -> bool:
+    return (context or {}).get(DO_NOT_UPDATE_STATS) == "true"
+
+
+def _parameter_says_skip(params: Params) -> bool:
+    """Remove a ``DO_NOT_UPDATE_STATS`` table parameter; whether it said ``true``."""
+    value = params.pop(DO_NOT_UPDATE_STATS, None)
+    return value is not None and value.lower() == "true"
+
+
+class FastStats:
+    """Counts fast statistics through the data layer's file systems and applies HMS's rules
+    to a table's or partition's parameters (changed in place). Nothing is counted when data
+    operations are off or a location cannot be read (logged ``fast_stats_unreadable``)."""
+
+    def __init__(self, data: DataOperations, *, autogather: bool = True) -> None:
+        self._data = data
+        #: HMS's ``hive.stats.autogather``: off, creates and adds count nothing (alters do).
+        self._autogather = autogather
+
+    def count(self, location: str | None) -> Counted | None:
+        """What lies at ``location``; None when it is not to be read or cannot be."""
+        if not self._data.enabled or not location:
+            return None
+        try:
+            return count_place(self._data.filesystems.resolve(location))
+        except Exception as exc:  # noqa: BLE001 - unavailable, or a client's own errors
+            log.warning("fast_stats_unreadable", location=location, error=reason(exc))
+            return None
+
+    def table_created(self, table: hms.Table, context: Context = None) -> None:
+        """``create_table``: an unpartitioned table (not a view) over an existing location
+        that does not carry both statistics gets them counted."""
+        params = _params(table)
+        if not self._autogather or table.tableType == VIRTUAL_VIEW or table.partitionKeys:
+            return
+        if _parameter_says_skip(params):
+            return
+        if _both(params):
+            return
+        counted = self.count(_location(table))
+        if counted is not None and counted.exists:
+            _put(params, counted, context)
+
+    def table_altered(self, table: hms.Table, before: hms.Table, context: Context = None) -> None:
+        """``alter_table`` of an unpartitioned table (not a view): counted again, except
+        when a managed table is renamed (HMS leaves its statistics as sent then)."""
+        if _told_not_to(context) or table.tableType == VIRTUAL_VIEW or table.partitionKeys:
+            return
+        renamed = (table.dbName, table.tableName) != (before.dbName, before.tableName)
+        external = (before.parameters or {}).get("EXTERNAL", "").upper() == "TRUE"
+        if renamed and before.tableType != VIRTUAL_VIEW and not external:
+            return
+        params = _params(table)
+        if _parameter_says_skip(params):
+            return
+        counted = self.count(_location(table))
+        if counted is not None:
+            _put(params, counted, context)
+
+    def partition_added(self, part: hms.Partition, table: hms.Table) -> None:
+        """``add_partition(s)``: a partition over an existing location that does not carry
+        both statistics gets them counted."""
+        params = _params(part)
+        if not self._autogather or table.tableType == VIRTUAL_VIEW or _both(params):
+            return
+        counted = self.count(_location(part))
+        if counted is not None and counted.exists:
+            _put(params, counted, None)
+
+    def partitions_added(self, parts: Sequence[hms.Partition], table: hms.Table) -> None:
+        """``partition_added`` for each of ``parts``, their locations read side by side (as
+        HMS does, in up to ``COUNT_THREADS`` threads)."""
+        if not self._autogather or table.tableType == VIRTUAL_VIEW:
+            return
+        wanted = [part for part in parts if not _both(_params(part))]
+        if len(wanted) <= 1:
+            for part in wanted:
+                self.partition_added(part, table)
+            return
+        with ThreadPoolExecutor(min(COUNT_THREADS, len(wanted))) as pool:
+            found = list(pool.map(self.count, [_location(part) for part in wanted]))
+        for part, counted in zip(wanted, found, strict=True):
+            if counted is not None and counted.exists:
+                _put(_params(part), counted, None)
+
+    def partition_altered(self, before: hms.Partition, part: hms.Partition, table: hms.Table,
+                          context: Context = None, *, renamed: bool = False) -> None:  # fmt: skip
+        """``alter_partition(s)`` and ``rename_partition``: counted again unless told not to,
+        or unless the partition carries the stored statistics (an alter then only updates
+        the accuracy mark when ``STATS_GENERATED`` asks)."""
+        if _told_not_to(context) or table.tableType == VIRTUAL_VIEW:
+            return
+        params = _params(part)
+        generated = (context or {}).get(STATS_GENERATED) in (TASK, USER)
+        same = _same(before.parameters, params)
+        if _both(params) and not generated and same:
+            return
+        if same and not renamed:
+            _set_basic_state(params, context)
+            return
+        counted = self.count(_location(part))
+        if counted is not None:
+            _put(params, counted, context)
+
+
+def _params(obj: hms.Table | hms.Partition) -> dict[str, str]:
+    """The object's parameters, as a dict of its own (set on it)."""
+    params = dict(obj.parameters or {})
+    obj.parameters = params
+    return params
+
+
+def _location(obj: hms.Table | hms.Partition) -> str | None:
+    return obj.sd.location if obj.sd is not None else None
