@@ -4,14 +4,15 @@ dropped. See ``docs/hms-api.md#constraints``."""
 from __future__ import annotations
 
 from metastore_server.api.area import Area
-from metastore_server.api.arguments import object_name, required
+from metastore_server.api.arguments import required
 from metastore_server.api.tables import create_table
 from metastore_server.thrift_api import hms
 
 
 class ConstraintCalls(Area):
-    """Primary and foreign keys. Raises NoSuchObjectException (a missing table or key),
-    AlreadyExistsException, InvalidObjectException and MetaException (a key HMS refuses)."""
+    """Primary and foreign keys. Raises NoSuchObjectException (a missing key),
+    AlreadyExistsException, InvalidObjectException (a key on a missing table or column) and
+    MetaException (a key HMS refuses)."""
 
     def create_table_with_constraints(
         self,
@@ -19,14 +20,15 @@ class ConstraintCalls(Area):
         primaryKeys: list[hms.SQLPrimaryKey],  # noqa: N803 (IDL names)
         foreignKeys: list[hms.SQLForeignKey],  # noqa: N803
     ) -> None:
-        """Create a table, then its keys; a refused key drops the table again."""
-        create_table(self.catalog, tbl)
-        try:
-            self.catalog.constraints.add_primary_key(primaryKeys)
-            self.catalog.constraints.add_foreign_key(foreignKeys)
-        except Exception:
-            self.catalog.drop_table(object_name(tbl.dbName), object_name(tbl.tableName), True)
-            raise
+        """Create a table with its keys, in one change: a refused key leaves no table (and
+        no event)."""
+        keys = self.catalog.constraints
+
+        def add_keys() -> None:
+            keys.add_primary_key(primaryKeys)
+            keys.add_foreign_key(foreignKeys)
+
+        create_table(self.catalog, tbl, also=add_keys)
 
     def drop_constraint(self, req: hms.DropConstraintRequest) -> None:
         """Drop a key by name."""
@@ -44,6 +46,9 @@ class ConstraintCalls(Area):
     def get_primary_keys(self, request: hms.PrimaryKeysRequest) -> hms.PrimaryKeysResponse:
         """A table's primary key columns."""
         request = required(request, "PrimaryKeysRequest")
+        for name, value in (("db_name", request.db_name), ("tbl_name", request.tbl_name)):
+            if value is None:  # required fields of the request (HMS: a protocol error)
+                raise hms.MetaException(message=f"Required field '{name}' is unset")
         keys = self.catalog.constraints.primary_keys(request.db_name, request.tbl_name)
         return hms.PrimaryKeysResponse(primaryKeys=keys)
 

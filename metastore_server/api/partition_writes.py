@@ -102,7 +102,11 @@ class PartitionWriteCalls(Area):
     def append_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         """Add the partition of these values to a table; the partition as stored."""
         part = hms.Partition(values=list(part_vals or []), dbName=db_name, tableName=tbl_name)
-        return self.add_partition(part)
+        try:
+            return self.add_partition(part)
+        except hms.AlreadyExistsException as exc:  # HMS words it without the blank here
+            message = (exc.message or "").replace(": Partition(", ":Partition(", 1)
+            raise hms.AlreadyExistsException(message=message) from None
 
     def append_partition_with_environment_context(
         self,
@@ -224,7 +228,9 @@ class PartitionWriteCalls(Area):
 
     def alter_partitions(self, db_name: str, tbl_name: str, new_parts: list[hms.Partition]) -> None:
         """Change partitions, all or none."""
-        self.catalog.partitions.alter(database_name(db_name), object_name(tbl_name), new_parts)
+        self.catalog.partitions.alter(
+            database_name(db_name), object_name(tbl_name), new_parts, batch=True
+        )
 
     def alter_partition_with_environment_context(
         self,

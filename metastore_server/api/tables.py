@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import (
     context_says,
@@ -14,21 +16,30 @@ from metastore_server.api.arguments import (
     require_default_catalog,
     required,
 )
+from metastore_server.api.meta_conf import DISALLOW_INCOMPATIBLE_TYPES
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.objects.table_filter import table_names_by_filter
 from metastore_server.catalog.objects.tables import TABLE_TYPES
 from metastore_server.thrift_api import hms
 
 
-def create_table(catalog: Catalog, tbl: hms.Table) -> None:
+def create_table(
+    catalog: Catalog, tbl: hms.Table, also: Callable[[], None] | None = None
+) -> None:
     """Create a table and grant its creator the privileges it carries; the way every call
-    that creates a table goes (``create_table``, an index's table, a table with keys)."""
+    that creates a table goes (``create_table``, an index's table, a table with keys).
+    ``also`` runs in the same change once the table is written (its keys): when it fails,
+    the table is not created."""
     if tbl is not None:
         tbl.dbName = database_name(tbl.dbName)
     grants = catalog.security.privileges
-    catalog.tables.create(
-        tbl, then=lambda: grants.grant_created(tbl.dbName, tbl.tableName, tbl.privileges)
-    )
+
+    def then() -> None:
+        grants.grant_created(tbl.dbName, tbl.tableName, tbl.privileges)
+        if also is not None:
+            also()
+
+    catalog.tables.create(tbl, then=then)
 
 
 def _columns(table: hms.Table) -> list[hms.FieldSchema]:
@@ -83,7 +94,11 @@ class TableCalls(Area):
     def alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table) -> None:
         """Change (or rename) a table; its partitions keep their columns."""
         self.catalog.alter_table(
-            database_name(dbname), object_name(tbl_name), new_tbl, cascade=False
+            database_name(dbname),
+            object_name(tbl_name),
+            new_tbl,
+            cascade=False,
+            check_types=self._check_types(),
         )
 
     def alter_table_with_environment_context(
@@ -101,6 +116,7 @@ class TableCalls(Area):
             new_tbl,
             cascade=context_says(environment_context, "CASCADE"),
             update_stats=not context_says(environment_context, "DO_NOT_UPDATE_STATS"),
+            check_types=self._check_types(),
         )
 
     def alter_table_with_cascade(
@@ -108,8 +124,17 @@ class TableCalls(Area):
     ) -> None:
         """``alter_table``; with ``cascade`` the partitions' columns change too."""
         self.catalog.alter_table(
-            database_name(dbname), object_name(tbl_name), new_tbl, cascade=bool(cascade)
+            database_name(dbname),
+            object_name(tbl_name),
+            new_tbl,
+            cascade=bool(cascade),
+            check_types=self._check_types(),
         )
+
+    def _check_types(self) -> bool:
+        """Whether this connection disallows incompatible column type changes (HMS's
+        ``hive.metastore.disallow.incompatible.col.type.changes``, true unless set false)."""
+        return self.settings.meta_conf.get(DISALLOW_INCOMPATIBLE_TYPES) == "true"
 
     # -- read --------------------------------------------------------------------------------
 
@@ -125,9 +150,13 @@ class TableCalls(Area):
         return hms.GetTableResult(table=table)
 
     def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> list[hms.Table]:
-        """The tables that exist among ``tbl_names``; UnknownDBException for a missing
-        database."""
+        """The tables that exist among ``tbl_names``; UnknownDBException for a missing or
+        empty database name, InvalidOperationException for no list (HMS's words)."""
+        if not dbname:
+            raise hms.UnknownDBException(message="DB name is null or empty")
         db = database_name(dbname)
+        if tbl_names is None:
+            raise hms.InvalidOperationException(message=f"{db} cannot find null tables")
         if self.catalog.databases.find(db) is None:
             raise hms.UnknownDBException(message=f"Could not find database {db}")
         return self.catalog.tables.objects(db, tbl_names)
@@ -136,6 +165,8 @@ class TableCalls(Area):
         """The request form of ``get_table_objects_by_name`` (no names: every table)."""
         req = required(req, "GetTablesRequest")
         db = object_name(req.dbName)
+        if not db:
+            raise hms.UnknownDBException(message="DB name is null or empty")
         if self.catalog.databases.find(db) is None:
             raise hms.UnknownDBException(message=f"Could not find database {db}")
         wanted = req.tblNames if req.tblNames is not None else self.catalog.tables.names(db)
@@ -163,11 +194,9 @@ class TableCalls(Area):
         return self.get_schema(db_name, table_name)
 
     def _table_for_schema(self, db_name: str, table_name: str) -> hms.Table:
-        """The table of a column call (``db.table.column`` names the table); UnknownDBException
-        or UnknownTableException, as HMS answers these calls."""
+        """The table of a column call (``db.table.column`` names the table);
+        UnknownTableException when it or its database is missing, as HMS answers."""
         db, name = database_name(db_name), object_name((table_name or "").split(".", 1)[0])
-        if self.catalog.databases.find(db) is None:
-            raise hms.UnknownDBException(message=f"Database {db} does not exist")
         ref = self.catalog.tables.find(db, name)
         if ref is None:
             raise hms.UnknownTableException(message=f"{db}.{name} table not found")

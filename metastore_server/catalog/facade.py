@@ -23,7 +23,13 @@ from metastore_server.catalog.objects.functions import Functions
 from metastore_server.catalog.objects.indexes import Indexes
 from metastore_server.catalog.objects.partition_marks import PartitionEvents
 from metastore_server.catalog.objects.statistics import Statistics, StatisticsListener
-from metastore_server.catalog.objects.tables import TableRef, Tables, must_purge, owns_data
+from metastore_server.catalog.objects.tables import (
+    TableRef,
+    Tables,
+    must_purge,
+    owns_data,
+    target_exists,
+)
 from metastore_server.catalog.objects.types import TypeRegistry
 from metastore_server.catalog.partitions.service import Partitions
 from metastore_server.catalog.reads.partition_reads import PartitionReads
@@ -240,9 +246,17 @@ class Catalog:
         return deletion
 
     def alter_table(
-        self, db: str, name: str, new_tbl: hms.Table, cascade: bool, *, update_stats: bool = True
+        self,
+        db: str,
+        name: str,
+        new_tbl: hms.Table,
+        cascade: bool,
+        *,
+        update_stats: bool = True,
+        check_types: bool = True,
     ) -> None:
-        """Alter (or rename) a table; ``cascade`` pushes the new columns to all partitions."""
+        """Alter (or rename) a table; ``cascade`` pushes the new columns to all partitions;
+        ``check_types`` refuses incompatible column type changes (HMS's default)."""
         move = None
         with self.ctx.write_lock:
             current = self.tables.find(db, name)
@@ -252,6 +266,7 @@ class Catalog:
             inherit = self._propagation(plan, new_tbl) if plan is not None else []
             relocated: list[Put] = []
             if current is not None:
+                self._refuse_existing_target(current, new_tbl)
                 new_tbl, move, relocated = self._rename_data(current, new_tbl)
             subject = f"{db}.{name}"
             self.ctx.data.prepare(move, subject)
@@ -262,6 +277,7 @@ class Catalog:
                     new_tbl,
                     update_stats=update_stats,
                     extra_ops=relocated,
+                    check_types=check_types,
                 )
                 if cascade and ref.table.sd is not None:
                     self.partitions.propagate_columns(ref, ref.table.sd.cols)
@@ -277,6 +293,15 @@ class Catalog:
             if move is not None:
                 self.ctx.write_lock.after_commit(move.commit, undo=move.rollback)
 
+    def _refuse_existing_target(self, current: TableRef, new_tbl: hms.Table) -> None:
+        """A rename onto an existing table is refused before any data is looked at (HMS)."""
+        if new_tbl is None:
+            return
+        new_db = names.normalize(new_tbl.dbName) or current.db
+        new_name = names.normalize(new_tbl.tableName) or current.name
+        renamed = (new_db, new_name) != (current.db, current.name)
+        if renamed and self.tables.find(new_db, new_name) is not None:
+            raise target_exists(new_tbl, new_db, new_name)
 
     def _rename_data(
         self, current: TableRef, new_tbl: hms.Table

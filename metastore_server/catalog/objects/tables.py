@@ -21,6 +21,12 @@ from metastore_server.catalog.basics.changes import (
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.databases import Databases
+from metastore_server.catalog.objects.table_checks import (
+    check_column_types,
+    check_partition_keys,
+    refuse_duplicate_columns,
+    refuse_incompatible_types,
+)
 from metastore_server.thrift_api import hms
 from planner.types import KeyKind, key_kind
 from storage import layout
@@ -180,6 +186,13 @@ def column_types(table: hms.Table) -> list[tuple[str, str]]:
     return [((c.name or "").lower(), (c.type or "").replace(" ", "").lower()) for c in columns]
 
 
+def target_exists(new_tbl: hms.Table, db: str, name: str) -> Exception:
+    """HMS's refusal of a rename onto an existing table (the names as the client sent them)."""
+    return hms.InvalidOperationException(
+        message=f"new table {new_tbl.dbName or db}.{new_tbl.tableName or name} already exists"
+    )
+
+
 def _lower_columns(columns: list[hms.FieldSchema] | None) -> list[hms.FieldSchema]:
     result = []
     for column in columns or []:
@@ -291,12 +304,11 @@ class Tables:
         name = names.normalize(tbl.tableName)
         if not names.is_valid_name(name):
             raise hms.InvalidObjectException(message=f"{tbl.tableName} is not a valid object name")
+        check_column_types(tbl, hms.InvalidObjectException, partition_keys=True)
         table = copy.deepcopy(tbl)
         table.dbName, table.tableName = db, name
         _clear_catalog(table)
-        self._validate_columns(table)
-        if table.sd is None:
-            table.sd = hms.StorageDescriptor(cols=[], parameters={})
+        check_partition_keys(table, hms.InvalidObjectException)
         table.sd.cols = _lower_columns(table.sd.cols)
         table.partitionKeys = _lower_columns(table.partitionKeys)
         change = TableChange(table, None, hms.InvalidObjectException)
@@ -321,6 +333,7 @@ class Tables:
                 table.sd.location = self._ctx.warehouse.child_location(database.locationUri, name)
             if self.find(db, name) is not None:
                 raise hms.AlreadyExistsException(message=f"Table {name} already exists")
+            refuse_duplicate_columns(table)
             self.listeners.check(change)
             self.listeners.before_write(change)
             # The directory first (HMS): a table whose directory cannot be made is refused.
@@ -369,6 +382,7 @@ class Tables:
         *,
         update_stats: bool = True,
         extra_ops: Sequence[Put | Delete] = (),
+        check_types: bool = False,
     ) -> TableRef:
         """Replace a table's definition; a new db/name renames it (its data is the caller's).
 
@@ -378,15 +392,25 @@ class Tables:
         (``listeners``) may refuse or adjust the new definition; a stamped row
         (``layout.TIMELINE_VERSION``) is rewritten with a new stamp, compare-and-set on the old
         one, and read again when another process changed it. ``extra_ops`` are written with the
-        row (partitions relocated by a rename).
+        row (partitions relocated by a rename). With ``check_types`` (HMS's
+        ``hive.metastore.disallow.incompatible.col.type.changes``) a column may only change to
+        a type its old one converts to (not checked for views).
         """
         if new_tbl is None:
             raise hms.InvalidOperationException(message="New table is invalid: null")
+        new_name = names.normalize(new_tbl.tableName) or name
+        if not names.is_valid_name(new_name):
+            raise hms.InvalidOperationException(
+                message=f"{new_tbl.tableName} is not a valid object name"
+            )
+        check_column_types(new_tbl, hms.InvalidOperationException)
         with self._ctx.write_lock:
             for _ in range(ALTER_ATTEMPTS):
                 current = self.find_settled(db, name)
                 if current is None:
                     raise hms.InvalidOperationException(message=f"{db}.{name} table not found")
+                if check_types and current.table.tableType != VIRTUAL_VIEW:
+                    refuse_incompatible_types(current.table, new_tbl)
                 stored = self._write_altered(current, new_tbl, update_stats, extra_ops)
                 if stored is not None:
                     self._ctx.changes.announce(Change(
@@ -423,9 +447,7 @@ class Tables:
                     )
                 )
             if self.find(new_db, new_name) is not None:
-                raise hms.InvalidOperationException(
-                    message=f"new table {new_db}.{new_name} already exists"
-                )
+                raise target_exists(new_tbl, new_db, new_name)
         change = TableChange(table, current.table, hms.InvalidOperationException, current)
         self.listeners.before_write(change)
         data = to_bytes(table)
@@ -448,9 +470,7 @@ class Tables:
         ops.extend(extra_ops)
         if not self._ctx.store.mutate(ops, condition):
             if renamed:
-                raise hms.InvalidOperationException(
-                    message=f"new table {new_db}.{new_name} already exists"
-                )
+                raise target_exists(new_tbl, new_db, new_name)
             return None
         stored = TableRef(
             new_db,
@@ -471,10 +491,6 @@ class Tables:
         db, name = current.db, current.name
         new_db = names.normalize(new_tbl.dbName) or db
         new_name = names.normalize(new_tbl.tableName) or name
-        if not names.is_valid_name(new_name):
-            raise hms.InvalidOperationException(
-                message=f"new table name {new_tbl.tableName} is not a valid object name"
-            )
         table = copy.deepcopy(new_tbl)
         table.dbName, table.tableName = new_db, new_name
         _clear_catalog(table)
@@ -488,7 +504,8 @@ class Tables:
         new_keys = [(fs.name, fs.type) for fs in table.partitionKeys or []]
         if old_keys != new_keys:
             raise hms.InvalidOperationException(message="partition keys can not be changed.")
-        self._validate_columns(table, error=hms.InvalidOperationException)
+        check_partition_keys(table, hms.InvalidOperationException)
+        refuse_duplicate_columns(table)
         self.listeners.check(TableChange(table, current.table, hms.InvalidOperationException))
         params = dict(table.parameters or {})
         if not params.get(DDL_TIME):
@@ -524,17 +541,3 @@ class Tables:
         still = Condition(layout.TABLES, key, layout.TABLE_ID, encode_id(ref.table_id))
         if not self._ctx.store.mutate([Delete(layout.TABLES, key)], still):
             raise hms.NoSuchObjectException(message=f"{ref.db}.{ref.name} table not found")
-
-    @staticmethod
-    def _validate_columns(
-        table: hms.Table, error: type[Exception] = hms.InvalidObjectException
-    ) -> None:
-        columns = [(c.name or "").lower() for c in (table.sd.cols if table.sd else None) or []]
-        keys = [(k.name or "").lower() for k in table.partitionKeys or []]
-        for key in keys:
-            if not key:
-                raise error(message="Partition column name cannot be empty")
-            if key in columns:
-                raise error(message=f"Partition column name {key} conflicts with table columns.")
-        if len(set(keys)) != len(keys):
-            raise error(message="Duplicate partition column names")

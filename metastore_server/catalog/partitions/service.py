@@ -89,9 +89,17 @@ class Partitions:
         """Locations of the partitions of ``ref`` that lie outside its directory."""
         return self.dropping.locations_outside(ref)
 
-    def alter(self, db: str, table: str, new_parts: Sequence[hms.Partition] | None) -> None:
-        """Replace partitions' definitions (values identify them; all must exist)."""
-        self.altering.alter(db, table, new_parts)
+    def alter(
+        self,
+        db: str,
+        table: str,
+        new_parts: Sequence[hms.Partition] | None,
+        *,
+        batch: bool = False,
+    ) -> None:
+        """Replace partitions' definitions (values identify them; all must exist); ``batch``:
+        the call changes several (``alter_partitions``), as HMS's messages say."""
+        self.altering.alter(db, table, new_parts, batch)
 
     def rename(
         self, db: str, table: str, old_values: Sequence[str] | None, new_part: hms.Partition
