@@ -121,10 +121,10 @@ class PartitionWriteCalls(Area):
     def append_partition_by_name(
         self, db_name: str, tbl_name: str, part_name: str
     ) -> hms.Partition:
-        """``append_partition`` of a partition name; InvalidObjectException for a name that
-        lacks a key."""
-        ref = self.catalog.tables.get(database_name(db_name), object_name(tbl_name))
+        """``append_partition`` of a partition name; InvalidObjectException for a missing
+        table or a name that lacks a key (HMS's words)."""
         try:
+            ref = self.catalog.tables.get(database_name(db_name), object_name(tbl_name))
             values = self.catalog.partition_reads.values_from_name(ref, part_name)
         except hms.NoSuchObjectException as exc:
             raise hms.InvalidObjectException(message=exc.message) from exc

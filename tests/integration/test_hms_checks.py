@@ -179,3 +179,44 @@ def test_config_values_hms_answers_itself(client) -> None:
     assert client.get_config_value("hive.exec.default.partition.name", "x") == (
         "__HIVE_DEFAULT_PARTITION__")  # fmt: skip
     assert re.fullmatch(r"\S+", client.get_config_value("hive.exec.max.dynamic.partitions", "x"))
+
+
+def _function(name: str, class_name: str | None = "x.Y") -> hms.Function:
+    return hms.Function(functionName=name, dbName=DB, className=class_name, ownerName="o",
+                        ownerType=hms.PrincipalType.USER, functionType=hms.FunctionType.JAVA,
+                        resourceUris=[])  # fmt: skip
+
+
+def test_functions_answer_hms_words(client) -> None:
+    with refused(hms.InvalidObjectException, "Function class name cannot be null"):
+        client.create_function(_function("no_class", None))
+    client.create_function(_function("fa"))
+    client.create_function(_function("fb"))
+    with refused(hms.MetaException, f"Function {DB}.fb already exists"):
+        client.alter_function(DB, "fa", _function("fb"))
+    with refused(hms.InvalidOperationException, "bad-name is not a valid object name"):
+        client.alter_function(DB, "fa", _function("bad-name"))
+    assert sorted(client.get_functions(DB, "f*")) == ["fa", "fb"]
+
+
+def test_partition_changes_answer_hms_words(client) -> None:
+    arity = "Invalid partition key & values; keys [ds, hr, ], values [a, ]"
+    with refused(hms.MetaException, arity):
+        client.alter_partition(DB, "pt", make_partition(DB, "pt", ["a"]))
+    with refused(hms.MetaException, arity):
+        client.rename_partition(DB, "pt", ["a"], make_partition(DB, "pt", ["c", "3"]))
+    with refused(hms.InvalidOperationException,
+                 "Unable to alter partition because table or database does not exist."):
+        client.rename_partition(DB, "nope", ["a", "1"], make_partition(DB, "nope", ["c", "3"]))
+    with refused(hms.InvalidOperationException, f"Partition already exists:{DB}.pt.[b, 2]"):
+        client.rename_partition(DB, "pt", ["a", "1"], make_partition(DB, "pt", ["b", "2"]))
+    with refused(hms.InvalidObjectException, f"{DB}.nope table not found"):
+        client.append_partition_by_name(DB, "nope", "ds=a/hr=1")
+    with pytest.raises(hms.AlreadyExistsException) as caught:
+        client.append_partition(DB, "pt", ["a", "1"])
+    assert caught.value.message.startswith("Partition already exists:Partition(values:[a, 1]")
+
+
+def test_key_requests_need_their_names(client) -> None:
+    with refused(hms.MetaException, "Required field 'db_name' is unset"):
+        client.get_primary_keys(hms.PrimaryKeysRequest(tbl_name="pt"))

@@ -350,6 +350,7 @@ def _missing_object_steps(hms: ModuleType, add: Any, wh: str) -> None:
     bad_class.className = None
     add("create_function_no_class", "create_function", bad_class)
     add("create_function_bad_name", "create_function", make_function(hms, DB, "bad-name"))
+    _sweep_steps(hms, add)
     add("get_table_objects_null_list", "get_table_objects_by_name", DB, None)
     add("drop_table_pt", "drop_table", DB, "pt", True)
 
@@ -409,3 +410,43 @@ def _constraint_steps(hms: ModuleType, add: Any) -> None:
         foreignKeyCols=[_fk(hms, "parent", "id", "nope", "ref", "x_fk")]))  # fmt: skip
     add("drop_child", "drop_table", DB, "child", True)
     add("drop_parent", "drop_table", DB, "parent", True)
+
+
+def _sweep_steps(hms: ModuleType, add: Any) -> None:
+    """More calls on missing objects and with bad arguments (pt: ds string, hr int)."""
+    spec = {"ds": "a"}
+    add("exchange_missing_source", "exchange_partition", spec, DB, "nope", DB, "pt")
+    add("exchange_missing_dest", "exchange_partition", spec, DB, "pt", DB, "nope")
+    add("drop_partitions_req_missing_table", "drop_partitions_req", hms.DropPartitionsRequest(
+        dbName=DB, tblName="nope", parts=hms.RequestPartsSpec(names=["ds=a/hr=1"]),
+        deleteData=False, ifExists=True, needResult=True))  # fmt: skip
+    add("add_partitions_req_missing_db", "add_partitions_req", hms.AddPartitionsRequest(
+        dbName="no_such_db", tblName="pt", parts=[make_partition(hms, "no_such_db", "pt",
+                                                                 ["c", "3"])],
+        ifNotExists=False, needResult=True))  # fmt: skip
+    add("append_by_name_missing_table", "append_partition_by_name", DB, "nope", "ds=a/hr=1")
+    add("append_by_name_bad_name", "append_partition_by_name", DB, "pt", "garbage")
+    add("get_partition_with_auth_missing_table", "get_partition_with_auth", DB, "nope",
+        ["a", "1"], "u", ["g"])  # fmt: skip
+    add("get_partitions_ps_with_auth_missing_db", "get_partitions_ps_with_auth", "no_such_db",
+        "pt", ["a"], -1, "u", ["g"])  # fmt: skip
+    add("get_partition_missing_db", "get_partition", "no_such_db", "pt", ["a", "1"])
+    add("get_partition_wrong_count", "get_partition", DB, "pt", ["a", "1", "x"])
+    add("drop_partition_wrong_count", "drop_partition", DB, "pt", ["a"], False)
+    add("drop_partition_by_name_bad", "drop_partition_by_name", DB, "pt", "ds=a", False)
+    add("get_partitions_by_filter_missing_db", "get_partitions_by_filter", "no_such_db", "pt",
+        'ds = "a"', -1)  # fmt: skip
+    add("get_num_by_filter_missing_db", "get_num_partitions_by_filter", "no_such_db", "pt",
+        'ds = "a"')  # fmt: skip
+    add("get_partition_names_ps_missing_db", "get_partition_names_ps", "no_such_db", "pt",
+        ["a"], -1)  # fmt: skip
+    add("create_database_bad_location", "create_database",
+        make_database(hms, "sem_badloc", "file:/dev/null/x"), compare="type")  # fmt: skip
+    add("get_function_missing_db", "get_function", "no_such_db", "fn")
+    add("get_functions_missing_db", "get_functions", "no_such_db", "*")
+    add("drop_table_missing_table", "drop_table", DB, "nope", False)
+    add("alter_table_null_table", "alter_table", DB, "pt", None)
+    add("create_table_null", "create_table", None)
+    add("add_partition_null", "add_partition", None)
+    add("create_function_null", "create_function", None)
+    add("create_database_null_object", "create_database", None)
