@@ -134,6 +134,11 @@ def constraints_key(table_id: int) -> bytes:
     return _CONSTRAINTS_PREFIX + encode_id(table_id)
 
 
+def constraints_range() -> tuple[bytes, bytes]:
+    """[start, stop) of the constraints rows of every table (in ``meta``)."""
+    return _CONSTRAINTS_PREFIX, _CONSTRAINTS_PREFIX[:-1] + b"\x01"
+
+
 def constraint_column(name: str) -> bytes:
     """Column (in a constraints row) of one constraint."""
     return CONSTRAINT_PREFIX + name.encode("utf-8")

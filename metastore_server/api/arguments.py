@@ -18,13 +18,16 @@ T = TypeVar("T")
 
 
 def database_name(name: str | None, *, drop_other_catalog: bool = False) -> str:
-    """The database of a (possibly catalog-prefixed) argument, trimmed and lower-case.
+    """The database of a (possibly catalog-prefixed) argument, trimmed and lower-case;
+    MetaException for none (HMS fails on a null name; an empty one names no database).
 
     A prefix naming another catalog than ``hive`` is refused with NoSuchObjectException
     ``Catalog X does not exist``; with ``drop_other_catalog`` it is dropped instead and the
     database of that name in the default catalog is meant (what the partition-spec calls and
     ``get_table_names_by_filter`` have always done).
     """
+    if name is None:
+        raise hms.MetaException(message="Database name cannot be null")
     catalog, db = names.split_catalog(name)
     if catalog != names.DEFAULT_CATALOG and not drop_other_catalog:
         raise hms.NoSuchObjectException(message=f"Catalog {catalog} does not exist")

@@ -12,7 +12,8 @@ import re
 _READABLE = re.compile(r"(hive|hdfs|mapred).*")
 _SECRET_WORDS = ("password", "secret", "keystore", "truststore", "credential")
 
-#: HiveConf defaults of HMS 2.3 for keys clients read from the metastore.
+#: HiveConf defaults of HMS 2.3 for keys clients read from the metastore (HMS answers every
+#: key of its configuration that has a value, whatever default the caller gives).
 HIVE_DEFAULTS: dict[str, str] = {
     "hive.exec.dynamic.partition": "true",
     "hive.stats.autogather": "true",
@@ -24,9 +25,23 @@ HIVE_DEFAULTS: dict[str, str] = {
     "hive.metastore.batch.retrieve.max": "300",
     "hive.metastore.integral.jdo.pushdown": "false",
     "hive.default.fileformat": "TextFile",
-    "hive.default.partition.name": "__HIVE_DEFAULT_PARTITION__",
+    "hive.default.fileformat.managed": "none",
+    "hive.exec.default.partition.name": "__HIVE_DEFAULT_PARTITION__",
+    "hive.exec.max.created.files": "100000",
+    "hive.exec.compress.output": "false",
+    "hive.exec.stagingdir": ".hive-staging",
+    "hive.exec.scratchdir": "/tmp/hive",
+    "hive.metastore.batch.retrieve.table.partition.max": "1000",
+    "hive.metastore.client.socket.timeout": "600s",
+    "hive.metastore.execute.setugi": "true",
+    "hive.metastore.server.max.message.size": "104857600",
     "hive.metastore.disallow.incompatible.col.type.changes": "true",
     "hive.metastore.limit.partition.request": "-1",
+    "hive.metastore.event.clean.freq": "0s",
+    "hive.metastore.event.expiry.duration": "0s",
+    "hive.support.concurrency": "false",
+    "hive.txn.manager": "org.apache.hadoop.hive.ql.lockmgr.DummyTxnManager",
+    "hive.compactor.initiator.on": "false",
 }
 
 

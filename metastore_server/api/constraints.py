@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import required
-from metastore_server.api.tables import creation_grants
+from metastore_server.api.tables import create_table
 from metastore_server.thrift_api import hms
 
 
 class ConstraintCalls(Area):
-    """Primary and foreign keys. Raises NoSuchObjectException (a missing table or key),
-    AlreadyExistsException, InvalidObjectException and MetaException (a key HMS refuses)."""
+    """Primary and foreign keys. Raises NoSuchObjectException (a missing key),
+    AlreadyExistsException, InvalidObjectException (a key on a missing table or column) and
+    MetaException (a key HMS refuses)."""
 
     def create_table_with_constraints(
         self,
@@ -19,10 +20,15 @@ class ConstraintCalls(Area):
         primaryKeys: list[hms.SQLPrimaryKey],  # noqa: N803 (IDL names)
         foreignKeys: list[hms.SQLForeignKey],  # noqa: N803
     ) -> None:
-        """Create a table and its keys, all or nothing (a refused key leaves no table and no
-        event behind)."""
-        then = creation_grants(self.catalog, tbl)
-        self.catalog.create_table_with_keys(tbl, primaryKeys, foreignKeys, then=then)
+        """Create a table with its keys, in one change: a refused key leaves no table (and
+        no event)."""
+        keys = self.catalog.constraints
+
+        def add_keys() -> None:
+            keys.add_primary_key(primaryKeys)
+            keys.add_foreign_key(foreignKeys)
+
+        create_table(self.catalog, tbl, also=add_keys)
 
     def drop_constraint(self, req: hms.DropConstraintRequest) -> None:
         """Drop a key by name."""
@@ -40,6 +46,9 @@ class ConstraintCalls(Area):
     def get_primary_keys(self, request: hms.PrimaryKeysRequest) -> hms.PrimaryKeysResponse:
         """A table's primary key columns."""
         request = required(request, "PrimaryKeysRequest")
+        for name, value in (("db_name", request.db_name), ("tbl_name", request.tbl_name)):
+            if value is None:  # required fields of the request (HMS: a protocol error)
+                raise hms.MetaException(message=f"Required field '{name}' is unset")
         keys = self.catalog.constraints.primary_keys(request.db_name, request.tbl_name)
         return hms.PrimaryKeysResponse(primaryKeys=keys)
 

@@ -2,8 +2,8 @@
 
 HMS lets a client change a few metastore settings for its own connection only; every other key
 is refused. The values are kept per connection (each connection is served by its own thread)
-and read back as set; they change nothing else here (this server has no JDO or direct-SQL path,
-and column type changes are not checked).
+and read back as set. Only ``hive.metastore.disallow.incompatible.col.type.changes`` changes
+what a call does (``alter_table`` reads it); this server has no JDO or direct-SQL path.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import threading
 from metastore_server.thrift_api import hms
 from planner import java_regex
 
+#: Whether ``alter_table`` refuses column type changes Hive cannot convert.
+DISALLOW_INCOMPATIBLE_TYPES = "hive.metastore.disallow.incompatible.col.type.changes"
 #: The keys HMS 2.3 lets a client set, with their defaults.
 DEFAULTS = {
     "hive.metastore.try.direct.sql": "true",
@@ -21,7 +23,7 @@ DEFAULTS = {
     "hive.metastore.client.socket.timeout": "600s",
     "hive.metastore.partition.name.whitelist.pattern": "",
     "hive.metastore.capability.check": "true",
-    "hive.metastore.disallow.incompatible.col.type.changes": "true",
+    DISALLOW_INCOMPATIBLE_TYPES: "true",
 }
 _BOOLEAN = frozenset(k for k, v in DEFAULTS.items() if v in ("true", "false"))
 _TIME = re.compile(r"^\s*\d+\s*(ms|msec|s|sec|m|min|h|hour|d|day)?\s*$", re.IGNORECASE)

@@ -103,7 +103,11 @@ class PartitionWriteCalls(Area):
     def append_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         """Add the partition of these values to a table; the partition as stored."""
         part = hms.Partition(values=list(part_vals or []), dbName=db_name, tableName=tbl_name)
-        return self.add_partition(part)
+        try:
+            return self.add_partition(part)
+        except hms.AlreadyExistsException as exc:  # HMS words it without the blank here
+            message = (exc.message or "").replace(": Partition(", ":Partition(", 1)
+            raise hms.AlreadyExistsException(message=message) from None
 
     def append_partition_with_environment_context(
         self,
@@ -118,10 +122,10 @@ class PartitionWriteCalls(Area):
     def append_partition_by_name(
         self, db_name: str, tbl_name: str, part_name: str
     ) -> hms.Partition:
-        """``append_partition`` of a partition name; InvalidObjectException for a name that
-        lacks a key."""
-        ref = self.catalog.tables.get(database_name(db_name), object_name(tbl_name))
+        """``append_partition`` of a partition name; InvalidObjectException for a missing
+        table or a name that lacks a key (HMS's words)."""
         try:
+            ref = self.catalog.tables.get(database_name(db_name), object_name(tbl_name))
             values = self.catalog.partition_reads.values_from_name(ref, part_name)
         except hms.NoSuchObjectException as exc:
             raise hms.InvalidObjectException(message=exc.message) from exc
@@ -225,7 +229,9 @@ class PartitionWriteCalls(Area):
 
     def alter_partitions(self, db_name: str, tbl_name: str, new_parts: list[hms.Partition]) -> None:
         """Change partitions, all or none."""
-        self.catalog.partitions.alter(database_name(db_name), object_name(tbl_name), new_parts)
+        self.catalog.partitions.alter(
+            database_name(db_name), object_name(tbl_name), new_parts, batch=True
+        )
 
     def alter_partition_with_environment_context(
         self,
@@ -252,7 +258,7 @@ class PartitionWriteCalls(Area):
         reads it."""
         self.catalog.partitions.alter(
             database_name(db_name), object_name(tbl_name), new_parts,
-            context=context_properties(environment_context),
+            context=context_properties(environment_context), batch=True,
         )  # fmt: skip
 
     def rename_partition(

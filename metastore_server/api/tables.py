@@ -17,6 +17,7 @@ from metastore_server.api.arguments import (
     require_default_catalog,
     required,
 )
+from metastore_server.api.meta_conf import DISALLOW_INCOMPATIBLE_TYPES
 from metastore_server.catalog.data.fast_stats import Context
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.objects.table_filter import table_names_by_filter
@@ -24,20 +25,26 @@ from metastore_server.catalog.objects.tables import TABLE_TYPES
 from metastore_server.thrift_api import hms
 
 
-def create_table(catalog: Catalog, tbl: hms.Table, context: Context = None) -> None:
+def create_table(
+    catalog: Catalog,
+    tbl: hms.Table,
+    context: Context = None,
+    also: Callable[[], None] | None = None,
+) -> None:
     """Create a table and grant its creator the privileges it carries; the way every call
-    that creates a table goes (``create_table``, an index's table; a table with keys through
-    ``creation_grants``); ``context`` is the call's environment context."""
-    catalog.tables.create(tbl, then=creation_grants(catalog, tbl), context=context)
-
-
-def creation_grants(catalog: Catalog, tbl: hms.Table) -> Callable[[], None]:
-    """What creating ``tbl`` runs once its row is written: its creator gets the privileges
-    the table carries. Normalises the table's database name first."""
+    that creates a table goes (``create_table``, an index's table, a table with keys).
+    ``context`` is the call's environment context; ``also`` runs in the same change once the
+    table is written (its keys): when it fails, the table is not created."""
     if tbl is not None:
         tbl.dbName = database_name(tbl.dbName)
     grants = catalog.security.privileges
-    return lambda: grants.grant_created(tbl.dbName, tbl.tableName, tbl.privileges)
+
+    def then() -> None:
+        grants.grant_created(tbl.dbName, tbl.tableName, tbl.privileges)
+        if also is not None:
+            also()
+
+    catalog.tables.create(tbl, then=then, context=context)
 
 
 def _columns(table: hms.Table) -> list[hms.FieldSchema]:
@@ -93,7 +100,11 @@ class TableCalls(Area):
     def alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table) -> None:
         """Change (or rename) a table; its partitions keep their columns."""
         self.catalog.alter_table(
-            database_name(dbname), object_name(tbl_name), new_tbl, cascade=False
+            database_name(dbname),
+            object_name(tbl_name),
+            new_tbl,
+            cascade=False,
+            check_types=self._check_types(),
         )
 
     def alter_table_with_environment_context(
@@ -112,6 +123,7 @@ class TableCalls(Area):
             new_tbl,
             cascade=context_says(environment_context, "CASCADE"),
             context=context_properties(environment_context),
+            check_types=self._check_types(),
         )
 
     def alter_table_with_cascade(
@@ -119,8 +131,17 @@ class TableCalls(Area):
     ) -> None:
         """``alter_table``; with ``cascade`` the partitions' columns change too."""
         self.catalog.alter_table(
-            database_name(dbname), object_name(tbl_name), new_tbl, cascade=bool(cascade)
+            database_name(dbname),
+            object_name(tbl_name),
+            new_tbl,
+            cascade=bool(cascade),
+            check_types=self._check_types(),
         )
+
+    def _check_types(self) -> bool:
+        """Whether this connection disallows incompatible column type changes (HMS's
+        ``hive.metastore.disallow.incompatible.col.type.changes``, true unless set false)."""
+        return self.settings.meta_conf.get(DISALLOW_INCOMPATIBLE_TYPES) == "true"
 
     # -- read --------------------------------------------------------------------------------
 
@@ -136,9 +157,13 @@ class TableCalls(Area):
         return hms.GetTableResult(table=table)
 
     def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> list[hms.Table]:
-        """The tables that exist among ``tbl_names``; UnknownDBException for a missing
-        database."""
+        """The tables that exist among ``tbl_names``; UnknownDBException for a missing or
+        empty database name, InvalidOperationException for no list (HMS's words)."""
+        if not dbname:
+            raise hms.UnknownDBException(message="DB name is null or empty")
         db = database_name(dbname)
+        if tbl_names is None:
+            raise hms.InvalidOperationException(message=f"{db} cannot find null tables")
         if self.catalog.databases.find(db) is None:
             raise hms.UnknownDBException(message=f"Could not find database {db}")
         return self.catalog.tables.objects(db, tbl_names)
@@ -147,6 +172,8 @@ class TableCalls(Area):
         """The request form of ``get_table_objects_by_name`` (no names: every table)."""
         req = required(req, "GetTablesRequest")
         db = object_name(req.dbName)
+        if not db:
+            raise hms.UnknownDBException(message="DB name is null or empty")
         if self.catalog.databases.find(db) is None:
             raise hms.UnknownDBException(message=f"Could not find database {db}")
         wanted = req.tblNames if req.tblNames is not None else self.catalog.tables.names(db)
@@ -174,11 +201,9 @@ class TableCalls(Area):
         return self.get_schema(db_name, table_name)
 
     def _table_for_schema(self, db_name: str, table_name: str) -> hms.Table:
-        """The table of a column call (``db.table.column`` names the table); UnknownDBException
-        or UnknownTableException, as HMS answers these calls."""
+        """The table of a column call (``db.table.column`` names the table);
+        UnknownTableException when it or its database is missing, as HMS answers."""
         db, name = database_name(db_name), object_name((table_name or "").split(".", 1)[0])
-        if self.catalog.databases.find(db) is None:
-            raise hms.UnknownDBException(message=f"Database {db} does not exist")
         ref = self.catalog.tables.find(db, name)
         if ref is None:
             raise hms.UnknownTableException(message=f"{db}.{name} table not found")

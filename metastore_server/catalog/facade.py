@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import DATABASE, DROP, TABLE, Change, WhenDropped
@@ -25,7 +24,13 @@ from metastore_server.catalog.objects.functions import Functions
 from metastore_server.catalog.objects.indexes import Indexes
 from metastore_server.catalog.objects.partition_marks import PartitionEvents
 from metastore_server.catalog.objects.statistics import Statistics, StatisticsListener
-from metastore_server.catalog.objects.tables import TableRef, Tables, must_purge, owns_data
+from metastore_server.catalog.objects.tables import (
+    TableRef,
+    Tables,
+    must_purge,
+    owns_data,
+    target_exists,
+)
 from metastore_server.catalog.objects.types import TypeRegistry
 from metastore_server.catalog.partitions.service import Partitions
 from metastore_server.catalog.reads.partition_reads import PartitionReads
@@ -104,30 +109,6 @@ class Catalog:
         changes.register(WhenDropped(TABLE, lambda tid: indexes.forget_table(store, tid)))
         changes.register(self.timelines)
         changes.register(NotificationListener(self.ctx.events))
-
-    def create_table_with_keys(
-        self,
-        tbl: hms.Table,
-        primary_keys: list[hms.SQLPrimaryKey] | None,
-        foreign_keys: list[hms.SQLForeignKey] | None,
-        *,
-        then: Callable[[], None] | None = None,
-    ) -> None:
-        """Create a table (``then`` as ``Tables.create`` runs it) and its keys, all or
-        nothing: a refused key leaves no table, no directory and no event (on a store without
-        transactions, HBase, the table is dropped again, and its events stay)."""
-        created = False
-        try:
-            with self.ctx.write_lock:
-                self.tables.create(tbl, then=then)
-                created = True
-                self.constraints.add_primary_key(primary_keys)
-                self.constraints.add_foreign_key(foreign_keys)
-        except Exception:
-            if created and self.ctx.capabilities.transaction is None:
-                db, name = names.normalize(tbl.dbName), names.normalize(tbl.tableName)
-                self.drop_table(db, name, True)
-            raise
 
     def drop_table(
         self,
@@ -268,10 +249,18 @@ class Catalog:
         return deletion
 
     def alter_table(
-        self, db: str, name: str, new_tbl: hms.Table, cascade: bool, *, context: Context = None
+        self,
+        db: str,
+        name: str,
+        new_tbl: hms.Table,
+        cascade: bool,
+        *,
+        context: Context = None,
+        check_types: bool = True,
     ) -> None:
         """Alter (or rename) a table; ``cascade`` pushes the new columns to all partitions;
-        ``context`` is the call's environment context (``DO_NOT_UPDATE_STATS``...)."""
+        ``context`` is the call's environment context (``DO_NOT_UPDATE_STATS``...);
+        ``check_types`` refuses incompatible column type changes (HMS's default)."""
         move = None
         with self.ctx.write_lock:
             current = self.tables.find(db, name)
@@ -281,6 +270,7 @@ class Catalog:
             inherit = self._propagation(plan, new_tbl) if plan is not None else []
             relocated: list[Put] = []
             if current is not None:
+                self._refuse_existing_target(current, new_tbl)
                 new_tbl, move, relocated = self._rename_data(current, new_tbl)
             subject = f"{db}.{name}"
             self.ctx.data.prepare(move, subject)
@@ -291,6 +281,7 @@ class Catalog:
                     new_tbl,
                     context=context,
                     extra_ops=relocated,
+                    check_types=check_types,
                 )
                 if cascade and ref.table.sd is not None:
                     self.partitions.propagate_columns(ref, ref.table.sd.cols)
@@ -306,6 +297,15 @@ class Catalog:
             if move is not None:
                 self.ctx.write_lock.after_commit(move.commit, undo=move.rollback)
 
+    def _refuse_existing_target(self, current: TableRef, new_tbl: hms.Table) -> None:
+        """A rename onto an existing table is refused before any data is looked at (HMS)."""
+        if new_tbl is None:
+            return
+        new_db = names.normalize(new_tbl.dbName) or current.db
+        new_name = names.normalize(new_tbl.tableName) or current.name
+        renamed = (new_db, new_name) != (current.db, current.name)
+        if renamed and self.tables.find(new_db, new_name) is not None:
+            raise target_exists(new_tbl, new_db, new_name)
 
     def _rename_data(
         self, current: TableRef, new_tbl: hms.Table

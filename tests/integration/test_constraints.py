@@ -44,7 +44,8 @@ def test_keys_cycle(client) -> None:
     with pytest.raises(hms.MetaException, match="Primary key already exists"):
         another = pk("orders", "id", name="another")
         client.add_primary_key(hms.AddPrimaryKeyRequest(primaryKeyCols=[another]))
-    with pytest.raises(hms.MetaException, match="does not exist in table"):
+    # HMS's words; HMS 2.3 fails internally on it, we answer the MetaException the call declares
+    with pytest.raises(hms.MetaException, match="Child column not found: nope"):
         client.add_foreign_key(hms.AddForeignKeyRequest(foreignKeyCols=[fk("nope", name="x")]))
     client.drop_constraint(hms.DropConstraintRequest(dbname="ck", tablename="lines",
                                                      constraintname="fk_lines"))  # fmt: skip
@@ -64,7 +65,7 @@ def test_keys_cycle(client) -> None:
 
 def test_a_refused_key_leaves_no_table(client) -> None:
     create_db(client, "ck2")
-    with pytest.raises(hms.MetaException, match="does not exist in table"):
+    with pytest.raises(hms.InvalidObjectException, match="Parent column not found: nope"):
         client.create_table_with_constraints(
             make_table("ck2", "t", columns=[("id", "bigint")]),
             [hms.SQLPrimaryKey(table_db="ck2", table_name="t", column_name="nope", key_seq=1,

@@ -176,6 +176,8 @@ def test_compaction_requests_are_recorded_and_shown(client, db: str) -> None:
         ("t", "ds=1", hms.CompactionType.MAJOR, "initiated"),
         ("t2", None, hms.CompactionType.MINOR, "initiated"),
     ]
+    # None has started (none is ever run): HMS leaves ``start`` unset until a worker takes it.
+    assert [c.start for c in shown] == [None, None]
 
 
 def test_locks_and_transactions_expire_without_heartbeats(start_server, db: str) -> None:

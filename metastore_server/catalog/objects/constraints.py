@@ -39,14 +39,14 @@ class Constraints:
         if not columns:
             return
         first = columns[0]
-        ref = self._table(first.table_db, first.table_name)
+        ref = self._table(first.table_db, first.table_name, "Parent")
         name = (first.pk_name or f"pk_{uuid.uuid4().hex[:16]}").lower()
         stored = []
         for seq, column in enumerate(columns, start=1):
             if (names.normalize(column.table_db), names.normalize(column.table_name)) != (
                 ref.db, ref.name):  # fmt: skip
                 raise hms.MetaException(message="A primary key must be on one table")
-            self._require_column(ref, column.column_name)
+            self._require_column(ref, column.column_name, "Parent")
             kept = hms.SQLPrimaryKey(
                 table_db=ref.db, table_name=ref.name, column_name=column.column_name.lower(),
                 key_seq=column.key_seq or seq, pk_name=name, enable_cstr=column.enable_cstr,
@@ -62,8 +62,8 @@ class Constraints:
         if not columns:
             return
         first = columns[0]
-        child = self._table(first.fktable_db, first.fktable_name)
-        parent = self._table(first.pktable_db, first.pktable_name)
+        child = self._table(first.fktable_db, first.fktable_name, "Child")
+        parent = self._table(first.pktable_db, first.pktable_name, "Parent")
         name = (first.fk_name or f"fk_{uuid.uuid4().hex[:16]}").lower()
         parent_keys = {k.column_name for k in self.primary_keys(parent.db, parent.name)}
         if not parent_keys:
@@ -73,8 +73,8 @@ class Constraints:
             )
         stored = []
         for seq, column in enumerate(columns, start=1):
-            self._require_column(child, column.fkcolumn_name)
-            self._require_column(parent, column.pkcolumn_name)
+            self._require_column(child, column.fkcolumn_name, "Child")
+            self._require_column(parent, column.pkcolumn_name, "Parent")
             if column.pkcolumn_name.lower() not in parent_keys:
                 raise hms.MetaException(
                     message=f"Foreign key references {parent.db}.{parent.name}."
@@ -94,7 +94,11 @@ class Constraints:
 
     def drop(self, db: str | None, table: str | None, name: str | None) -> None:
         """Remove a constraint by name."""
-        ref = self._table(db, table)
+        ref = self._tables.find(names.normalize(db), names.normalize(table))
+        if ref is None:
+            raise hms.NoSuchObjectException(
+                message=f"Table {names.normalize(db)}.{names.normalize(table)} does not exist"
+            )
         column = layout.constraint_column((name or "").lower())
         row = self._ctx.store.get(layout.META, layout.constraints_key(ref.table_id)) or {}
         if column not in row:
@@ -106,16 +110,26 @@ class Constraints:
                                        [column])])  # fmt: skip
 
     def primary_keys(self, db: str | None, table: str | None) -> list[hms.SQLPrimaryKey]:
-        """The table's primary key columns, in key order."""
-        ref = self._table(db, table)
+        """The table's primary key columns, in key order (none for a missing table, as HMS)."""
+        ref = self._tables.find(names.normalize(db), names.normalize(table))
+        if ref is None:
+            return []
         return [k for kind, keys in self._stored(ref) if kind == _PK for k in keys]
 
     def foreign_keys(self, request: hms.ForeignKeysRequest) -> list[hms.SQLForeignKey]:
-        """The foreign keys of a table (optionally only those onto one parent)."""
-        child = self._table(request.foreign_db_name, request.foreign_tbl_name)
+        """The foreign keys of a child table, or onto a parent table, or both (HMS: those
+        matching what the request names; none for a missing table)."""
         parent = (names.normalize(request.parent_db_name), names.normalize(request.parent_tbl_name))
+        child = (
+            names.normalize(request.foreign_db_name), names.normalize(request.foreign_tbl_name)
+        )
+        if child[1]:
+            ref = self._tables.find(*child)
+            stored = self._stored(ref) if ref is not None else []
+        else:
+            stored = self._every_stored()
         found = []
-        for kind, keys in self._stored(child):
+        for kind, keys in stored:
             if kind != _FK:
                 continue
             for key in keys:
@@ -126,22 +140,27 @@ class Constraints:
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _table(self, db: str | None, table: str | None) -> TableRef:
+    def _table(self, db: str | None, table: str | None, role: str) -> TableRef:
+        """The parent or child table of a key; InvalidObjectException (HMS's words) when
+        missing."""
         ref = self._tables.find(names.normalize(db), names.normalize(table))
         if ref is None:
-            raise hms.NoSuchObjectException(
-                message=f"Table {names.normalize(db)}.{names.normalize(table)} does not exist"
-            )
+            raise hms.InvalidObjectException(message=f"{role} table not found: {table}")
         return ref
 
     @staticmethod
-    def _require_column(ref: TableRef, column: str | None) -> None:
+    def _require_column(ref: TableRef, column: str | None, role: str) -> None:
         known = {(c.name or "").lower() for c in (ref.table.sd.cols if ref.table.sd else []) or []}
-        known |= {(k.name or "").lower() for k in ref.table.partitionKeys or []}
         if (column or "").lower() not in known:
-            raise hms.MetaException(
-                message=f"Column {column} does not exist in table {ref.db}.{ref.name}"
-            )
+            raise hms.InvalidObjectException(message=f"{role} column not found: {column}")
+
+    def _every_stored(self) -> list[tuple[bytes, list]]:  # type: ignore[type-arg]
+        """The constraints of every table."""
+        found = []
+        start, stop = layout.constraints_range()
+        for _key, row in self._ctx.store.scan(layout.META, start, stop):
+            found.extend(_decoded(row))
+        return found
 
     def _add(self, ref: TableRef, name: str, kind: bytes, stored: list[object]) -> None:
         key = layout.constraints_key(ref.table_id)
@@ -152,15 +171,19 @@ class Constraints:
             raise hms.MetaException(message=f"Constraint name already exists: {name}")
 
     def _stored(self, ref: TableRef) -> list[tuple[bytes, list]]:  # type: ignore[type-arg]
-        row = self._ctx.store.get(layout.META, layout.constraints_key(ref.table_id)) or {}
-        found = []
-        for column, value in sorted(row.items()):
-            if not column.startswith(layout.CONSTRAINT_PREFIX):
-                continue
-            kind, data = value[:1], value[1:]
-            holder = from_bytes(_PK_HOLDER if kind == _PK else _FK_HOLDER, data)
-            found.append((kind, sorted(holder.keys or [], key=lambda k: k.key_seq or 0)))
-        return found
+        return _decoded(self._ctx.store.get(layout.META, layout.constraints_key(ref.table_id)))
+
+
+def _decoded(row: dict[bytes, bytes] | None) -> list[tuple[bytes, list]]:  # type: ignore[type-arg]
+    """(kind, columns in key order) of each constraint of a table's constraints row."""
+    found = []
+    for column, value in sorted((row or {}).items()):
+        if not column.startswith(layout.CONSTRAINT_PREFIX):
+            continue
+        kind, data = value[:1], value[1:]
+        holder = from_bytes(_PK_HOLDER if kind == _PK else _FK_HOLDER, data)
+        found.append((kind, sorted(holder.keys or [], key=lambda k: k.key_seq or 0)))
+    return found
 
 
 _PK, _FK = b"P", b"F"

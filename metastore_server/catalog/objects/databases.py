@@ -51,7 +51,9 @@ class Databases:
         self._insert(db)
 
     def find(self, name: str) -> hms.Database | None:
-        """The database, or None."""
+        """The database, or None (an empty name names none)."""
+        if not name:
+            return None
         row = self._ctx.store.get(layout.DATABASES, layout.database_key(name))
         if row is None:
             return None

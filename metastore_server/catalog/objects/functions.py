@@ -60,6 +60,8 @@ class Functions:
             raise hms.InvalidObjectException(
                 message=f"{function.functionName} is not a valid object name"
             )
+        if function.className is None:
+            raise hms.InvalidObjectException(message="Function class name cannot be null")
         if not function.className:
             raise hms.InvalidObjectException(message="Function class name cannot be empty")
         stored = copy.deepcopy(function)
@@ -87,10 +89,14 @@ class Functions:
         with self._ctx.write_lock:
             current = self.find(db, name)
             if current is None:
-                raise hms.InvalidOperationException(message=f"Function {db}.{name} does not exist")
+                raise hms.MetaException(message=f"function {name} doesn't exist")
             stored = copy.deepcopy(new_function)
             stored.dbName = names.normalize(stored.dbName) or db
             stored.functionName = names.normalize(stored.functionName) or name
+            if not names.is_valid_name(stored.functionName):
+                raise hms.InvalidOperationException(
+                    message=f"{new_function.functionName} is not a valid object name"
+                )
             stored.catName = None
             stored.createTime = current.createTime
             ops: list[Put | Delete] = []
@@ -101,7 +107,7 @@ class Functions:
                 condition = Condition(layout.FUNCTIONS, new_key, layout.OBJECT, None)
             ops.append(Put(layout.FUNCTIONS, new_key, {layout.OBJECT: to_bytes(stored)}))
             if not self._ctx.store.mutate(ops, condition):
-                raise hms.InvalidOperationException(
+                raise hms.MetaException(
                     message=f"Function {stored.dbName}.{stored.functionName} already exists"
                 )
 

@@ -23,6 +23,12 @@ from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.fast_stats import Context, FastStats
 from metastore_server.catalog.data.operations import MadeDirs
 from metastore_server.catalog.objects.databases import Databases
+from metastore_server.catalog.objects.table_checks import (
+    check_column_types,
+    check_partition_keys,
+    refuse_duplicate_columns,
+    refuse_incompatible_types,
+)
 from metastore_server.thrift_api import hms
 from planner.types import KeyKind, key_kind
 from storage import layout
@@ -170,14 +176,17 @@ def _clear_catalog(table: hms.Table) -> None:
         table.catNameV3 = None
 
 
-def _nothing() -> None:
-    """What a commit does for a write that only has something to undo."""
-
-
 def column_types(table: hms.Table) -> list[tuple[str, str]]:
     """(name, type) of a table's data columns, lower-case, types without blanks."""
     columns = (table.sd.cols if table.sd else None) or []
     return [((c.name or "").lower(), (c.type or "").replace(" ", "").lower()) for c in columns]
+
+
+def target_exists(new_tbl: hms.Table, db: str, name: str) -> Exception:
+    """HMS's refusal of a rename onto an existing table (the names as the client sent them)."""
+    return hms.InvalidOperationException(
+        message=f"new table {new_tbl.dbName or db}.{new_tbl.tableName or name} already exists"
+    )
 
 
 def _lower_columns(columns: list[hms.FieldSchema] | None) -> list[hms.FieldSchema]:
@@ -294,12 +303,11 @@ class Tables:
         name = names.normalize(tbl.tableName)
         if not names.is_valid_name(name):
             raise hms.InvalidObjectException(message=f"{tbl.tableName} is not a valid object name")
+        check_column_types(tbl, hms.InvalidObjectException, partition_keys=True)
         table = copy.deepcopy(tbl)
         table.dbName, table.tableName = db, name
         _clear_catalog(table)
-        self._validate_columns(table)
-        if table.sd is None:
-            table.sd = hms.StorageDescriptor(cols=[], parameters={})
+        check_partition_keys(table, hms.InvalidObjectException)
         table.sd.cols = _lower_columns(table.sd.cols)
         table.partitionKeys = _lower_columns(table.partitionKeys)
         change = TableChange(table, None, hms.InvalidObjectException)
@@ -324,6 +332,7 @@ class Tables:
                 table.sd.location = self._ctx.warehouse.child_location(database.locationUri, name)
             if self.find(db, name) is not None:
                 raise hms.AlreadyExistsException(message=f"Table {name} already exists")
+            refuse_duplicate_columns(table)
             self.listeners.check(change)
             self.listeners.before_write(change)
             made = self._make_directory(table, is_view, context)
@@ -357,8 +366,6 @@ class Tables:
             except BaseException:
                 self._ctx.data.undo(made)
                 raise
-            # Created as part of a larger change that fails later: the directory goes too.
-            self._ctx.write_lock.after_commit(_nothing, undo=lambda: self._ctx.data.undo(made))
             self._ctx.changes.announce(
                 Change(TABLE, CREATE, after=table, when=now, table_id=table_id)
             )
@@ -379,6 +386,7 @@ class Tables:
         *,
         context: Context = None,
         extra_ops: Sequence[Put | Delete] = (),
+        check_types: bool = False,
     ) -> TableRef:
         """Replace a table's definition; a new db/name renames it (its data is the caller's).
 
@@ -388,15 +396,25 @@ class Tables:
         (``listeners``) may refuse or adjust the new definition; a stamped row
         (``layout.TIMELINE_VERSION``) is rewritten with a new stamp, compare-and-set on the old
         one, and read again when another process changed it. ``extra_ops`` are written with the
-        row (partitions relocated by a rename).
+        row (partitions relocated by a rename). With ``check_types`` (HMS's
+        ``hive.metastore.disallow.incompatible.col.type.changes``) a column may only change to
+        a type its old one converts to (not checked for views).
         """
         if new_tbl is None:
             raise hms.InvalidOperationException(message="New table is invalid: null")
+        new_name = names.normalize(new_tbl.tableName) or name
+        if not names.is_valid_name(new_name):
+            raise hms.InvalidOperationException(
+                message=f"{new_tbl.tableName} is not a valid object name"
+            )
+        check_column_types(new_tbl, hms.InvalidOperationException)
         with self._ctx.write_lock:
             for _ in range(ALTER_ATTEMPTS):
                 current = self.find_settled(db, name)
                 if current is None:
                     raise hms.InvalidOperationException(message=f"{db}.{name} table not found")
+                if check_types and current.table.tableType != VIRTUAL_VIEW:
+                    refuse_incompatible_types(current.table, new_tbl)
                 stored = self._write_altered(current, new_tbl, context, extra_ops)
                 if stored is not None:
                     self._ctx.changes.announce(Change(
@@ -433,9 +451,7 @@ class Tables:
                     )
                 )
             if self.find(new_db, new_name) is not None:
-                raise hms.InvalidOperationException(
-                    message=f"new table {new_db}.{new_name} already exists"
-                )
+                raise target_exists(new_tbl, new_db, new_name)
         change = TableChange(table, current.table, hms.InvalidOperationException, current)
         self.listeners.before_write(change)
         data = to_bytes(table)
@@ -458,9 +474,7 @@ class Tables:
         ops.extend(extra_ops)
         if not self._ctx.store.mutate(ops, condition):
             if renamed:
-                raise hms.InvalidOperationException(
-                    message=f"new table {new_db}.{new_name} already exists"
-                )
+                raise target_exists(new_tbl, new_db, new_name)
             return None
         stored = TableRef(
             new_db,
@@ -481,10 +495,6 @@ class Tables:
         db, name = current.db, current.name
         new_db = names.normalize(new_tbl.dbName) or db
         new_name = names.normalize(new_tbl.tableName) or name
-        if not names.is_valid_name(new_name):
-            raise hms.InvalidOperationException(
-                message=f"new table name {new_tbl.tableName} is not a valid object name"
-            )
         table = copy.deepcopy(new_tbl)
         table.dbName, table.tableName = new_db, new_name
         _clear_catalog(table)
@@ -498,7 +508,8 @@ class Tables:
         new_keys = [(fs.name, fs.type) for fs in table.partitionKeys or []]
         if old_keys != new_keys:
             raise hms.InvalidOperationException(message="partition keys can not be changed.")
-        self._validate_columns(table, error=hms.InvalidOperationException)
+        check_partition_keys(table, hms.InvalidOperationException)
+        refuse_duplicate_columns(table)
         self.listeners.check(TableChange(table, current.table, hms.InvalidOperationException))
         params = dict(table.parameters or {})
         if not params.get(DDL_TIME):
@@ -533,17 +544,3 @@ class Tables:
         still = Condition(layout.TABLES, key, layout.TABLE_ID, encode_id(ref.table_id))
         if not self._ctx.store.mutate([Delete(layout.TABLES, key)], still):
             raise hms.NoSuchObjectException(message=f"{ref.db}.{ref.name} table not found")
-
-    @staticmethod
-    def _validate_columns(
-        table: hms.Table, error: type[Exception] = hms.InvalidObjectException
-    ) -> None:
-        columns = [(c.name or "").lower() for c in (table.sd.cols if table.sd else None) or []]
-        keys = [(k.name or "").lower() for k in table.partitionKeys or []]
-        for key in keys:
-            if not key:
-                raise error(message="Partition column name cannot be empty")
-            if key in columns:
-                raise error(message=f"Partition column name {key} conflicts with table columns.")
-        if len(set(keys)) != len(keys):
-            raise error(message="Duplicate partition column names")

@@ -10,6 +10,7 @@ import copy
 from collections.abc import Sequence
 
 from metastore_server.catalog.basics.changes import ALTER, PARTITION, RENAME, PartitionChange
+from metastore_server.catalog.basics.java_text import java_list
 from metastore_server.catalog.basics.serde import stored_partition_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.fast_stats import Context, FastStats
@@ -24,13 +25,30 @@ from metastore_server.catalog.partitions.dependency_records import (
     partition_owns_data,
 )
 from metastore_server.catalog.partitions.row_writes import row_columns, write_rows
-from metastore_server.catalog.reads.partition_rows import decoded, partition_name, row_key
+from metastore_server.catalog.reads.partition_rows import (
+    checked_values,
+    decoded,
+    partition_name,
+    row_key,
+)
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.port import Delete, Put
 
 #: Rows written per store write when every partition of a table changes.
 _BATCH = 1000
+#: HMS's refusals of a change of partitions of a missing table or of a missing partition.
+MISSING_TABLE = "Unable to alter partition because table or database does not exist."
+MISSING_TABLE_BATCH = "Unable to alter partitions because table or database does not exist."
+RENAME_MISSING_PARTITION = "Unable to rename partition because old partition does not exist"
+
+
+def missing_in_batch(values: Sequence[str]) -> str:
+    """HMS's refusal of a batch of alterations naming a partition that does not exist."""
+    return (
+        "Alter partition operation failed: NoSuchObjectException(message:partition values="
+        f"{java_list(list(values))})"
+    )
 
 
 class Altering:
@@ -59,12 +77,19 @@ class Altering:
         table: str,
         new_parts: Sequence[hms.Partition] | None,
         context: Context = None,
+        *,
+        batch: bool = False,
     ) -> None:
         """Replace partitions' definitions (values identify them; all must exist, else
-        InvalidOperationException); their fast statistics follow HMS's rules
-        (``data.fast_stats``; ``context`` is the call's environment context)."""
+        InvalidOperationException in HMS's words for one partition, or a ``batch``); their fast
+        statistics follow HMS's rules (``data.fast_stats``; ``context`` is the call's
+        environment context)."""
         with self._ctx.write_lock:
-            ref = self._tables.get(db, table)
+            ref = self._tables.find(db, table)
+            if ref is None:
+                raise hms.InvalidOperationException(
+                    message=MISSING_TABLE_BATCH if batch else MISSING_TABLE
+                )
             now = self._ctx.now()
             ops: list[Put | Delete] = []
             added: list[tuple[list[str], dict[str, str] | None]] = []
@@ -74,13 +99,13 @@ class Altering:
             for part in new_parts or []:
                 if part is None:
                     raise hms.InvalidOperationException(message="Partition cannot be null.")
-                values = list(part.values or [])
-                if len(values) != len(ref.key_names):
-                    raise hms.InvalidOperationException(message="alter is not possible")
+                values = checked_values(ref, part.values)
                 key = row_key(ref, values)
                 row = self._ctx.store.get(layout.PARTITIONS, key)
                 if row is None:
-                    raise hms.InvalidOperationException(message="alter is not possible")
+                    raise hms.InvalidOperationException(
+                        message=missing_in_batch(values) if batch else "alter is not possible"
+                    )
                 old = decoded(ref, row[layout.OBJECT])
                 updated = self._altered(ref, old, part, now)
                 self._stats.partition_altered(old, updated, ref.table, context)
@@ -128,7 +153,9 @@ class Altering:
         if new_part is None:
             raise hms.InvalidOperationException(message="New partition cannot be null.")
         with self._ctx.write_lock:
-            ref = self._tables.get(db, table)
+            ref = self._tables.find(db, table)
+            if ref is None:
+                raise hms.InvalidOperationException(message=MISSING_TABLE)
             old_values = list(old_values or [])
             new_values = list(new_part.values or [])
             old = self._rename_source(ref, old_values, new_values)
@@ -148,19 +175,17 @@ class Altering:
         """The partition a rename renames, checked (InvalidOperationException): one value per
         key on both sides, the old partition present, the new one absent. A rename that
         creates a row holds the table's adding claim."""
-        if len(old_values) != len(ref.key_names) or len(new_values) != len(ref.key_names):
-            raise hms.InvalidOperationException(message="Incorrect number of partition values")
+        checked_values(ref, old_values)
+        checked_values(ref, new_values)
         old_key, new_key = row_key(ref, old_values), row_key(ref, new_values)
         if new_key != old_key:
             self._claim.hold(ref, "Renaming a partition")  # it creates a row
         row = self._ctx.store.get(layout.PARTITIONS, old_key)
         if row is None:
-            raise hms.InvalidOperationException(
-                message=f"Partition doesn't exist. {partition_name(ref, old_values)}"
-            )
+            raise hms.InvalidOperationException(message=RENAME_MISSING_PARTITION)
         if new_key != old_key and self._ctx.store.get(layout.PARTITIONS, new_key) is not None:
             raise hms.InvalidOperationException(
-                message=f"Partition already exists: {partition_name(ref, new_values)}"
+                message=f"Partition already exists:{ref.db}.{ref.name}.{java_list(new_values)}"
             )
         return decoded(ref, row[layout.OBJECT])
 

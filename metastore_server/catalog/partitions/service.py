@@ -99,9 +99,13 @@ class Partitions:
         table: str,
         new_parts: Sequence[hms.Partition] | None,
         context: Context = None,
+        *,
+        batch: bool = False,
     ) -> None:
-        """Replace partitions' definitions (values identify them; all must exist)."""
-        self.altering.alter(db, table, new_parts, context)
+        """Replace partitions' definitions (values identify them; all must exist); ``context``
+        is the call's environment context; ``batch``: the call changes several
+        (``alter_partitions``), as HMS's messages say."""
+        self.altering.alter(db, table, new_parts, context, batch=batch)
 
     def rename(
         self, db: str, table: str, old_values: Sequence[str] | None, new_part: hms.Partition

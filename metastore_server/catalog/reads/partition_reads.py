@@ -113,8 +113,11 @@ class PartitionReads:
     def list_names_ps(
         self, db: str, table: str, part_vals: Sequence[str] | None, max_parts: int | None = -1
     ) -> list[str]:
-        """Names of the partitions matching a partial spec, sorted by name."""
+        """Names of the partitions matching a partial spec, sorted by name; MetaException for
+        an empty spec or one with too many values."""
         ref = self._tables.get(db, table)
+        if not part_vals:
+            raise hms.MetaException(message="Invalid partition key & values; keys [], values []")
         ranges = request_ranges.spec_ranges(ref, part_vals)
         return selection.from_store(self._ctx, ref, ranges).names(max_parts)
 

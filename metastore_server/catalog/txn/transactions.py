@@ -519,7 +519,7 @@ class Transactions:
             state = json.loads(known[layout.OBJECT])["state"] if known else "initiated"
             return hms.CompactionResponse(id=existing, state=state, accepted=False)
         record = {"db": db, "table": table, "part": request.partitionname, "type": request.type,
-                  "state": "initiated", "runAs": request.runas, "start": self.clock()}  # fmt: skip
+                  "state": "initiated", "runAs": request.runas}  # fmt: skip
         self._ctx.store.mutate(
             [Put(layout.META, layout.compaction_key(compaction_id),
                  {layout.OBJECT: json.dumps(record).encode()})]  # fmt: skip
@@ -527,7 +527,7 @@ class Transactions:
         return hms.CompactionResponse(id=compaction_id, state="initiated", accepted=True)
 
     def show_compact(self) -> hms.ShowCompactResponse:
-        """Every compaction request recorded."""
+        """Every compaction request recorded; none has started (no ``start``: none is run)."""
         compacts = []
         for key, row in self._ctx.store.scan(layout.META, *layout.compaction_range()):
             known = json.loads(row[layout.OBJECT])
@@ -535,7 +535,7 @@ class Transactions:
                 hms.ShowCompactResponseElement(
                     dbname=known["db"], tablename=known["table"], partitionname=known["part"],
                     type=known["type"], state=known["state"], runAs=known["runAs"],
-                    start=known["start"], id=layout.compaction_id(key),
+                    id=layout.compaction_id(key),
                 )  # fmt: skip
             )
         return hms.ShowCompactResponse(compacts=compacts)
