@@ -10,22 +10,25 @@ Without the reference metastore here, the states recorded from it in
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.golden import Golden
 from support.hms_scenario import make_database, make_partition, make_table
-from support.our_server import OurServer
-from support.reference_hms import ReferenceHms, reference_hms_unavailable_reason
+from support.net import MetastoreEndpoint
 
 from metastore_server.thrift_api import hms, make_client
 
 pytestmark = pytest.mark.compat
 
-GOLDEN = Path(__file__).parent / "golden" / "managed-data-hms-2.3.10.json"
+GOLDEN = Golden(
+    Path(__file__).parent / "golden" / "managed-data-hms-2.3.10.json",
+    "Files left after each step of tests/compat/test_managed_data_side_by_side.py on the "
+    "reference Hive Metastore 2.3.10.",
+    key="states",
+)
 States = dict[str, dict[str, Any]]
 Step = Callable[[Any, Path], object]
 
@@ -132,10 +135,11 @@ def _tree(lake: Path) -> list[str]:
     return found
 
 
-def _run(host: str, port: int, lake: Path) -> States:
+def _run(endpoint: MetastoreEndpoint, work: Path) -> States:
+    lake = work / "lake"
     lake.mkdir(parents=True, exist_ok=True)
     states: States = {}
-    client = make_client(host, port)
+    client = make_client(endpoint.host, endpoint.port)
     try:
         for name, step in STEPS:
             try:
@@ -152,40 +156,22 @@ def _run(host: str, port: int, lake: Path) -> States:
 
 @pytest.fixture(scope="module")
 def live_reference(tmp_path_factory: pytest.TempPathFactory) -> States | None:
-    if reference_hms_unavailable_reason() is not None:
-        return None
-    work = tmp_path_factory.mktemp("managed-reference")
-    with ReferenceHms(work) as endpoint:
-        states = _run(endpoint.host, endpoint.port, work / "lake")
-    if os.environ.get("COMPAT_UPDATE_GOLDEN"):
-        doc = {"about": "Files left after each step of tests/compat/"
-               "test_managed_data_side_by_side.py on the reference Hive Metastore 2.3.10.",
-               "states": states}  # fmt: skip
-        GOLDEN.write_text(json.dumps(doc, indent=1) + "\n")
-    return states
+    return GOLDEN.live(tmp_path_factory, "managed", _run)
 
 
 @pytest.fixture(scope="module")
 def reference(live_reference: States | None) -> States:
-    if live_reference is not None:
-        return live_reference
-    if not GOLDEN.exists():
-        pytest.skip(f"no golden file and {reference_hms_unavailable_reason()}")
-    return json.loads(GOLDEN.read_text())["states"]
+    return GOLDEN.reference(live_reference)
 
 
 @pytest.fixture(scope="module")
 def ours(tmp_path_factory: pytest.TempPathFactory) -> Iterator[States]:
-    work = tmp_path_factory.mktemp("managed-ours")
-    with OurServer(work / "server") as endpoint:
-        yield _run(endpoint.host, endpoint.port, work / "lake")
+    with GOLDEN.ours(tmp_path_factory, "managed", _run) as states:
+        yield states
 
 
 def test_golden_is_current(live_reference: States | None) -> None:
-    if live_reference is None:
-        pytest.skip(str(reference_hms_unavailable_reason()))
-    assert GOLDEN.exists(), f"record {GOLDEN.name} with COMPAT_UPDATE_GOLDEN=1"
-    assert json.loads(GOLDEN.read_text())["states"] == live_reference
+    GOLDEN.check_current(live_reference)
 
 
 @pytest.mark.parametrize("name", [name for name, _ in STEPS])

@@ -16,18 +16,15 @@ them (inside ``unshare -n``) with ``COMPAT_UPDATE_GOLDEN=1 pytest tests/compat/<
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.golden import Golden, listed
 from support.hms_scenario import Step, comparable, differences, run_scenario
 from support.hms_semantics_scenario import semantics_scenario
 from support.net import MetastoreEndpoint
-from support.our_server import OurServer
-from support.reference_hms import ReferenceHms, reference_hms_unavailable_reason
 
 thrift_api = pytest.importorskip(
     "metastore_server.thrift_api", reason="metastore_server.thrift_api is not importable"
@@ -36,13 +33,17 @@ hms = thrift_api.hms
 
 pytestmark = pytest.mark.compat
 
-GOLDEN = Path(__file__).parent / "golden" / "semantics-hms-2.3.10.json"
+GOLDEN = Golden(
+    Path(__file__).parent / "golden" / "semantics-hms-2.3.10.json",
+    "Outcomes of tests/support/hms_semantics_scenario.py on the reference Hive Metastore 2.3.10 "
+    "(pyspark wheel jars, Derby), normalized.",
+)
 DELIBERATE = Path(__file__).parent / "deliberate_differences_semantics.txt"
 STEPS = semantics_scenario(hms, "<WH>")
 Outcomes = dict[str, dict[str, Any]]
 
 
-def _run(endpoint: MetastoreEndpoint) -> Outcomes:
+def _run(endpoint: MetastoreEndpoint, _work: Path | None = None) -> Outcomes:
     """Run the whole scenario against one server."""
     return run_scenario(
         hms,
@@ -52,72 +53,36 @@ def _run(endpoint: MetastoreEndpoint) -> Outcomes:
     )
 
 
-def _load_golden() -> Outcomes | None:
-    if not GOLDEN.exists():
-        return None
-    return json.loads(GOLDEN.read_text())["outcomes"]
-
-
 @pytest.fixture(scope="module")
 def live_reference_outcomes(tmp_path_factory: pytest.TempPathFactory) -> Outcomes | None:
     """Outcomes from a fresh reference metastore, or None when it cannot run here."""
-    if reference_hms_unavailable_reason() is not None:
-        return None
-    with ReferenceHms(tmp_path_factory.mktemp("semantics-reference")) as endpoint:
-        outcomes = _run(endpoint)
-    if os.environ.get("COMPAT_UPDATE_GOLDEN"):
-        doc = {
-            "about": "Outcomes of tests/support/hms_semantics_scenario.py on the reference Hive "
-            "Metastore 2.3.10 (pyspark wheel jars, Derby), normalized.",
-            "outcomes": outcomes,
-        }
-        GOLDEN.write_text(json.dumps(doc, indent=1) + "\n")
-    return outcomes
+    return GOLDEN.live(tmp_path_factory, "semantics", _run)
 
 
 @pytest.fixture(scope="module")
 def reference_outcomes(live_reference_outcomes: Outcomes | None) -> Outcomes:
     """Live reference outcomes, else the recorded golden ones, else skip."""
-    if live_reference_outcomes is not None:
-        return live_reference_outcomes
-    golden = _load_golden()
-    if golden is None:
-        pytest.skip(f"no golden file and {reference_hms_unavailable_reason()}")
-    return golden
+    return GOLDEN.reference(live_reference_outcomes)
 
 
 @pytest.fixture(scope="module")
 def our_outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outcomes]:
     """Outcomes from a fresh instance of our server."""
-    with OurServer(tmp_path_factory.mktemp("semantics-ours")) as endpoint:
-        yield _run(endpoint)
+    with GOLDEN.ours(tmp_path_factory, "semantics", _run) as outcomes:
+        yield outcomes
+
+
+def _changed(recorded: Outcomes, live: Outcomes) -> list[str]:
+    return [s.name for s in STEPS
+            if comparable(s, recorded.get(s.name)) != comparable(s, live.get(s.name))]  # fmt: skip
 
 
 def test_golden_is_current(live_reference_outcomes: Outcomes | None) -> None:
     """The recorded reference outcomes still match what the reference metastore answers."""
-    if live_reference_outcomes is None:
-        pytest.skip(str(reference_hms_unavailable_reason()))
-    golden = _load_golden()
-    assert golden is not None, f"missing {GOLDEN}; record it with COMPAT_UPDATE_GOLDEN=1"
-    changed = [
-        s.name
-        for s in STEPS
-        if comparable(s, golden.get(s.name)) != comparable(s, live_reference_outcomes.get(s.name))
-    ]
-    assert not changed, f"re-record {GOLDEN.name} (COMPAT_UPDATE_GOLDEN=1); changed: {changed}"
+    GOLDEN.check_current(live_reference_outcomes, _changed)
 
 
-def _deliberate() -> dict[str, str]:
-    """Step name -> reason (``name -- reason`` lines, ``#`` comments)."""
-    entries = {}
-    for line in DELIBERATE.read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, _, reason = line.partition(" -- ")
-            entries[name.strip()] = reason.strip()
-    return entries
-
-
-DELIBERATE_DIFFERENCES = _deliberate()
+DELIBERATE_DIFFERENCES = listed(DELIBERATE)
 
 
 def _declared(method: str) -> set[str]:

@@ -12,14 +12,13 @@ outcomes recorded from it in ``golden/hms-2.3.10.json`` are used instead. Re-rec
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support import typed_filters
+from support.golden import Golden, listed
 from support.hms_scenario import (
     GENERATED_PREFIX,
     Step,
@@ -29,8 +28,6 @@ from support.hms_scenario import (
     scenario,
 )
 from support.net import MetastoreEndpoint
-from support.our_server import OurServer
-from support.reference_hms import ReferenceHms, reference_hms_unavailable_reason
 
 thrift_api = pytest.importorskip(
     "metastore_server.thrift_api", reason="metastore_server.thrift_api is not importable"
@@ -38,12 +35,16 @@ thrift_api = pytest.importorskip(
 
 pytestmark = pytest.mark.compat
 
-GOLDEN = Path(__file__).parent / "golden" / "hms-2.3.10.json"
+GOLDEN = Golden(
+    Path(__file__).parent / "golden" / "hms-2.3.10.json",
+    "Outcomes of tests/support/hms_scenario.py on the reference Hive Metastore 2.3.10 (pyspark "
+    "wheel jars, Derby), normalized.",
+)
 STEPS = scenario(thrift_api.hms, "<WH>")
 Outcomes = dict[str, dict[str, Any]]
 
 
-def _run(endpoint: MetastoreEndpoint) -> Outcomes:
+def _run(endpoint: MetastoreEndpoint, _work: Path | None = None) -> Outcomes:
     """Run the whole scenario against one server."""
     return run_scenario(
         thrift_api.hms,
@@ -52,74 +53,37 @@ def _run(endpoint: MetastoreEndpoint) -> Outcomes:
     )
 
 
-def _load_golden() -> Outcomes | None:
-    if not GOLDEN.exists():
-        return None
-    return json.loads(GOLDEN.read_text())["outcomes"]
-
-
 @pytest.fixture(scope="module")
 def live_reference_outcomes(tmp_path_factory: pytest.TempPathFactory) -> Outcomes | None:
     """Outcomes from a fresh reference metastore, or None when it cannot run here."""
-    if reference_hms_unavailable_reason() is not None:
-        return None
-    with ReferenceHms(tmp_path_factory.mktemp("compat-reference")) as endpoint:
-        outcomes = _run(endpoint)
-    if os.environ.get("COMPAT_UPDATE_GOLDEN"):
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        doc = {
-            "about": "Outcomes of tests/support/hms_scenario.py on the reference Hive "
-            "Metastore 2.3.10 (pyspark wheel jars, Derby), normalized.",
-            "outcomes": outcomes,
-        }
-        GOLDEN.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
-    return outcomes
+    return GOLDEN.live(tmp_path_factory, "compat", _run)
 
 
 @pytest.fixture(scope="module")
 def reference_outcomes(live_reference_outcomes: Outcomes | None) -> Outcomes:
     """Live reference outcomes, else the recorded golden ones, else skip."""
-    if live_reference_outcomes is not None:
-        return live_reference_outcomes
-    golden = _load_golden()
-    if golden is None:
-        pytest.skip(f"no golden file and {reference_hms_unavailable_reason()}")
-    return golden
+    return GOLDEN.reference(live_reference_outcomes)
 
 
 @pytest.fixture(scope="module")
 def our_outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outcomes]:
     """Outcomes from a fresh instance of our server."""
-    with OurServer(tmp_path_factory.mktemp("compat-ours")) as endpoint:
-        yield _run(endpoint)
+    with GOLDEN.ours(tmp_path_factory, "compat", _run) as outcomes:
+        yield outcomes
+
+
+def _changed(recorded: Outcomes, live: Outcomes) -> list[str]:
+    return [s.name for s in STEPS
+            if comparable(s, recorded.get(s.name)) != comparable(s, live.get(s.name))]  # fmt: skip
 
 
 def test_golden_is_current(live_reference_outcomes: Outcomes | None) -> None:
     """The recorded reference outcomes still match what the reference metastore answers."""
-    if live_reference_outcomes is None:
-        pytest.skip(str(reference_hms_unavailable_reason()))
-    golden = _load_golden()
-    assert golden is not None, f"missing {GOLDEN}; record it with COMPAT_UPDATE_GOLDEN=1"
-    changed = [
-        s.name
-        for s in STEPS
-        if comparable(s, golden.get(s.name)) != comparable(s, live_reference_outcomes.get(s.name))
-    ]
-    assert not changed, f"re-record {GOLDEN.name} (COMPAT_UPDATE_GOLDEN=1); changed: {changed}"
+    GOLDEN.check_current(live_reference_outcomes, _changed)
 
 
-def _listed(filename: str) -> dict[str, str]:
-    """Step name -> reason of a list file (``name -- reason`` lines, ``#`` comments)."""
-    entries = {}
-    for line in (Path(__file__).parent / filename).read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, _, reason = line.partition(" -- ")
-            entries[name.strip()] = reason.strip()
-    return entries
-
-
-KNOWN_DIFFERENCES = _listed("known_differences.txt")
-DELIBERATE_DIFFERENCES = _listed("deliberate_differences.txt")
+KNOWN_DIFFERENCES = listed(Path(__file__).parent / "known_differences.txt")
+DELIBERATE_DIFFERENCES = listed(Path(__file__).parent / "deliberate_differences.txt")
 
 
 GENERATED_TREES = dict(enumerate(tree for _, tree in typed_filters.generated_filters()))
