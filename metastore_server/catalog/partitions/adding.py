@@ -22,7 +22,6 @@ from metastore_server.catalog.basics.java_text import thrift_struct_text
 from metastore_server.catalog.basics.serde import shallow_copy
 from metastore_server.catalog.core.claims import Claims, TooSlowToClaim
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.data.fast_stats import FastStats
 from metastore_server.catalog.dependencies.model import (
     DEPENDS_ON_KEY,
     Dependency,
@@ -40,6 +39,7 @@ from metastore_server.catalog.objects.tables import (
 )
 from metastore_server.catalog.partitions.dependency_records import checked_dependency, mark_bases
 from metastore_server.catalog.partitions.row_writes import row_columns, write_rows
+from metastore_server.catalog.partitions.writer import PartitionWriter
 from metastore_server.catalog.reads.partition_rows import checked_values, partition_name, row_key
 from metastore_server.thrift_api import hms
 from storage import layout
@@ -133,7 +133,7 @@ class _AddPlan:
     other_bases: set[TableName] = field(default_factory=set)
 
 
-class Adding:
+class Adding(PartitionWriter):
     """Adds partition rows to the store."""
 
     def __init__(
@@ -143,15 +143,9 @@ class Adding:
         dependencies: Dependencies,
         claim: AddingClaim,
     ) -> None:
-        self._ctx = ctx
-        self._tables = tables
-        #: Every partition write is announced through ``ctx.changes.writing`` (timelines,
-        #: statistics, grants and events listen).
-        #: Held while new dependent partitions are written (a base's drop waits or goes first).
-        self._dependencies = dependencies
+        super().__init__(ctx, tables, dependencies)
         #: New partitions on stores without atomic batches are claimed before they are written.
         self._claim = claim
-        self._stats = FastStats(ctx.data, autogather=ctx.stats_autogather)
 
     def add(
         self,

@@ -13,7 +13,7 @@ from metastore_server.catalog.basics.changes import ALTER, PARTITION, RENAME, Pa
 from metastore_server.catalog.basics.java_text import java_list
 from metastore_server.catalog.basics.serde import stored_partition_bytes
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.data.fast_stats import Context, FastStats
+from metastore_server.catalog.data.fast_stats import Context
 from metastore_server.catalog.data.moves import Move
 from metastore_server.catalog.dependencies.model import TableName
 from metastore_server.catalog.dependencies.store import Dependencies
@@ -25,6 +25,7 @@ from metastore_server.catalog.partitions.dependency_records import (
     partition_owns_data,
 )
 from metastore_server.catalog.partitions.row_writes import row_columns, write_rows
+from metastore_server.catalog.partitions.writer import PartitionWriter
 from metastore_server.catalog.reads.partition_rows import (
     checked_values,
     decoded,
@@ -51,7 +52,7 @@ def missing_in_batch(values: Sequence[str]) -> str:
     )
 
 
-class Altering:
+class Altering(PartitionWriter):
     """Changes partition rows on the store."""
 
     def __init__(
@@ -61,15 +62,9 @@ class Altering:
         dependencies: Dependencies,
         claim: AddingClaim,
     ) -> None:
-        self._ctx = ctx
-        self._tables = tables
-        #: Every partition write is announced through ``ctx.changes.writing`` (timelines,
-        #: statistics, grants and events listen).
-        #: A rename asks ``dependencies`` first (dependents' policies on the old partition).
-        self._dependencies = dependencies
+        super().__init__(ctx, tables, dependencies)
         #: A rename creates a row: on stores without atomic batches it holds the adding claim.
         self._claim = claim
-        self._stats = FastStats(ctx.data, autogather=ctx.stats_autogather)
 
     def alter(
         self,

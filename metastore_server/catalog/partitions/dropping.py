@@ -15,16 +15,15 @@ from collections.abc import Callable, Iterator, Sequence
 from metastore_server.catalog.basics.changes import DROP, PARTITION, PartitionChange
 from metastore_server.catalog.basics.java_text import java_list
 from metastore_server.catalog.basics.serde import partition_location
-from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.deletions import Deletion, Guard
 from metastore_server.catalog.data.operations import Refusal
-from metastore_server.catalog.dependencies.store import Dependencies
-from metastore_server.catalog.objects.tables import TableRef, Tables, must_purge, owns_data
+from metastore_server.catalog.objects.tables import TableRef, must_purge, owns_data
 from metastore_server.catalog.partitions.dependency_records import (
     DEPENDENCY_MARK,
     partition_owns_data,
 )
 from metastore_server.catalog.partitions.row_writes import write_rows
+from metastore_server.catalog.partitions.writer import PartitionWriter
 from metastore_server.catalog.reads.partition_rows import (
     checked_values,
     decoded,
@@ -41,21 +40,8 @@ from storage.port import Condition, Delete, Put
 _BATCH = 1000
 
 
-class Dropping:
+class Dropping(PartitionWriter):
     """Removes partition rows from the store, and plans the deletion of their data."""
-
-    def __init__(
-        self,
-        ctx: CatalogContext,
-        tables: Tables,
-        dependencies: Dependencies,
-    ) -> None:
-        self._ctx = ctx
-        self._tables = tables
-        #: Every partition write is announced through ``ctx.changes.writing`` (timelines,
-        #: statistics, grants and events listen).
-        #: Every partition drop asks ``dependencies`` first (dependents' policies).
-        self._dependencies = dependencies
 
     def drop(
         self,
