@@ -25,7 +25,7 @@ import thriftpy2
 from thriftpy2.protocol import binary as _pybin
 from thriftpy2.protocol.compact import TCompactProtocol, TCompactProtocolFactory
 from thriftpy2.rpc import make_client as _thriftpy_make_client
-from thriftpy2.thrift import TClient, TType
+from thriftpy2.thrift import TClient, TException, TType
 from thriftpy2.transport import TBufferedTransportFactory, TFramedTransportFactory
 
 try:  # the Cython extensions are absent on PyPy and on builds without a compiler
@@ -41,6 +41,7 @@ __all__ = [
     "IDL_FILE",
     "IDL_DIR",
     "hms",
+    "hms23",
     "fb303",
     "ThriftHiveMetastore",
     "KeyFixingBinaryProtocol",
@@ -54,11 +55,15 @@ __all__ = [
     "make_client",
     "find_idl_dir",
     "load_idl",
+    "load_wire_2_3",
     "needs_key_fix",
 ]
 
 MODULE_NAME = "hive_metastore_thrift"
 IDL_FILE = "hive_metastore.thrift"
+#: The HMS 2.3 layouts that HMS 3/4 changed in place (see that file's header).
+WIRE_2_3_FILE = "hive_metastore_2_3_wire.thrift"
+WIRE_2_3_MODULE_NAME = "hive_metastore_2_3_wire_thrift"
 _IDL_PACKAGE = "metastore_server.idl"
 
 
@@ -105,10 +110,33 @@ def load_idl(idl_dir: Path | None = None, module_name: str = MODULE_NAME) -> Mod
     )
 
 
+def _bind_exceptions(wire: ModuleType, main: ModuleType) -> None:
+    """Make the calls of ``wire`` declare ``main``'s exception classes (same names), so that
+    an exception raised by the server matches the field that declares it."""
+    for cls in vars(wire.HiveMetastore23Wire).values():
+        spec = getattr(cls, "thrift_spec", None)
+        if not isinstance(spec, dict):
+            continue
+        for fid, field in list(spec.items()):
+            target = field[2] if len(field) == 4 else None
+            if isinstance(target, type) and issubclass(target, TException):
+                spec[fid] = (field[0], field[1], getattr(main, target.__name__), field[3])
+
+
+def load_wire_2_3(main: ModuleType, idl_dir: Path | None = None) -> ModuleType:
+    """Load ``hive_metastore_2_3_wire.thrift``: the 2.3 layouts HMS 3/4 changed in place."""
+    directory = idl_dir if idl_dir is not None else find_idl_dir()
+    wire = thriftpy2.load(str(directory / WIRE_2_3_FILE), module_name=WIRE_2_3_MODULE_NAME)
+    _bind_exceptions(wire, main)
+    return wire
+
+
 IDL_DIR: Path = find_idl_dir()
 hms: ModuleType = load_idl(IDL_DIR)
 fb303: ModuleType = hms.fb303
 ThriftHiveMetastore: Any = hms.ThriftHiveMetastore
+#: The HMS 2.3 wire layouts of the few structs and calls HMS 3/4 changed in place.
+hms23: ModuleType = load_wire_2_3(hms, IDL_DIR)
 
 
 # --------------------------------------------------------------------------- spec analysis

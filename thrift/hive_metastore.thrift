@@ -54,6 +54,8 @@ enum ClientCapability {
 enum CompactionType {
   MINOR = 1,
   MAJOR = 2,
+  REBALANCE = 3,
+  ABORT_TXN_CLEANUP = 4,
 }
 
 enum DataOperationType {
@@ -97,6 +99,7 @@ enum HiveObjectType {
   TABLE = 3,
   PARTITION = 4,
   COLUMN = 5,
+  DATACONNECTOR = 6,
 }
 
 enum LockLevel {
@@ -116,6 +119,7 @@ enum LockType {
   SHARED_READ = 1,
   SHARED_WRITE = 2,
   EXCLUSIVE = 3,
+  EXCL_WRITE = 4,
 }
 
 enum PartitionEventType {
@@ -146,23 +150,115 @@ enum TxnState {
   OPEN = 3,
 }
 
+// Hive 3.x/4.x
+enum CompactionMetricsMetricType {
+  NUM_OBSOLETE_DELTAS = 0,
+  NUM_DELTAS = 1,
+  NUM_SMALL_DELTAS = 2,
+}
+
+enum GetTablesExtRequestFields {
+  ACCESS_TYPE = 1,
+  PROCESSOR_CAPABILITIES = 2,
+  ALL = 2147483647,
+}
+
+enum PartitionFilterMode {
+  BY_NAMES = 0,
+  BY_VALUES = 1,
+  BY_EXPR = 2,
+}
+
+enum QueryState {
+  INITED = 0,
+  EXECUTING = 1,
+  FAILED = 2,
+  FINISHED = 3,
+  TIMED_OUT = 4,
+  AUTO_DISABLED = 5,
+}
+
+enum ScheduledQueryMaintenanceRequestType {
+  CREATE = 1,
+  ALTER = 2,
+  DROP = 3,
+}
+
+enum SchemaCompatibility {
+  NONE = 1,
+  BACKWARD = 2,
+  FORWARD = 3,
+  BOTH = 4,
+}
+
+enum SchemaType {
+  HIVE = 1,
+  AVRO = 2,
+}
+
+enum SchemaValidation {
+  LATEST = 1,
+  ALL = 2,
+}
+
+enum SchemaVersionState {
+  INITIATED = 1,
+  START_REVIEW = 2,
+  CHANGES_REQUIRED = 3,
+  REVIEWED = 4,
+  ENABLED = 5,
+  DISABLED = 6,
+  ARCHIVED = 7,
+  DELETED = 8,
+}
+
+enum TxnType {
+  DEFAULT = 0,
+  REPL_CREATED = 1,
+  READ_ONLY = 2,
+  COMPACTION = 3,
+  MATER_VIEW_REBUILD = 4,
+  SOFT_DELETE = 5,
+  REBALANCE_COMPACTION = 6,
+}
+
+enum WMPoolSchedulingPolicy {
+  FAIR = 1,
+  FIFO = 2,
+}
+
+enum WMResourcePlanStatus {
+  ACTIVE = 1,
+  ENABLED = 2,
+  DISABLED = 3,
+}
+
 // ---------------------------------------------------------------- structs
 // (ordered so that every type is declared before it is used)
 
 struct AbortTxnRequest {
   1: required i64 txnid,
+  // Hive 3.x/4.x
+  2: optional string replPolicy,
+  3: optional TxnType txn_type,
+  4: optional i64 errorCode,
 }
 
 struct AbortTxnsRequest {
   1: required list<i64> txn_ids,
+  // Hive 3.x/4.x
+  2: optional i64 errorCode,
 }
 
+// HMS 3+ layout (writeid at 2, the rest one id later). A 2.3 client's layout (dbname at 2)
+// is told apart on the wire and read through hive_metastore_2_3_wire.thrift.
 struct AddDynamicPartitions {
   1: required i64 txnid,
-  2: required string dbname,
-  3: required string tablename,
-  4: required list<string> partitionnames,
-  5: optional DataOperationType operationType = DataOperationType.UNSET,
+  2: required i64 writeid,
+  3: required string dbname,
+  4: required string tablename,
+  5: required list<string> partitionnames,
+  6: optional DataOperationType operationType,
 }
 
 struct SQLForeignKey {
@@ -180,6 +276,8 @@ struct SQLForeignKey {
   12: bool enable_cstr,
   13: bool validate_cstr,
   14: bool rely_cstr,
+  // Hive 3.x/4.x
+  15: optional string catName,
 }
 
 struct AddForeignKeyRequest {
@@ -265,6 +363,8 @@ struct LongColumnStatsData {
   3: required i64 numNulls,
   4: required i64 numDVs,
   5: optional string bitVectors,
+  // Hive 3.x/4.x
+  6: optional binary histogram,
 }
 
 struct DoubleColumnStatsData {
@@ -273,6 +373,8 @@ struct DoubleColumnStatsData {
   3: required i64 numNulls,
   4: required i64 numDVs,
   5: optional string bitVectors,
+  // Hive 3.x/4.x
+  6: optional binary histogram,
 }
 
 struct StringColumnStatsData {
@@ -301,6 +403,8 @@ struct DecimalColumnStatsData {
   3: required i64 numNulls,
   4: required i64 numDVs,
   5: optional string bitVectors,
+  // Hive 3.x/4.x
+  6: optional binary histogram,
 }
 
 struct Date {
@@ -313,6 +417,8 @@ struct DateColumnStatsData {
   3: required i64 numNulls,
   4: required i64 numDVs,
   5: optional string bitVectors,
+  // Hive 3.x/4.x
+  6: optional binary histogram,
 }
 
 union ColumnStatisticsData {
@@ -323,6 +429,8 @@ union ColumnStatisticsData {
   5: BinaryColumnStatsData binaryStats,
   6: DecimalColumnStatsData decimalStats,
   7: DateColumnStatsData dateStats,
+  // Hive 3.x/4.x
+  8: optional TimestampColumnStatsData timestampStats,
 }
 
 struct ColumnStatisticsObj {
@@ -334,6 +442,9 @@ struct ColumnStatisticsObj {
 struct ColumnStatistics {
   1: required ColumnStatisticsDesc statsDesc,
   2: required list<ColumnStatisticsObj> statsObj,
+  // Hive 3.x/4.x
+  3: optional bool isStatsCompliant,
+  4: optional string engine,
 }
 
 struct Partition {
@@ -350,6 +461,8 @@ struct Partition {
   10: optional i64 writeId = -1,
   11: optional bool isStatsCompliant,
   12: optional ColumnStatistics colStats,
+  // Hive 3.x/4.x
+  13: optional FileMetadata fileMetadata,
 }
 
 struct EnvironmentContext {
@@ -386,6 +499,8 @@ struct SQLPrimaryKey {
   6: bool enable_cstr,
   7: bool validate_cstr,
   8: bool rely_cstr,
+  // Hive 3.x/4.x
+  9: optional string catName,
 }
 
 struct AddPrimaryKeyRequest {
@@ -395,6 +510,8 @@ struct AddPrimaryKeyRequest {
 struct AggrStats {
   1: required list<ColumnStatisticsObj> colStats,
   2: required i64 partsFound,
+  // Hive 3.x/4.x
+  3: optional bool isStatsCompliant,
 }
 
 struct CacheFileMetadataRequest {
@@ -427,6 +544,13 @@ struct ClientCapabilities {
 
 struct CommitTxnRequest {
   1: required i64 txnid,
+  // Hive 3.x/4.x
+  2: optional string replPolicy,
+  3: optional list<WriteEventInfo> writeEventInfos,
+  4: optional ReplLastIdInfo replLastIdInfo,
+  5: optional CommitTxnKeyValue keyValue,
+  6: optional bool exclWriteEnabled,
+  7: optional TxnType txn_type,
 }
 
 struct CompactionRequest {
@@ -436,12 +560,20 @@ struct CompactionRequest {
   4: required CompactionType type,
   5: optional string runas,
   6: optional map<string, string> properties,
+  // Hive 3.x/4.x
+  7: optional string initiatorId,
+  8: optional string initiatorVersion,
+  9: optional string poolName,
+  10: optional i32 numberOfBuckets,
+  11: optional string orderByClause,
 }
 
 struct CompactionResponse {
   1: required i64 id,
   2: required string state,
   3: required bool accepted,
+  // Hive 3.x/4.x
+  4: optional string errormessage,
 }
 
 struct CurrentNotificationEventId {
@@ -469,6 +601,8 @@ struct DropConstraintRequest {
   1: required string dbname,
   2: required string tablename,
   3: required string constraintname,
+  // Hive 3.x/4.x
+  4: optional string catName,
 }
 
 struct DropPartitionsExpr {
@@ -499,16 +633,21 @@ struct DropPartitionsResult {
   1: optional list<Partition> partitions,
 }
 
+// HMS 3+ layout (replace at 1, files at 2). A 2.3 client's layout (files at 1) is told apart
+// on the wire and read through hive_metastore_2_3_wire.thrift.
 struct InsertEventRequestData {
-  // 2.3's numbering. Hive 3+ sends 1: bool replace, 2: files, 3: checksums: its files then
-  // arrive in field 2 and its checksums in field 3 (the server tells the two apart).
-  1: optional list<string> filesAdded,
-  2: optional list<string> filesAddedChecksum,
-  3: optional list<string> filesAddedChecksumSince3,
+  1: optional bool replace,
+  2: required list<string> filesAdded,
+  3: optional list<string> filesAddedChecksum,
+  4: optional list<string> subDirectoryList,
+  5: optional list<string> partitionVal,
 }
 
 union FireEventRequestData {
   1: InsertEventRequestData insertData,
+  // Hive 3.x/4.x
+  2: optional list<InsertEventRequestData> insertDatas,
+  3: optional bool refreshEvent,
 }
 
 struct FireEventRequest {
@@ -517,6 +656,9 @@ struct FireEventRequest {
   3: optional string dbName,
   4: optional string tableName,
   5: optional list<string> partitionVals,
+  // Hive 3.x/4.x
+  6: optional string catName,
+  7: optional map<string, string> tblParams,
 }
 
 struct FireEventResponse {
@@ -528,6 +670,10 @@ struct ForeignKeysRequest {
   2: string parent_tbl_name,
   3: string foreign_db_name,
   4: string foreign_tbl_name,
+  // Hive 3.x/4.x
+  5: optional string catName,
+  6: optional string validWriteIdList,
+  7: optional i64 tableId,
 }
 
 struct ForeignKeysResponse {
@@ -606,10 +752,13 @@ struct GetOpenTxnsInfoResponse {
   2: required list<TxnInfo> open_txns,
 }
 
+// HMS 3+ layout (a list, and abortedBits). A 2.3 client reads a set and no abortedBits: see
+// hive_metastore_2_3_wire.thrift and docs/clients.md for how each connection gets its shape.
 struct GetOpenTxnsResponse {
   1: required i64 txn_high_water_mark,
-  2: required set<i64> open_txns,
+  2: required list<i64> open_txns,
   3: optional i64 min_open_txn,
+  4: required binary abortedBits,
 }
 
 // Hive 4.x
@@ -660,6 +809,8 @@ struct GetPartitionsByNamesRequest {
 // Hive 4.x (field 2, dictionary, is not declared here)
 struct GetPartitionsByNamesResult {
   1: required list<Partition> partitions,
+  // Hive 3.x/4.x
+  2: optional ObjectDictionary dictionary,
 }
 
 // Hive 4.x
@@ -755,6 +906,9 @@ struct Table {
   24: optional list<string> requiredWriteCapabilities,
   25: optional i64 id,
   28: optional i64 txnId,
+  // Hive 3.x/4.x
+  26: optional FileMetadata fileMetadata,
+  27: optional ObjectDictionary dictionary,
 }
 
 struct GetTableResult {
@@ -767,6 +921,12 @@ struct GetTablesRequest {
   1: required string dbName,
   2: optional list<string> tblNames,
   3: optional ClientCapabilities capabilities,
+  // Hive 3.x/4.x
+  4: optional string catName,
+  5: optional list<string> processorCapabilities,
+  6: optional string processorIdentifier,
+  7: optional GetProjectionsSpec projectionSpec,
+  8: optional string tablesPattern,
 }
 
 struct GetTablesResult {
@@ -787,6 +947,8 @@ struct HiveObjectPrivilege {
   2: string principalName,
   3: PrincipalType principalType,
   4: PrivilegeGrantInfo grantInfo,
+  // Hive 3.x/4.x
+  5: string authorizer,
 }
 
 struct PrivilegeBag {
@@ -862,11 +1024,17 @@ struct LockRequest {
   3: required string user,
   4: required string hostname,
   5: optional string agentInfo = "Unknown",
+  // Hive 3.x/4.x
+  6: optional bool zeroWaitReadEnabled,
+  7: optional bool exclusiveCTAS,
+  8: optional bool locklessReadsEnabled,
 }
 
 struct LockResponse {
   1: required i64 lockid,
   2: required LockState state,
+  // Hive 3.x/4.x
+  3: optional string errorMessage,
 }
 
 struct NotificationEvent {
@@ -913,6 +1081,10 @@ struct OpenTxnRequest {
   2: required string user,
   3: required string hostname,
   4: optional string agentInfo = "Unknown",
+  // Hive 3.x/4.x
+  5: optional string replPolicy,
+  6: optional list<i64> replSrcTxnIds,
+  7: optional TxnType txn_type,
 }
 
 struct OpenTxnsResponse {
@@ -944,6 +1116,9 @@ struct PartitionSpec {
   4: optional PartitionSpecWithSharedSD sharedSDPartitionSpec,
   5: optional PartitionListComposingSpec partitionList,
   6: optional string catName,
+  // Hive 3.x/4.x
+  7: optional i64 writeId,
+  8: optional bool isStatsCompliant,
 }
 
 struct PartitionValuesRequest {
@@ -1019,15 +1194,24 @@ struct PartitionsStatsRequest {
   3: required list<string> colNames,
   4: required list<string> partNames,
   5: optional string catName,
+  // Hive 3.x/4.x
+  6: optional string validWriteIdList,
+  7: optional string engine,
 }
 
 struct PartitionsStatsResult {
   1: required map<string, list<ColumnStatisticsObj>> partStats,
+  // Hive 3.x/4.x
+  2: optional bool isStatsCompliant,
 }
 
 struct PrimaryKeysRequest {
   1: required string db_name,
   2: required string tbl_name,
+  // Hive 3.x/4.x
+  3: optional string catName,
+  4: optional string validWriteIdList,
+  5: optional i64 tableId,
 }
 
 struct PrimaryKeysResponse {
@@ -1058,9 +1242,23 @@ struct Schema {
 struct SetPartitionsStatsRequest {
   1: required list<ColumnStatistics> colStats,
   2: optional bool needMerge,
+  // Hive 3.x/4.x
+  3: optional i64 writeId,
+  4: optional string validWriteIdList,
+  5: optional string engine,
 }
 
 struct ShowCompactRequest {
+  // Hive 3.x/4.x
+  1: optional i64 id,
+  2: optional string poolName,
+  3: optional string dbName,
+  4: optional string tbName,
+  5: optional string partName,
+  6: optional CompactionType type,
+  7: optional string state,
+  8: optional i64 limit,
+  9: optional string order,
 }
 
 struct ShowCompactResponseElement {
@@ -1077,6 +1275,18 @@ struct ShowCompactResponseElement {
   11: optional i64 endTime,
   12: optional string hadoopJobId = "None",
   13: optional i64 id,
+  // Hive 3.x/4.x
+  14: optional string errorMessage,
+  15: optional i64 enqueueTime,
+  16: optional string workerVersion,
+  17: optional string initiatorId,
+  18: optional string initiatorVersion,
+  19: optional i64 cleanerStart,
+  20: optional string poolName,
+  21: optional i64 nextTxnId,
+  22: optional i64 txnId,
+  23: optional i64 commitTime,
+  24: optional i64 hightestWriteId,
 }
 
 struct ShowCompactResponse {
@@ -1088,6 +1298,8 @@ struct ShowLocksRequest {
   2: optional string tablename,
   3: optional string partname,
   4: optional bool isExtended = false,
+  // Hive 3.x/4.x
+  5: optional i64 txnid,
 }
 
 struct ShowLocksResponseElement {
@@ -1118,16 +1330,27 @@ struct TableMeta {
   2: required string tableName,
   3: required string tableType,
   4: optional string comments,
+  // Hive 3.x/4.x
+  5: optional string catName,
+  6: optional string ownerName,
+  7: optional PrincipalType ownerType,
 }
 
 struct TableStatsRequest {
   1: required string dbName,
   2: required string tblName,
   3: required list<string> colNames,
+  // Hive 3.x/4.x
+  4: optional string catName,
+  5: optional string validWriteIdList,
+  6: optional string engine,
+  7: optional i64 id,
 }
 
 struct TableStatsResult {
   1: required list<ColumnStatisticsObj> tableStats,
+  // Hive 3.x/4.x
+  2: optional bool isStatsCompliant,
 }
 
 struct Type {
@@ -1210,6 +1433,1160 @@ exception UnknownPartitionException {
 
 exception UnknownTableException {
   1: string message,
+}
+
+// ---------------------------------------------------------------- Hive 3.x/4.x: catalogs
+
+struct Catalog {
+  1: string name,
+  2: optional string description,
+  3: string locationUri,
+  4: optional i32 createTime,
+}
+
+struct AlterCatalogRequest {
+  1: string name,
+  2: Catalog newCat,
+}
+
+struct CreateCatalogRequest {
+  1: Catalog catalog,
+}
+
+struct DropCatalogRequest {
+  1: string name,
+}
+
+struct GetCatalogRequest {
+  1: string name,
+}
+
+struct GetCatalogResponse {
+  1: Catalog catalog,
+}
+
+struct GetCatalogsResponse {
+  1: list<string> names,
+}
+
+// ---------------------------------------------------------------- Hive 3.x/4.x: data connectors
+
+struct DataConnector {
+  1: string name,
+  2: string type,
+  3: string url,
+  4: optional string description,
+  5: optional map<string, string> parameters,
+  6: optional string ownerName,
+  7: optional PrincipalType ownerType,
+  8: optional i32 createTime,
+}
+
+struct AlterDataConnectorRequest {
+  1: required string connectorName,
+  2: required DataConnector newConnector,
+}
+
+struct CreateDataConnectorRequest {
+  1: required DataConnector connector,
+}
+
+struct DropDataConnectorRequest {
+  1: required string connectorName,
+  2: optional bool ifNotExists,
+  3: optional bool checkReferences,
+}
+
+struct GetDataConnectorRequest {
+  1: required string connectorName,
+}
+
+// ---------------------------------------------------------------- Hive 3.x/4.x: compactions
+
+struct AbortCompactionResponseElement {
+  1: required i64 compactionId,
+  2: optional string status,
+  3: optional string message,
+}
+
+struct AbortCompactResponse {
+  1: required map<i64, AbortCompactionResponseElement> abortedcompacts,
+}
+
+struct AbortCompactionRequest {
+  1: required list<i64> compactionIds,
+  2: optional string type,
+  3: optional string poolName,
+}
+
+exception CompactionAbortedException {
+  1: string message,
+}
+
+struct CompactionInfoStruct {
+  1: required i64 id,
+  2: required string dbname,
+  3: required string tablename,
+  4: optional string partitionname,
+  5: required CompactionType type,
+  6: optional string runas,
+  7: optional string properties,
+  8: optional bool toomanyaborts,
+  9: optional string state,
+  10: optional string workerId,
+  11: optional i64 start,
+  12: optional i64 highestWriteId,
+  13: optional string errorMessage,
+  14: optional bool hasoldabort,
+  15: optional i64 enqueueTime,
+  16: optional i64 retryRetention,
+  17: optional string poolname,
+  18: optional i32 numberOfBuckets,
+  19: optional string orderByClause,
+}
+
+struct CompactionMetricsDataRequest {
+  1: required string dbName,
+  2: required string tblName,
+  3: optional string partitionName,
+  4: required CompactionMetricsMetricType type,
+}
+
+struct CompactionMetricsDataStruct {
+  1: required string dbname,
+  2: required string tblname,
+  3: optional string partitionname,
+  4: required CompactionMetricsMetricType type,
+  5: required i32 metricvalue,
+  6: required i32 version,
+  7: required i32 threshold,
+}
+
+struct CompactionMetricsDataResponse {
+  1: optional CompactionMetricsDataStruct data,
+}
+
+struct FindNextCompactRequest {
+  1: optional string workerId,
+  2: optional string workerVersion,
+  3: optional string poolName,
+}
+
+struct GetLatestCommittedCompactionInfoRequest {
+  1: required string dbname,
+  2: required string tablename,
+  3: optional list<string> partitionnames,
+  4: optional i64 lastCompactionId,
+}
+
+struct GetLatestCommittedCompactionInfoResponse {
+  1: required list<CompactionInfoStruct> compactions,
+}
+
+exception NoSuchCompactionException {
+  1: string message,
+}
+
+struct OptionalCompactionInfoStruct {
+  1: optional CompactionInfoStruct ci,
+}
+
+// ---------------------------------------------------------------- Hive 3.x/4.x: write ids, transactions and the write notification log
+
+struct TxnToWriteId {
+  1: required i64 txnId,
+  2: required i64 writeId,
+}
+
+struct AllocateTableWriteIdsRequest {
+  1: required string dbName,
+  2: required string tableName,
+  3: optional list<i64> txnIds,
+  4: optional string replPolicy,
+  5: optional list<TxnToWriteId> srcTxnToWriteIdList,
+  6: optional bool reallocate,
+}
+
+struct AllocateTableWriteIdsResponse {
+  1: required list<TxnToWriteId> txnToWriteIds,
+}
+
+struct BasicTxnInfo {
+  1: required bool isnull,
+  2: optional i64 time,
+  3: optional i64 txnid,
+  4: optional string dbname,
+  5: optional string tablename,
+  6: optional string partitionname,
+}
+
+struct CommitTxnKeyValue {
+  1: required i64 tableId,
+  2: required string key,
+  3: required string value,
+}
+
+struct GetAllWriteEventInfoRequest {
+  1: required i64 txnId,
+  2: optional string dbName,
+  3: optional string tableName,
+}
+
+struct GetOpenTxnsRequest {
+  1: optional list<TxnType> excludeTxnTypes,
+}
+
+struct GetValidWriteIdsRequest {
+  1: required list<string> fullTableNames,
+  2: optional string validTxnList,
+  3: optional i64 writeId,
+}
+
+struct TableValidWriteIds {
+  1: required string fullTableName,
+  2: required i64 writeIdHighWaterMark,
+  3: required list<i64> invalidWriteIds,
+  4: optional i64 minOpenWriteId,
+  5: required binary abortedBits,
+}
+
+struct GetValidWriteIdsResponse {
+  1: required list<TableValidWriteIds> tblValidWriteIds,
+}
+
+struct MaxAllocatedTableWriteIdRequest {
+  1: required string dbName,
+  2: required string tableName,
+}
+
+struct MaxAllocatedTableWriteIdResponse {
+  1: required i64 maxWriteId,
+}
+
+struct ReplLastIdInfo {
+  1: required string database,
+  2: required i64 lastReplId,
+  3: optional string table,
+  4: optional string catalog,
+  5: optional list<string> partitionList,
+}
+
+struct ReplTblWriteIdStateRequest {
+  1: required string validWriteIdlist,
+  2: required string user,
+  3: required string hostName,
+  4: required string dbName,
+  5: required string tableName,
+  6: optional list<string> partNames,
+}
+
+struct SeedTableWriteIdsRequest {
+  1: required string dbName,
+  2: required string tableName,
+  3: required i64 seedWriteId,
+}
+
+struct SeedTxnIdRequest {
+  1: required i64 seedTxnId,
+}
+
+struct UpdateTransactionalStatsRequest {
+  1: required i64 tableId,
+  2: required i64 insertCount,
+  3: required i64 updatedCount,
+  4: required i64 deletedCount,
+}
+
+struct WriteEventInfo {
+  1: required i64 writeId,
+  2: required string database,
+  3: required string table,
+  4: required string files,
+  5: optional string partition,
+  6: optional string tableObj,
+  7: optional string partitionObj,
+}
+
+struct WriteNotificationLogRequest {
+  1: required i64 txnId,
+  2: required i64 writeId,
+  3: required string db,
+  4: required string table,
+  5: required InsertEventRequestData fileInfo,
+  6: optional list<string> partitionVals,
+}
+
+struct WriteNotificationLogBatchRequest {
+  1: required string catalog,
+  2: required string db,
+  3: required string table,
+  4: required list<WriteNotificationLogRequest> requestList,
+}
+
+struct WriteNotificationLogBatchResponse {
+
+}
+
+struct WriteNotificationLogResponse {
+
+}
+
+// ---------------------------------------------------------------- Hive 3.x/4.x: constraints
+
+struct SQLCheckConstraint {
+  1: string catName,
+  2: string table_db,
+  3: string table_name,
+  4: string column_name,
+  5: string check_expression,
+  6: string dc_name,
+  7: bool enable_cstr,
+  8: bool validate_cstr,
+  9: bool rely_cstr,
+}
+
+struct AddCheckConstraintRequest {
+  1: required list<SQLCheckConstraint> checkConstraintCols,
+}
+
+struct SQLDefaultConstraint {
+  1: string catName,
+  2: string table_db,
+  3: string table_name,
+  4: string column_name,
+  5: string default_value,
+  6: string dc_name,
+  7: bool enable_cstr,
+  8: bool validate_cstr,
+  9: bool rely_cstr,
+}
+
+struct AddDefaultConstraintRequest {
+  1: required list<SQLDefaultConstraint> defaultConstraintCols,
+}
+
+struct SQLNotNullConstraint {
+  1: string catName,
+  2: string table_db,
+  3: string table_name,
+  4: string column_name,
+  5: string nn_name,
+  6: bool enable_cstr,
+  7: bool validate_cstr,
+  8: bool rely_cstr,
+}
+
+struct AddNotNullConstraintRequest {
+  1: required list<SQLNotNullConstraint> notNullConstraintCols,
+}
+
+struct SQLUniqueConstraint {
+  1: string catName,
+  2: string table_db,
+  3: string table_name,
+  4: string column_name,
+  5: i32 key_seq,
+  6: string uk_name,
+  7: bool enable_cstr,
+  8: bool validate_cstr,
+  9: bool rely_cstr,
+}
+
+struct AddUniqueConstraintRequest {
+  1: required list<SQLUniqueConstraint> uniqueConstraintCols,
+}
+
+struct AllTableConstraintsRequest {
+  1: required string dbName,
+  2: required string tblName,
+  3: required string catName,
+  4: optional string validWriteIdList,
+  5: optional i64 tableId,
+}
+
+struct SQLAllTableConstraints {
+  1: optional list<SQLPrimaryKey> primaryKeys,
+  2: optional list<SQLForeignKey> foreignKeys,
+  3: optional list<SQLUniqueConstraint> uniqueConstraints,
+  4: optional list<SQLNotNullConstraint> notNullConstraints,
+  5: optional list<SQLDefaultConstraint> defaultConstraints,
+  6: optional list<SQLCheckConstraint> checkConstraints,
+}
+
+struct AllTableConstraintsResponse {
+  1: required SQLAllTableConstraints allTableConstraints,
+}
+
+struct CheckConstraintsRequest {
+  1: required string catName,
+  2: required string db_name,
+  3: required string tbl_name,
+  4: optional string validWriteIdList,
+  5: optional i64 tableId,
+}
+
+struct CheckConstraintsResponse {
+  1: required list<SQLCheckConstraint> checkConstraints,
+}
+
+struct DefaultConstraintsRequest {
+  1: required string catName,
+  2: required string db_name,
+  3: required string tbl_name,
+  4: optional string validWriteIdList,
+  5: optional i64 tableId,
+}
+
+struct DefaultConstraintsResponse {
+  1: required list<SQLDefaultConstraint> defaultConstraints,
+}
+
+struct NotNullConstraintsRequest {
+  1: required string catName,
+  2: required string db_name,
+  3: required string tbl_name,
+  4: optional string validWriteIdList,
+  5: optional i64 tableId,
+}
+
+struct NotNullConstraintsResponse {
+  1: required list<SQLNotNullConstraint> notNullConstraints,
+}
+
+struct UniqueConstraintsRequest {
+  1: required string catName,
+  2: required string db_name,
+  3: required string tbl_name,
+  4: optional string validWriteIdList,
+  5: optional i64 tableId,
+}
+
+struct UniqueConstraintsResponse {
+  1: required list<SQLUniqueConstraint> uniqueConstraints,
+}
+
+// ---------------------------------------------------------------- Hive 3.x/4.x: schema registry (ISchema), schema versions and serdes
+
+struct ISchema {
+  1: SchemaType schemaType,
+  2: string name,
+  3: string catName,
+  4: string dbName,
+  5: SchemaCompatibility compatibility,
+  6: SchemaValidation validationLevel,
+  7: bool canEvolve,
+  8: optional string schemaGroup,
+  9: optional string description,
+}
+
+struct ISchemaName {
+  1: string catName,
+  2: string dbName,
+  3: string schemaName,
+}
+
+struct AlterISchemaRequest {
+  1: ISchemaName name,
+  3: ISchema newSchema,
+}
+
+struct SchemaVersionDescriptor {
+  1: ISchemaName schema,
+  2: i32 version,
+}
+
+struct FindSchemasByColsResp {
+  1: list<SchemaVersionDescriptor> schemaVersions,
+}
+
+struct FindSchemasByColsRqst {
+  1: optional string colName,
+  2: optional string colNamespace,
+  3: optional string type,
+}
+
+struct GetSerdeRequest {
+  1: string serdeName,
+}
+
+struct MapSchemaVersionToSerdeRequest {
+  1: SchemaVersionDescriptor schemaVersion,
+  2: string serdeName,
+}
+
+struct SchemaVersion {
+  1: ISchemaName schema,
+  2: i32 version,
+  3: i64 createdAt,
+  4: list<FieldSchema> cols,
+  5: optional SchemaVersionState state,
+  6: optional string description,
+  7: optional string schemaText,
+  8: optional string fingerprint,
+  9: optional string name,
+  10: optional SerDeInfo serDe,
+}
+
+struct SetSchemaVersionStateRequest {
+  1: SchemaVersionDescriptor schemaVersion,
+  2: SchemaVersionState state,
+}
+
+// ---------------------------------------------------------------- Hive 3.x/4.x: workload management
+
+struct WMNullablePool {
+  1: required string resourcePlanName,
+  2: required string poolPath,
+  3: optional double allocFraction,
+  4: optional i32 queryParallelism,
+  5: optional string schedulingPolicy,
+  6: optional bool isSetSchedulingPolicy,
+  7: optional string ns,
+}
+
+struct WMAlterPoolRequest {
+  1: optional WMNullablePool pool,
+  2: optional string poolPath,
+}
+
+struct WMAlterPoolResponse {
+
+}
+
+struct WMNullableResourcePlan {
+  1: optional string name,
+  2: optional WMResourcePlanStatus status,
+  4: optional i32 queryParallelism,
+  5: optional bool isSetQueryParallelism,
+  6: optional string defaultPoolPath,
+  7: optional bool isSetDefaultPoolPath,
+  8: optional string ns,
+}
+
+struct WMAlterResourcePlanRequest {
+  1: optional string resourcePlanName,
+  2: optional WMNullableResourcePlan resourcePlan,
+  3: optional bool isEnableAndActivate,
+  4: optional bool isForceDeactivate,
+  5: optional bool isReplace,
+  6: optional string ns,
+}
+
+struct WMMapping {
+  1: required string resourcePlanName,
+  2: required string entityType,
+  3: required string entityName,
+  4: optional string poolPath,
+  5: optional i32 ordering,
+  6: optional string ns,
+}
+
+struct WMPool {
+  1: required string resourcePlanName,
+  2: required string poolPath,
+  3: optional double allocFraction,
+  4: optional i32 queryParallelism,
+  5: optional string schedulingPolicy,
+  6: optional string ns,
+}
+
+struct WMPoolTrigger {
+  1: required string pool,
+  2: required string trigger,
+  3: optional string ns,
+}
+
+struct WMResourcePlan {
+  1: required string name,
+  2: optional WMResourcePlanStatus status,
+  3: optional i32 queryParallelism,
+  4: optional string defaultPoolPath,
+  5: optional string ns,
+}
+
+struct WMTrigger {
+  1: required string resourcePlanName,
+  2: required string triggerName,
+  3: optional string triggerExpression,
+  4: optional string actionExpression,
+  5: optional bool isInUnmanaged,
+  6: optional string ns,
+}
+
+struct WMFullResourcePlan {
+  1: required WMResourcePlan plan,
+  2: required list<WMPool> pools,
+  3: optional list<WMMapping> mappings,
+  4: optional list<WMTrigger> triggers,
+  5: optional list<WMPoolTrigger> poolTriggers,
+}
+
+struct WMAlterResourcePlanResponse {
+  1: optional WMFullResourcePlan fullResourcePlan,
+}
+
+struct WMAlterTriggerRequest {
+  1: optional WMTrigger trigger,
+}
+
+struct WMAlterTriggerResponse {
+
+}
+
+struct WMCreateOrDropTriggerToPoolMappingRequest {
+  1: optional string resourcePlanName,
+  2: optional string triggerName,
+  3: optional string poolPath,
+  4: optional bool drop,
+  5: optional string ns,
+}
+
+struct WMCreateOrDropTriggerToPoolMappingResponse {
+
+}
+
+struct WMCreateOrUpdateMappingRequest {
+  1: optional WMMapping mapping,
+  2: optional bool update,
+}
+
+struct WMCreateOrUpdateMappingResponse {
+
+}
+
+struct WMCreatePoolRequest {
+  1: optional WMPool pool,
+}
+
+struct WMCreatePoolResponse {
+
+}
+
+struct WMCreateResourcePlanRequest {
+  1: optional WMResourcePlan resourcePlan,
+  2: optional string copyFrom,
+}
+
+struct WMCreateResourcePlanResponse {
+
+}
+
+struct WMCreateTriggerRequest {
+  1: optional WMTrigger trigger,
+}
+
+struct WMCreateTriggerResponse {
+
+}
+
+struct WMDropMappingRequest {
+  1: optional WMMapping mapping,
+}
+
+struct WMDropMappingResponse {
+
+}
+
+struct WMDropPoolRequest {
+  1: optional string resourcePlanName,
+  2: optional string poolPath,
+  3: optional string ns,
+}
+
+struct WMDropPoolResponse {
+
+}
+
+struct WMDropResourcePlanRequest {
+  1: optional string resourcePlanName,
+  2: optional string ns,
+}
+
+struct WMDropResourcePlanResponse {
+
+}
+
+struct WMDropTriggerRequest {
+  1: optional string resourcePlanName,
+  2: optional string triggerName,
+  3: optional string ns,
+}
+
+struct WMDropTriggerResponse {
+
+}
+
+struct WMGetActiveResourcePlanRequest {
+  1: optional string ns,
+}
+
+struct WMGetActiveResourcePlanResponse {
+  1: optional WMFullResourcePlan resourcePlan,
+}
+
+struct WMGetAllResourcePlanRequest {
+  1: optional string ns,
+}
+
+struct WMGetAllResourcePlanResponse {
+  1: optional list<WMResourcePlan> resourcePlans,
+}
+
+struct WMGetResourcePlanRequest {
+  1: optional string resourcePlanName,
+  2: optional string ns,
+}
+
+struct WMGetResourcePlanResponse {
+  1: optional WMFullResourcePlan resourcePlan,
+}
+
+struct WMGetTriggersForResourePlanRequest {
+  1: optional string resourcePlanName,
+  2: optional string ns,
+}
+
+struct WMGetTriggersForResourePlanResponse {
+  1: optional list<WMTrigger> triggers,
+}
+
+struct WMValidateResourcePlanRequest {
+  1: optional string resourcePlanName,
+  2: optional string ns,
+}
+
+struct WMValidateResourcePlanResponse {
+  1: optional list<string> errors,
+  2: optional list<string> warnings,
+}
+
+// ---------------------------------------------------------------- Hive 3.x/4.x: scheduled queries
+
+struct ScheduledQueryKey {
+  1: required string scheduleName,
+  2: required string clusterNamespace,
+}
+
+struct ScheduledQuery {
+  1: required ScheduledQueryKey scheduleKey,
+  2: optional bool enabled,
+  4: optional string schedule,
+  5: optional string user,
+  6: optional string query,
+  7: optional i32 nextExecution,
+}
+
+struct ScheduledQueryMaintenanceRequest {
+  1: required ScheduledQueryMaintenanceRequestType type,
+  2: required ScheduledQuery scheduledQuery,
+}
+
+struct ScheduledQueryPollRequest {
+  1: required string clusterNamespace,
+}
+
+struct ScheduledQueryPollResponse {
+  1: optional ScheduledQueryKey scheduleKey,
+  2: optional i64 executionId,
+  3: optional string query,
+  4: optional string user,
+}
+
+struct ScheduledQueryProgressInfo {
+  1: required i64 scheduledExecutionId,
+  2: required QueryState state,
+  3: required string executorQueryId,
+  4: optional string errorMessage,
+}
+
+// ---------------------------------------------------------------- Hive 3.x/4.x: stored procedures and packages
+
+struct AddPackageRequest {
+  1: string catName,
+  2: string dbName,
+  3: string packageName,
+  4: string ownerName,
+  5: string header,
+  6: string body,
+}
+
+struct DropPackageRequest {
+  1: required string catName,
+  2: required string dbName,
+  3: required string packageName,
+}
+
+struct GetPackageRequest {
+  1: required string catName,
+  2: required string dbName,
+  3: required string packageName,
+}
+
+struct ListPackageRequest {
+  1: required string catName,
+  2: optional string dbName,
+}
+
+struct ListStoredProcedureRequest {
+  1: required string catName,
+  2: optional string dbName,
+}
+
+struct Package {
+  1: string catName,
+  2: string dbName,
+  3: string packageName,
+  4: string ownerName,
+  5: string header,
+  6: string body,
+}
+
+struct StoredProcedure {
+  1: string name,
+  2: string dbName,
+  3: string catName,
+  4: string ownerName,
+  5: string source,
+}
+
+struct StoredProcedureRequest {
+  1: required string catName,
+  2: required string dbName,
+  3: required string procName,
+}
+
+// ---------------------------------------------------------------- Hive 3.x/4.x: replication metrics
+
+struct GetReplicationMetricsRequest {
+  1: optional i64 scheduledExecutionId,
+  2: optional string policy,
+  3: optional i64 dumpExecutionId,
+}
+
+struct ReplicationMetrics {
+  1: required i64 scheduledExecutionId,
+  2: required string policy,
+  3: required i64 dumpExecutionId,
+  4: optional string metadata,
+  5: optional string progress,
+  6: optional string messageFormat,
+}
+
+struct ReplicationMetricList {
+  1: required list<ReplicationMetrics> replicationMetricList,
+}
+
+// ---------------------------------------------------------------- Hive 3.x/4.x: runtime statistics
+
+struct GetRuntimeStatsRequest {
+  1: required i32 maxWeight,
+  2: required i32 maxCreateTime,
+}
+
+struct RuntimeStat {
+  1: optional i32 createTime,
+  2: required i32 weight,
+  3: required binary payload,
+}
+
+// ---------------------------------------------------------------- Hive 3.x/4.x: properties
+
+struct PropertyGetRequest {
+  1: required string nameSpace,
+  2: string mapPrefix,
+  3: optional string mapPredicate,
+  4: optional list<string> mapSelection,
+}
+
+struct PropertyGetResponse {
+  1: map<string, map<string, string>> properties,
+}
+
+struct PropertySetRequest {
+  1: required string nameSpace,
+  2: map<string, string> propertyMap,
+}
+
+// ---------------------------------------------------------------- Hive 3.x/4.x: materialized views
+
+struct SourceTable {
+  1: required Table table,
+  2: required i64 insertedCount,
+  3: required i64 updatedCount,
+  4: required i64 deletedCount,
+}
+
+struct CreationMetadata {
+  1: required string catName,
+  2: required string dbName,
+  3: required string tblName,
+  4: required set<string> tablesUsed,
+  5: optional string validTxnList,
+  6: optional i64 materializationTime,
+  7: optional list<SourceTable> sourceTables,
+}
+
+struct Materialization {
+  1: required bool sourceTablesUpdateDeleteModified,
+  2: required bool sourceTablesCompacted,
+}
+
+// ---------------------------------------------------------------- Hive 3.x/4.x: requests and responses of the newer calls
+
+struct AlterDatabaseRequest {
+  1: required string oldDbName,
+  2: required Database newDb,
+}
+
+struct AlterPartitionsRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tableName,
+  4: required list<Partition> partitions,
+  5: optional EnvironmentContext environmentContext,
+  6: optional i64 writeId,
+  7: optional string validWriteIdList,
+  8: optional bool skipColumnSchemaForPartition,
+  9: optional list<FieldSchema> partitionColSchema,
+}
+
+struct AlterPartitionsResponse {
+
+}
+
+struct AlterTableRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tableName,
+  4: required Table table,
+  5: optional EnvironmentContext environmentContext,
+  6: optional i64 writeId,
+  7: optional string validWriteIdList,
+  8: optional list<string> processorCapabilities,
+  9: optional string processorIdentifier,
+  10: optional string expectedParameterKey,
+  11: optional string expectedParameterValue,
+}
+
+struct AlterTableResponse {
+
+}
+
+struct AppendPartitionsRequest {
+  1: optional string catalogName,
+  2: required string dbName,
+  3: required string tableName,
+  4: optional string name,
+  5: optional list<string> partVals,
+  6: optional EnvironmentContext environmentContext,
+}
+
+struct CmRecycleRequest {
+  1: required string dataPath,
+  2: required bool purge,
+}
+
+struct CmRecycleResponse {
+
+}
+
+struct CreateDatabaseRequest {
+  1: required string databaseName,
+  2: optional string description,
+  3: optional string locationUri,
+  4: optional map<string, string> parameters,
+  5: optional PrincipalPrivilegeSet privileges,
+  6: optional string ownerName,
+  7: optional PrincipalType ownerType,
+  8: optional string catalogName,
+  9: optional i32 createTime,
+  10: optional string managedLocationUri,
+  11: optional DatabaseType type,
+  12: optional string dataConnectorName,
+  13: optional string remote_dbname,
+}
+
+struct CreateTableRequest {
+  1: required Table table,
+  2: optional EnvironmentContext envContext,
+  3: optional list<SQLPrimaryKey> primaryKeys,
+  4: optional list<SQLForeignKey> foreignKeys,
+  5: optional list<SQLUniqueConstraint> uniqueConstraints,
+  6: optional list<SQLNotNullConstraint> notNullConstraints,
+  7: optional list<SQLDefaultConstraint> defaultConstraints,
+  8: optional list<SQLCheckConstraint> checkConstraints,
+  9: optional list<string> processorCapabilities,
+  10: optional string processorIdentifier,
+}
+
+struct DropDatabaseRequest {
+  1: required string name,
+  2: optional string catalogName,
+  3: required bool ignoreUnknownDb,
+  4: required bool deleteData,
+  5: required bool cascade,
+  6: optional bool softDelete,
+  7: optional i64 txnId,
+  8: optional bool deleteManagedDir,
+}
+
+struct DropPartitionRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tblName,
+  4: optional string partName,
+  5: optional list<string> partVals,
+  6: optional bool deleteData,
+  7: optional EnvironmentContext environmentContext,
+}
+
+struct DropTableRequest {
+  1: optional string catalogName,
+  2: required string dbName,
+  3: required string tableName,
+  4: optional bool deleteData,
+  5: optional EnvironmentContext envContext,
+  6: optional bool dropPartitions,
+}
+
+struct ExtendedTableInfo {
+  1: required string tblName,
+  2: optional i32 accessType,
+  3: optional list<string> requiredReadCapabilities,
+  4: optional list<string> requiredWriteCapabilities,
+}
+
+struct FileMetadata {
+  1: byte type,
+  2: byte version,
+  3: list<binary> data,
+}
+
+struct GetFieldsRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tblName,
+  4: optional EnvironmentContext envContext,
+  5: optional string validWriteIdList,
+  6: optional i64 id,
+}
+
+struct GetFieldsResponse {
+  1: required list<FieldSchema> fields,
+}
+
+struct GetPartitionRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tblName,
+  4: required list<string> partVals,
+  5: optional string validWriteIdList,
+  6: optional i64 id,
+}
+
+struct GetPartitionResponse {
+  1: required Partition partition,
+}
+
+struct GetPartitionsFilterSpec {
+  7: optional PartitionFilterMode filterMode,
+  8: optional list<string> filters,
+}
+
+struct GetProjectionsSpec {
+  1: list<string> fieldList,
+  2: string includeParamKeyPattern,
+  3: string excludeParamKeyPattern,
+}
+
+struct GetPartitionsRequest {
+  1: optional string catName,
+  2: string dbName,
+  3: string tblName,
+  4: optional bool withAuth,
+  5: optional string user,
+  6: optional list<string> groupNames,
+  7: GetProjectionsSpec projectionSpec,
+  8: GetPartitionsFilterSpec filterSpec,
+  9: optional list<string> processorCapabilities,
+  10: optional string processorIdentifier,
+  11: optional string validWriteIdList,
+}
+
+struct GetPartitionsResponse {
+  1: list<PartitionSpec> partitionSpec,
+}
+
+struct GetSchemaRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tblName,
+  4: optional EnvironmentContext envContext,
+  5: optional string validWriteIdList,
+  6: optional i64 id,
+}
+
+struct GetSchemaResponse {
+  1: required list<FieldSchema> fields,
+}
+
+struct GetTablesExtRequest {
+  1: required string catalog,
+  2: required string database,
+  3: required string tableNamePattern,
+  4: required i32 requestedFields,
+  5: optional i32 limit,
+  6: optional list<string> processorCapabilities,
+  7: optional string processorIdentifier,
+}
+
+struct ObjectDictionary {
+  1: required map<string, list<binary>> values,
+}
+
+struct RenamePartitionRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tableName,
+  4: required list<string> partVals,
+  5: required Partition newPart,
+  6: optional string validWriteIdList,
+  7: optional i64 txnId,
+  8: optional bool clonePart,
+}
+
+struct RenamePartitionResponse {
+
+}
+
+struct SetPartitionsStatsResponse {
+  1: required bool result,
+}
+
+struct Timestamp {
+  1: required i64 secondsSinceEpoch,
+}
+
+struct TimestampColumnStatsData {
+  1: optional Timestamp lowValue,
+  2: optional Timestamp highValue,
+  3: required i64 numNulls,
+  4: required i64 numDVs,
+  5: optional binary bitVectors,
+  6: optional binary histogram,
+}
+
+struct TruncateTableRequest {
+  1: required string dbName,
+  2: required string tableName,
+  3: optional list<string> partNames,
+  4: optional i64 writeId,
+  5: optional string validWriteIdList,
+  6: optional EnvironmentContext environmentContext,
+}
+
+struct TruncateTableResponse {
+
 }
 
 // ---------------------------------------------------------------- service
@@ -1535,7 +2912,9 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   void create_table(1: Table tbl)
       throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: NoSuchObjectException o4)
 
-  void create_table_with_constraints(1: Table tbl, 2: list<SQLPrimaryKey> primaryKeys, 3: list<SQLForeignKey> foreignKeys)
+  void create_table_with_constraints(1: Table tbl, 2: list<SQLPrimaryKey> primaryKeys, 3: list<SQLForeignKey> foreignKeys,
+      4: list<SQLUniqueConstraint> uniqueConstraints, 5: list<SQLNotNullConstraint> notNullConstraints,
+      6: list<SQLDefaultConstraint> defaultConstraints, 7: list<SQLCheckConstraint> checkConstraints)
       throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: NoSuchObjectException o4)
 
   void create_table_with_environment_context(1: Table tbl, 2: EnvironmentContext environment_context)
@@ -1544,10 +2923,10 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   bool create_type(1: Type type)
       throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3)
 
-  bool delete_partition_column_statistics(1: string db_name, 2: string tbl_name, 3: string part_name, 4: string col_name)
+  bool delete_partition_column_statistics(1: string db_name, 2: string tbl_name, 3: string part_name, 4: string col_name, 5: string engine)
       throws (1: NoSuchObjectException o1, 2: MetaException o2, 3: InvalidObjectException o3, 4: InvalidInputException o4)
 
-  bool delete_table_column_statistics(1: string db_name, 2: string tbl_name, 3: string col_name)
+  bool delete_table_column_statistics(1: string db_name, 2: string tbl_name, 3: string col_name, 4: string engine)
       throws (1: NoSuchObjectException o1, 2: MetaException o2, 3: InvalidObjectException o3, 4: InvalidInputException o4)
 
   void drop_constraint(1: DropConstraintRequest req)
@@ -1682,8 +3061,10 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   ColumnStatistics get_partition_column_statistics(1: string db_name, 2: string tbl_name, 3: string part_name, 4: string col_name)
       throws (1: NoSuchObjectException o1, 2: MetaException o2, 3: InvalidInputException o3, 4: InvalidObjectException o4)
 
+  // 2.3 declares only (1: MetaException o2): a 2.3 connection gets that layout (see
+  // hive_metastore_2_3_wire.thrift).
   list<string> get_partition_names(1: string db_name, 2: string tbl_name, 3: i16 max_parts = -1)
-      throws (1: MetaException o2)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
 
   list<string> get_partition_names_ps(1: string db_name, 2: string tbl_name, 3: list<string> part_vals, 4: i16 max_parts = -1)
       throws (1: MetaException o1, 2: NoSuchObjectException o2)
@@ -1704,7 +3085,7 @@ service ThriftHiveMetastore extends fb303.FacebookService {
       throws (1: MetaException o1, 2: NoSuchObjectException o2)
 
   list<Partition> get_partitions_by_names(1: string db_name, 2: string tbl_name, 3: list<string> names)
-      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2, 3: InvalidObjectException o3)
 
   list<Partition> get_partitions_ps(1: string db_name, 2: string tbl_name, 3: list<string> part_vals, 4: i16 max_parts = -1)
       throws (1: MetaException o1, 2: NoSuchObjectException o2)
@@ -1891,6 +3272,398 @@ service ThriftHiveMetastore extends fb303.FacebookService {
 
   Database get_database_req(1: GetDatabaseRequest request)
       throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  // Hive 3.x/4.x: catalogs
+
+  void alter_catalog(1: AlterCatalogRequest rqst)
+      throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
+
+  void create_catalog(1: CreateCatalogRequest catalog)
+      throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3)
+
+  void drop_catalog(1: DropCatalogRequest catName)
+      throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
+
+  GetCatalogResponse get_catalog(1: GetCatalogRequest catName)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  GetCatalogsResponse get_catalogs()
+      throws (1: MetaException o1)
+
+  // Hive 3.x/4.x: data connectors
+
+  void alter_dataconnector_req(1: AlterDataConnectorRequest alterReq)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  void create_dataconnector_req(1: CreateDataConnectorRequest connectorReq)
+      throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3)
+
+  void drop_dataconnector_req(1: DropDataConnectorRequest dropDcReq)
+      throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
+
+  DataConnector get_dataconnector_req(1: GetDataConnectorRequest request)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  list<string> get_dataconnectors()
+      throws (1: MetaException o1)
+
+  // Hive 3.x/4.x: compactions
+
+  OptionalCompactionInfoStruct find_next_compact(1: string workerId)
+      throws (1: MetaException o1)
+
+  OptionalCompactionInfoStruct find_next_compact2(1: FindNextCompactRequest rqst)
+      throws (1: MetaException o1)
+
+  GetLatestCommittedCompactionInfoResponse get_latest_committed_compaction_info(1: GetLatestCommittedCompactionInfoRequest rqst)
+
+  void mark_cleaned(1: CompactionInfoStruct cr)
+      throws (1: MetaException o1)
+
+  void mark_compacted(1: CompactionInfoStruct cr)
+      throws (1: MetaException o1)
+
+  void mark_failed(1: CompactionInfoStruct cr)
+      throws (1: MetaException o1)
+
+  void mark_refused(1: CompactionInfoStruct cr)
+      throws (1: MetaException o1)
+
+  void remove_compaction_metrics_data(1: CompactionMetricsDataRequest request)
+      throws (1: MetaException o1)
+
+  void set_hadoop_jobid(1: string jobId, 2: i64 cq_id)
+
+  bool submit_for_cleanup(1: CompactionRequest o1, 2: i64 o2, 3: i64 o3)
+      throws (1: MetaException o1)
+
+  bool update_compaction_metrics_data(1: CompactionMetricsDataStruct data)
+      throws (1: MetaException o1)
+
+  void update_compactor_state(1: CompactionInfoStruct cr, 2: i64 txn_id)
+
+  // Hive 3.x/4.x: write ids, transactions and the write notification log
+
+  void add_write_ids_to_min_history(1: i64 txnId, 2: map<string, i64> writeIds)
+      throws (1: MetaException o2)
+
+  WriteNotificationLogResponse add_write_notification_log(1: WriteNotificationLogRequest rqst)
+
+  WriteNotificationLogBatchResponse add_write_notification_log_in_batch(1: WriteNotificationLogBatchRequest rqst)
+
+  AllocateTableWriteIdsResponse allocate_table_write_ids(1: AllocateTableWriteIdsRequest rqst)
+      throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2, 3: MetaException o3)
+
+  list<WriteEventInfo> get_all_write_event_info(1: GetAllWriteEventInfoRequest request)
+      throws (1: MetaException o1)
+
+  i64 get_latest_txnid_in_conflict(1: i64 txnId)
+      throws (1: MetaException o1)
+
+  MaxAllocatedTableWriteIdResponse get_max_allocated_table_write_id(1: MaxAllocatedTableWriteIdRequest rqst)
+      throws (1: MetaException o1)
+
+  GetOpenTxnsResponse get_open_txns_req(1: GetOpenTxnsRequest getOpenTxnsRequest)
+
+  GetValidWriteIdsResponse get_valid_write_ids(1: GetValidWriteIdsRequest rqst)
+      throws (1: NoSuchTxnException o1, 2: MetaException o2)
+
+  void repl_tbl_writeid_state(1: ReplTblWriteIdStateRequest rqst)
+
+  void seed_txn_id(1: SeedTxnIdRequest rqst)
+      throws (1: MetaException o1)
+
+  void seed_write_id(1: SeedTableWriteIdsRequest rqst)
+      throws (1: MetaException o1)
+
+  void update_transaction_statistics(1: UpdateTransactionalStatsRequest req)
+      throws (1: MetaException o1)
+
+  // Hive 3.x/4.x: constraints
+
+  void add_check_constraint(1: AddCheckConstraintRequest req)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  void add_default_constraint(1: AddDefaultConstraintRequest req)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  void add_not_null_constraint(1: AddNotNullConstraintRequest req)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  void add_unique_constraint(1: AddUniqueConstraintRequest req)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  AllTableConstraintsResponse get_all_table_constraints(1: AllTableConstraintsRequest request)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  CheckConstraintsResponse get_check_constraints(1: CheckConstraintsRequest request)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  DefaultConstraintsResponse get_default_constraints(1: DefaultConstraintsRequest request)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  NotNullConstraintsResponse get_not_null_constraints(1: NotNullConstraintsRequest request)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  UniqueConstraintsResponse get_unique_constraints(1: UniqueConstraintsRequest request)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  // Hive 3.x/4.x: schema registry (ISchema), schema versions and serdes
+
+  void add_schema_version(1: SchemaVersion schemaVersion)
+      throws (1: AlreadyExistsException o1, 2: NoSuchObjectException o2, 3: MetaException o3)
+
+  void add_serde(1: SerDeInfo serde)
+      throws (1: AlreadyExistsException o1, 2: MetaException o2)
+
+  void alter_ischema(1: AlterISchemaRequest rqst)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  void create_ischema(1: ISchema schema)
+      throws (1: AlreadyExistsException o1, 2: NoSuchObjectException o2, 3: MetaException o3)
+
+  void drop_ischema(1: ISchemaName name)
+      throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
+
+  void drop_schema_version(1: SchemaVersionDescriptor schemaVersion)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  ISchema get_ischema(1: ISchemaName name)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  list<SchemaVersion> get_schema_all_versions(1: ISchemaName schemaName)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  SchemaVersion get_schema_latest_version(1: ISchemaName schemaName)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  SchemaVersion get_schema_version(1: SchemaVersionDescriptor schemaVersion)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  FindSchemasByColsResp get_schemas_by_cols(1: FindSchemasByColsRqst rqst)
+      throws (1: MetaException o1)
+
+  SerDeInfo get_serde(1: GetSerdeRequest rqst)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  void map_schema_version_to_serde(1: MapSchemaVersionToSerdeRequest rqst)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  void set_schema_version_state(1: SetSchemaVersionStateRequest rqst)
+      throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
+
+  // Hive 3.x/4.x: workload management
+
+  WMAlterResourcePlanResponse alter_resource_plan(1: WMAlterResourcePlanRequest request)
+      throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
+
+  WMAlterPoolResponse alter_wm_pool(1: WMAlterPoolRequest request)
+      throws (1: AlreadyExistsException o1, 2: NoSuchObjectException o2, 3: InvalidObjectException o3, 4: MetaException o4)
+
+  WMAlterTriggerResponse alter_wm_trigger(1: WMAlterTriggerRequest request)
+      throws (1: NoSuchObjectException o1, 2: InvalidObjectException o2, 3: MetaException o3)
+
+  WMCreateOrDropTriggerToPoolMappingResponse create_or_drop_wm_trigger_to_pool_mapping(1: WMCreateOrDropTriggerToPoolMappingRequest request)
+      throws (1: AlreadyExistsException o1, 2: NoSuchObjectException o2, 3: InvalidObjectException o3, 4: MetaException o4)
+
+  WMCreateOrUpdateMappingResponse create_or_update_wm_mapping(1: WMCreateOrUpdateMappingRequest request)
+      throws (1: AlreadyExistsException o1, 2: NoSuchObjectException o2, 3: InvalidObjectException o3, 4: MetaException o4)
+
+  WMCreateResourcePlanResponse create_resource_plan(1: WMCreateResourcePlanRequest request)
+      throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3)
+
+  WMCreatePoolResponse create_wm_pool(1: WMCreatePoolRequest request)
+      throws (1: AlreadyExistsException o1, 2: NoSuchObjectException o2, 3: InvalidObjectException o3, 4: MetaException o4)
+
+  WMCreateTriggerResponse create_wm_trigger(1: WMCreateTriggerRequest request)
+      throws (1: AlreadyExistsException o1, 2: NoSuchObjectException o2, 3: InvalidObjectException o3, 4: MetaException o4)
+
+  WMDropResourcePlanResponse drop_resource_plan(1: WMDropResourcePlanRequest request)
+      throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
+
+  WMDropMappingResponse drop_wm_mapping(1: WMDropMappingRequest request)
+      throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
+
+  WMDropPoolResponse drop_wm_pool(1: WMDropPoolRequest request)
+      throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
+
+  WMDropTriggerResponse drop_wm_trigger(1: WMDropTriggerRequest request)
+      throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
+
+  WMGetActiveResourcePlanResponse get_active_resource_plan(1: WMGetActiveResourcePlanRequest request)
+      throws (1: MetaException o2)
+
+  WMGetAllResourcePlanResponse get_all_resource_plans(1: WMGetAllResourcePlanRequest request)
+      throws (1: MetaException o1)
+
+  WMGetResourcePlanResponse get_resource_plan(1: WMGetResourcePlanRequest request)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  WMGetTriggersForResourePlanResponse get_triggers_for_resourceplan(1: WMGetTriggersForResourePlanRequest request)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  WMValidateResourcePlanResponse validate_resource_plan(1: WMValidateResourcePlanRequest request)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  // Hive 3.x/4.x: scheduled queries
+
+  ScheduledQuery get_scheduled_query(1: ScheduledQueryKey scheduleKey)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  void scheduled_query_maintenance(1: ScheduledQueryMaintenanceRequest request)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2, 3: AlreadyExistsException o3, 4: InvalidInputException o4)
+
+  ScheduledQueryPollResponse scheduled_query_poll(1: ScheduledQueryPollRequest request)
+      throws (1: MetaException o1)
+
+  void scheduled_query_progress(1: ScheduledQueryProgressInfo info)
+      throws (1: MetaException o1, 2: InvalidOperationException o2)
+
+  // Hive 3.x/4.x: stored procedures and packages
+
+  void add_package(1: AddPackageRequest request)
+      throws (1: MetaException o1)
+
+  void create_stored_procedure(1: StoredProcedure proc)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  void drop_package(1: DropPackageRequest request)
+      throws (1: MetaException o1)
+
+  void drop_stored_procedure(1: StoredProcedureRequest request)
+      throws (1: MetaException o1)
+
+  Package find_package(1: GetPackageRequest request)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  list<string> get_all_packages(1: ListPackageRequest request)
+      throws (1: MetaException o1)
+
+  list<string> get_all_stored_procedures(1: ListStoredProcedureRequest request)
+      throws (1: MetaException o1)
+
+  StoredProcedure get_stored_procedure(1: StoredProcedureRequest request)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  // Hive 3.x/4.x: replication metrics
+
+  void add_replication_metrics(1: ReplicationMetricList replicationMetricList)
+      throws (1: MetaException o1)
+
+  ReplicationMetricList get_replication_metrics(1: GetReplicationMetricsRequest rqst)
+      throws (1: MetaException o1)
+
+  // Hive 3.x/4.x: runtime statistics
+
+  void add_runtime_stats(1: RuntimeStat stat)
+      throws (1: MetaException o1)
+
+  list<RuntimeStat> get_runtime_stats(1: GetRuntimeStatsRequest rqst)
+      throws (1: MetaException o1)
+
+  // Hive 3.x/4.x: properties
+
+  PropertyGetResponse get_properties(1: PropertyGetRequest req)
+      throws (1: MetaException e1, 2: NoSuchObjectException e2)
+
+  bool set_properties(1: PropertySetRequest req)
+      throws (1: MetaException e1, 2: NoSuchObjectException e2)
+
+  // Hive 3.x/4.x: materialized views
+
+  list<Table> get_all_materialized_view_objects_for_rewriting()
+      throws (1: MetaException o1)
+
+  LockResponse get_lock_materialization_rebuild(1: string dbName, 2: string tableName, 3: i64 txnId)
+
+  Materialization get_materialization_invalidation_info(1: CreationMetadata creation_metadata, 2: string validTxnList)
+      throws (1: MetaException o1, 2: InvalidOperationException o2, 3: UnknownDBException o3)
+
+  list<string> get_materialized_views_for_rewriting(1: string db_name)
+      throws (1: MetaException o1)
+
+  bool heartbeat_lock_materialization_rebuild(1: string dbName, 2: string tableName, 3: i64 txnId)
+
+  void update_creation_metadata(1: string catName, 2: string dbname, 3: string tbl_name, 4: CreationMetadata creation_metadata)
+      throws (1: MetaException o1, 2: InvalidOperationException o2, 3: UnknownDBException o3)
+
+  // Hive 3.x/4.x: request forms of older calls and the rest
+
+  AbortCompactResponse abort_Compactions(1: AbortCompactionRequest rqst)
+
+  void alter_database_req(1: AlterDatabaseRequest alterDbReq)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  AlterPartitionsResponse alter_partitions_req(1: AlterPartitionsRequest req)
+      throws (1: InvalidOperationException o1, 2: MetaException o2)
+
+  AlterTableResponse alter_table_req(1: AlterTableRequest req)
+      throws (1: InvalidOperationException o1, 2: MetaException o2)
+
+  Partition append_partition_req(1: AppendPartitionsRequest appendPartitionsReq)
+      throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
+
+  CmRecycleResponse cm_recycle(1: CmRecycleRequest request)
+      throws (1: MetaException o1)
+
+  void create_database_req(1: CreateDatabaseRequest createDatabaseRequest)
+      throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3)
+
+  void create_table_req(1: CreateTableRequest request)
+      throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: NoSuchObjectException o4)
+
+  void drop_database_req(1: DropDatabaseRequest req)
+      throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
+
+  bool drop_partition_req(1: DropPartitionRequest dropPartitionReq)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  void drop_table_req(1: DropTableRequest dropTableReq)
+      throws (1: NoSuchObjectException o1, 2: MetaException o3)
+
+  list<string> fetch_partition_names_req(1: PartitionsRequest partitionReq)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  list<string> find_columns_with_stats(1: CompactionInfoStruct cr)
+
+  GetFieldsResponse get_fields_req(1: GetFieldsRequest req)
+      throws (1: MetaException o1, 2: UnknownTableException o2, 3: UnknownDBException o3)
+
+  string get_metastore_db_uuid()
+      throws (1: MetaException o1)
+
+  GetPartitionResponse get_partition_req(1: GetPartitionRequest req)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  GetPartitionsResponse get_partitions_with_specs(1: GetPartitionsRequest request)
+      throws (1: MetaException o1)
+
+  GetSchemaResponse get_schema_req(1: GetSchemaRequest req)
+      throws (1: MetaException o1, 2: UnknownTableException o2, 3: UnknownDBException o3)
+
+  list<ExtendedTableInfo> get_tables_ext(1: GetTablesExtRequest req)
+      throws (1: MetaException o1)
+
+  GrantRevokePrivilegeResponse refresh_privileges(1: HiveObjectRef objToRefresh, 2: string authorizer, 3: GrantRevokePrivilegeRequest grantRequest)
+      throws (1: MetaException o1)
+
+  RenamePartitionResponse rename_partition_req(1: RenamePartitionRequest req)
+      throws (1: InvalidOperationException o1, 2: MetaException o2)
+
+  Table translate_table_dryrun(1: CreateTableRequest request)
+      throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: NoSuchObjectException o4)
+
+  void truncate_table(1: string dbName, 2: string tableName, 3: list<string> partNames)
+      throws (1: MetaException o1)
+
+  TruncateTableResponse truncate_table_req(1: TruncateTableRequest req)
+      throws (1: MetaException o1)
+
+  SetPartitionsStatsResponse update_partition_column_statistics_req(1: SetPartitionsStatsRequest req)
+      throws (1: NoSuchObjectException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: InvalidInputException o4)
+
+  SetPartitionsStatsResponse update_table_column_statistics_req(1: SetPartitionsStatsRequest req)
+      throws (1: NoSuchObjectException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: InvalidInputException o4)
 
   // Extensions (see the structs above)
 

@@ -19,9 +19,17 @@ class ConstraintCalls(Area):
         tbl: hms.Table,
         primaryKeys: list[hms.SQLPrimaryKey],  # noqa: N803 (IDL names)
         foreignKeys: list[hms.SQLForeignKey],  # noqa: N803
+        uniqueConstraints: list[hms.SQLUniqueConstraint] | None = None,  # noqa: N803
+        notNullConstraints: list[hms.SQLNotNullConstraint] | None = None,  # noqa: N803
+        defaultConstraints: list[hms.SQLDefaultConstraint] | None = None,  # noqa: N803
+        checkConstraints: list[hms.SQLCheckConstraint] | None = None,  # noqa: N803
     ) -> None:
         """Create a table with its keys, in one change: a refused key leaves no table (and
         no event)."""
+        if uniqueConstraints or notNullConstraints or defaultConstraints or checkConstraints:
+            raise hms.MetaException(
+                message="unique, not null, default and check constraints are not kept yet"
+            )
         keys = self.catalog.constraints
 
         def add_keys() -> None:

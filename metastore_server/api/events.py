@@ -36,10 +36,7 @@ def _event_filter(
 def _added_files(insert: hms.InsertEventRequestData) -> list[str]:
     """The files an INSERT event added, each ``name#checksum`` where a checksum is given;
     MetaException when the counts differ."""
-    files, sums = insert.filesAdded, insert.filesAddedChecksum
-    if files is None and sums is not None:  # Hive 3+'s numbering: files in field 2
-        files, sums = sums, insert.filesAddedChecksumSince3
-    files = list(files or [])
+    files, sums = list(insert.filesAdded or []), insert.filesAddedChecksum
     if sums is None:
         return files
     if len(sums) != len(files):

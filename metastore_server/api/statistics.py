@@ -53,12 +53,14 @@ class StatisticsCalls(Area):
         return hms.PartitionsStatsResult(partStats=found)
 
     def delete_partition_column_statistics(
-        self, db_name: str, tbl_name: str, part_name: str, col_name: str
+        self, db_name: str, tbl_name: str, part_name: str, col_name: str, engine: str | None = None
     ) -> bool:
         """Remove a partition column's statistics (every column's when none is named)."""
         return self.catalog.statistics.delete(db_name, tbl_name, part_name or "", col_name)
 
-    def delete_table_column_statistics(self, db_name: str, tbl_name: str, col_name: str) -> bool:
+    def delete_table_column_statistics(
+        self, db_name: str, tbl_name: str, col_name: str, engine: str | None = None
+    ) -> bool:
         """Remove a table column's statistics (every column's when none is named)."""
         return self.catalog.statistics.delete(db_name, tbl_name, None, col_name)
 

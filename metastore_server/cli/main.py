@@ -78,6 +78,14 @@ def _serve_parser(
         help="Thrift protocol (default %(default)s, as Hive)",
     )
     serve.add_argument(
+        "--hms-api",
+        choices=("auto", "2.3", "4"),
+        default=defaults.hms_api,
+        help="wire layouts where HMS 2.3 and 3.x/4.x differ: auto (each connection by what its "
+        "calls show; see docs/clients.md), or 2.3 or 4 for every connection "
+        "(default %(default)s)",
+    )
+    serve.add_argument(
         "--max-connections",
         type=int,
         default=defaults.max_connections,
@@ -244,6 +252,7 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         warehouse=args.warehouse,
         transport=args.transport,
         protocol=args.protocol,
+        hms_api=args.hms_api,
         max_connections=args.max_connections,
         workers=args.workers,
         call_timeout=args.call_timeout,

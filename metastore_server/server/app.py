@@ -87,6 +87,7 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
         config.port,
         transport=config.transport,
         protocol=config.protocol,
+        hms_api=config.hms_api,
         max_connections=config.max_connections,
         max_message_size=config.max_message_size,
         message_timeout=config.message_timeout,

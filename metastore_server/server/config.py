@@ -34,6 +34,9 @@ class ServerConfig:
     warehouse: str = "./var/warehouse"
     transport: str = "buffered"  # buffered | framed
     protocol: str = "binary"  # binary | compact
+    #: Which HMS generation's wire layouts clients get where 2.3 and 3.x/4.x differ: auto (each
+    #: connection by what its calls show), 2.3 or 4 (every connection).
+    hms_api: str = "auto"
     max_connections: int = 1000
     #: Worker processes serving calls (0: serve in this one process, no supervisor).
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
@@ -111,6 +114,7 @@ class ServerConfig:
             "warehouse",
             "transport",
             "protocol",
+            "hms_api",
             "log_level",
             "log_format",
             "tls_cert",
@@ -147,6 +151,8 @@ class ServerConfig:
             raise ValueError(f"transport must be buffered or framed, not {self.transport!r}")
         if self.protocol not in ("binary", "compact"):
             raise ValueError(f"protocol must be binary or compact, not {self.protocol!r}")
+        if self.hms_api not in ("auto", "2.3", "4"):
+            raise ValueError(f"hms_api must be auto, 2.3 or 4, not {self.hms_api!r}")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port out of range: {self.port}")
         if self.max_connections < 1:

@@ -22,6 +22,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -36,6 +37,14 @@ from thriftpy2.transport import (
 from metastore_server import thrift_api
 from metastore_server.api.audit_fields import result_size, split_audit_target
 from metastore_server.audit import audit_call, collecting_extras
+from metastore_server.server.generations import (
+    SNIFFED_REQUESTS,
+    ClientGeneration,
+    needs_both_layouts,
+    read_arguments,
+    shape_result,
+    write_both_layouts,
+)
 from metastore_server.server.stored_replies import send_stored_partitions, stored_partitions
 from metastore_server.server.text_check import undecoded_field
 from metastore_server.server.transport_limits import (
@@ -113,6 +122,23 @@ class MeteredCompactProtocolFactory:
         return MeteredCompactProtocol(trans)
 
 
+@dataclass
+class _Call:
+    """One call being served: what its audit line and reply need."""
+
+    api: str
+    seqid: int
+    peer: str
+    started: float
+    reader: LimitedSocket | None
+    generation: ClientGeneration
+
+    def audit(self, outcome: str, **fields: Any) -> None:
+        """Write the call's audit line."""
+        audit_call(method=self.api, peer=self.peer, ms=_ms(self.started), outcome=outcome,
+                   **fields)  # fmt: skip
+
+
 class CallProcessor:
     """Reads one call from a protocol, runs the handler method, writes the reply."""
 
@@ -135,40 +161,42 @@ class CallProcessor:
         peer: str,
         frame_writer: Callable[[bytes], None] | None = None,
         reader: LimitedSocket | None = None,
+        generation: ClientGeneration | None = None,
     ) -> None:
         """Serve one message. Raises transport errors (the connection is then closed).
 
         ``frame_writer`` (framed transport) writes to the socket under the transport: a big
         partition list is then sent as its frame header and chunks, not gathered whole in the
         transport's frame buffer first. ``reader`` (the socket under ``iprot``) meters the
-        decoding of the arguments and is told when the message has been read."""
+        decoding of the arguments and is told when the message has been read. ``generation``
+        is what the connection's client has shown of its HMS generation (see
+        :mod:`metastore_server.server.generations`)."""
         api, msg_type, seqid = iprot.read_message_begin()
         me = threading.get_ident()
         self._in_flight[me] = time.monotonic()
+        call = _Call(api, seqid, peer, time.perf_counter(), reader,
+                     generation if generation is not None else ClientGeneration())  # fmt: skip
         try:
-            self._process(api, msg_type, seqid, iprot, oprot, peer, frame_writer, reader)
+            self._process(call, msg_type, iprot, oprot, frame_writer)
         finally:
             self._in_flight.pop(me, None)
 
     def _process(
         self,
-        api: str,
+        call: _Call,
         msg_type: int,
-        seqid: int,
         iprot: Any,
         oprot: Any,
-        peer: str,
         frame_writer: Callable[[bytes], None] | None,
-        reader: LimitedSocket | None,
     ) -> None:
-        started = time.perf_counter()
+        api, reader = call.api, call.reader
         if msg_type not in (TMessageType.CALL, TMessageType.ONEWAY):
             # The rest cannot be trusted: answer, then let the connection close.
             error = TApplicationException(
                 TApplicationException.INVALID_MESSAGE_TYPE, f"Invalid message type {msg_type}"
             )
-            self._send_exception(oprot, api, error, seqid)
-            audit_call(method=api, peer=peer, ms=_ms(started), outcome="invalid_message_type")
+            self._send_exception(oprot, api, error, call.seqid)
+            call.audit("invalid_message_type")
             raise InvalidMessage(f"invalid message type {msg_type}")
         method = getattr(self._handler, api, None) if api in self._service.thrift_services else None
         if method is None:
@@ -179,9 +207,31 @@ class CallProcessor:
             error = TApplicationException(
                 TApplicationException.UNKNOWN_METHOD, f"Invalid method name: '{api}'"
             )
-            self._send_exception(oprot, api, error, seqid)
-            audit_call(method=api, peer=peer, ms=_ms(started), outcome="unknown_method")
+            self._send_exception(oprot, api, error, call.seqid)
+            call.audit("unknown_method")
             return
+        args = self._read_arguments(call, iprot, oprot)
+        not_text = undecoded_field(args) if reader is None or reader.may_hold_bad_text() else None
+        if not_text is not None:  # refused before the handler sees it: nothing is written
+            method = functools.partial(_refuse_text, not_text)
+        arg_names = [spec[1] for spec in args.thrift_spec.values()]
+        values = {name: getattr(args, name, None) for name in arg_names}
+        call.generation.observe(api, values)
+        db, table = split_audit_target(values)
+        result = getattr(self._service, api + "_result")()
+        outcome, error_text, rows, app_error, extras = self._run(
+            api, method, [values[name] for name in arg_names], result
+        )
+        try:
+            if not getattr(result, "oneway", False):
+                self._reply(call, result, app_error, oprot, frame_writer)
+        finally:
+            # After the reply is written: ``ms`` is the whole call, sending included.
+            call.audit(outcome, db=db, table=table, rows=rows, error=error_text, extras=extras)
+
+    def _read_arguments(self, call: _Call, iprot: Any, oprot: Any) -> Any:
+        """The call's arguments, decoded within the connection's limits."""
+        api, reader = call.api, call.reader
         args = getattr(self._service, api + "_args")()
         if reader is not None:
             # The walker follows the whole message first: one without list-keyed maps (all
@@ -190,31 +240,33 @@ class CallProcessor:
             iprot.lists_as_keys = reader.may_hold_list_keys()
         try:
             with reader.meter.active() if reader is not None else contextlib.nullcontext():
-                args.read(iprot)
+                if api in SNIFFED_REQUESTS:
+                    read_arguments(api, args, iprot)
+                else:
+                    args.read(iprot)
         except DecodeLimitExceeded as exc:
             # The rest of the message is not read: answer (if the client still listens), close.
             error = TApplicationException(TApplicationException.PROTOCOL_ERROR, exc.message)
             with contextlib.suppress(OSError, TTransportException):
-                self._send_exception(oprot, api, error, seqid)
-            audit_call(method=api, peer=peer, ms=_ms(started), outcome="decode_limit_exceeded")
+                self._send_exception(oprot, api, error, call.seqid)
+            call.audit("decode_limit_exceeded")
             raise
         iprot.read_message_end()
         if reader is not None:
             reader.message_read()
-        may_hold_bad_text = reader is None or reader.may_hold_bad_text()
-        not_text = undecoded_field(args) if may_hold_bad_text else None
-        if not_text is not None:  # refused before the handler sees it: nothing is written
-            method = functools.partial(_refuse_text, not_text)
-        result = getattr(self._service, api + "_result")()
-        arg_names = [spec[1] for spec in args.thrift_spec.values()]
-        values = {name: getattr(args, name, None) for name in arg_names}
-        db, table = split_audit_target(values)
+        return args
+
+    def _run(
+        self, api: str, method: Callable[..., Any], arguments: list[Any], result: Any
+    ) -> tuple[str, str | None, int | None, TApplicationException | None, dict[str, object]]:
+        """Run the handler method into ``result``: (outcome, error text, rows, the
+        application error to send instead of ``result``, audit extras)."""
         outcome, error_text, rows = "ok", None, None
         extras: dict[str, object] = {}
         app_error: TApplicationException | None = None
         try:
             with collecting_extras() as extras:
-                result.success = method(*(values[name] for name in arg_names))
+                result.success = method(*arguments)
             rows = result_size(result.success)
         except TApplicationException as exc:
             outcome, error_text, app_error = "application_error", exc.message, exc
@@ -224,33 +276,33 @@ class CallProcessor:
                 log.exception("handler_error", method=api)
             if not self._declare(result, exc):
                 app_error = TApplicationException(TApplicationException.INTERNAL_ERROR, error_text)
-        try:
-            if getattr(result, "oneway", False):
-                return
-            if app_error is not None:
-                self._send_exception(oprot, api, app_error, seqid)
-            elif stored_partitions(result) is not None:
-                socket_writer = reader.write if reader is not None else None
-                send_stored_partitions(oprot, api, result, seqid, self._binary_output,
-                                       frame_writer, socket_writer)  # fmt: skip
-            else:
-                oprot.write_message_begin(api, TMessageType.REPLY, seqid)
-                result.write(oprot)
-                oprot.write_message_end()
-                oprot.trans.flush()
-        finally:
-            # After the reply is written: ``ms`` is the whole call, sending included.
-            audit_call(
-                method=api,
-                peer=peer,
-                ms=_ms(started),
-                outcome=outcome,
-                db=db,
-                table=table,
-                rows=rows,
-                error=error_text,
-                extras=extras,
-            )
+        return outcome, error_text, rows, app_error, extras
+
+    def _reply(
+        self,
+        call: _Call,
+        result: Any,
+        app_error: TApplicationException | None,
+        oprot: Any,
+        frame_writer: Callable[[bytes], None] | None,
+    ) -> None:
+        """Write the answer: the application error, or the result in the shape the
+        connection's client reads."""
+        api, seqid = call.api, call.seqid
+        if app_error is not None:
+            self._send_exception(oprot, api, app_error, seqid)
+        elif stored_partitions(result) is not None:
+            socket_writer = call.reader.write if call.reader is not None else None
+            send_stored_partitions(oprot, api, result, seqid, self._binary_output,
+                                   frame_writer, socket_writer)  # fmt: skip
+        elif needs_both_layouts(api, result, call.generation, self._binary_output):
+            write_both_layouts(api, result, seqid, oprot.trans.write)
+            oprot.trans.flush()
+        else:
+            oprot.write_message_begin(api, TMessageType.REPLY, seqid)
+            shape_result(api, result, call.generation).write(oprot)
+            oprot.write_message_end()
+            oprot.trans.flush()
 
     @staticmethod
     def _declare(result: Any, exc: Exception) -> bool:
@@ -303,6 +355,7 @@ class MetastoreServer:
         *,
         transport: str = "buffered",
         protocol: str = "binary",
+        hms_api: str = "auto",
         max_connections: int = 1000,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         tls_cert: str = "",
@@ -325,6 +378,8 @@ class MetastoreServer:
             self._iprot_factory = thrift_api.binary_protocol_factory()
             self._oprot_factory = TCyBinaryProtocolFactory()
         self._framed = transport == "framed"
+        ClientGeneration(hms_api)  # refuses a setting that is none of auto, 2.3 and 4
+        self._hms_api = hms_api
         self._walk = protocol != "compact"
         self._max_connections = max_connections
         self._max_message_size = max_message_size
@@ -503,10 +558,11 @@ class MetastoreServer:
         iprot = self._iprot_factory.get_protocol(itrans)
         oprot = self._oprot_factory.get_protocol(otrans)
         frame_writer = tsocket.write if self._framed else None
+        generation = ClientGeneration(self._hms_api)
         try:
             while not self._closing.is_set():
                 tsocket.start_message(itrans)
-                self._processor.process(iprot, oprot, peer, frame_writer, tsocket)
+                self._processor.process(iprot, oprot, peer, frame_writer, tsocket, generation)
         except MessageTooLarge as exc:
             log.warning(
                 "connection_closed_message_too_large",

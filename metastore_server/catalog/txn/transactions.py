@@ -55,6 +55,17 @@ _LEVEL_OF = {
 }
 
 
+def bit_set(indexes: list[int]) -> bytes:
+    """The bytes of Java's ``BitSet.toByteArray`` with these bits set (bit i of byte j is
+    index 8j+i; no trailing zero bytes)."""
+    if not indexes:
+        return b""
+    out = bytearray(max(indexes) // 8 + 1)
+    for index in indexes:
+        out[index // 8] |= 1 << (index % 8)
+    return bytes(out)
+
+
 def _ms() -> int:
     return int(time.time() * 1000)
 
@@ -471,13 +482,17 @@ class Transactions:
         return hms.HeartbeatTxnRangeResponse(aborted=aborted, nosuch=nosuch)
 
     def get_open_txns(self) -> hms.GetOpenTxnsResponse:
-        """Open and aborted transactions, and the highest id handed out."""
+        """Open and aborted transactions (in id order, ``abortedBits`` marking the aborted
+        ones as Java's ``BitSet.toByteArray`` does), and the highest id handed out."""
         table = self._read()
-        open_ids = [t.txnid for t in table.txns.values() if t.state == hms.TxnState.OPEN]
+        txns = sorted(table.txns.values(), key=lambda t: t.txnid)
+        open_ids = [t.txnid for t in txns if t.state == hms.TxnState.OPEN]
+        aborted = [i for i, t in enumerate(txns) if t.state == hms.TxnState.ABORTED]
         return hms.GetOpenTxnsResponse(
             txn_high_water_mark=table.last_txn_id,
-            open_txns=set(table.txns),
+            open_txns=[t.txnid for t in txns],
             min_open_txn=min(open_ids) if open_ids else None,
+            abortedBits=bit_set(aborted),
         )
 
     def get_open_txns_info(self) -> hms.GetOpenTxnsInfoResponse:

@@ -1,0 +1,430 @@
+"""Each client generation its own wire shapes: HMS 2.3 clients and HMS 3.x/4.x clients on one
+server, on one port.
+
+Our IDL follows HMS 4. Where HMS 3 changed a layout in place (same field id, other meaning),
+the 2.3 layout is declared in ``hive_metastore_2_3_wire.thrift`` and the server serves both:
+
+* **Requests** (``add_dynamic_partitions``, ``fire_listener_event``): each message shows its
+  layout on the wire (the wire type of a field both layouts require), so it is read raw and
+  then built in the layout it fits (:func:`read_arguments`). Nothing is guessed.
+* **Replies** (``get_open_txns``, ``get_partition_names``' exceptions): what a connection's
+  client reads is learnt from its calls (:class:`ClientGeneration`): a call HMS 2.3 does not
+  have, a catalog-prefixed name (``@hive#db``) or a catalog set in a request marks the client
+  as HMS 3+ for the rest of the connection. Until then a ``get_open_txns`` answer on the binary
+  protocol carries both layouts (the set under its field id, then the list: each generation
+  skips the one it does not declare), so even a client that showed nothing decodes it; the
+  other replies take the 2.3 layout. ``--hms-api 2.3|4`` fixes one generation for every
+  connection instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from thriftpy2.protocol import binary as _pybin
+from thriftpy2.protocol.compact import TCompactProtocol
+from thriftpy2.thrift import TMessageType, TType
+from thriftpy2.transport import TMemoryBuffer
+
+from metastore_server.server.transport_limits import MalformedMessage
+from metastore_server.thrift_api import hms, hms23
+
+#: The choices of ``--hms-api``.
+API_SETTINGS = ("auto", "2.3", "4")
+
+#: The calls HMS 3.x/4.x have and HMS 2.3.10 has not: a client making one is of the newer kind.
+NEWER_METHODS = frozenset(
+    [
+        "abort_Compactions",
+        "add_check_constraint",
+        "add_default_constraint",
+        "add_not_null_constraint",
+        "add_package",
+        "add_replication_metrics",
+        "add_runtime_stats",
+        "add_schema_version",
+        "add_serde",
+        "add_unique_constraint",
+        "add_write_ids_to_min_history",
+        "add_write_notification_log",
+        "add_write_notification_log_in_batch",
+        "allocate_table_write_ids",
+        "alter_catalog",
+        "alter_database_req",
+        "alter_dataconnector_req",
+        "alter_ischema",
+        "alter_partitions_req",
+        "alter_resource_plan",
+        "alter_table_req",
+        "alter_wm_pool",
+        "alter_wm_trigger",
+        "append_partition_req",
+        "cm_recycle",
+        "create_catalog",
+        "create_database_req",
+        "create_dataconnector_req",
+        "create_ischema",
+        "create_or_drop_wm_trigger_to_pool_mapping",
+        "create_or_update_wm_mapping",
+        "create_resource_plan",
+        "create_stored_procedure",
+        "create_table_req",
+        "create_wm_pool",
+        "create_wm_trigger",
+        "drop_catalog",
+        "drop_database_req",
+        "drop_dataconnector_req",
+        "drop_ischema",
+        "drop_package",
+        "drop_partition_req",
+        "drop_resource_plan",
+        "drop_schema_version",
+        "drop_stored_procedure",
+        "drop_table_req",
+        "drop_wm_mapping",
+        "drop_wm_pool",
+        "drop_wm_trigger",
+        "fetch_partition_names_req",
+        "find_columns_with_stats",
+        "find_next_compact",
+        "find_next_compact2",
+        "find_package",
+        "get_active_resource_plan",
+        "get_all_materialized_view_objects_for_rewriting",
+        "get_all_packages",
+        "get_all_resource_plans",
+        "get_all_stored_procedures",
+        "get_all_table_constraints",
+        "get_all_write_event_info",
+        "get_catalog",
+        "get_catalogs",
+        "get_check_constraints",
+        "get_database_req",
+        "get_dataconnector_req",
+        "get_dataconnectors",
+        "get_default_constraints",
+        "get_fields_req",
+        "get_ischema",
+        "get_latest_committed_compaction_info",
+        "get_latest_txnid_in_conflict",
+        "get_lock_materialization_rebuild",
+        "get_materialization_invalidation_info",
+        "get_materialized_views_for_rewriting",
+        "get_max_allocated_table_write_id",
+        "get_metastore_db_uuid",
+        "get_not_null_constraints",
+        "get_notification_events_count",
+        "get_open_txns_req",
+        "get_partition_names_ps_req",
+        "get_partition_names_req",
+        "get_partition_req",
+        "get_partitions_by_filter_req",
+        "get_partitions_by_names_req",
+        "get_partitions_ps_with_auth_req",
+        "get_partitions_req",
+        "get_partitions_spec_by_expr",
+        "get_partitions_with_specs",
+        "get_properties",
+        "get_replication_metrics",
+        "get_resource_plan",
+        "get_runtime_stats",
+        "get_scheduled_query",
+        "get_schema_all_versions",
+        "get_schema_latest_version",
+        "get_schema_req",
+        "get_schema_version",
+        "get_schemas_by_cols",
+        "get_serde",
+        "get_stored_procedure",
+        "get_tables_ext",
+        "get_triggers_for_resourceplan",
+        "get_unique_constraints",
+        "get_valid_write_ids",
+        "heartbeat_lock_materialization_rebuild",
+        "map_schema_version_to_serde",
+        "mark_cleaned",
+        "mark_compacted",
+        "mark_failed",
+        "mark_refused",
+        "refresh_privileges",
+        "remove_compaction_metrics_data",
+        "rename_partition_req",
+        "repl_tbl_writeid_state",
+        "scheduled_query_maintenance",
+        "scheduled_query_poll",
+        "scheduled_query_progress",
+        "seed_txn_id",
+        "seed_write_id",
+        "set_hadoop_jobid",
+        "set_properties",
+        "set_schema_version_state",
+        "submit_for_cleanup",
+        "translate_table_dryrun",
+        "truncate_table",
+        "truncate_table_req",
+        "update_compaction_metrics_data",
+        "update_compactor_state",
+        "update_creation_metadata",
+        "update_partition_column_statistics_req",
+        "update_table_column_statistics_req",
+        "update_transaction_statistics",
+        "validate_resource_plan",
+    ]
+)
+
+#: The calls whose requests may come in either generation's layout (read by their wire).
+SNIFFED_REQUESTS = frozenset({"add_dynamic_partitions", "fire_listener_event"})
+
+#: The structs HMS 3 changed in place -> their 2.3 layout.
+_TWINS: dict[type, type] = {
+    hms.AddDynamicPartitions: hms23.AddDynamicPartitions,
+    hms.InsertEventRequestData: hms23.InsertEventRequestData,
+}
+_MAX_DEPTH = 64
+
+
+class ClientGeneration:
+    """What one connection's client reads, as far as its calls have shown (see the module)."""
+
+    __slots__ = ("setting", "newer")
+
+    def __init__(self, setting: str = "auto") -> None:
+        if setting not in API_SETTINGS:
+            raise ValueError(f"hms api must be one of {', '.join(API_SETTINGS)}, not {setting!r}")
+        self.setting = setting
+        #: Whether the client is known to be of HMS 3.x/4.x.
+        self.newer = setting == "4"
+
+    @property
+    def known(self) -> bool:
+        """Whether the generation is settled (fixed by the setting, or shown by a call)."""
+        return self.setting != "auto" or self.newer
+
+    def observe(self, api: str, values: dict[str, Any]) -> None:
+        """Learn from one call (its name and decoded arguments)."""
+        if self.known:
+            return
+        if api in NEWER_METHODS or any(_newer_value(v) for v in values.values()):
+            self.newer = True
+
+
+def _newer_value(value: Any) -> bool:
+    """Whether an argument is one only an HMS 3+ client sends: a catalog-prefixed name, or a
+    request naming its catalog."""
+    if isinstance(value, str):
+        return value.startswith("@") and "#" in value
+    if isinstance(value, hms.Table):
+        return value.catNameV3 is not None
+    if isinstance(value, hms.Database):
+        return value.catalogName is not None
+    return getattr(value, "catName", None) is not None
+
+
+# --------------------------------------------------------------------------- requests
+
+
+def read_arguments(api: str, args: Any, iprot: Any) -> None:
+    """Read the arguments of a call in :data:`SNIFFED_REQUESTS` into ``args``: raw first,
+    then each struct built in the layout its fields fit."""
+    raw = _raw_reader(iprot, api).struct(0)
+    _fill(args, raw)
+
+
+class _RawStruct(dict):
+    """Field id -> (wire type, raw value) of one struct as it came."""
+
+
+class _BinaryRaw:
+    """Raw values from the binary protocol."""
+
+    def __init__(self, trans: Any, api: str) -> None:
+        self.trans, self.api = trans, api
+
+    def struct(self, depth: int) -> _RawStruct:
+        if depth > _MAX_DEPTH:
+            raise MalformedMessage(f"structs nested deeper than {_MAX_DEPTH}", self.api)
+        out = _RawStruct()
+        while True:
+            ftype, fid = _pybin.read_field_begin(self.trans)
+            if ftype == TType.STOP:
+                return out
+            out[fid] = (ftype, self.value(ftype, depth))
+
+    def value(self, ttype: int, depth: int) -> Any:
+        if ttype == TType.STRUCT:
+            return self.struct(depth + 1)
+        if ttype in (TType.LIST, TType.SET):
+            etype, size = _pybin.read_list_begin(self.trans)
+            return etype, [self.value(etype, depth) for _ in range(size)]
+        if ttype == TType.MAP:
+            ktype, vtype, size = _pybin.read_map_begin(self.trans)
+            pairs = [(self.value(ktype, depth), self.value(vtype, depth)) for _ in range(size)]
+            return ktype, vtype, pairs
+        if ttype == TType.STRING:
+            return _pybin.read_val(self.trans, ttype, None, False)
+        return _pybin.read_val(self.trans, ttype)
+
+
+class _CompactRaw:
+    """Raw values from the compact protocol."""
+
+    def __init__(self, proto: TCompactProtocol, api: str) -> None:
+        self.proto, self.api = proto, api
+
+    def struct(self, depth: int) -> _RawStruct:
+        if depth > _MAX_DEPTH:
+            raise MalformedMessage(f"structs nested deeper than {_MAX_DEPTH}", self.api)
+        proto = self.proto
+        proto._read_struct_begin()
+        out = _RawStruct()
+        while True:
+            _, ftype, fid = proto._read_field_begin()
+            if ftype == TType.STOP:
+                break
+            out[fid] = (ftype, self.value(ftype, depth))
+        proto._read_struct_end()
+        return out
+
+    def value(self, ttype: int, depth: int) -> Any:
+        proto = self.proto
+        if ttype == TType.STRUCT:
+            return self.struct(depth + 1)
+        if ttype in (TType.LIST, TType.SET):
+            etype, size = proto._read_collection_begin()
+            return etype, [self.value(etype, depth) for _ in range(size)]
+        if ttype == TType.MAP:
+            ktype, vtype, size = proto._read_map_begin()
+            pairs = [(self.value(ktype, depth), self.value(vtype, depth)) for _ in range(size)]
+            return ktype, vtype, pairs
+        if ttype == TType.STRING:
+            return proto._read_binary()
+        return proto._read_val(ttype)
+
+
+def _raw_reader(iprot: Any, api: str) -> Any:
+    if isinstance(iprot, TCompactProtocol):
+        return _CompactRaw(iprot, api)
+    return _BinaryRaw(iprot.trans, api)
+
+
+def _same_wire(wire: int, declared: int) -> bool:
+    strings = (TType.STRING, TType.BINARY)
+    return wire == declared or (wire in strings and declared in strings)
+
+
+def _fits(cls: type, raw: _RawStruct) -> bool:
+    """Whether ``raw`` reads as ``cls``: each field it has of ``cls``'s ids of the declared
+    wire type, and each required field of ``cls`` there."""
+    for fid, field in cls.thrift_spec.items():
+        got = raw.get(fid)
+        if got is None:
+            if field[-1]:
+                return False
+        elif not _same_wire(got[0], field[0]):
+            return False
+    return True
+
+
+def _fill(obj: Any, raw: _RawStruct) -> Any:
+    for fid, field in obj.thrift_spec.items():
+        got = raw.get(fid)
+        if got is None or not _same_wire(got[0], field[0]):
+            continue
+        spec = field[2] if len(field) == 4 else None
+        setattr(obj, field[1], _build(field[0], spec, got[1]))
+    return obj
+
+
+def _element(spec: Any) -> tuple[int, Any]:
+    return (spec, None) if isinstance(spec, int) else (spec[0], spec[1])
+
+
+def _build(ttype: int, spec: Any, raw: Any) -> Any:
+    if ttype == TType.STRUCT:
+        twin = _TWINS.get(spec)
+        if twin is not None and not _fits(spec, raw) and _fits(twin, raw):
+            return _convert(_fill(twin(), raw), spec)
+        return _fill(spec(), raw)
+    if ttype in (TType.LIST, TType.SET):
+        e_type, e_spec = _element(spec)
+        wire, items = raw
+        values = [_build(e_type, e_spec, item) for item in items if _same_wire(wire, e_type)]
+        return values if ttype == TType.LIST else set(values)
+    if ttype == TType.MAP:
+        (k_type, k_spec), (v_type, v_spec) = _element(spec[0]), _element(spec[1])
+        k_wire, v_wire, pairs = raw
+        if not (_same_wire(k_wire, k_type) and _same_wire(v_wire, v_type)):
+            return {}
+        return {_build(k_type, k_spec, k): _build(v_type, v_spec, v) for k, v in pairs}
+    if ttype == TType.STRING and isinstance(raw, bytes):
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return raw  # refused as text by the caller's check, as any undecodable string
+    return raw
+
+
+def _convert(obj: Any, cls: type) -> Any:
+    """``obj`` as an instance of ``cls``: the fields of the same name (sets and lists
+    following ``cls``'s declaration)."""
+    out = cls()
+    for field in cls.thrift_spec.values():
+        value = getattr(obj, field[1], None)
+        if value is None:
+            continue
+        if field[0] == TType.LIST and isinstance(value, set):
+            value = sorted(value)
+        elif field[0] == TType.SET and isinstance(value, list):
+            value = set(value)
+        setattr(out, field[1], value)
+    return out
+
+
+# --------------------------------------------------------------------------- replies
+
+
+def shape_result(api: str, result: Any, generation: ClientGeneration) -> Any:
+    """The result to write for ``api`` to this connection's client: ``result`` itself unless
+    its client reads 2.3's layout of it (see :func:`needs_both_layouts` for a client that has
+    shown nothing)."""
+    if generation.newer:
+        return result
+    if api == "get_partition_names":
+        legacy = hms23.HiveMetastore23Wire.get_partition_names_result(success=result.success)
+        error = result.o2 or result.o1
+        if error is not None:
+            legacy.o2 = hms.MetaException(message=error.message)
+        return legacy
+    if api == "get_open_txns" and generation.known and result.success is not None:
+        legacy = hms23.HiveMetastore23Wire.get_open_txns_result()
+        legacy.success = _convert(result.success, hms23.GetOpenTxnsResponse)
+        return legacy
+    return result
+
+
+def needs_both_layouts(api: str, result: Any, generation: ClientGeneration, binary: bool) -> bool:
+    """Whether this answer goes out in both generations' layouts (see the module)."""
+    return (
+        api == "get_open_txns"
+        and binary
+        and not generation.known
+        and getattr(result, "success", None) is not None
+    )
+
+
+def write_both_layouts(api: str, result: Any, seqid: int, write: Callable[[bytes], None]) -> None:
+    """Write a binary ``get_open_txns`` reply holding the open transactions twice under field
+    2: as 2.3's set, then as HMS 3's list (with its abortedBits)."""
+    answer = result.success
+    buffer = TMemoryBuffer()
+    _pybin.write_message_begin(buffer, api, TMessageType.REPLY, seqid)
+    _pybin.write_field_begin(buffer, TType.STRUCT, 0)
+    ids = list(answer.open_txns or [])
+    _pybin.write_field_begin(buffer, TType.SET, 2)
+    _pybin.write_list_begin(buffer, TType.I64, len(ids))
+    for txn in ids:
+        buffer.write(_pybin.pack_i64(txn))
+    _pybin.write_val(buffer, TType.STRUCT, answer)  # fields 1..4 and the struct's stop
+    _pybin.write_field_stop(buffer)  # the result's stop
+    write(buffer.getvalue())
