@@ -19,6 +19,7 @@ the 2.3 layout is declared in ``hive_metastore_2_3_wire.thrift`` and the server 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -227,7 +228,7 @@ def _newer_value(value: Any) -> bool:
 def read_arguments(api: str, args: Any, iprot: Any) -> None:
     """Read the arguments of a call in :data:`SNIFFED_REQUESTS` into ``args``: raw first,
     then each struct built in the layout its fields fit."""
-    raw = _raw_reader(iprot, api).struct(0)
+    raw = _RawReader(iprot, api).struct(0)
     _fill(args, raw)
 
 
@@ -235,77 +236,58 @@ class _RawStruct(dict):
     """Field id -> (wire type, raw value) of one struct as it came."""
 
 
-class _BinaryRaw:
-    """Raw values from the binary protocol."""
+class _RawReader:
+    """Raw values of either protocol: structs as :class:`_RawStruct`, lists and sets as
+    (element type, values), maps as (key type, value type, pairs), strings as bytes."""
 
-    def __init__(self, trans: Any, api: str) -> None:
-        self.trans, self.api = trans, api
-
-    def struct(self, depth: int) -> _RawStruct:
-        if depth > _MAX_DEPTH:
-            raise MalformedMessage(f"structs nested deeper than {_MAX_DEPTH}", self.api)
-        out = _RawStruct()
-        while True:
-            ftype, fid = _pybin.read_field_begin(self.trans)
-            if ftype == TType.STOP:
-                return out
-            out[fid] = (ftype, self.value(ftype, depth))
-
-    def value(self, ttype: int, depth: int) -> Any:
-        if ttype == TType.STRUCT:
-            return self.struct(depth + 1)
-        if ttype in (TType.LIST, TType.SET):
-            etype, size = _pybin.read_list_begin(self.trans)
-            return etype, [self.value(etype, depth) for _ in range(size)]
-        if ttype == TType.MAP:
-            ktype, vtype, size = _pybin.read_map_begin(self.trans)
-            pairs = [(self.value(ktype, depth), self.value(vtype, depth)) for _ in range(size)]
-            return ktype, vtype, pairs
-        if ttype == TType.STRING:
-            return _pybin.read_val(self.trans, ttype, None, False)
-        return _pybin.read_val(self.trans, ttype)
-
-
-class _CompactRaw:
-    """Raw values from the compact protocol."""
-
-    def __init__(self, proto: TCompactProtocol, api: str) -> None:
-        self.proto, self.api = proto, api
+    def __init__(self, iprot: Any, api: str) -> None:
+        self.api = api
+        if isinstance(iprot, TCompactProtocol):
+            self._field = lambda: iprot._read_field_begin()[1:]
+            self._list, self._map = iprot._read_collection_begin, iprot._read_map_begin
+            self._string, self._scalar = iprot._read_binary, iprot._read_val
+            self._begin, self._end = iprot._read_struct_begin, iprot._read_struct_end
+        else:
+            trans = iprot.trans
+            self._field = functools.partial(_pybin.read_field_begin, trans)
+            self._list = functools.partial(_pybin.read_list_begin, trans)
+            self._map = functools.partial(_pybin.read_map_begin, trans)
+            self._string = functools.partial(_pybin.read_val, trans, TType.STRING, None, False)
+            self._scalar = functools.partial(_pybin.read_val, trans)
+            self._begin = self._end = _nothing
 
     def struct(self, depth: int) -> _RawStruct:
+        """The fields of the struct that comes next."""
         if depth > _MAX_DEPTH:
             raise MalformedMessage(f"structs nested deeper than {_MAX_DEPTH}", self.api)
-        proto = self.proto
-        proto._read_struct_begin()
+        self._begin()
         out = _RawStruct()
         while True:
-            _, ftype, fid = proto._read_field_begin()
+            ftype, fid = self._field()
             if ftype == TType.STOP:
                 break
             out[fid] = (ftype, self.value(ftype, depth))
-        proto._read_struct_end()
+        self._end()
         return out
 
     def value(self, ttype: int, depth: int) -> Any:
-        proto = self.proto
+        """The value of wire type ``ttype`` that comes next."""
         if ttype == TType.STRUCT:
             return self.struct(depth + 1)
         if ttype in (TType.LIST, TType.SET):
-            etype, size = proto._read_collection_begin()
+            etype, size = self._list()
             return etype, [self.value(etype, depth) for _ in range(size)]
         if ttype == TType.MAP:
-            ktype, vtype, size = proto._read_map_begin()
+            ktype, vtype, size = self._map()
             pairs = [(self.value(ktype, depth), self.value(vtype, depth)) for _ in range(size)]
             return ktype, vtype, pairs
         if ttype == TType.STRING:
-            return proto._read_binary()
-        return proto._read_val(ttype)
+            return self._string()
+        return self._scalar(ttype)
 
 
-def _raw_reader(iprot: Any, api: str) -> Any:
-    if isinstance(iprot, TCompactProtocol):
-        return _CompactRaw(iprot, api)
-    return _BinaryRaw(iprot.trans, api)
+def _nothing() -> None:
+    return None
 
 
 def _same_wire(wire: int, declared: int) -> bool:

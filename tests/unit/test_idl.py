@@ -281,18 +281,20 @@ def test_newer_hive_additions_present() -> None:
 # --------------------------------------------------------------------------- 2.3.10 facts
 
 
-def test_every_method_matches_hms_2_3_10(schema: dict) -> None:
-    services = {
-        "ThriftHiveMetastore": hms.ThriftHiveMetastore,
-        "FacebookService": fb303.FacebookService,
-    }
+_SERVICES = {
+    "ThriftHiveMetastore": hms.ThriftHiveMetastore,
+    "FacebookService": fb303.FacebookService,
+}
+
+
+def _method_problems(methods: dict, service_of: Any) -> list[str]:
+    """How our calls differ from ``methods`` (schema facts); ``service_of(name, method)`` is
+    the service that declares a call (None: not checked)."""
     problems = []
-    for name, method in schema["methods"].items():
-        if name in _WIDENED_SINCE_2_3:
+    for name, method in methods.items():
+        service = service_of(name, method)
+        if service is None:
             continue
-        service = services[method["service"]]
-        if name in _CALLS_2_3:
-            service = hms23.HiveMetastore23Wire
         if name not in service.thrift_services:
             problems.append(f"missing method {name}")
             continue
@@ -308,40 +310,65 @@ def test_every_method_matches_hms_2_3_10(schema: dict) -> None:
         expected = _expected_fields(method["result"])
         if result != expected:
             problems.append(f"{name} result/throws: {result} != {expected}")
+    return problems
+
+
+def _service_2_3(name: str, method: dict) -> Any:
+    if name in _WIDENED_SINCE_2_3:
+        return None
+    return hms23.HiveMetastore23Wire if name in _CALLS_2_3 else _SERVICES[method["service"]]
+
+
+def test_every_method_matches_hms_2_3_10(schema: dict) -> None:
+    problems = _method_problems(schema["methods"], _service_2_3)
     assert not problems, "\n".join(problems)
     own = set(hms.ThriftHiveMetastore.thrift_services) | set(fb303.FacebookService.thrift_services)
     assert len(own) >= len(schema["methods"])
 
 
-#: Fields required in HMS 2.3.10 that our IDL makes optional, and why.
-_RELAXED: dict[tuple[str, int], str] = {}
+#: Where our IDL differs from 2.3.10's outside the 2.3 layouts, and why (nothing else may).
+_DIFFERENT_FROM_2_3: dict[tuple[str, int], str] = {}
 
 
-def test_every_struct_matches_hms_2_3_10(schema: dict) -> None:
+def _struct_problems(structs: dict, class_of: Any, differs: dict) -> list[str]:
+    """How our structs differ from ``structs`` (schema facts): kind, and each field's name,
+    type and requiredness, except the (struct, field id) pairs in ``differs`` (which must
+    differ)."""
     problems = []
     meta = hms.__thrift_meta__
     unions = {cls.__name__ for cls in meta["unions"]}
     exceptions = {cls.__name__ for cls in meta["exceptions"]}
-    for name, struct in schema["structs"].items():
-        cls = getattr(hms23 if name in _LAYOUTS_2_3 else hms, name, None)
+    for name, struct in structs.items():
+        cls = class_of(name)
         if cls is None:
             problems.append(f"missing {struct['kind']} {name}")
             continue
-        if (struct["kind"] == "union") != (name in unions):
-            problems.append(f"{name}: kind should be {struct['kind']}")
-        if (struct["kind"] == "exception") != (name in exceptions):
-            problems.append(f"{name}: kind should be {struct['kind']}")
+        if cls.__module__ == hms.__name__:
+            if (struct["kind"] == "union") != (name in unions):
+                problems.append(f"{name}: kind should be {struct['kind']}")
+            if (struct["kind"] == "exception") != (name in exceptions):
+                problems.append(f"{name}: kind should be {struct['kind']}")
         actual = _fields_of(cls)
         for fid, field in _expected_fields(struct["fields"]).items():
-            if (name, fid) in _RELAXED:
-                field = (*field[:2], False)
-            if actual.get(fid) != field:
+            if (name, fid) in differs:
+                if actual.get(fid) is None or actual[fid] == field:
+                    problems.append(f"{name}.{fid} is listed as different but is not")
+            elif actual.get(fid) != field:
                 problems.append(f"{name}.{fid}: {actual.get(fid)} != {field}")
+    return problems
+
+
+def test_every_struct_matches_hms_2_3_10(schema: dict) -> None:
+    def class_of(name: str) -> Any:
+        return getattr(hms23 if name in _LAYOUTS_2_3 else hms, name, None)
+
+    problems = _struct_problems(schema["structs"], class_of, _DIFFERENT_FROM_2_3)
     assert not problems, "\n".join(problems)
 
 
-def test_every_enum_matches_hms_2_3_10(schema: dict) -> None:
-    for name, values in schema["enums"].items():
+@pytest.mark.parametrize("path", [SCHEMA_PATH, SCHEMA_4_PATH], ids=["2.3.10", "4.x"])
+def test_every_enum_matches(path: Path) -> None:
+    for name, values in json.loads(path.read_text())["enums"].items():
         enum = getattr(fb303 if name == "fb_status" else hms, name)
         for number, label in values.items():
             assert getattr(enum, label) == int(number), f"{name}.{label}"
@@ -623,49 +650,16 @@ def schema4() -> dict:
 
 
 def test_every_method_matches_hms_4(schema4: dict) -> None:
-    services = {
-        "ThriftHiveMetastore": hms.ThriftHiveMetastore,
-        "FacebookService": fb303.FacebookService,
-    }
-    problems = []
-    for name, method in schema4["methods"].items():
-        service = services[method["service"]]
-        if name not in service.thrift_services:
-            problems.append(f"missing method {name}")
-            continue
-        args = _fields_of(getattr(service, f"{name}_args"))
-        if args != _expected_fields(method["args"]):
-            problems.append(f"{name} args: {args} != {_expected_fields(method['args'])}")
-        if not method["oneway"]:
-            result = _fields_of(getattr(service, f"{name}_result"))
-            if result != _expected_fields(method["result"]):
-                problems.append(f"{name} result: {result}")
+    problems = _method_problems(schema4["methods"], lambda _, m: _SERVICES[m["service"]])
     assert not problems, "\n".join(problems)
     assert len(schema4["methods"]) == 293
 
 
 def test_every_struct_matches_hms_4(schema4: dict) -> None:
-    problems = []
-    for name, struct in schema4["structs"].items():
-        cls = getattr(hms, name, None)
-        if cls is None:
-            problems.append(f"missing {struct['kind']} {name}")
-            continue
-        actual = _fields_of(cls)
-        for fid, field in _expected_fields(struct["fields"]).items():
-            if (name, fid) in _DIFFERENT_FROM_4:
-                assert actual.get(fid) is not None and actual[fid] != field, (name, fid)
-                continue
-            if actual.get(fid) != field:
-                problems.append(f"{name}.{fid}: {actual.get(fid)} != {field}")
+    problems = _struct_problems(
+        schema4["structs"], lambda name: getattr(hms, name, None), _DIFFERENT_FROM_4
+    )
     assert not problems, "\n".join(problems)
-
-
-def test_every_enum_matches_hms_4(schema4: dict) -> None:
-    for name, values in schema4["enums"].items():
-        enum = getattr(fb303 if name == "fb_status" else hms, name)
-        for number, label in values.items():
-            assert getattr(enum, label) == int(number), f"{name}.{label}"
 
 
 def test_newer_methods_are_4x_less_2_3(schema: dict, schema4: dict) -> None:
