@@ -18,7 +18,7 @@ import thriftpy2.rpc
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
-from metastore_server.thrift_api import hms, make_client
+from metastore_server.thrift_api import hms, hms23, make_client
 
 from .conftest import RunningServer, create_db, make_partition, make_table
 
@@ -59,9 +59,17 @@ def test_fb303_and_session_calls(client, running) -> None:
     assert "default" in client.get_all_databases()
 
 
-def test_undeclared_error_becomes_meta_exception(client) -> None:
-    with pytest.raises(hms.MetaException):
-        client.get_partition_names("default", "no_such_table", -1)
+def test_undeclared_error_becomes_meta_exception(running) -> None:
+    """HMS 2.3's get_partition_names declares only MetaException: a missing table's
+    NoSuchObjectException reaches a 2.3 client as one (an HMS 3+ client, which declares it,
+    gets it as such)."""
+    old = thriftpy2.rpc.make_client(hms23.HiveMetastore23Wire, running.host, running.port,
+                                    timeout=30000)  # fmt: skip
+    try:
+        with pytest.raises(hms.MetaException, match="no_such_table table not found"):
+            old.get_partition_names("default", "no_such_table", -1)
+    finally:
+        old.close()
 
 
 def test_garbage_bytes_close_only_that_connection(running) -> None:
