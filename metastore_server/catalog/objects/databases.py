@@ -138,7 +138,8 @@ class Databases:
             stored.ownerType = hms.PrincipalType.USER
         already = hms.AlreadyExistsException(message=f"Database {db.name} already exists")
         with self._ctx.write_lock:
-            self._catalogs.require(catalog)
+            if self._catalogs.find(catalog) is None:
+                raise hms.InvalidObjectException(message=f"No such catalog {catalog}")
             if self.find(name) is not None:
                 raise already
             # The directory first (HMS): a database whose directory cannot be made is refused.
