@@ -34,9 +34,7 @@ def _unable_to_create(name: str) -> Callable[[str, str], Exception]:
 class Databases:
     """Database rows on the store."""
 
-    def __init__(
-        self, ctx: CatalogContext, catalogs: Catalogs, connectors: DataConnectors
-    ) -> None:
+    def __init__(self, ctx: CatalogContext, catalogs: Catalogs, connectors: DataConnectors) -> None:
         self._ctx = ctx
         self._catalogs = catalogs
         self._connectors = connectors
