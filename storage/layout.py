@@ -12,7 +12,9 @@
   Key ``claim \x00 <partition key>``: ``c:cl`` the writer creating that partition (HBase).
   Key ``locks``: every lock and transaction (``LOCKS_ROW``). Key ``compaction \x00 <id>``: a
   compaction request. Keys ``indexes \x00 <table id>`` (a table's indexes), ``type \x00 <name>``
-  (a type), ``pevent \x00 ...`` (a partition event mark): see their key functions
+  (a type), ``pevent \x00 ...`` (a partition event mark), ``catalog \x00 <name>`` (a catalog),
+  ``connector \x00 <name>`` (a data connector), ``property \x00 <namespace> \x00 <map key>``
+  (a property map), ``uuid`` (the store's UUID): see their key functions
 
 Partition keys start with the table's stable id, not its names: renaming a table rewrites one row,
 dropping it deletes one key range. The encoded values keep byte order equal to value order
@@ -416,3 +418,54 @@ def event_range() -> tuple[bytes, bytes]:
 def event_id(key: bytes) -> int:
     """The id of a notification event row."""
     return int.from_bytes(key[len(_EVENT_PREFIX) :], "big")
+
+
+_CATALOG_PREFIX = b"catalog\x00"
+_CONNECTOR_PREFIX = b"connector\x00"
+_PROPERTY_PREFIX = b"property\x00"
+#: In ``meta``: the row of the store's UUID (``get_metastore_db_uuid``), in ``c:o`` as text.
+UUID_ROW = b"uuid"
+#: In a property map row (``property_key``): one column per property, the prefix followed by
+#: the property's name, holding its value (UTF-8).
+PROPERTY_COLUMN_PREFIX = b"c:p:"
+
+
+def catalog_key(name: str) -> bytes:
+    """Row key (in ``meta``) of a catalog; ``c:o`` holds the Catalog (Thrift binary)."""
+    return _CATALOG_PREFIX + name.encode("utf-8")
+
+
+def catalog_range() -> tuple[bytes, bytes]:
+    """[start, stop) of the catalog rows."""
+    return _CATALOG_PREFIX, prefix_successor(_CATALOG_PREFIX) or b""
+
+
+def connector_key(name: str) -> bytes:
+    """Row key (in ``meta``) of a data connector; ``c:o`` holds the DataConnector."""
+    return _CONNECTOR_PREFIX + name.encode("utf-8")
+
+
+def connector_range() -> tuple[bytes, bytes]:
+    """[start, stop) of the data connector rows."""
+    return _CONNECTOR_PREFIX, prefix_successor(_CONNECTOR_PREFIX) or b""
+
+
+def name_after_prefix(key: bytes) -> str:
+    """The name of a catalog or connector row (what follows its kind's prefix)."""
+    return key.split(b"\x00", 1)[1].decode("utf-8")
+
+
+def property_key(namespace: str, map_key: str) -> bytes:
+    """Row key (in ``meta``) of one property map of a namespace (``set_properties``)."""
+    return _PROPERTY_PREFIX + namespace.encode("utf-8") + _SEPARATOR + map_key.encode("utf-8")
+
+
+def property_range(namespace: str, map_prefix: str = "") -> tuple[bytes, bytes]:
+    """[start, stop) of the property maps of a namespace whose key starts with ``map_prefix``."""
+    start = _PROPERTY_PREFIX + namespace.encode("utf-8") + _SEPARATOR + map_prefix.encode()
+    return start, prefix_successor(start) or b""
+
+
+def property_map_key(key: bytes) -> str:
+    """The map key of a property map row."""
+    return key.split(_SEPARATOR, 2)[2].decode("utf-8")

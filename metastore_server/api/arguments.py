@@ -1,8 +1,9 @@
 """The argument checks every area of the Thrift face shares: names as HMS stores them, missing
 requests, and the flags an ``EnvironmentContext`` carries.
 
-Database arguments may carry a catalog prefix (``@hive#db``, sent by Hive 3+ clients); only the
-default catalog (``hive``) exists here. See ``docs/hms-api.md``.
+Database arguments may carry a catalog prefix (``@hive#db``, sent by Hive 3+ clients); the
+calls here serve the default catalog (``hive``) only; the database calls read other catalogs
+(``api/databases.py``). See ``docs/hms-api.md``.
 """
 
 from __future__ import annotations

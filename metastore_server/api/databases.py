@@ -1,45 +1,108 @@
-"""The database calls: create, read, list, alter and drop databases. See ``docs/hms-api.md``."""
+"""The database calls: create, read, list, alter and drop databases, in the legacy forms and
+HMS 4's request forms, within a catalog (``@cat#db`` or the request's catalog name; none:
+``hive``). See ``docs/hms-api.md``."""
 
 from __future__ import annotations
 
 from metastore_server.api.area import Area
-from metastore_server.api.arguments import database_name, require_default_catalog
+from metastore_server.catalog.basics import names
 from metastore_server.thrift_api import hms
 
 
+def _split(name: str | None, catalog: str | None = None) -> tuple[str, str]:
+    """(catalog, database) of a possibly prefixed name; a request's catalog field, when set,
+    names the catalog. MetaException for no name."""
+    if name is None:
+        raise hms.MetaException(message="Database name cannot be null")
+    prefixed, db = names.split_catalog(name)
+    return names.normalize(catalog) or prefixed, db
+
+
 class DatabaseCalls(Area):
-    """Databases. Raises NoSuchObjectException (a missing database, another catalog),
-    AlreadyExistsException, InvalidObjectException (a bad name or location),
-    InvalidOperationException (dropping the default database, or one that is not empty
-    without ``cascade``) and MetaException."""
+    """Databases. Raises NoSuchObjectException (a missing database, or one of another
+    catalog), AlreadyExistsException, InvalidObjectException (a bad name or location, a
+    REMOTE database without an existing connector), InvalidOperationException (dropping the
+    default database, or one that is not empty without ``cascade``) and MetaException."""
 
     def create_database(self, database: hms.Database) -> None:
-        """Create a database (and its directory where data operations are on)."""
+        """Create a database in its catalog (and its directory where data operations are on)."""
         self.catalog.databases.create(database)
 
+    def create_database_req(self, createDatabaseRequest: hms.CreateDatabaseRequest) -> None:  # noqa: N803
+        """The request form of ``create_database``."""
+        req = createDatabaseRequest
+        if req is None or not req.databaseName:
+            raise hms.InvalidObjectException(message="Database name cannot be empty")
+        self.catalog.databases.create(
+            hms.Database(
+                name=req.databaseName,
+                description=req.description,
+                locationUri=req.locationUri,
+                parameters=dict(req.parameters or {}),
+                privileges=req.privileges,
+                ownerName=req.ownerName,
+                ownerType=req.ownerType,
+                catalogName=req.catalogName,
+                createTime=req.createTime,
+                managedLocationUri=req.managedLocationUri,
+                type=req.type,
+                connector_name=req.dataConnectorName,
+                remote_dbname=req.remote_dbname,
+            )
+        )
+
     def get_database(self, name: str) -> hms.Database:
-        """A database; NoSuchObjectException when it does not exist."""
-        return self.catalog.databases.get(database_name(name))
+        """A database; NoSuchObjectException when it does not exist in the catalog named."""
+        catalog, db = _split(name)
+        return self.catalog.databases.require_in(db, catalog)
 
     def get_database_req(self, request: hms.GetDatabaseRequest) -> hms.Database:
         """The request form of ``get_database``; MetaException without a name."""
         if request is None or not request.name:
             raise hms.MetaException(message="Database name cannot be null")
-        require_default_catalog(request.catalogName)
-        return self.catalog.databases.get(database_name(request.name))
+        catalog, db = _split(request.name, request.catalogName)
+        return self.catalog.databases.require_in(db, catalog)
 
     def drop_database(self, name: str, deleteData: bool, cascade: bool) -> None:  # noqa: N803
         """Drop a database (its tables too with ``cascade``, their data with ``deleteData``)."""
-        self.catalog.drop_database(database_name(name), bool(deleteData), bool(cascade))
+        catalog, db = _split(name)
+        self.catalog.databases.require_in(db, catalog)
+        self.catalog.drop_database(db, bool(deleteData), bool(cascade))
+
+    def drop_database_req(self, req: hms.DropDatabaseRequest) -> None:
+        """The request form of ``drop_database``: ``ignoreUnknownDb`` makes a missing
+        database no error (``softDelete``, ``txnId`` and ``deleteManagedDir`` are not read)."""
+        if req is None or not req.name:
+            raise hms.MetaException(message="Database name cannot be null")
+        catalog, db = _split(req.name, req.catalogName)
+        if self.catalog.databases.find(db, catalog) is None and req.ignoreUnknownDb:
+            return
+        self.catalog.databases.require_in(db, catalog)
+        self.catalog.drop_database(db, bool(req.deleteData), bool(req.cascade))
 
     def get_databases(self, pattern: str) -> list[str]:
-        """Names of the databases matching an HMS pattern, sorted."""
-        return self.catalog.databases.names(pattern)
+        """Names of a catalog's databases matching an HMS pattern, sorted: ``@cat#`` (or
+        ``@cat``) is every database of ``cat``, ``@cat#pat`` those matching ``pat``; an
+        unknown catalog has none."""
+        catalog, wanted = names.split_catalog_pattern(pattern)
+        return self.catalog.databases.names(wanted, catalog)
 
     def get_all_databases(self) -> list[str]:
-        """Names of every database, sorted."""
-        return self.catalog.databases.names(None)
+        """Names of every database of the default catalog, sorted."""
+        return self.catalog.databases.names(None, names.DEFAULT_CATALOG)
 
     def alter_database(self, dbname: str, db: hms.Database) -> None:
         """Change a database's owner, parameters or location."""
-        self.catalog.databases.alter(database_name(dbname), db)
+        catalog, name = _split(dbname)
+        self.catalog.databases.require_in(name, catalog)
+        self.catalog.databases.alter(name, db)
+
+    def alter_database_req(self, alterDbReq: hms.AlterDatabaseRequest) -> None:  # noqa: N803
+        """The request form of ``alter_database`` (the catalog: the new database's)."""
+        req = alterDbReq
+        if req is None or not req.oldDbName:
+            raise hms.MetaException(message="Database name cannot be null")
+        new_db = req.newDb
+        catalog, name = _split(req.oldDbName, new_db.catalogName if new_db else None)
+        self.catalog.databases.require_in(name, catalog)
+        self.catalog.databases.alter(name, new_db)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from metastore_server.api.area import Area, ServerSettings
+from metastore_server.api.catalogs import CatalogCalls
 from metastore_server.api.constraints import ConstraintCalls
 from metastore_server.api.databases import DatabaseCalls
 from metastore_server.api.dependencies import DependencyCalls
@@ -23,6 +24,7 @@ from metastore_server.api.indexes import IndexCalls
 from metastore_server.api.partition_names import PartitionNameCalls
 from metastore_server.api.partition_reads import PartitionReadCalls
 from metastore_server.api.partition_writes import PartitionWriteCalls
+from metastore_server.api.properties import PropertyCalls
 from metastore_server.api.security import SecurityCalls
 from metastore_server.api.service import ServiceCalls
 from metastore_server.api.statistics import StatisticsCalls
@@ -57,6 +59,8 @@ AREAS: tuple[type[Area], ...] = (
     ExplainCalls,
     TimelineCalls,
     DependencyCalls,
+    CatalogCalls,
+    PropertyCalls,
 )
 
 

@@ -18,11 +18,14 @@ from metastore_server.catalog.dependencies.table_rules import DependentTableRule
 from metastore_server.catalog.events.listener import NotificationListener
 from metastore_server.catalog.events.log import DEFAULT_TTL_S as DEFAULT_EVENT_TTL_S
 from metastore_server.catalog.objects import constraints, indexes
+from metastore_server.catalog.objects.catalogs import Catalogs
+from metastore_server.catalog.objects.connectors import DataConnectors
 from metastore_server.catalog.objects.constraints import Constraints
 from metastore_server.catalog.objects.databases import DEFAULT_DATABASE, Databases
 from metastore_server.catalog.objects.functions import Functions
 from metastore_server.catalog.objects.indexes import Indexes
 from metastore_server.catalog.objects.partition_marks import PartitionEvents
+from metastore_server.catalog.objects.properties import Properties
 from metastore_server.catalog.objects.statistics import Statistics, StatisticsListener
 from metastore_server.catalog.objects.tables import (
     TableRef,
@@ -74,7 +77,10 @@ class Catalog:
             notification_log=notification_log,
             stats_autogather=stats_autogather,
         )
-        self.databases = Databases(self.ctx)
+        self.catalogs = Catalogs(self.ctx)
+        self.connectors = DataConnectors(self.ctx)
+        self.properties = Properties(self.ctx)
+        self.databases = Databases(self.ctx, self.catalogs, self.connectors)
         self.tables = Tables(self.ctx, self.databases)
         self.timelines = TimelineKeeper(self.ctx, self.tables)
         self.dependencies = Dependencies(self.ctx, self.tables)
@@ -90,6 +96,7 @@ class Catalog:
         self.partition_events = PartitionEvents(self.ctx, self.tables)
         self.security = Security(self.ctx, self.databases, self.tables, self.partition_reads)
         self._listen()
+        self.catalogs.ensure_default()
         self.databases.ensure_default()
         self.security.ensure_builtin()
 

@@ -54,6 +54,22 @@ def split_catalog(db_name: str | None) -> tuple[str, str]:
     return normalize(catalog), normalize(db)
 
 
+def split_catalog_pattern(argument: str | None) -> tuple[str, str | None]:
+    """Split the argument of ``get_databases`` into (catalog, pattern).
+
+    Hive 3+ clients send ``@cat#pattern``: nothing after ``#`` (or no ``#``) means every
+    database of the catalog (None), ``!`` the empty pattern. Without the marker the whole
+    argument is the pattern, in the default catalog. The pattern keeps its case (patterns
+    match case-insensitively).
+    """
+    if argument is None or not argument.startswith(_CATALOG_MARKER):
+        return DEFAULT_CATALOG, argument
+    catalog, _, pattern = argument[1:].partition(_CATALOG_SEPARATOR)
+    if pattern == _EMPTY_DB_MARKER:
+        return normalize(catalog), ""
+    return normalize(catalog), pattern or None
+
+
 def escape_path_name(text: str) -> str:
     """Escape a key or value for use in a partition name / directory name (HMS rules)."""
     if not any(ch in _ESCAPED for ch in text):

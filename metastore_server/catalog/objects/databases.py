@@ -9,6 +9,8 @@ from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import CREATE, DATABASE, Change
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.objects.catalogs import DEFAULT_CATALOG, Catalogs, catalog_of
+from metastore_server.catalog.objects.connectors import DataConnectors
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.port import Condition, Delete, Put
@@ -32,8 +34,10 @@ def _unable_to_create(name: str) -> Callable[[str, str], Exception]:
 class Databases:
     """Database rows on the store."""
 
-    def __init__(self, ctx: CatalogContext) -> None:
+    def __init__(self, ctx: CatalogContext, catalogs: Catalogs, connectors: DataConnectors) -> None:
         self._ctx = ctx
+        self._catalogs = catalogs
+        self._connectors = connectors
 
     def ensure_default(self) -> None:
         """Create the ``default`` database on first start (owner ``public``, a ROLE)."""
@@ -50,33 +54,51 @@ class Databases:
         self._ctx.data.make_dirs([db.locationUri], _unable_to_create(DEFAULT_DATABASE))
         self._insert(db)
 
-    def find(self, name: str) -> hms.Database | None:
-        """The database, or None (an empty name names none)."""
+    def find(self, name: str, catalog: str | None = None) -> hms.Database | None:
+        """The database, or None (an empty name names none); with ``catalog``, only one of
+        that catalog."""
         if not name:
             return None
         row = self._ctx.store.get(layout.DATABASES, layout.database_key(name))
         if row is None:
             return None
-        return from_bytes(hms.Database, row[layout.OBJECT])
-
-    def get(self, name: str) -> hms.Database:
-        """The database; NoSuchObjectException when it does not exist."""
-        db = self.find(name)
-        if db is None:
-            raise hms.NoSuchObjectException(message=name)
+        db = from_bytes(hms.Database, row[layout.OBJECT])
+        if catalog is not None and catalog_of(db) != catalog:
+            return None
         return db
+
+    def get(self, name: str, catalog: str | None = None) -> hms.Database:
+        """The database (with ``catalog``: of that catalog); NoSuchObjectException when it
+        does not exist."""
+        db = self.find(name, catalog)
+        if db is None:
+            in_other = catalog not in (None, DEFAULT_CATALOG)
+            raise hms.NoSuchObjectException(message=f"{catalog}.{name}" if in_other else name)
+        return db
+
+    def require_in(self, name: str, catalog: str) -> hms.Database:
+        """The database of that catalog; NoSuchObjectException when it does not exist there
+        (a missing catalog: ``Catalog X does not exist``)."""
+        if catalog != DEFAULT_CATALOG:
+            self._catalogs.require(catalog)
+        return self.get(name, catalog)
 
     def require(self, name: str) -> None:
         """Raise NoSuchObjectException unless the database exists."""
         self.get(name)
 
-    def names(self, pattern: str | None = None) -> list[str]:
-        """Database names matching an HMS pattern, sorted."""
+    def names(self, pattern: str | None = None, catalog: str | None = None) -> list[str]:
+        """Database names matching an HMS pattern (with ``catalog``: of that catalog only),
+        sorted."""
         regex = names.pattern_to_regex(pattern)
         found = []
-        for key, _row in self._ctx.store.scan(layout.DATABASES):
+        for key, row in self._ctx.store.scan(layout.DATABASES):
             name = key.decode("utf-8")
-            if regex.fullmatch(name):
+            if not regex.fullmatch(name):
+                continue
+            if catalog is None or catalog_of(from_bytes(hms.Database, row[layout.OBJECT])) == (
+                catalog
+            ):
                 found.append(name)
         return sorted(found)
 
@@ -102,7 +124,10 @@ class Databases:
             raise hms.InvalidObjectException(message=f"{db.name} is not a valid database name")
         stored = copy.deepcopy(db)
         stored.name = name
-        stored.catalogName = None
+        catalog = names.normalize(db.catalogName) or DEFAULT_CATALOG
+        # Databases of ``hive`` keep no catalog name (as rows always have).
+        stored.catalogName = None if catalog == DEFAULT_CATALOG else catalog
+        self._check_remote(stored)
         if not stored.locationUri:
             stored.locationUri = self._ctx.warehouse.database_location(name)
         if stored.parameters is None:
@@ -111,6 +136,8 @@ class Databases:
             stored.ownerType = hms.PrincipalType.USER
         already = hms.AlreadyExistsException(message=f"Database {db.name} already exists")
         with self._ctx.write_lock:
+            if self._catalogs.find(catalog) is None:
+                raise hms.InvalidObjectException(message=f"No such catalog {catalog}")
             if self.find(name) is not None:
                 raise already
             # The directory first (HMS): a database whose directory cannot be made is refused.
@@ -140,6 +167,8 @@ class Databases:
                 updated.ownerName = new_db.ownerName
             if new_db.ownerType is not None:
                 updated.ownerType = new_db.ownerType
+            if new_db.managedLocationUri:
+                updated.managedLocationUri = new_db.managedLocationUri
             self._ctx.store.mutate(
                 [
                     Put(
@@ -148,6 +177,24 @@ class Databases:
                         {layout.OBJECT: to_bytes(updated)},
                     )
                 ]
+            )
+
+    def _check_remote(self, db: hms.Database) -> None:
+        """A REMOTE database must name an existing data connector; a NATIVE one none."""
+        if db.type != hms.DatabaseType.REMOTE:
+            if db.connector_name:
+                raise hms.InvalidObjectException(
+                    message="Only a REMOTE database may name a data connector"
+                )
+            return
+        if not db.connector_name:
+            raise hms.InvalidObjectException(
+                message="A REMOTE database must name its data connector"
+            )
+        db.connector_name = names.normalize(db.connector_name)
+        if self._connectors.find(db.connector_name) is None:
+            raise hms.InvalidObjectException(
+                message=f"Dataconnector {db.connector_name} does not exist"
             )
 
     def delete_row(self, name: str) -> None:

@@ -1,0 +1,152 @@
+"""Catalogs (HMS 3+): named groups of databases, each with a location and a description.
+
+Each catalog is one ``meta`` row (``layout.catalog_key``) holding the Catalog (Thrift binary).
+The default catalog ``hive`` is made on first start at the warehouse root and is never dropped.
+Names are lower-cased. A database belongs to the catalog its row names (``Database.catalogName``;
+none: ``hive``); database names stay unique across catalogs (they key the database rows).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import structlog
+
+from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.thrift_api import hms
+from storage import layout
+from storage.port import Condition, Delete, Put
+
+DEFAULT_CATALOG = names.DEFAULT_CATALOG
+DEFAULT_DESCRIPTION = "Default catalog for Hive"
+
+_log = structlog.get_logger(__name__)
+
+
+def catalog_of(db: hms.Database) -> str:
+    """The catalog a stored database belongs to (rows written before catalogs: ``hive``)."""
+    return names.normalize(db.catalogName) or DEFAULT_CATALOG
+
+
+class Catalogs:
+    """Catalog rows on the store."""
+
+    def __init__(self, ctx: CatalogContext) -> None:
+        self._ctx = ctx
+
+    def ensure_default(self) -> None:
+        """Create the ``hive`` catalog on first start (at the warehouse root)."""
+        if self.find(DEFAULT_CATALOG) is not None:
+            return
+        default = hms.Catalog(
+            name=DEFAULT_CATALOG,
+            description=DEFAULT_DESCRIPTION,
+            locationUri=self._ctx.warehouse.root_uri,
+            createTime=int(self._ctx.now()),
+        )
+        self._insert(default)  # another process may have made it meanwhile: theirs stays
+
+    def find(self, name: str | None) -> hms.Catalog | None:
+        """The catalog, or None."""
+        name = names.normalize(name)
+        if not name:
+            return None
+        row = self._ctx.store.get(layout.META, layout.catalog_key(name))
+        return None if row is None else from_bytes(hms.Catalog, row[layout.OBJECT])
+
+    def get(self, name: str | None) -> hms.Catalog:
+        """The catalog; NoSuchObjectException when there is none."""
+        catalog = self.find(name)
+        if catalog is None:
+            raise hms.NoSuchObjectException(message=f"No catalog {names.normalize(name)}")
+        return catalog
+
+    def require(self, name: str | None) -> str:
+        """The normalised name of an existing catalog (NoSuchObjectException
+        ``Catalog X does not exist`` otherwise)."""
+        normalized = names.normalize(name) or DEFAULT_CATALOG
+        if self.find(normalized) is None:
+            raise hms.NoSuchObjectException(message=f"Catalog {normalized} does not exist")
+        return normalized
+
+    def names(self) -> list[str]:
+        """Every catalog's name, sorted."""
+        start, stop = layout.catalog_range()
+        return sorted(
+            layout.name_after_prefix(key)
+            for key, _ in self._ctx.store.scan(layout.META, start, stop)
+        )
+
+    def create(self, catalog: hms.Catalog | None) -> None:
+        """Create a catalog: a valid name and a location are required."""
+        if catalog is None or not catalog.name:
+            raise hms.InvalidObjectException(message="Catalog name cannot be empty")
+        name = names.normalize(catalog.name)
+        if not names.is_valid_name(name):
+            raise hms.InvalidObjectException(message=f"{catalog.name} is not a valid catalog name")
+        if not catalog.locationUri:
+            raise hms.InvalidObjectException(message="You must specify a path for the catalog")
+        stored = copy.deepcopy(catalog)
+        stored.name = name
+        stored.createTime = stored.createTime or int(self._ctx.now())
+        if not self._insert(stored):
+            raise hms.AlreadyExistsException(message=f"Catalog {name} already exists")
+        _log.info("catalog_created", catalog=name)
+
+    def alter(self, name: str | None, new_catalog: hms.Catalog | None) -> None:
+        """Change a catalog's description or location (never its name)."""
+        if new_catalog is None:
+            raise hms.MetaException(message="New catalog cannot be null")
+        key = layout.catalog_key(names.normalize(name))
+        row = self._ctx.store.get(layout.META, key)
+        if row is None:
+            raise hms.NoSuchObjectException(message=f"No catalog {names.normalize(name)}")
+        current = from_bytes(hms.Catalog, row[layout.OBJECT])
+        if new_catalog.name and names.normalize(new_catalog.name) != current.name:
+            raise hms.InvalidOperationException(message="Catalog name cannot be changed")
+        updated = copy.deepcopy(current)
+        if new_catalog.locationUri:
+            updated.locationUri = new_catalog.locationUri
+        if new_catalog.description is not None:
+            updated.description = new_catalog.description
+        still = Condition(layout.META, key, layout.OBJECT, row[layout.OBJECT])
+        if not self._ctx.store.mutate(
+            [Put(layout.META, key, {layout.OBJECT: to_bytes(updated)})], still
+        ):
+            raise hms.MetaException(message=f"Catalog {current.name} changed meanwhile, retry")
+
+    def drop(self, name: str | None) -> None:
+        """Drop an empty catalog other than ``hive``."""
+        name = names.normalize(name)
+        if name == DEFAULT_CATALOG:
+            raise hms.MetaException(message="Can not drop hive catalog")
+        with self._ctx.write_lock:
+            key = layout.catalog_key(name)
+            row = self._ctx.store.get(layout.META, key)
+            if row is None:
+                raise hms.NoSuchObjectException(message=f"No catalog {name}")
+            if self.database_names(name):
+                raise hms.InvalidOperationException(
+                    message=f"Cannot drop catalog {name} while it still contains databases"
+                )
+            still = Condition(layout.META, key, layout.OBJECT, row[layout.OBJECT])
+            if not self._ctx.store.mutate([Delete(layout.META, key)], still):
+                raise hms.NoSuchObjectException(message=f"No catalog {name}")
+        _log.info("catalog_dropped", catalog=name)
+
+    def database_names(self, catalog: str) -> list[str]:
+        """Names of the databases of a catalog, sorted."""
+        return sorted(
+            key.decode("utf-8")
+            for key, row in self._ctx.store.scan(layout.DATABASES)
+            if catalog_of(from_bytes(hms.Database, row[layout.OBJECT])) == catalog
+        )
+
+    def _insert(self, catalog: hms.Catalog) -> bool:
+        key = layout.catalog_key(catalog.name)
+        return self._ctx.store.mutate(
+            [Put(layout.META, key, {layout.OBJECT: to_bytes(catalog)})],
+            Condition(layout.META, key, layout.OBJECT, None),
+        )
