@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from metastore_server.api.area import Area, ServerSettings
+from metastore_server.api.compactions import CompactionCalls
 from metastore_server.api.constraints import ConstraintCalls
 from metastore_server.api.databases import DatabaseCalls
 from metastore_server.api.dependencies import DependencyCalls
@@ -51,6 +52,7 @@ AREAS: tuple[type[Area], ...] = (
     SecurityCalls,
     TokenCalls,
     TransactionCalls,
+    CompactionCalls,
     EventCalls,
     FileMetadataCalls,
     ValuesCalls,
