@@ -81,10 +81,10 @@ class Compaction:
     id: int
     db: str
     table: str
-    part: str | None
     type: int
     state: str
     enqueued: int
+    part: str | None = None
     run_as: str | None = None
     properties: dict[str, str] | None = None
     initiator_id: str | None = None
@@ -259,8 +259,8 @@ class Compactions:
             old = json.loads(row[layout.OBJECT])
             compaction_id = layout.compaction_id(key)
             queue.entries[compaction_id] = Compaction(
-                compaction_id, old["db"], old["table"], old["part"], old["type"],
-                old["state"], 0, old.get("runAs"),
+                compaction_id, old["db"], old["table"], old["type"], old["state"], 0,
+                part=old["part"], run_as=old.get("runAs"),
             )  # fmt: skip
             queue.last_id = max(queue.last_id, compaction_id)
 
@@ -568,8 +568,8 @@ def _new_entry(
             message=f"A compaction request's type is one of {names}, not {request.type}"
         )
     return Compaction(
-        0, request.dbname.lower(), request.tablename.lower(), request.partitionname or None,
-        request.type, state, 0, run_as=request.runas,
+        0, request.dbname.lower(), request.tablename.lower(), request.type, state, 0,
+        part=request.partitionname or None, run_as=request.runas,
         properties=dict(request.properties) if request.properties else None,
         initiator_id=request.initiatorId, initiator_version=request.initiatorVersion,
         pool=request.poolName, buckets=request.numberOfBuckets,
