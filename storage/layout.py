@@ -10,9 +10,10 @@
   ``dependents \x00 db \x00 table``: one column ``c:d:<db.table>`` per table that depends on
   the table ``db.table`` (dependent tables), kept by name so that it outlives the base's row.
   Key ``claim \x00 <partition key>``: ``c:cl`` the writer creating that partition (HBase).
-  Key ``locks``: every lock and transaction (``LOCKS_ROW``). Key ``compaction \x00 <id>``: a
-  compaction request. Keys ``indexes \x00 <table id>`` (a table's indexes), ``type \x00 <name>``
-  (a type), ``pevent \x00 ...`` (a partition event mark), ``catalog \x00 <name>`` (a catalog),
+  Key ``locks``: every lock and transaction (``LOCKS_ROW``). Key ``compactions``: the
+  compaction queue and history (``COMPACTIONS_ROW``; earlier versions: ``compaction \x00 <id>``).
+  Keys ``indexes \x00 <table id>`` (a table's indexes), ``type \x00 <name>`` (a type),
+  ``pevent \x00 ...`` (a partition event mark), ``catalog \x00 <name>`` (a catalog),
   ``connector \x00 <name>`` (a data connector), ``property \x00 <namespace> \x00 <map key>``
   (a property map), ``uuid`` (the store's UUID): see their key functions
 
@@ -75,6 +76,12 @@ NEXT_MASTER_KEY = b"c:master_key"
 #: id handed out, the locks, the transactions), changed only by compare-and-set on it.
 LOCKS_ROW = b"locks"
 LOCK_STATE = b"c:s"
+#: In ``meta``: the row of the compaction queue and its history, all in one value (JSON: the
+#: last request id handed out, the requests, the compaction metrics), changed only by
+#: compare-and-set on it (``catalog/txn/compactions.py``).
+COMPACTIONS_ROW = b"compactions"
+COMPACTION_STATE = b"c:s"
+#: Rows of earlier versions (one per compaction request), read once into ``COMPACTIONS_ROW``.
 _COMPACTION_PREFIX = b"compaction\x00"
 #: In a statistics row (``stats_key``): one column per table column, the prefix followed by the
 #: column's name, holding its ColumnStatisticsObj (Thrift binary); and when they were analyzed.
@@ -286,11 +293,6 @@ def master_key_range() -> tuple[bytes, bytes]:
 def compaction_key(compaction_id: int) -> bytes:
     """Row key (in ``meta``) of a compaction request; ``c:o`` holds it (JSON)."""
     return _COMPACTION_PREFIX + b"%020d" % compaction_id
-
-
-def pending_compaction_key(db: str, table: str, partition: str) -> bytes:
-    """Row key (in ``meta``) naming the compaction request waiting for a table or partition."""
-    return b"compacting\x00" + "\x00".join((db, table, partition)).encode("utf-8")
 
 
 def compaction_range() -> tuple[bytes, bytes]:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from metastore_server.api.area import Area, ServerSettings
 from metastore_server.api.catalogs import CatalogCalls
+from metastore_server.api.compactions import CompactionCalls
 from metastore_server.api.constraints import ConstraintCalls
 from metastore_server.api.databases import DatabaseCalls
 from metastore_server.api.dependencies import DependencyCalls
@@ -53,6 +54,7 @@ AREAS: tuple[type[Area], ...] = (
     SecurityCalls,
     TokenCalls,
     TransactionCalls,
+    CompactionCalls,
     EventCalls,
     FileMetadataCalls,
     ValuesCalls,

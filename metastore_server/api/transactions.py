@@ -1,5 +1,5 @@
-"""The lock, transaction and compaction calls: locks taken whole or not at all, transactions
-holding them, compaction requests recorded, a transaction's dynamic partitions. See
+"""The lock and transaction calls: locks taken whole or not at all, transactions holding
+them, a transaction's dynamic partitions (the compaction calls: ``api/compactions.py``). See
 ``docs/hms-api.md#locks``."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from metastore_server.thrift_api import hms
 
 
 class TransactionCalls(Area):
-    """Locks, transactions and compactions. Raises NoSuchLockException, NoSuchTxnException,
+    """Locks and transactions. Raises NoSuchLockException, NoSuchTxnException,
     TxnAbortedException and TxnOpenException where a call declares them (an unknown lock or
     transaction, one aborted, one still open). These calls declare no MetaException: the
     catalog's (a bad request), and ``add_dynamic_partitions`` without a request, reach the
@@ -78,18 +78,3 @@ class TransactionCalls(Area):
         if rqst is None:
             raise internal_error("add_dynamic_partitions")
         self.catalog.transactions.add_dynamic_partitions(rqst)
-
-    # -- compactions -------------------------------------------------------------------------
-
-    def compact(self, rqst: hms.CompactionRequest) -> None:
-        """Record a compaction request (never run; a waiting one for the same table or
-        partition answers instead)."""
-        self.catalog.transactions.compact(rqst)
-
-    def compact2(self, rqst: hms.CompactionRequest) -> hms.CompactionResponse:
-        """``compact``, answering what was recorded."""
-        return self.catalog.transactions.compact(rqst)
-
-    def show_compact(self, rqst: hms.ShowCompactRequest) -> hms.ShowCompactResponse:
-        """The compaction requests recorded."""
-        return self.catalog.transactions.show_compact()

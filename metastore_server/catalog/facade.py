@@ -41,6 +41,7 @@ from metastore_server.catalog.security.grants import GrantsListener
 from metastore_server.catalog.security.privileges import Security
 from metastore_server.catalog.security.secrets import Secrets
 from metastore_server.catalog.timelines.keeper import TimelineKeeper
+from metastore_server.catalog.txn.compactions import Compactions
 from metastore_server.catalog.txn.transactions import DEFAULT_TIMEOUT_S as DEFAULT_TXN_TIMEOUT_S
 from metastore_server.catalog.txn.transactions import Transactions
 from metastore_server.thrift_api import hms
@@ -88,6 +89,7 @@ class Catalog:
         self.partitions = Partitions(self.ctx, self.tables, self.dependencies)
         self.functions = Functions(self.ctx, self.databases)
         self.transactions = Transactions(self.ctx, txn_timeout_s)
+        self.compactions = Compactions(self.ctx)
         self.statistics = Statistics(self.ctx, self.tables)
         self.secrets = Secrets(self.ctx)
         self.constraints = Constraints(self.ctx, self.tables)

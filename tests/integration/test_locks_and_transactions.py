@@ -1,4 +1,4 @@
-"""Locks, transactions and compaction requests over Thrift, with HMS 2.3's rules and messages
+"""Locks and transactions over Thrift, with HMS 2.3's rules and messages
 (the outcomes below were observed on the reference HMS 2.3.10)."""
 
 from __future__ import annotations
@@ -162,24 +162,6 @@ def test_transaction_lifecycle(client, db: str) -> None:
     assert client.open_txns(hms.OpenTxnRequest(num_txns=0, user="u", hostname="h")).txn_ids == []
 
 
-def test_compaction_requests_are_recorded_and_shown(client, db: str) -> None:
-    request = hms.CompactionRequest(dbname=db, tablename="T", partitionname="ds=1",
-                                    type=hms.CompactionType.MAJOR, runas="hive")  # fmt: skip
-    first = client.compact2(request)
-    assert (first.state, first.accepted) == ("initiated", True)
-    again = client.compact2(request)
-    assert (again.id, again.accepted) == (first.id, False)
-    client.compact(hms.CompactionRequest(dbname=db, tablename="t2",
-                                         type=hms.CompactionType.MINOR))  # fmt: skip
-    shown = [c for c in client.show_compact(hms.ShowCompactRequest()).compacts if c.dbname == db]
-    assert [(c.tablename, c.partitionname, c.type, c.state) for c in shown] == [
-        ("t", "ds=1", hms.CompactionType.MAJOR, "initiated"),
-        ("t2", None, hms.CompactionType.MINOR, "initiated"),
-    ]
-    # None has started (none is ever run): HMS leaves ``start`` unset until a worker takes it.
-    assert [c.start for c in shown] == [None, None]
-
-
 def test_locks_and_transactions_expire_without_heartbeats(start_server, db: str) -> None:
     conn = start_server(txn_timeout=2.0).client()
     stale = lock(conn, component(EX, db, "t"))
@@ -268,31 +250,3 @@ def test_transaction_ids_are_open_as_soon_as_they_are_counted(client, running) -
     assert wrong == []
     with pytest.raises(Exception, match="Invalid input for number of txns: 1001"):
         client.open_txns(hms.OpenTxnRequest(num_txns=1001, user="u", hostname="h"))
-
-
-def test_one_compaction_request_waits_per_table_even_when_sent_at_once(running, db: str) -> None:
-    accepted: list[bool] = []
-
-    def ask() -> None:
-        conn = running.client()
-        try:
-            request = hms.CompactionRequest(dbname=db, tablename="busy",
-                                            type=hms.CompactionType.MINOR)  # fmt: skip
-            answer = conn.compact2(request)
-            accepted.append(answer.accepted)
-        finally:
-            conn.close()
-
-    threads = [threading.Thread(target=ask) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    assert sorted(accepted) == [False] * 7 + [True]
-
-
-def test_a_compaction_request_needs_a_type(client, db: str) -> None:
-    with pytest.raises(Exception, match="MAJOR or MINOR"):
-        client.compact2(hms.CompactionRequest(dbname=db, tablename="t"))
-    shown = client.show_compact(hms.ShowCompactRequest()).compacts
-    assert all(c.type in (hms.CompactionType.MAJOR, hms.CompactionType.MINOR) for c in shown)

@@ -1,5 +1,5 @@
-"""Locks, transactions and compaction requests, kept in the store as HMS keeps them in its
-database: they survive restarts and hold across every server process on the store.
+"""Locks and transactions, kept in the store as HMS keeps them in its database: they survive
+restarts and hold across every server process on the store.
 
 All locks and transactions are one value (``layout.LOCK_STATE`` of ``layout.LOCKS_ROW``), and
 every change to them is one compare-and-set of that value against the one it was computed from:
@@ -13,8 +13,8 @@ A lock that is not in a transaction, and a transaction, expire when no call has 
 (``lock``, ``check_lock``, ``heartbeat``) for ``timeout_s`` (HMS's ``hive.txn.timeout``, 300 s):
 an expired lock is gone, an expired transaction aborted (its locks gone). This is applied on
 every change, and every read sees it already applied, so a crashed client never blocks a table
-for ever. Compaction requests are recorded and shown, never run. A transaction also keeps the
-partitions it wrote (``add_dynamic_partitions``) until it ends.
+for ever. A transaction also keeps the partitions it wrote (``add_dynamic_partitions``) until it
+ends. The compaction queue is ``compactions.py``.
 """
 
 from __future__ import annotations
@@ -506,54 +506,6 @@ class Transactions:
         ]
         return hms.GetOpenTxnsInfoResponse(txn_high_water_mark=table.last_txn_id,
                                            open_txns=infos)  # fmt: skip
-
-    # -- compaction requests ---------------------------------------------------------------
-
-    def compact(self, request: hms.CompactionRequest) -> hms.CompactionResponse:
-        """Record a compaction request (never run); one already waiting for the same table or
-        partition is answered instead, not accepted."""
-        if request is None or not request.dbname or not request.tablename:
-            raise hms.MetaException(message="A compaction request needs dbname and tablename")
-        if request.type not in (hms.CompactionType.MAJOR, hms.CompactionType.MINOR):
-            raise hms.MetaException(
-                message=f"A compaction request's type is MAJOR or MINOR, not {request.type}"
-            )
-        db, table = request.dbname.lower(), request.tablename.lower()
-        compaction_id = self._ctx.store.increment(layout.META, layout.COUNTERS_ROW,
-                                                  layout.NEXT_COMPACTION_ID)  # fmt: skip
-        # One request waits per table or partition: taken by a put on absence.
-        pending = layout.pending_compaction_key(db, table, request.partitionname or "")
-        taken = self._ctx.store.mutate(
-            [Put(layout.META, pending, {layout.OBJECT: str(compaction_id).encode()})],
-            Condition(layout.META, pending, layout.OBJECT, None),
-        )
-        if not taken:
-            row = self._ctx.store.get(layout.META, pending) or {}
-            existing = int(row.get(layout.OBJECT, b"0"))
-            known = self._ctx.store.get(layout.META, layout.compaction_key(existing))
-            state = json.loads(known[layout.OBJECT])["state"] if known else "initiated"
-            return hms.CompactionResponse(id=existing, state=state, accepted=False)
-        record = {"db": db, "table": table, "part": request.partitionname, "type": request.type,
-                  "state": "initiated", "runAs": request.runas}  # fmt: skip
-        self._ctx.store.mutate(
-            [Put(layout.META, layout.compaction_key(compaction_id),
-                 {layout.OBJECT: json.dumps(record).encode()})]  # fmt: skip
-        )
-        return hms.CompactionResponse(id=compaction_id, state="initiated", accepted=True)
-
-    def show_compact(self) -> hms.ShowCompactResponse:
-        """Every compaction request recorded; none has started (no ``start``: none is run)."""
-        compacts = []
-        for key, row in self._ctx.store.scan(layout.META, *layout.compaction_range()):
-            known = json.loads(row[layout.OBJECT])
-            compacts.append(
-                hms.ShowCompactResponseElement(
-                    dbname=known["db"], tablename=known["table"], partitionname=known["part"],
-                    type=known["type"], state=known["state"], runAs=known["runAs"],
-                    id=layout.compaction_id(key),
-                )  # fmt: skip
-            )
-        return hms.ShowCompactResponse(compacts=compacts)
 
 
 def _component(component: hms.LockComponent) -> lock_rules.Component:
