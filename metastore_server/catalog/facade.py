@@ -40,6 +40,7 @@ from metastore_server.catalog.security.secrets import Secrets
 from metastore_server.catalog.timelines.keeper import TimelineKeeper
 from metastore_server.catalog.txn.transactions import DEFAULT_TIMEOUT_S as DEFAULT_TXN_TIMEOUT_S
 from metastore_server.catalog.txn.transactions import Transactions
+from metastore_server.catalog.txn.write_ids import WriteIds
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.port import Put, StoragePort
@@ -82,6 +83,7 @@ class Catalog:
         self.partitions = Partitions(self.ctx, self.tables, self.dependencies)
         self.functions = Functions(self.ctx, self.databases)
         self.transactions = Transactions(self.ctx, txn_timeout_s)
+        self.write_ids = WriteIds(self.transactions)
         self.statistics = Statistics(self.ctx, self.tables)
         self.secrets = Secrets(self.ctx)
         self.constraints = Constraints(self.ctx, self.tables)
