@@ -10,9 +10,9 @@ from metastore_server.thrift_api import hms
 
 
 class WriteIdCalls(Area):
-    """Write ids and the write notification log. A transaction that is not open is
-    NoSuchTxnException / TxnAbortedException (HMS's messages); a bad request MetaException,
-    or an internal error where the call declares none."""
+    """Write ids and the write notification log. Raises NoSuchTxnException or
+    TxnAbortedException for a transaction that is not open (HMS's messages), MetaException for a
+    bad request (an internal error where the call declares none)."""
 
     def allocate_table_write_ids(
         self, rqst: hms.AllocateTableWriteIdsRequest
