@@ -83,7 +83,7 @@ class Catalog:
         self.partitions = Partitions(self.ctx, self.tables, self.dependencies)
         self.functions = Functions(self.ctx, self.databases)
         self.transactions = Transactions(self.ctx, txn_timeout_s)
-        self.write_ids = WriteIds(self.transactions)
+        self.write_ids = WriteIds(self.transactions, self.tables)
         self.statistics = Statistics(self.ctx, self.tables)
         self.secrets = Secrets(self.ctx)
         self.constraints = Constraints(self.ctx, self.tables)

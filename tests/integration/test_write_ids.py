@@ -12,6 +12,8 @@ import pytest
 from metastore_server.catalog.txn.valid_lists import format_valid_write_id_list
 from metastore_server.thrift_api import hms
 
+from .conftest import create_db, make_table
+
 _tables = itertools.count()
 
 
@@ -147,6 +149,9 @@ def test_latest_txnid_in_conflict(client, table) -> None:
 
 def test_the_write_notification_log(client, table) -> None:
     db, name = table
+    db = f"{db}_log"
+    create_db(client, db)
+    client.create_table(make_table(db, name, keys=[("ds", "string"), ("hr", "int")]))
     (txnid,) = open_txns(client)
     (write_id,) = allocate(client, db, name, txnid)
 
@@ -161,10 +166,15 @@ def test_the_write_notification_log(client, table) -> None:
         catalog="hive", db=db, table=name, requestList=[note(["p1"], ["2024", "1"])]))  # fmt: skip
     infos = client.get_all_write_event_info(hms.GetAllWriteEventInfoRequest(txnId=txnid))
     got = sorted((i.partition or "", i.writeId, i.database, i.table, i.files) for i in infos)
-    assert got == [("", write_id, db, name, "f1,f2"), ("2024/1", write_id, db, name, "p1")]
+    assert got == [("", write_id, db, name, "f1,f2"), ("ds=2024/hr=1", write_id, db, name, "p1")]
     other = hms.GetAllWriteEventInfoRequest(txnId=txnid, dbName=db, tableName="nope")
     assert client.get_all_write_event_info(other) == []
     client.commit_txn(hms.CommitTxnRequest(txnid=txnid))
+    unknown = note(["u1"], ["a", "b"])
+    unknown.table = "no_such_table"
+    client.add_write_notification_log(unknown)
+    wanted = hms.GetAllWriteEventInfoRequest(txnId=txnid, tableName="No_Such_Table")
+    assert [i.partition for i in client.get_all_write_event_info(wanted)] == ["a/b"]
 
 
 def test_trino_acid_insert(client, table) -> None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from metastore_server.catalog.basics import names
+from metastore_server.catalog.objects.tables import Tables
 from metastore_server.catalog.txn import write_id_state as wid
 from metastore_server.catalog.txn.transactions import LockTable, Transactions
 from metastore_server.catalog.txn.valid_lists import (
@@ -50,9 +52,10 @@ def _snapshot_now(table: LockTable) -> ValidTxnList:
 class WriteIds:
     """Write ids of transactional tables over the transactions' stored value."""
 
-    def __init__(self, transactions: Transactions) -> None:
+    def __init__(self, transactions: Transactions, tables: Tables | None = None) -> None:
         self._txns = transactions
         self._store = transactions._ctx.store
+        self._tables = tables
 
     # -- allocating ------------------------------------------------------------------------
 
@@ -209,9 +212,7 @@ class WriteIds:
         if request is None or not request.db or not request.table or request.fileInfo is None:
             raise hms.MetaException(message="A write notification needs db, table and fileInfo")
         db, table_name = request.db.lower(), request.table.lower()
-        partition = ""
-        if request.partitionVals:
-            partition = "/".join(request.partitionVals)
+        partition = self._partition_name(db, table_name, request.partitionVals or [])
         key = _log_key(request.txnId, db, table_name, partition)
         row = self._store.get(layout.META, key) or {}
         known: dict[str, Any] = json.loads(row[layout.OBJECT]) if row else {"files": []}
@@ -221,6 +222,16 @@ class WriteIds:
         record = {"writeId": request.writeId, "db": db, "table": table_name,
                   "partition": partition or None, "files": files}  # fmt: skip
         self._store.mutate([Put(layout.META, key, {layout.OBJECT: json.dumps(record).encode()})])
+
+    def _partition_name(self, db: str, table_name: str, values: list[str]) -> str:
+        """The partition's name ``k=v/...`` by the table's keys (values joined by ``/`` when
+        the table is unknown or has other keys); "" for none."""
+        if not values:
+            return ""
+        ref = self._tables.find(db, table_name) if self._tables is not None else None
+        if ref is None or len(ref.key_names) != len(values):
+            return "/".join(values)
+        return names.make_partition_name(ref.key_names, values)
 
     def write_event_info(
         self, request: hms.GetAllWriteEventInfoRequest
