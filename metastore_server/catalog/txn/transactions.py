@@ -14,7 +14,8 @@ A lock that is not in a transaction, and a transaction, expire when no call has 
 an expired lock is gone, an expired transaction aborted (its locks gone). This is applied on
 every change, and every read sees it already applied, so a crashed client never blocks a table
 for ever. Compaction requests are recorded and shown, never run. A transaction also keeps the
-partitions it wrote (``add_dynamic_partitions``) until it ends.
+partitions it wrote (``add_dynamic_partitions``) until it ends. Tables' write ids are part of the
+same value (``write_id_state``): a commit or abort settles the transaction's in the same change.
 """
 
 from __future__ import annotations
