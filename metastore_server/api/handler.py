@@ -35,6 +35,7 @@ from metastore_server.api.tokens import TokenCalls
 from metastore_server.api.transactions import TransactionCalls
 from metastore_server.api.types import TypeCalls
 from metastore_server.api.values import ValuesCalls
+from metastore_server.api.write_ids import WriteIdCalls
 from metastore_server.catalog.facade import Catalog
 from metastore_server.thrift_api import hms
 
@@ -55,6 +56,7 @@ AREAS: tuple[type[Area], ...] = (
     TokenCalls,
     TransactionCalls,
     CompactionCalls,
+    WriteIdCalls,
     EventCalls,
     FileMetadataCalls,
     ValuesCalls,

@@ -14,7 +14,8 @@ A lock that is not in a transaction, and a transaction, expire when no call has 
 an expired lock is gone, an expired transaction aborted (its locks gone). This is applied on
 every change, and every read sees it already applied, so a crashed client never blocks a table
 for ever. A transaction also keeps the partitions it wrote (``add_dynamic_partitions``) until it
-ends. The compaction queue is ``compactions.py``.
+ends. Tables' write ids are part of the same value (``write_id_state``): a commit or abort settles
+the transaction's in the same change. The compaction queue is ``compactions.py``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from typing import Any
 from thriftpy2.thrift import TApplicationException
 
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.txn import lock_rules
+from metastore_server.catalog.txn import lock_rules, write_id_state
+from metastore_server.catalog.txn.valid_lists import bit_set
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.port import Condition, Put
@@ -53,17 +55,6 @@ _LEVEL_OF = {
     hms.LockLevel.TABLE: "table",
     hms.LockLevel.PARTITION: "partition",
 }
-
-
-def bit_set(indexes: list[int]) -> bytes:
-    """The bytes of Java's ``BitSet.toByteArray`` with these bits set (bit i of byte j is
-    index 8j+i; no trailing zero bytes)."""
-    if not indexes:
-        return b""
-    out = bytearray(max(indexes) // 8 + 1)
-    for index in indexes:
-        out[index // 8] |= 1 << (index % 8)
-    return bytes(out)
 
 
 def _ms() -> int:
@@ -120,6 +111,8 @@ class TxnEntry:
     aborted_ms: int | None = None
     #: [db, table, partition, operation] written by the transaction (add_dynamic_partitions).
     components: list[list[str]] = field(default_factory=list)
+    #: The hms.TxnType it was opened as (get_open_txns_req leaves some types out).
+    txn_type: int = 0
 
     def encode(self) -> dict[str, Any]:
         encoded = {
@@ -128,12 +121,14 @@ class TxnEntry:
         }  # fmt: skip
         if self.components:
             encoded["c"] = self.components
+        if self.txn_type:
+            encoded["tt"] = self.txn_type
         return encoded
 
     @classmethod
     def decode(cls, txnid: int, d: dict[str, Any]) -> TxnEntry:
         return cls(txnid, d["state"], d["user"], d["host"], d["agent"], d["start"], d["hb"],
-                   d.get("ab"), d.get("c", []))  # fmt: skip
+                   d.get("ab"), d.get("c", []), d.get("tt", 0))  # fmt: skip
 
 
 @dataclass
@@ -146,6 +141,8 @@ class LockTable:
     last_txn_id: int = 0
     locks: dict[int, LockEntry] = field(default_factory=dict)
     txns: dict[int, TxnEntry] = field(default_factory=dict)
+    #: Table write ids (``write_id_state``), by ``db.table``.
+    write_ids: dict[str, Any] = field(default_factory=dict)
     changed: bool = False
 
     @classmethod
@@ -157,6 +154,7 @@ class LockTable:
             table.last_txn_id = d.get("tn", 0)
             table.locks = {int(k): LockEntry.decode(int(k), v) for k, v in d["locks"].items()}
             table.txns = {int(k): TxnEntry.decode(int(k), v) for k, v in d["txns"].items()}
+            table.write_ids = d.get("w", {})
         return table
 
     def encode(self) -> bytes:
@@ -166,6 +164,7 @@ class LockTable:
                 "tn": self.last_txn_id,
                 "locks": {str(k): v.encode() for k, v in sorted(self.locks.items())},
                 "txns": {str(k): v.encode() for k, v in sorted(self.txns.items())},
+                **({"w": self.write_ids} if self.write_ids else {}),
             },
             separators=(",", ":"),
         ).encode()
@@ -198,6 +197,7 @@ class LockTable:
         txn.state, txn.aborted_ms = hms.TxnState.ABORTED, now
         txn.components = []
         self.put_txn(txn)
+        write_id_state.settle(self, txn.txnid, False, now)
         for lockid in [i for i, lock in self.locks.items() if lock.txnid == txn.txnid]:
             self.drop_lock(lockid)
 
@@ -406,7 +406,7 @@ class Transactions:
             for txnid in ids:
                 table.put_txn(TxnEntry(txnid, hms.TxnState.OPEN, request.user or "",
                                        request.hostname or "", request.agentInfo or "Unknown",
-                                       now, now))  # fmt: skip
+                                       now, now, txn_type=request.txn_type or 0))  # fmt: skip
             return ids
 
         return hms.OpenTxnsResponse(txn_ids=self._change(record))
@@ -418,6 +418,7 @@ class Transactions:
         def commit(table: LockTable, now: int) -> None:
             self._open_txn(table, txnid, now)
             table.drop_txn(txnid)
+            write_id_state.settle(table, txnid, True, now)
 
         self._change(commit)
 
@@ -450,7 +451,8 @@ class Transactions:
                     "Internal error processing add_dynamic_partitions",
                 )
             for name in request.partitionnames or []:
-                txn.components.append([request.dbname, request.tablename, name, operation])
+                component = [request.dbname, request.tablename, name, operation]
+                txn.components.append(component + ([request.writeid] if request.writeid else []))
             table.put_txn(txn)
 
         self._change(record)

@@ -1,0 +1,277 @@
+"""Transactional tables' write ids, as HMS 3+ hands them out and reads them back, and the write
+notification log.
+
+Write ids live with the locks and transactions (``write_id_state``, one stored value, every
+change one compare-and-set): a write id is allocated only to an open transaction, and a commit
+or abort settles its write ids in the same change that ends it. A transaction's write
+notification log records (HMS's TXN_WRITE_NOTIFICATION_LOG) are rows of their own, one per
+(transaction, database, table, partition): key ``wnl \\x00 <txn id> \\x00 db \\x00 table \\x00
+partition``. ``update_transaction_statistics`` counts inserted, updated and deleted rows per
+table id (HMS's MV_TABLES_USED counts): key ``txnstats \\x00 <table id>``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from metastore_server.catalog.basics import names
+from metastore_server.catalog.objects.tables import Tables
+from metastore_server.catalog.txn import write_id_state as wid
+from metastore_server.catalog.txn.transactions import LockTable, Transactions
+from metastore_server.catalog.txn.valid_lists import (
+    ValidTxnList,
+    bit_set,
+    parse_valid_txn_list,
+    parse_valid_write_id_list,
+)
+from metastore_server.thrift_api import hms
+from storage import layout
+from storage.codec import prefix_successor
+from storage.port import Put
+
+_LOG_PREFIX = b"wnl\x00"
+_STATS_PREFIX = b"txnstats\x00"
+_INSERTED, _UPDATED, _DELETED = b"c:ins", b"c:upd", b"c:del"
+
+
+def _log_key(txnid: int, db: str, table: str, partition: str) -> bytes:
+    parts = [b"%020d" % txnid, db.encode(), table.encode(), partition.encode()]
+    return _LOG_PREFIX + b"\x00".join(parts)
+
+
+def _snapshot_now(table: LockTable) -> ValidTxnList:
+    """The snapshot of the transactions as they are (HMS's, when a call gives none)."""
+    txns = sorted(table.txns.values(), key=lambda t: t.txnid)
+    open_ids = tuple(t.txnid for t in txns if t.state == hms.TxnState.OPEN)
+    aborted = tuple(t.txnid for t in txns if t.state == hms.TxnState.ABORTED)
+    first = min(open_ids) if open_ids else ValidTxnList(0).min_open
+    return ValidTxnList(table.last_txn_id, first, open_ids, aborted)
+
+
+class WriteIds:
+    """Write ids of transactional tables over the transactions' stored value."""
+
+    def __init__(self, transactions: Transactions, tables: Tables | None = None) -> None:
+        self._txns = transactions
+        self._store = transactions._ctx.store
+        self._tables = tables
+
+    # -- allocating ------------------------------------------------------------------------
+
+    def allocate(
+        self, request: hms.AllocateTableWriteIdsRequest
+    ) -> hms.AllocateTableWriteIdsResponse:
+        """A write id in the table for each open transaction (the one it has already, else the
+        next); NoSuchTxnException / TxnAbortedException for one that is not open."""
+        if request is None or not request.dbName or not request.tableName:
+            raise hms.MetaException(message="Allocating write ids needs dbName and tableName")
+        if request.srcTxnToWriteIdList or request.replPolicy:
+            raise hms.MetaException(
+                message="Allocating write ids for replication (replPolicy) is not supported"
+            )
+        if not request.txnIds:
+            raise hms.MetaException(message="Allocating write ids needs txnIds")
+        name = wid.full_name(request.dbName, request.tableName)
+
+        def allocate(table: LockTable, now: int) -> list[hms.TxnToWriteId]:
+            state = wid.table_state(table.write_ids, name)
+            answer = []
+            for txnid in request.txnIds:
+                self._txns._open_txn(table, txnid, now)
+                write_id, new = wid.allocate(state, txnid)
+                table.changed = table.changed or new
+                answer.append(hms.TxnToWriteId(txnId=txnid, writeId=write_id))
+            return answer
+
+        return hms.AllocateTableWriteIdsResponse(txnToWriteIds=self._txns._change(allocate))
+
+    def max_allocated(self, db: str, table_name: str) -> int:
+        """The highest write id allocated (or seeded below) in the table; 0 when none."""
+        state = self._txns._read().write_ids.get(wid.full_name(db, table_name))
+        return state["last"] if state else 0
+
+    def seed_write_id(self, db: str, table_name: str, seed: int) -> None:
+        """Make ``seed`` the table's next write id; MetaException when write ids at or above
+        it are allocated already."""
+        name = wid.full_name(db, table_name)
+
+        def seed_it(table: LockTable, now: int) -> None:
+            state = wid.table_state(table.write_ids, name)
+            if seed is None or seed <= state["last"]:
+                raise hms.MetaException(
+                    message=f"Invalid write id seed {seed} for {name}: write ids up to "
+                    f"{state['last']} are allocated"
+                )
+            state["last"] = state["base"] = seed - 1
+            table.changed = True
+
+        self._txns._change(seed_it)
+
+    def seed_txn_id(self, seed: int) -> None:
+        """Make ``seed`` the next transaction id; MetaException when it is not above the
+        highest one handed out."""
+
+        def seed_it(table: LockTable, now: int) -> None:
+            if seed is None or seed <= table.last_txn_id:
+                raise hms.MetaException(
+                    message=f"Invalid txnId seed {seed}, the highWaterMark is {table.last_txn_id}"
+                )
+            table.last_txn_id = seed - 1
+            table.changed = True
+
+        self._txns._change(seed_it)
+
+    def add_to_min_history(self, txnid: int, write_ids: dict[str, int]) -> None:
+        """Record the write ids an open transaction holds per table (``db.table``) in its
+        minimum history; they go when it ends."""
+
+        def record(table: LockTable, now: int) -> None:
+            self._txns._open_txn(table, txnid, now)
+            for name, write_id in (write_ids or {}).items():
+                state = wid.table_state(table.write_ids, name.lower())
+                state.setdefault("h", {})[str(txnid)] = write_id
+            table.changed = True
+
+        self._txns._change(record)
+
+    def repl_table_state(self, request: hms.ReplTblWriteIdStateRequest) -> None:
+        """Set a table's write ids from a replication source's ValidWriteIdList: the next
+        write id follows its high watermark; its open and aborted write ids are aborted here
+        (each under a transaction id of its own, handed out and aborted)."""
+        try:
+            _, hwm, _, open_ids, aborted = parse_valid_write_id_list(request.validWriteIdlist)
+        except ValueError as error:
+            raise hms.MetaException(message=str(error)) from error
+        name = wid.full_name(request.dbName, request.tableName)
+
+        def replace(table: LockTable, now: int) -> None:
+            state = wid.table_state(table.write_ids, name)
+            if state["last"] > 0:
+                return  # HMS: a table with write ids keeps them
+            state["last"] = state["base"] = hwm
+            for write_id in sorted({*open_ids, *aborted}):
+                table.last_txn_id += 1
+                state["t"][str(table.last_txn_id)] = [write_id, wid.ABORTED, None, None]
+            table.changed = True
+
+        self._txns._change(replace)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def valid_write_ids(self, request: hms.GetValidWriteIdsRequest) -> hms.GetValidWriteIdsResponse:
+        """Each table's write ids as the caller's snapshot (``validTxnList``; none: as things
+        are) sees them, up to ``writeId`` when given."""
+        table = self._txns._read()
+        if request.validTxnList:
+            try:
+                snapshot = parse_valid_txn_list(request.validTxnList)
+            except ValueError as error:
+                raise hms.MetaException(message=str(error)) from error
+        else:
+            snapshot = _snapshot_now(table)
+        answers = []
+        for full in request.fullTableNames or []:
+            name = full.lower()
+            state = table.write_ids.get(name)
+            answers.append(wid.valid_write_ids(state, name, snapshot, request.writeId))
+        return hms.GetValidWriteIdsResponse(tblValidWriteIds=answers)
+
+    def latest_txnid_in_conflict(self, txnid: int) -> int:
+        """The latest transaction that wrote a table this one has a write id in and committed
+        after this one began (HMS's write-set conflict); 0 when none."""
+        table = self._txns._read()
+        latest = 0
+        for state in table.write_ids.values():
+            if str(txnid) not in state["t"]:
+                continue
+            for other, (_, status, commit_id, _) in state["t"].items():
+                if status == wid.COMMITTED and int(other) != txnid and commit_id >= txnid:
+                    latest = max(latest, int(other))
+        return latest
+
+    def open_txns_excluding(self, exclude: list[int] | None) -> hms.GetOpenTxnsResponse:
+        """``get_open_txns`` leaving out transactions of the given types."""
+        table = self._txns._read()
+        left_out = set(exclude or [])
+        txns = sorted((t for t in table.txns.values() if t.txn_type not in left_out),
+                      key=lambda t: t.txnid)  # fmt: skip
+        open_ids = [t.txnid for t in txns if t.state == hms.TxnState.OPEN]
+        return hms.GetOpenTxnsResponse(
+            txn_high_water_mark=table.last_txn_id,
+            open_txns=[t.txnid for t in txns],
+            min_open_txn=min(open_ids) if open_ids else None,
+            abortedBits=bit_set([i for i, t in enumerate(txns) if t.state != hms.TxnState.OPEN]),
+        )
+
+    # -- the write notification log --------------------------------------------------------
+
+    def add_write_notification(self, request: hms.WriteNotificationLogRequest) -> None:
+        """Record the files a transaction wrote to a table or partition (merged with the ones
+        recorded for it already)."""
+        if request is None or not request.db or not request.table or request.fileInfo is None:
+            raise hms.MetaException(message="A write notification needs db, table and fileInfo")
+        db, table_name = request.db.lower(), request.table.lower()
+        partition = self._partition_name(db, table_name, request.partitionVals or [])
+        key = _log_key(request.txnId, db, table_name, partition)
+        row = self._store.get(layout.META, key) or {}
+        known: dict[str, Any] = json.loads(row[layout.OBJECT]) if row else {"files": []}
+        files = known["files"] + [
+            f for f in request.fileInfo.filesAdded or [] if f not in known["files"]
+        ]
+        record = {"writeId": request.writeId, "db": db, "table": table_name,
+                  "partition": partition or None, "files": files}  # fmt: skip
+        self._store.mutate([Put(layout.META, key, {layout.OBJECT: json.dumps(record).encode()})])
+
+    def _partition_name(self, db: str, table_name: str, values: list[str]) -> str:
+        """The partition's name ``k=v/...`` by the table's keys (values joined by ``/`` when
+        the table is unknown or has other keys); "" for none."""
+        if not values:
+            return ""
+        ref = self._tables.find(db, table_name) if self._tables is not None else None
+        if ref is None or len(ref.key_names) != len(values):
+            return "/".join(values)
+        return names.make_partition_name(ref.key_names, values)
+
+    def write_event_info(
+        self, request: hms.GetAllWriteEventInfoRequest
+    ) -> list[hms.WriteEventInfo]:
+        """A transaction's write notification records, of one database and table when given."""
+        start = _LOG_PREFIX + b"%020d\x00" % request.txnId
+        answer = []
+        for _, row in self._store.scan(layout.META, start, prefix_successor(start)):
+            known = json.loads(row[layout.OBJECT])
+            if request.dbName and known["db"] != request.dbName.lower():
+                continue
+            if request.tableName and known["table"] != request.tableName.lower():
+                continue
+            answer.append(
+                hms.WriteEventInfo(
+                    writeId=known["writeId"],
+                    database=known["db"],
+                    table=known["table"],
+                    files=",".join(known["files"]),
+                    partition=known["partition"],
+                )  # fmt: skip
+            )
+        return answer
+
+    # -- statistics ------------------------------------------------------------------------
+
+    def update_transaction_statistics(self, request: hms.UpdateTransactionalStatsRequest) -> None:
+        """Add a transaction's inserted, updated and deleted row counts to the table's (by
+        table id)."""
+        key = _STATS_PREFIX + b"%020d" % request.tableId
+        for column, amount in ((_INSERTED, request.insertCount),
+                               (_UPDATED, request.updatedCount),
+                               (_DELETED, request.deletedCount)):  # fmt: skip
+            if amount:
+                self._store.increment(layout.META, key, column, amount)
+
+    def transaction_statistics(self, table_id: int) -> tuple[int, int, int]:
+        """The inserted, updated and deleted row counts recorded for a table id."""
+        row = self._store.get(layout.META, _STATS_PREFIX + b"%020d" % table_id) or {}
+        return tuple(  # type: ignore[return-value]
+            int.from_bytes(row[c], "big", signed=True) if c in row else 0
+            for c in (_INSERTED, _UPDATED, _DELETED)
+        )
