@@ -26,6 +26,7 @@ from metastore_server.api.partition_writes import PartitionWriteCalls
 from metastore_server.api.security import SecurityCalls
 from metastore_server.api.service import ServiceCalls
 from metastore_server.api.statistics import StatisticsCalls
+from metastore_server.api.table_requests import TableRequestCalls
 from metastore_server.api.tables import TableCalls
 from metastore_server.api.timelines import TimelineCalls
 from metastore_server.api.tokens import TokenCalls
@@ -40,6 +41,7 @@ AREAS: tuple[type[Area], ...] = (
     ServiceCalls,
     DatabaseCalls,
     TableCalls,
+    TableRequestCalls,
     ConstraintCalls,
     IndexCalls,
     TypeCalls,
