@@ -5,8 +5,13 @@ constraints, added with a table or after it, listed and dropped. See
 from __future__ import annotations
 
 from metastore_server.api.area import Area
-from metastore_server.api.arguments import require_default_catalog, required
+from metastore_server.api.arguments import (
+    context_properties,
+    require_default_catalog,
+    required,
+)
 from metastore_server.api.tables import create_table
+from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.objects.constraints import CHECK, DEFAULT, NOT_NULL, UNIQUE
 from metastore_server.thrift_api import hms
 
@@ -20,6 +25,22 @@ def _table_of(request: object, what: str) -> tuple[str, str]:
         if value is None:  # required fields of the request (HMS: a protocol error)
             raise hms.MetaException(message=f"Required field '{name}' is unset")
     return db, table
+
+
+def create_with_constraints(catalog: Catalog, req: hms.CreateTableRequest) -> None:
+    """Create the table of a ``CreateTableRequest`` with its constraints (its environment
+    context read as ``create_table_with_environment_context`` reads it), in one change."""
+    keys = catalog.constraints
+
+    def add_keys() -> None:
+        keys.add_primary_key(req.primaryKeys)
+        keys.add_foreign_key(req.foreignKeys)
+        keys.add_unique(req.uniqueConstraints)
+        keys.add_each(NOT_NULL, req.notNullConstraints)
+        keys.add_each(DEFAULT, req.defaultConstraints)
+        keys.add_each(CHECK, req.checkConstraints)
+
+    create_table(catalog, req.table, context_properties(req.envContext), also=add_keys)
 
 
 class ConstraintCalls(Area):
@@ -39,17 +60,14 @@ class ConstraintCalls(Area):
     ) -> None:
         """Create a table with its constraints, in one change: a refused one leaves no table
         (and no event)."""
-        keys = self.catalog.constraints
-
-        def add_keys() -> None:
-            keys.add_primary_key(primaryKeys)
-            keys.add_foreign_key(foreignKeys)
-            keys.add_unique(uniqueConstraints)
-            keys.add_each(NOT_NULL, notNullConstraints)
-            keys.add_each(DEFAULT, defaultConstraints)
-            keys.add_each(CHECK, checkConstraints)
-
-        create_table(self.catalog, tbl, also=add_keys)
+        create_with_constraints(
+            self.catalog,
+            hms.CreateTableRequest(
+                table=tbl, primaryKeys=primaryKeys, foreignKeys=foreignKeys,
+                uniqueConstraints=uniqueConstraints, notNullConstraints=notNullConstraints,
+                defaultConstraints=defaultConstraints, checkConstraints=checkConstraints,
+            ),
+        )  # fmt: skip
 
     def drop_constraint(self, req: hms.DropConstraintRequest) -> None:
         """Drop a constraint (of any kind) by name."""

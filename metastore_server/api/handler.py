@@ -22,6 +22,7 @@ from metastore_server.api.functions import FunctionCalls
 from metastore_server.api.indexes import IndexCalls
 from metastore_server.api.partition_names import PartitionNameCalls
 from metastore_server.api.partition_reads import PartitionReadCalls
+from metastore_server.api.partition_requests import PartitionRequestCalls
 from metastore_server.api.partition_writes import PartitionWriteCalls
 from metastore_server.api.security import SecurityCalls
 from metastore_server.api.service import ServiceCalls
@@ -47,6 +48,7 @@ AREAS: tuple[type[Area], ...] = (
     TypeCalls,
     PartitionWriteCalls,
     PartitionReadCalls,
+    PartitionRequestCalls,
     PartitionNameCalls,
     StatisticsCalls,
     FunctionCalls,
