@@ -6,6 +6,8 @@ events and data operations are that call's. See ``docs/hms-api.md``.
 
 from __future__ import annotations
 
+import re
+
 from metastore_server.api.area import Area, ServerSettings
 from metastore_server.api.arguments import (
     database_name,
@@ -18,6 +20,37 @@ from metastore_server.api.partition_writes import PartitionWriteCalls
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.partitions import specs as partition_specs
 from metastore_server.thrift_api import hms
+
+#: ``PartitionFilterMode`` (HMS's).
+BY_NAMES, BY_VALUES, BY_EXPR = 0, 1, 2
+
+
+def like_regex(pattern: str) -> re.Pattern[str]:
+    """A parameter-key pattern of a projection (SQL ``LIKE``: ``%`` any text, ``_`` one
+    character) as a regular expression."""
+    parts = [".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern]
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def project_parameters(
+    parts: list[hms.Partition], projection: hms.GetProjectionsSpec | None
+) -> list[hms.Partition]:
+    """Apply a projection's parameter-key patterns (include, then exclude) to ``parts``; the
+    projection's field list is not applied (every field is answered)."""
+    include_text = projection.includeParamKeyPattern if projection is not None else None
+    exclude_text = projection.excludeParamKeyPattern if projection is not None else None
+    include = like_regex(include_text) if include_text else None
+    exclude = like_regex(exclude_text) if exclude_text else None
+    if include is None and exclude is None:
+        return parts
+    for part in parts:
+        part.parameters = {
+            key: value
+            for key, value in (part.parameters or {}).items()
+            if (include is None or include.fullmatch(key))
+            and (exclude is None or not exclude.fullmatch(key))
+        }
+    return parts
 
 
 class PartitionRequestCalls(Area):
@@ -108,3 +141,32 @@ class PartitionRequestCalls(Area):
         return hms.PartitionsSpecByExprResult(
             partitionsSpec=specs, hasUnknownPartitions=bool(found.hasUnknownPartitions)
         )
+
+    def get_partitions_with_specs(
+        self, request: hms.GetPartitionsRequest
+    ) -> hms.GetPartitionsResponse:
+        """A table's partitions as partition specs (grouped as ``get_partitions_pspec``
+        groups them), chosen by the filter spec: by names (``get_partitions_by_names``), by
+        partial values (``get_partitions_ps``), by filter strings (all must hold:
+        ``get_partitions_by_filter``), or all of them without one."""
+        req = required(request, "GetPartitionsRequest")
+        require_default_catalog(req.catName)
+        db, table = database_name(req.dbName), object_name(req.tblName)
+        ref = self.catalog.tables.get(db, table)
+        reads = self.catalog.partition_reads
+        spec = req.filterSpec
+        filters = list(spec.filters or []) if spec is not None else []
+        mode = spec.filterMode if spec is not None else None
+        if mode is None or (not filters and mode != BY_NAMES):
+            found = reads.list_all(db, table)
+        elif mode == BY_NAMES:
+            found = reads.get_by_names(db, table, filters)
+        elif mode == BY_VALUES:
+            found = reads.list_ps(db, table, filters)
+        elif mode == BY_EXPR:
+            found = reads.by_filter(db, table, " AND ".join(f"({f})" for f in filters))
+        else:
+            raise hms.MetaException(message=f"Unknown partition filter mode {mode}")
+        parts = project_parameters(found.decode(), req.projectionSpec)
+        specs = partition_specs.specs_of(ref.table, parts, db, table)
+        return hms.GetPartitionsResponse(partitionSpec=specs)

@@ -201,3 +201,50 @@ def test_refresh_privileges_replaces_the_object_grants(client) -> None:
     client.refresh_privileges(on, "sql-std", only)
     assert held() == [("cy", "UPDATE")]
     assert ("ann", "SELECT") in before
+
+
+def _spec_values(specs: list[hms.PartitionSpec]) -> list[list[str]]:
+    found = []
+    for spec in specs:
+        if spec.sharedSDPartitionSpec is not None:
+            found.extend(p.values for p in spec.sharedSDPartitionSpec.partitions or [])
+        if spec.partitionList is not None:
+            found.extend(p.values for p in spec.partitionList.partitions or [])
+    return sorted(found)
+
+
+def test_partitions_with_specs(client) -> None:
+    client.create_table(make_table(DB, "w", keys=[("ds", "string"), ("hr", "int")]))
+    for ds, hr in (("a", 1), ("a", 2), ("b", 1)):
+        part = make_partition(DB, "w", [ds, str(hr)])
+        part.parameters = {"owner.tag": ds, "keep": "1"}
+        client.add_partition(part)
+
+    def ask(mode: int | None, filters: list[str] | None, **projection: str) -> list[list[str]]:
+        spec = None if mode is None else hms.GetPartitionsFilterSpec(filterMode=mode,
+                                                                     filters=filters)  # fmt: skip
+        request = hms.GetPartitionsRequest(
+            dbName=DB, tblName="w", filterSpec=spec,
+            projectionSpec=hms.GetProjectionsSpec(fieldList=[], **projection),
+        )  # fmt: skip
+        return _spec_values(client.get_partitions_with_specs(request).partitionSpec)
+
+    everything = [["a", "1"], ["a", "2"], ["b", "1"]]
+    assert ask(None, None) == everything
+    assert ask(hms.PartitionFilterMode.BY_NAMES, ["ds=b/hr=1", "ds=z/hr=1"]) == [["b", "1"]]
+    assert ask(hms.PartitionFilterMode.BY_VALUES, ["a"]) == [["a", "1"], ["a", "2"]]
+    assert ask(hms.PartitionFilterMode.BY_EXPR, ["ds = 'a'", "hr > 1"]) == [["a", "2"]]
+    request = hms.GetPartitionsRequest(
+        dbName=DB, tblName="w",
+        projectionSpec=hms.GetProjectionsSpec(fieldList=[], includeParamKeyPattern="owner%"),
+    )  # fmt: skip
+    specs = client.get_partitions_with_specs(request).partitionSpec
+    params = [
+        p.parameters
+        for s in specs
+        for p in (s.sharedSDPartitionSpec.partitions if s.sharedSDPartitionSpec else [])
+        + ((s.partitionList.partitions or []) if s.partitionList else [])
+    ]
+    assert params and all(set(p) == {"owner.tag"} for p in params)
+    with pytest.raises(hms.MetaException, match="table not found"):  # the one it declares
+        client.get_partitions_with_specs(hms.GetPartitionsRequest(dbName=DB, tblName="none"))
