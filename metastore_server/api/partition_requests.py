@@ -83,10 +83,10 @@ class PartitionRequestCalls(Area):
     ) -> bool:
         """``drop_partition_by_name_with_environment_context`` when the request names the
         partition, else ``drop_partition_with_environment_context`` of its values
-        (``deleteData`` unset: the data goes, as HMS's default)."""
+        (``deleteData`` unset: the data stays, as an unset flag reads in HMS)."""
         req = required(dropPartitionReq, "DropPartitionRequest")
         require_default_catalog(req.catName)
-        delete = True if req.deleteData is None else bool(req.deleteData)
+        delete = bool(req.deleteData)
         if req.partName:
             return self._writes.drop_partition_by_name_with_environment_context(
                 req.dbName, req.tblName, req.partName, delete, req.environmentContext

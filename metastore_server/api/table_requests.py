@@ -72,11 +72,11 @@ class TableRequestCalls(Area):
         create_with_constraints(self.catalog, request)
 
     def drop_table_req(self, dropTableReq: hms.DropTableRequest) -> None:  # noqa: N803
-        """``drop_table_with_environment_context`` (``deleteData`` unset: the data goes, HMS's
-        default; the partitions always go with the table)."""
+        """``drop_table_with_environment_context`` (``deleteData`` unset: the data stays, as an
+        unset flag reads in HMS; the partitions always go with the table)."""
         req = required(dropTableReq, "DropTableRequest")
         require_default_catalog(req.catalogName)
-        delete = True if req.deleteData is None else bool(req.deleteData)
+        delete = bool(req.deleteData)
         self.catalog.drop_table(
             database_name(req.dbName),
             object_name(req.tableName),

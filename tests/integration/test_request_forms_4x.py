@@ -22,6 +22,10 @@ def client(start_server):  # noqa: ANN201 - thriftpy2 client
     return connection
 
 
+def _dir(location: str) -> Path:
+    return Path(location.removeprefix("file:"))
+
+
 def _events(client: object, start: int) -> list[str]:
     request = hms.NotificationEventRequest(lastEvent=start, maxEvents=100)
     return [e.eventType for e in client.get_next_notification(request).events]  # type: ignore[attr-defined]
@@ -48,9 +52,13 @@ def test_table_forms(client) -> None:
     location = Path(client.get_table(DB, "t").sd.location.removeprefix("file:"))
     assert location.is_dir()
     client.drop_table_req(hms.DropTableRequest(dbName=DB, tableName="t"))
-    assert not location.exists()  # deleteData unset: the data goes
+    assert location.exists()  # deleteData unset: the data stays
     assert client.get_all_tables(DB) == []
-    assert _events(client, start) == ["CREATE_TABLE", "DROP_TABLE"]
+    client.create_table(make_table(DB, "t2"))
+    other = Path(client.get_table(DB, "t2").sd.location.removeprefix("file:"))
+    client.drop_table_req(hms.DropTableRequest(dbName=DB, tableName="t2", deleteData=True))
+    assert not other.exists()
+    assert _events(client, start) == ["CREATE_TABLE", "DROP_TABLE"] * 2
     with pytest.raises(hms.NoSuchObjectException):
         client.drop_table_req(hms.DropTableRequest(dbName=DB, tableName="t"))
 
@@ -84,10 +92,14 @@ def test_partition_forms(client) -> None:
         dbName=DB, tableName="p", partVals=["2"], newPart=renamed))  # fmt: skip
     assert answer == hms.RenamePartitionResponse()
     assert client.get_partition_names(DB, "p", -1) == ["ds=1", "ds=3"]
+    dirs = {v: _dir(client.get_partition(DB, "p", [v]).sd.location) for v in ("1", "3")}
+    assert all(d.is_dir() for d in dirs.values())
     assert client.drop_partition_req(hms.DropPartitionRequest(
         dbName=DB, tblName="p", partName="ds=3", deleteData=True))  # fmt: skip
+    assert not dirs["3"].exists()
     assert client.drop_partition_req(hms.DropPartitionRequest(
         dbName=DB, tblName="p", partVals=["1"]))  # fmt: skip
+    assert dirs["1"].is_dir()  # deleteData unset: the data stays
     assert client.get_partition_names(DB, "p", -1) == []
     with pytest.raises(hms.NoSuchObjectException):
         client.get_partition_req(hms.GetPartitionRequest(dbName=DB, tblName="p", partVals=["1"]))
