@@ -114,3 +114,27 @@ def test_a_refused_constraint_leaves_no_table(start_server) -> None:
             [], [],
         )  # fmt: skip
     assert client.get_all_tables(DB) == []
+
+
+def test_a_foreign_key_may_reference_a_unique_constraint(start_server) -> None:
+    client = start_server().client()
+    create_db(client, DB)
+    client.create_table_with_constraints(
+        make_table(DB, "users", columns=COLUMNS), [], [],
+        [hms.SQLUniqueConstraint(table_db=DB, table_name="users", column_name="email",
+                                 key_seq=1, uk_name="uk_mail")],
+        [], [], [],
+    )  # fmt: skip
+    client.create_table(make_table(DB, "mails", columns=[("to_email", "string")]))
+
+    def fk(column: str) -> hms.SQLForeignKey:
+        return hms.SQLForeignKey(pktable_db=DB, pktable_name="users", pkcolumn_name=column,
+                                 fktable_db=DB, fktable_name="mails", fkcolumn_name="to_email",
+                                 key_seq=1, fk_name="fk_mail")  # fmt: skip
+
+    with pytest.raises(hms.MetaException, match="not in its primary key or a unique"):
+        client.add_foreign_key(hms.AddForeignKeyRequest(foreignKeyCols=[fk("qty")]))
+    client.add_foreign_key(hms.AddForeignKeyRequest(foreignKeyCols=[fk("email")]))
+    keys = client.get_foreign_keys(hms.ForeignKeysRequest(foreign_db_name=DB,
+                                                          foreign_tbl_name="mails"))  # fmt: skip
+    assert [(k.fk_name, k.pk_name) for k in keys.foreignKeys] == [("fk_mail", "uk_mail")]

@@ -68,32 +68,47 @@ class Constraints:
         child = self._table(first.fktable_db, first.fktable_name, "Child")
         parent = self._table(first.pktable_db, first.pktable_name, "Parent")
         name = (first.fk_name or f"fk_{uuid.uuid4().hex[:16]}").lower()
-        parent_keys = {k.column_name for k in self.primary_keys(parent.db, parent.name)}
-        if not parent_keys:
-            raise hms.MetaException(
-                message="Trying to define foreign key but there are no primary keys or unique "
-                f"keys for referenced table {parent.db}.{parent.name}"
-            )
+        referenced = {(c.pkcolumn_name or "").lower() for c in columns}
+        key_name = self._referenced_key(parent, referenced)
         stored = []
         for seq, column in enumerate(columns, start=1):
             self._require_column(child, column.fkcolumn_name, "Child")
             self._require_column(parent, column.pkcolumn_name, "Parent")
-            if column.pkcolumn_name.lower() not in parent_keys:
-                raise hms.MetaException(
-                    message=f"Foreign key references {parent.db}.{parent.name}."
-                    f"{column.pkcolumn_name}, which is not in its primary key"
-                )
             stored.append(hms.SQLForeignKey(
                 pktable_db=parent.db, pktable_name=parent.name,
                 pkcolumn_name=column.pkcolumn_name.lower(), fktable_db=child.db,
                 fktable_name=child.name, fkcolumn_name=column.fkcolumn_name.lower(),
                 key_seq=column.key_seq or seq, update_rule=column.update_rule,
                 delete_rule=column.delete_rule, fk_name=name,
-                pk_name=self.primary_keys(parent.db, parent.name)[0].pk_name,
+                pk_name=key_name,
                 enable_cstr=column.enable_cstr, validate_cstr=column.validate_cstr,
                 rely_cstr=column.rely_cstr,
             ))  # fmt: skip
         self._add(child, name, _FK, stored)
+
+    def _referenced_key(self, parent: TableRef, referenced: set[str]) -> str:
+        """The name of the parent's primary key, or else of a unique constraint of it, that
+        holds every referenced column (MetaException, HMS's words, when it has neither)."""
+        keys: dict[str, set[str]] = {}  # the primary key first
+        stored = self._stored(parent)
+        for wanted in (_PK, _UK):
+            for kind, columns in stored:
+                for c in columns if kind == wanted else []:
+                    name = c.pk_name if kind == _PK else c.uk_name
+                    keys.setdefault(name, set()).add(c.column_name)
+        if not keys:
+            raise hms.MetaException(
+                message="Trying to define foreign key but there are no primary keys or unique "
+                f"keys for referenced table {parent.db}.{parent.name}"
+            )
+        for name, held in keys.items():
+            if referenced <= held:
+                return name
+        missing = sorted(referenced - set().union(*keys.values())) or sorted(referenced)
+        raise hms.MetaException(
+            message=f"Foreign key references {parent.db}.{parent.name}.{missing[0]}, which is "
+            "not in its primary key or a unique constraint"
+        )
 
     def add_unique(self, columns: Sequence[hms.SQLUniqueConstraint] | None) -> None:
         """Record a unique constraint over the columns given (one name, HMS's or generated)."""
