@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -31,6 +32,9 @@ from metastore_server.catalog.objects.tables import (
 )
 from metastore_server.catalog.reads.partition_rows import partition_name
 from metastore_server.thrift_api import hms
+
+if TYPE_CHECKING:
+    from metastore_server.catalog.facade import Catalog
 
 log = structlog.get_logger(__name__)
 
@@ -58,7 +62,7 @@ def refuse_unmanaged(ref: TableRef) -> None:
 class Truncation:
     """``truncate_table`` over the catalog's tables, partitions and data operations."""
 
-    def __init__(self, catalog: object) -> None:
+    def __init__(self, catalog: Catalog) -> None:
         #: The ``Catalog`` facade (its tables, partitions, partition reads and context).
         self._catalog = catalog
 
