@@ -24,11 +24,13 @@ from metastore_server.api.functions import FunctionCalls
 from metastore_server.api.indexes import IndexCalls
 from metastore_server.api.partition_names import PartitionNameCalls
 from metastore_server.api.partition_reads import PartitionReadCalls
+from metastore_server.api.partition_requests import PartitionRequestCalls
 from metastore_server.api.partition_writes import PartitionWriteCalls
 from metastore_server.api.properties import PropertyCalls
 from metastore_server.api.security import SecurityCalls
 from metastore_server.api.service import ServiceCalls
 from metastore_server.api.statistics import StatisticsCalls
+from metastore_server.api.table_requests import TableRequestCalls
 from metastore_server.api.tables import TableCalls
 from metastore_server.api.timelines import TimelineCalls
 from metastore_server.api.tokens import TokenCalls
@@ -44,11 +46,13 @@ AREAS: tuple[type[Area], ...] = (
     ServiceCalls,
     DatabaseCalls,
     TableCalls,
+    TableRequestCalls,
     ConstraintCalls,
     IndexCalls,
     TypeCalls,
     PartitionWriteCalls,
     PartitionReadCalls,
+    PartitionRequestCalls,
     PartitionNameCalls,
     StatisticsCalls,
     FunctionCalls,

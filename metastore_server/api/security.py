@@ -115,6 +115,20 @@ class SecurityCalls(Area):
             raise hms.MetaException(message=f"Unknown request type {request.requestType}")
         return hms.GrantRevokePrivilegeResponse(success=done)
 
+    def refresh_privileges(
+        self,
+        objToRefresh: hms.HiveObjectRef,  # noqa: N803 (IDL names)
+        authorizer: str,
+        grantRequest: hms.GrantRevokePrivilegeRequest,  # noqa: N803
+    ) -> hms.GrantRevokePrivilegeResponse:
+        """Replace the privileges on an object by the request's (a grant request), all or
+        nothing. Grants keep no authorizer here: every grant on the object is replaced."""
+        request = required(grantRequest, "GrantRevokePrivilegeRequest")
+        if request.requestType not in (None, GRANT):
+            raise hms.MetaException(message="refresh_privileges takes a grant request")
+        done = self.catalog.security.privileges.refresh(objToRefresh, request.privileges)
+        return hms.GrantRevokePrivilegeResponse(success=done)
+
     def list_privileges(
         self, principal_name: str, principal_type: int, hiveObject: hms.HiveObjectRef  # noqa: N803
     ) -> list[hms.HiveObjectPrivilege]:

@@ -5,7 +5,7 @@ per table or partition, or merged over partitions, and deleted. See
 from __future__ import annotations
 
 from metastore_server.api.area import Area
-from metastore_server.api.arguments import required
+from metastore_server.api.arguments import database_name, object_name, required
 from metastore_server.thrift_api import hms
 
 
@@ -82,3 +82,42 @@ class StatisticsCalls(Area):
                 stats, table_level=table_level, merge=bool(request.needMerge)
             )
         return True
+
+    def update_table_column_statistics_req(
+        self, req: hms.SetPartitionsStatsRequest
+    ) -> hms.SetPartitionsStatsResponse:
+        """``update_table_column_statistics`` of each statistics object of the request."""
+        return self._update_req(req, table_level=True)
+
+    def update_partition_column_statistics_req(
+        self, req: hms.SetPartitionsStatsRequest
+    ) -> hms.SetPartitionsStatsResponse:
+        """``update_partition_column_statistics`` of each statistics object of the request."""
+        return self._update_req(req, table_level=False)
+
+    def _update_req(
+        self, req: hms.SetPartitionsStatsRequest | None, *, table_level: bool
+    ) -> hms.SetPartitionsStatsResponse:
+        """The request forms of the update calls: no merge (MetaException when asked, as HMS
+        refuses merging statistics that are not aggregated)."""
+        req = required(req, "SetPartitionsStatsRequest")
+        if req.needMerge:
+            raise hms.MetaException(message="Merge is not supported for non-aggregate stats")
+        for stats in req.colStats or []:
+            self.catalog.statistics.update(stats, table_level=table_level)
+        return hms.SetPartitionsStatsResponse(result=True)
+
+    def find_columns_with_stats(self, cr: hms.CompactionInfoStruct) -> list[str]:
+        """The columns of a table (or of the partition the struct names) that have column
+        statistics; none for a missing table."""
+        cr = required(cr, "CompactionInfoStruct")
+        db, name = database_name(cr.dbname), object_name(cr.tablename)
+        ref = self.catalog.tables.find(db, name)
+        if ref is None:
+            return []
+        columns = [c.name for c in (ref.table.sd.cols if ref.table.sd else None) or []]
+        stats = self.catalog.statistics
+        if cr.partitionname:
+            found = stats.partition_stats(db, name, [cr.partitionname], columns)
+            return [o.colName for o in found.get(cr.partitionname, [])]
+        return [o.colName for o in stats.table_stats(db, name, columns)]

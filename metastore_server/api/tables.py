@@ -21,7 +21,7 @@ from metastore_server.api.meta_conf import DISALLOW_INCOMPATIBLE_TYPES
 from metastore_server.catalog.data.fast_stats import Context
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.objects.table_filter import table_names_by_filter
-from metastore_server.catalog.objects.tables import TABLE_TYPES
+from metastore_server.catalog.objects.tables import EXPECTED_KEY, EXPECTED_VALUE, TABLE_TYPES
 from metastore_server.thrift_api import hms
 
 
@@ -116,7 +116,8 @@ class TableCalls(Area):
     ) -> None:
         """``alter_table``; ``CASCADE`` in the context changes the partitions' columns too,
         ``DO_NOT_UPDATE_STATS`` keeps the table's basic statistics as sent, ``STATS_GENERATED``
-        marks counted ones accurate."""
+        marks counted ones accurate, ``expected_parameter_key``/``_value`` alter only while
+        the stored parameter holds that value (MetaException otherwise)."""
         self.catalog.alter_table(
             database_name(dbname),
             object_name(tbl_name),
@@ -125,6 +126,26 @@ class TableCalls(Area):
             context=context_properties(environment_context),
             check_types=self._check_types(),
         )
+
+    def alter_table_req(self, req: hms.AlterTableRequest) -> hms.AlterTableResponse:
+        """The request form of ``alter_table_with_environment_context``; its
+        ``expectedParameterKey``/``Value`` make the alter a compare-and-set on that table
+        parameter as the context's ``expected_parameter_key``/``_value`` do."""
+        req = required(req, "AlterTableRequest")
+        require_default_catalog(req.catName)
+        context = context_properties(req.environmentContext) or {}
+        if req.expectedParameterKey is not None and req.expectedParameterValue is not None:
+            context[EXPECTED_KEY] = req.expectedParameterKey
+            context[EXPECTED_VALUE] = req.expectedParameterValue
+        self.catalog.alter_table(
+            database_name(req.dbName),
+            object_name(req.tableName),
+            req.table,
+            cascade=context.get("CASCADE", "").lower() == "true",
+            context=context or None,
+            check_types=self._check_types(),
+        )
+        return hms.AlterTableResponse()
 
     def alter_table_with_cascade(
         self, dbname: str, tbl_name: str, new_tbl: hms.Table, cascade: bool
@@ -258,4 +279,3 @@ class TableCalls(Area):
             raise hms.InvalidOperationException(message="null cannot apply null filter")
         db = database_name(dbname, drop_other_catalog=True)
         return table_names_by_filter(self.catalog.ctx.store, db, filter, max_tables)
-

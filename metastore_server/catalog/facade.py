@@ -41,6 +41,7 @@ from metastore_server.catalog.security.grants import GrantsListener
 from metastore_server.catalog.security.privileges import Security
 from metastore_server.catalog.security.secrets import Secrets
 from metastore_server.catalog.timelines.keeper import TimelineKeeper
+from metastore_server.catalog.truncation import Truncation
 from metastore_server.catalog.txn.compactions import Compactions
 from metastore_server.catalog.txn.transactions import DEFAULT_TIMEOUT_S as DEFAULT_TXN_TIMEOUT_S
 from metastore_server.catalog.txn.transactions import Transactions
@@ -152,6 +153,11 @@ class Catalog:
                 self._drop_table_rows(index_ref)
             self.ctx.data.reserve(deletions)
             self.ctx.delete_after_commit(deletions)
+
+    def truncate_table(self, db: str, name: str, part_names: list[str] | None) -> None:
+        """Delete a managed table's data (or its named partitions'), keep its metadata and
+        reset its basic statistics (``catalog.truncation``)."""
+        Truncation(self).truncate(db, name, part_names)
 
     def _drop_table_rows(self, ref: TableRef) -> None:
         bases = self.dependencies.bases_of(ref)

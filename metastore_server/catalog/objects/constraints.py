@@ -1,13 +1,16 @@
-"""Primary and foreign keys of tables, as HMS stores them (it records them; engines decide what
-to do with them).
+"""Constraints of tables, as HMS stores them (it records them; engines decide what to do with
+them): primary and foreign keys, unique, not null, default and check constraints.
 
 Each table's constraints are one ``meta`` row keyed by its stable id (``layout.constraints_key``),
-one column per constraint name holding the constraint's columns (Thrift binary, a list of
-SQLPrimaryKey or SQLForeignKey), so a rename carries them and a drop removes them.
+one column per constraint name holding its kind (one byte) and its columns (Thrift binary, a
+list of SQLPrimaryKey, SQLForeignKey, SQLUniqueConstraint...), so a rename carries them and a
+drop removes them. A unique constraint spans the columns one call gives; a not null, default or
+check constraint is one per entry (each its name), as HMS keeps them.
 """
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections.abc import Sequence
 
@@ -65,32 +68,101 @@ class Constraints:
         child = self._table(first.fktable_db, first.fktable_name, "Child")
         parent = self._table(first.pktable_db, first.pktable_name, "Parent")
         name = (first.fk_name or f"fk_{uuid.uuid4().hex[:16]}").lower()
-        parent_keys = {k.column_name for k in self.primary_keys(parent.db, parent.name)}
-        if not parent_keys:
-            raise hms.MetaException(
-                message="Trying to define foreign key but there are no primary keys or unique "
-                f"keys for referenced table {parent.db}.{parent.name}"
-            )
+        referenced = {(c.pkcolumn_name or "").lower() for c in columns}
+        key_name = self._referenced_key(parent, referenced)
         stored = []
         for seq, column in enumerate(columns, start=1):
             self._require_column(child, column.fkcolumn_name, "Child")
             self._require_column(parent, column.pkcolumn_name, "Parent")
-            if column.pkcolumn_name.lower() not in parent_keys:
-                raise hms.MetaException(
-                    message=f"Foreign key references {parent.db}.{parent.name}."
-                    f"{column.pkcolumn_name}, which is not in its primary key"
-                )
             stored.append(hms.SQLForeignKey(
                 pktable_db=parent.db, pktable_name=parent.name,
                 pkcolumn_name=column.pkcolumn_name.lower(), fktable_db=child.db,
                 fktable_name=child.name, fkcolumn_name=column.fkcolumn_name.lower(),
                 key_seq=column.key_seq or seq, update_rule=column.update_rule,
                 delete_rule=column.delete_rule, fk_name=name,
-                pk_name=self.primary_keys(parent.db, parent.name)[0].pk_name,
+                pk_name=key_name,
                 enable_cstr=column.enable_cstr, validate_cstr=column.validate_cstr,
                 rely_cstr=column.rely_cstr,
             ))  # fmt: skip
         self._add(child, name, _FK, stored)
+
+    def _referenced_key(self, parent: TableRef, referenced: set[str]) -> str:
+        """The name of the parent's primary key, or else of a unique constraint of it, that
+        holds every referenced column (MetaException, HMS's words, when it has neither)."""
+        keys: dict[str, set[str]] = {}  # the primary key first
+        stored = self._stored(parent)
+        for wanted in (_PK, _UK):
+            for kind, columns in stored:
+                for c in columns if kind == wanted else []:
+                    name = c.pk_name if kind == _PK else c.uk_name
+                    keys.setdefault(name, set()).add(c.column_name)
+        if not keys:
+            raise hms.MetaException(
+                message="Trying to define foreign key but there are no primary keys or unique "
+                f"keys for referenced table {parent.db}.{parent.name}"
+            )
+        for name, held in keys.items():
+            if referenced <= held:
+                return name
+        missing = sorted(referenced - set().union(*keys.values())) or sorted(referenced)
+        raise hms.MetaException(
+            message=f"Foreign key references {parent.db}.{parent.name}.{missing[0]}, which is "
+            "not in its primary key or a unique constraint"
+        )
+
+    def add_unique(self, columns: Sequence[hms.SQLUniqueConstraint] | None) -> None:
+        """Record a unique constraint over the columns given (one name, HMS's or generated)."""
+        if not columns:
+            return
+        ref = self._table(columns[0].table_db, columns[0].table_name, "Parent")
+        name = (columns[0].uk_name or f"uk_{uuid.uuid4().hex[:16]}").lower()
+        stored = []
+        for seq, column in enumerate(columns, start=1):
+            self._require_same_table(ref, column)
+            kept = self._kept(ref, column, require=True)
+            kept.key_seq, kept.uk_name = column.key_seq or seq, name
+            stored.append(kept)
+        self._add(ref, name, _UK, stored)
+
+    def add_each(self, kind: bytes, entries: Sequence[TPayload] | None) -> None:
+        """Record not null (``_NN``), default (``_DC``) or check (``_CC``) constraints, one per
+        entry, all of one table, all or nothing where the store has transactions."""
+        if not entries:
+            return
+        field, prefix = _NAME_FIELDS[kind]
+        ref = self._table(entries[0].table_db, entries[0].table_name, "Parent")
+        planned: list[tuple[str, TPayload]] = []
+        for entry in entries:
+            self._require_same_table(ref, entry)
+            kept = self._kept(ref, entry, require=kind != _CC or entry.column_name is not None)
+            name = (getattr(entry, field) or f"{prefix}_{uuid.uuid4().hex[:16]}").lower()
+            if name in (n for n, _ in planned):
+                raise hms.MetaException(message=f"Constraint name already exists: {name}")
+            setattr(kept, field, name)
+            planned.append((name, kept))
+        with self._ctx.write_lock:
+            for name, kept in planned:
+                self._add(ref, name, kind, [kept])
+
+    def of_kind(self, kind: bytes, db: str | None, table: str | None) -> list[TPayload]:
+        """A table's constraints of one kind, each's columns in key order (none for a missing
+        table, as HMS answers)."""
+        ref = self._tables.find(names.normalize(db), names.normalize(table))
+        if ref is None:
+            return []
+        return [c for k, columns in self._stored(ref) if k == kind for c in columns]
+
+    def all_of(self, db: str | None, table: str | None) -> hms.SQLAllTableConstraints:
+        """Every constraint of a table, by kind (``get_all_table_constraints``)."""
+        ref = self._tables.find(names.normalize(db), names.normalize(table))
+        found: dict[bytes, list[TPayload]] = {kind: [] for kind in _HOLDERS}
+        for kind, columns in self._stored(ref) if ref is not None else []:
+            found[kind].extend(columns)
+        return hms.SQLAllTableConstraints(
+            primaryKeys=found[_PK], foreignKeys=found[_FK], uniqueConstraints=found[_UK],
+            notNullConstraints=found[_NN], defaultConstraints=found[_DC],
+            checkConstraints=found[_CC],
+        )  # fmt: skip
 
     def drop(self, db: str | None, table: str | None, name: str | None) -> None:
         """Remove a constraint by name."""
@@ -149,6 +221,24 @@ class Constraints:
         return ref
 
     @staticmethod
+    def _require_same_table(ref: TableRef, entry: TPayload) -> None:
+        """MetaException when a constraint's entry names another table than its first."""
+        if (names.normalize(entry.table_db), names.normalize(entry.table_name)) != (
+            ref.db, ref.name):  # fmt: skip
+            raise hms.MetaException(message="A constraint must be on one table")
+
+    def _kept(self, ref: TableRef, entry: TPayload, *, require: bool) -> TPayload:
+        """The entry as stored: names lower-case, the default catalog (its column must exist
+        when ``require``)."""
+        if require:
+            self._require_column(ref, entry.column_name, "Parent")
+        kept = copy.deepcopy(entry)
+        kept.catName, kept.table_db, kept.table_name = names.DEFAULT_CATALOG, ref.db, ref.name
+        if kept.column_name is not None:
+            kept.column_name = kept.column_name.lower()
+        return kept
+
+    @staticmethod
     def _require_column(ref: TableRef, column: str | None, role: str) -> None:
         known = {(c.name or "").lower() for c in (ref.table.sd.cols if ref.table.sd else []) or []}
         if (column or "").lower() not in known:
@@ -165,7 +255,7 @@ class Constraints:
     def _add(self, ref: TableRef, name: str, kind: bytes, stored: list[object]) -> None:
         key = layout.constraints_key(ref.table_id)
         column = layout.constraint_column(name)
-        value = kind + to_bytes((_PK_HOLDER if kind == _PK else _FK_HOLDER)(keys=stored))
+        value = kind + to_bytes(_HOLDERS[kind](keys=stored))
         if not self._ctx.store.mutate([Put(layout.META, key, {column: value})],
                                       Condition(layout.META, key, column, None)):  # fmt: skip
             raise hms.MetaException(message=f"Constraint name already exists: {name}")
@@ -181,12 +271,18 @@ def _decoded(row: dict[bytes, bytes] | None) -> list[tuple[bytes, list]]:  # typ
         if not column.startswith(layout.CONSTRAINT_PREFIX):
             continue
         kind, data = value[:1], value[1:]
-        holder = from_bytes(_PK_HOLDER if kind == _PK else _FK_HOLDER, data)
-        found.append((kind, sorted(holder.keys or [], key=lambda k: k.key_seq or 0)))
+        if kind not in _HOLDERS:
+            continue  # a kind of a later version
+        holder = from_bytes(_HOLDERS[kind], data)
+        found.append((kind, sorted(holder.keys or [], key=lambda k: getattr(k, "key_seq", 0) or 0)))
     return found
 
 
-_PK, _FK = b"P", b"F"
+#: The kinds of constraint (the first byte of a stored one).
+_PK, _FK, _UK, _NN, _DC, _CC = b"P", b"F", b"U", b"N", b"D", b"C"
+NOT_NULL, DEFAULT, CHECK, UNIQUE = _NN, _DC, _CC, _UK
+#: The name field of each kind stored one per entry, and the prefix of a generated name.
+_NAME_FIELDS = {_NN: ("nn_name", "nn"), _DC: ("dc_name", "dc"), _CC: ("dc_name", "cc")}
 
 
 def _holder(element: type) -> type:
@@ -199,5 +295,11 @@ def _holder(element: type) -> type:
     return Holder
 
 
-_PK_HOLDER = _holder(hms.SQLPrimaryKey)
-_FK_HOLDER = _holder(hms.SQLForeignKey)
+_HOLDERS = {
+    _PK: _holder(hms.SQLPrimaryKey),
+    _FK: _holder(hms.SQLForeignKey),
+    _UK: _holder(hms.SQLUniqueConstraint),
+    _NN: _holder(hms.SQLNotNullConstraint),
+    _DC: _holder(hms.SQLDefaultConstraint),
+    _CC: _holder(hms.SQLCheckConstraint),
+}

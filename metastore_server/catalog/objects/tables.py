@@ -48,6 +48,11 @@ EXTERNAL_PURGE = "external.table.purge"
 TABLE_TYPES = frozenset(
     {MANAGED_TABLE, EXTERNAL_TABLE, VIRTUAL_VIEW, MATERIALIZED_VIEW, INDEX_TABLE}
 )
+#: An alter's environment context may make it a compare-and-set on one table parameter
+#: (HMS 4, the lock-free commit of Iceberg tables): the stored table's parameter of this key
+#: must still hold this value, checked in the write that alters.
+EXPECTED_KEY = "expected_parameter_key"
+EXPECTED_VALUE = "expected_parameter_value"
 #: How often an alter is tried when another server process changes the table meanwhile.
 ALTER_ATTEMPTS = 10
 #: Waits for a table row whose stamp and definition disagree (a write in flight on a store
@@ -150,11 +155,33 @@ def row_condition(ref: TableRef) -> Condition:
     return Condition(layout.TABLES, key, layout.OBJECT, ref.object_bytes)
 
 
+def expected_parameter(context: Context) -> tuple[str, str] | None:
+    """The (key, value) an alter's environment context expects the stored table's parameter
+    to hold (``expected_parameter_key`` / ``expected_parameter_value``), None when it sets
+    not both."""
+    key = (context or {}).get(EXPECTED_KEY)
+    value = (context or {}).get(EXPECTED_VALUE)
+    return None if key is None or value is None else (key, value)
+
+
+def refuse_unexpected(table: hms.Table, expected: tuple[str, str] | None) -> None:
+    """MetaException (HMS 4's sense) when ``table``'s parameter is not the expected one."""
+    if expected is None:
+        return
+    key, value = expected
+    actual = (table.parameters or {}).get(key)
+    if actual != value:
+        raise hms.MetaException(
+            message=(
+                f"The table has been modified. The parameter value for key '{key}' is "
+                f"'{actual}'. The expected was value was '{value}'"
+            )
+        )
+
+
 def unable_to_create(uri: str, detail: str) -> Exception:
     """HMS's refusal of a table or partition whose directory cannot be made."""
-    return hms.MetaException(
-        message=f"{uri} is not a directory or unable to create one ({detail})"
-    )
+    return hms.MetaException(message=f"{uri} is not a directory or unable to create one ({detail})")
 
 
 def fill_storage_defaults(sd: hms.StorageDescriptor | None) -> None:
@@ -374,9 +401,7 @@ class Tables:
         """A new table's fast statistics of files already there, then its directory: first,
         as in HMS (a table whose directory cannot be made is refused)."""
         self._stats.table_created(table, context)
-        return self._ctx.data.make_dirs(
-            [None if is_view else table.sd.location], unable_to_create
-        )
+        return self._ctx.data.make_dirs([None if is_view else table.sd.location], unable_to_create)
 
     def alter(
         self,
@@ -398,7 +423,9 @@ class Tables:
         one, and read again when another process changed it. ``extra_ops`` are written with the
         row (partitions relocated by a rename). With ``check_types`` (HMS's
         ``hive.metastore.disallow.incompatible.col.type.changes``) a column may only change to
-        a type its old one converts to (not checked for views).
+        a type its old one converts to (not checked for views). A ``context`` carrying
+        ``expected_parameter_key``/``_value`` alters only while the stored parameter holds
+        that value, compare-and-set on the row (MetaException otherwise).
         """
         if new_tbl is None:
             raise hms.InvalidOperationException(message="New table is invalid: null")
@@ -415,6 +442,7 @@ class Tables:
                     raise hms.InvalidOperationException(message=f"{db}.{name} table not found")
                 if check_types and current.table.tableType != VIRTUAL_VIEW:
                     refuse_incompatible_types(current.table, new_tbl)
+                refuse_unexpected(current.table, expected_parameter(context))
                 stored = self._write_altered(current, new_tbl, context, extra_ops)
                 if stored is not None:
                     self._ctx.changes.announce(Change(
@@ -462,9 +490,11 @@ class Tables:
             columns[layout.SPELLINGS] = b"1"
         stamp = None
         condition = None
-        if current.stamp is not None or change.then:
+        guarded = expected_parameter(context) is not None
+        if current.stamp is not None or change.then or guarded:
             # A rename carries the stamp on: the counter goes on, the digest follows the row.
-            stamp = columns[layout.TIMELINE_VERSION] = next_stamp(current.stamp, data)
+            if current.stamp is not None or change.then:
+                stamp = columns[layout.TIMELINE_VERSION] = next_stamp(current.stamp, data)
             condition = row_condition(current)
         if renamed:
             condition = Condition(layout.TABLES, new_key, layout.OBJECT, None)

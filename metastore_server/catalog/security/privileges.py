@@ -170,6 +170,24 @@ class Privileges:
                 self._take_back(found, grant_option)
         return True
 
+    def refresh(self, obj: hms.HiveObjectRef | None, bag: hms.PrivilegeBag | None) -> bool:
+        """Replace every grant on ``obj`` by the grants of ``bag`` (``refresh_privileges``):
+        the old ones are taken back and the new ones granted in one change (all or nothing
+        where the store has transactions; a refused grant leaves the old ones)."""
+        with self._ctx.write_lock:
+            book = self._roles.book()
+            target = self._targets.resolve(obj, READ)
+            if target is None:
+                raise hms.MetaException(message="The object to refresh privileges of is missing")
+            for item in (bag.privileges if bag else None) or []:
+                if self._targets.resolve(item.hiveObject, READ) != target:
+                    raise hms.MetaException(
+                        message="A privilege to refresh is on another object than refreshed"
+                    )
+            for held in self._grants_on(target, book):
+                self._take_back(held, False)
+            return self.grant(bag)
+
     def forget_role(self, role_uid: str) -> None:
         """Remove the grants of a dropped role."""
         start, stop = layout.grant_range()

@@ -1,0 +1,172 @@
+"""HMS 4's request forms of the partition calls (``append_partition_req``,
+``drop_partition_req``, ``get_partition_req``...): each checks its request, translates its
+fields and passes the call to the partition call it stands for, so the semantics, checks,
+events and data operations are that call's. See ``docs/hms-api.md``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from metastore_server.api.area import Area, ServerSettings
+from metastore_server.api.arguments import (
+    database_name,
+    object_name,
+    require_default_catalog,
+    required,
+)
+from metastore_server.api.partition_reads import PartitionReadCalls
+from metastore_server.api.partition_writes import PartitionWriteCalls
+from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog.partitions import specs as partition_specs
+from metastore_server.thrift_api import hms
+
+#: ``PartitionFilterMode`` (HMS's).
+BY_NAMES, BY_VALUES, BY_EXPR = 0, 1, 2
+
+
+def like_regex(pattern: str) -> re.Pattern[str]:
+    """A parameter-key pattern of a projection (SQL ``LIKE``: ``%`` any text, ``_`` one
+    character) as a regular expression."""
+    parts = [".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern]
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def project_parameters(
+    parts: list[hms.Partition], projection: hms.GetProjectionsSpec | None
+) -> list[hms.Partition]:
+    """Apply a projection's parameter-key patterns (include, then exclude) to ``parts``; the
+    projection's field list is not applied (every field is answered)."""
+    include_text = projection.includeParamKeyPattern if projection is not None else None
+    exclude_text = projection.excludeParamKeyPattern if projection is not None else None
+    include = like_regex(include_text) if include_text else None
+    exclude = like_regex(exclude_text) if exclude_text else None
+    if include is None and exclude is None:
+        return parts
+    for part in parts:
+        part.parameters = {
+            key: value
+            for key, value in (part.parameters or {}).items()
+            if (include is None or include.fullmatch(key))
+            and (exclude is None or not exclude.fullmatch(key))
+        }
+    return parts
+
+
+class PartitionRequestCalls(Area):
+    """The request forms of the partition calls. Raises what the calls they stand for raise
+    (NoSuchObjectException, InvalidObjectException, AlreadyExistsException,
+    InvalidOperationException) and MetaException (also for a missing request)."""
+
+    def __init__(self, catalog: Catalog, settings: ServerSettings) -> None:
+        super().__init__(catalog, settings)
+        self._writes = PartitionWriteCalls(catalog, settings)
+        self._reads = PartitionReadCalls(catalog, settings)
+
+    def append_partition_req(
+        self,
+        appendPartitionsReq: hms.AppendPartitionsRequest,  # noqa: N803 (IDL name)
+    ) -> hms.Partition:
+        """``append_partition_by_name`` when the request names the partition, else
+        ``append_partition`` of its values."""
+        req = required(appendPartitionsReq, "AppendPartitionsRequest")
+        require_default_catalog(req.catalogName)
+        if req.name:
+            return self._writes.append_partition_by_name(req.dbName, req.tableName, req.name)
+        if req.partVals is None:
+            raise hms.MetaException(message="The partition values must not be null.")
+        return self._writes.append_partition(req.dbName, req.tableName, req.partVals)
+
+    def drop_partition_req(
+        self,
+        dropPartitionReq: hms.DropPartitionRequest,  # noqa: N803 (IDL name)
+    ) -> bool:
+        """``drop_partition_by_name_with_environment_context`` when the request names the
+        partition, else ``drop_partition_with_environment_context`` of its values
+        (``deleteData`` unset: the data stays, as an unset flag reads in HMS)."""
+        req = required(dropPartitionReq, "DropPartitionRequest")
+        require_default_catalog(req.catName)
+        delete = bool(req.deleteData)
+        if req.partName:
+            return self._writes.drop_partition_by_name_with_environment_context(
+                req.dbName, req.tblName, req.partName, delete, req.environmentContext
+            )
+        return self._writes.drop_partition_with_environment_context(
+            req.dbName, req.tblName, req.partVals, delete, req.environmentContext
+        )
+
+    def rename_partition_req(self, req: hms.RenamePartitionRequest) -> hms.RenamePartitionResponse:
+        """``rename_partition``."""
+        req = required(req, "RenamePartitionRequest")
+        require_default_catalog(req.catName)
+        self._writes.rename_partition(req.dbName, req.tableName, req.partVals, req.newPart)
+        return hms.RenamePartitionResponse()
+
+    def alter_partitions_req(self, req: hms.AlterPartitionsRequest) -> hms.AlterPartitionsResponse:
+        """``alter_partitions_with_environment_context``."""
+        req = required(req, "AlterPartitionsRequest")
+        require_default_catalog(req.catName)
+        self._writes.alter_partitions_with_environment_context(
+            req.dbName, req.tableName, req.partitions, req.environmentContext
+        )
+        return hms.AlterPartitionsResponse()
+
+    def get_partition_req(self, req: hms.GetPartitionRequest) -> hms.GetPartitionResponse:
+        """``get_partition``."""
+        req = required(req, "GetPartitionRequest")
+        require_default_catalog(req.catName)
+        part = self._reads.get_partition(req.dbName, req.tblName, req.partVals)
+        return hms.GetPartitionResponse(partition=part)
+
+    def fetch_partition_names_req(
+        self,
+        partitionReq: hms.PartitionsRequest,  # noqa: N803 (IDL name)
+    ) -> list[str]:
+        """``get_partition_names`` (up to ``maxParts``; unset or -1: all)."""
+        req = required(partitionReq, "PartitionsRequest")
+        require_default_catalog(req.catName)
+        limit = -1 if req.maxParts is None else req.maxParts
+        return self._reads.get_partition_names(req.dbName, req.tblName, limit)
+
+    def get_partitions_spec_by_expr(
+        self, req: hms.PartitionsByExprRequest
+    ) -> hms.PartitionsSpecByExprResult:
+        """``get_partitions_by_expr``, its partitions as partition specs (grouped as
+        ``get_partitions_pspec`` groups them)."""
+        req = required(req, "PartitionsByExprRequest")
+        found = self._reads.get_partitions_by_expr(req)
+        db, table = database_name(req.dbName), object_name(req.tblName)
+        ref = self.catalog.tables.get(db, table)
+        specs = partition_specs.specs_of(ref.table, found.partitions or [], db, table)
+        return hms.PartitionsSpecByExprResult(
+            partitionsSpec=specs, hasUnknownPartitions=bool(found.hasUnknownPartitions)
+        )
+
+    def get_partitions_with_specs(
+        self, request: hms.GetPartitionsRequest
+    ) -> hms.GetPartitionsResponse:
+        """A table's partitions as partition specs (grouped as ``get_partitions_pspec``
+        groups them), chosen by the filter spec: by names (``get_partitions_by_names``), by
+        partial values (``get_partitions_ps``), by filter strings (all must hold:
+        ``get_partitions_by_filter``), or all of them without one."""
+        req = required(request, "GetPartitionsRequest")
+        require_default_catalog(req.catName)
+        db, table = database_name(req.dbName), object_name(req.tblName)
+        ref = self.catalog.tables.get(db, table)
+        reads = self.catalog.partition_reads
+        spec = req.filterSpec
+        filters = list(spec.filters or []) if spec is not None else []
+        mode = spec.filterMode if spec is not None else None
+        if mode is None or (not filters and mode != BY_NAMES):
+            found = reads.list_all(db, table)
+        elif mode == BY_NAMES:
+            found = reads.get_by_names(db, table, filters)
+        elif mode == BY_VALUES:
+            found = reads.list_ps(db, table, filters)
+        elif mode == BY_EXPR:
+            found = reads.by_filter(db, table, " AND ".join(f"({f})" for f in filters))
+        else:
+            raise hms.MetaException(message=f"Unknown partition filter mode {mode}")
+        parts = project_parameters(found.decode(), req.projectionSpec)
+        specs = partition_specs.specs_of(ref.table, parts, db, table)
+        return hms.GetPartitionsResponse(partitionSpec=specs)
