@@ -36,12 +36,12 @@ from metastore_server.catalog.objects.tables import (
 )
 from metastore_server.catalog.objects.types import TypeRegistry
 from metastore_server.catalog.partitions.service import Partitions
+from metastore_server.catalog.partitions.truncation import Truncation
 from metastore_server.catalog.reads.partition_reads import PartitionReads
 from metastore_server.catalog.security.grants import GrantsListener
 from metastore_server.catalog.security.privileges import Security
 from metastore_server.catalog.security.secrets import Secrets
 from metastore_server.catalog.timelines.keeper import TimelineKeeper
-from metastore_server.catalog.truncation import Truncation
 from metastore_server.catalog.txn.compactions import Compactions
 from metastore_server.catalog.txn.transactions import DEFAULT_TIMEOUT_S as DEFAULT_TXN_TIMEOUT_S
 from metastore_server.catalog.txn.transactions import Transactions
@@ -89,6 +89,9 @@ class Catalog:
         self.dependencies = Dependencies(self.ctx, self.tables)
         self.partition_reads = PartitionReads(self.ctx, self.tables)
         self.partitions = Partitions(self.ctx, self.tables, self.dependencies)
+        self.truncation = Truncation(
+            self.ctx, self.databases, self.tables, self.partitions, self.partition_reads
+        )
         self.functions = Functions(self.ctx, self.databases)
         self.transactions = Transactions(self.ctx, txn_timeout_s)
         self.compactions = Compactions(self.ctx)
@@ -156,8 +159,8 @@ class Catalog:
 
     def truncate_table(self, db: str, name: str, part_names: list[str] | None) -> None:
         """Delete a managed table's data (or its named partitions'), keep its metadata and
-        reset its basic statistics (``catalog.truncation``)."""
-        Truncation(self).truncate(db, name, part_names)
+        reset its basic statistics (``partitions/truncation.py``)."""
+        self.truncation.truncate(db, name, part_names)
 
     def _drop_table_rows(self, ref: TableRef) -> None:
         bases = self.dependencies.bases_of(ref)

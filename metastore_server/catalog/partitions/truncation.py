@@ -13,10 +13,10 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import structlog
 
+from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.deletions import Deletion
 from metastore_server.catalog.data.fast_stats import (
     COLUMN_STATS_ACCURATE,
@@ -24,17 +24,18 @@ from metastore_server.catalog.data.fast_stats import (
     NUM_FILES,
     TOTAL_SIZE,
 )
+from metastore_server.catalog.objects.databases import Databases
 from metastore_server.catalog.objects.tables import (
     MANAGED_TABLE,
     TableRef,
+    Tables,
     must_purge,
     unable_to_create,
 )
+from metastore_server.catalog.partitions.service import Partitions
+from metastore_server.catalog.reads.partition_reads import PartitionReads
 from metastore_server.catalog.reads.partition_rows import partition_name
 from metastore_server.thrift_api import hms
-
-if TYPE_CHECKING:
-    from metastore_server.catalog.facade import Catalog
 
 log = structlog.get_logger(__name__)
 
@@ -62,18 +63,24 @@ def refuse_unmanaged(ref: TableRef) -> None:
 class Truncation:
     """``truncate_table`` over the catalog's tables, partitions and data operations."""
 
-    def __init__(self, catalog: Catalog) -> None:
-        #: The ``Catalog`` facade (its tables, partitions, partition reads and context).
-        self._catalog = catalog
+    def __init__(
+        self,
+        ctx: CatalogContext,
+        databases: Databases,
+        tables: Tables,
+        partitions: Partitions,
+        partition_reads: PartitionReads,
+    ) -> None:
+        self._ctx, self._databases, self._tables = ctx, databases, tables
+        self._partitions_service, self._reads = partitions, partition_reads
 
     def truncate(self, db: str, name: str, part_names: Sequence[str] | None) -> None:
         """Delete the data of table ``db.name`` (or of the partitions ``part_names`` names;
         of all its partitions when it is partitioned and they are none) and reset their basic
         statistics. NoSuchObjectException for a missing table or partition."""
-        catalog = self._catalog
-        ctx = catalog.ctx
+        ctx = self._ctx
         with ctx.write_lock:
-            ref = catalog.tables.get(db, name)
+            ref = self._tables.get(db, name)
             refuse_unmanaged(ref)
             if ref.key_names:
                 parts = self._partitions(ref, part_names)
@@ -86,11 +93,11 @@ class Truncation:
                 reset = [copy.deepcopy(p) for p in parts]
                 for part in reset:
                     part.parameters = emptied(part.parameters)
-                catalog.partitions.alter(db, name, reset, _KEEP_STATS, batch=True)
+                self._partitions_service.alter(db, name, reset, _KEEP_STATS, batch=True)
             else:
                 table = copy.deepcopy(ref.table)
                 table.parameters = emptied(table.parameters)
-                catalog.tables.alter(db, name, table, context=_KEEP_STATS)
+                self._tables.alter(db, name, table, context=_KEEP_STATS)
             ctx.data.reserve(deletions)
             ctx.delete_after_commit(deletions)
             remake = [d.place.uri for d in deletions if d is not None and d.kept is None]
@@ -98,7 +105,7 @@ class Truncation:
 
     def _partitions(self, ref: TableRef, part_names: Sequence[str] | None) -> list[hms.Partition]:
         """The partitions to truncate: those named (each must exist), or all of them."""
-        reads = self._catalog.partition_reads
+        reads = self._reads
         if not part_names:
             return reads.list_all(ref.db, ref.name).decode()
         return [reads.get_by_name(ref.db, ref.name, part) for part in part_names]
@@ -107,7 +114,7 @@ class Truncation:
         self, ref: TableRef, locations: Sequence[str | None], what: Sequence[str]
     ) -> list[Deletion | None]:
         """The directories to delete, checked before anything changes (MetaException)."""
-        data = self._catalog.ctx.data
+        data = self._ctx.data
         if not data.enabled:
             return []
 
@@ -116,7 +123,7 @@ class Truncation:
                 message=f"Table {ref.db}.{ref.name} not truncated since {reason}"
             )
 
-        kept = [*self._catalog.databases.locations(), *([ref.location] if ref.key_names else [])]
+        kept = [*self._databases.locations(), *([ref.location] if ref.key_names else [])]
         guards = data.guards(kept)
         return [
             data.plan_delete(
@@ -132,6 +139,6 @@ class Truncation:
     def _remake(self, locations: list[str]) -> None:
         """Make the emptied directories again (after their deletion); a failure is logged."""
         try:
-            self._catalog.ctx.data.make_dirs(locations, unable_to_create)
+            self._ctx.data.make_dirs(locations, unable_to_create)
         except Exception as exc:  # noqa: BLE001 - the truncate has committed
             log.warning("truncate_remake_failed", locations=locations, detail=str(exc))
