@@ -23,6 +23,7 @@ from metastore_server.api.indexes import IndexCalls
 from metastore_server.api.partition_names import PartitionNameCalls
 from metastore_server.api.partition_reads import PartitionReadCalls
 from metastore_server.api.partition_writes import PartitionWriteCalls
+from metastore_server.api.procedures import ProcedureCalls
 from metastore_server.api.scheduled_queries import ScheduledQueryCalls
 from metastore_server.api.security import SecurityCalls
 from metastore_server.api.service import ServiceCalls
@@ -59,6 +60,7 @@ AREAS: tuple[type[Area], ...] = (
     TimelineCalls,
     DependencyCalls,
     ScheduledQueryCalls,
+    ProcedureCalls,
 )
 
 

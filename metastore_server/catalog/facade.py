@@ -34,6 +34,7 @@ from metastore_server.catalog.objects.tables import (
 from metastore_server.catalog.objects.types import TypeRegistry
 from metastore_server.catalog.partitions.service import Partitions
 from metastore_server.catalog.reads.partition_reads import PartitionReads
+from metastore_server.catalog.registry.procedures import Procedures
 from metastore_server.catalog.registry.scheduled_queries import ScheduledQueries
 from metastore_server.catalog.security.grants import GrantsListener
 from metastore_server.catalog.security.privileges import Security
@@ -89,6 +90,7 @@ class Catalog:
         self.indexes = Indexes(self.ctx, self.tables)
         self.types = TypeRegistry(self.ctx)
         self.scheduled_queries = ScheduledQueries(self.ctx)
+        self.procedures = Procedures(self.ctx, self.databases)
         self.partition_events = PartitionEvents(self.ctx, self.tables)
         self.security = Security(self.ctx, self.databases, self.tables, self.partition_reads)
         self._listen()
