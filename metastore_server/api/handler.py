@@ -24,6 +24,8 @@ from metastore_server.api.partition_names import PartitionNameCalls
 from metastore_server.api.partition_reads import PartitionReadCalls
 from metastore_server.api.partition_writes import PartitionWriteCalls
 from metastore_server.api.procedures import ProcedureCalls
+from metastore_server.api.replication_metrics import ReplicationMetricsCalls
+from metastore_server.api.runtime_stats import RuntimeStatsCalls
 from metastore_server.api.scheduled_queries import ScheduledQueryCalls
 from metastore_server.api.security import SecurityCalls
 from metastore_server.api.service import ServiceCalls
@@ -61,6 +63,8 @@ AREAS: tuple[type[Area], ...] = (
     DependencyCalls,
     ScheduledQueryCalls,
     ProcedureCalls,
+    ReplicationMetricsCalls,
+    RuntimeStatsCalls,
 )
 
 

@@ -35,6 +35,8 @@ from metastore_server.catalog.objects.types import TypeRegistry
 from metastore_server.catalog.partitions.service import Partitions
 from metastore_server.catalog.reads.partition_reads import PartitionReads
 from metastore_server.catalog.registry.procedures import Procedures
+from metastore_server.catalog.registry.replication_metrics import ReplicationMetrics
+from metastore_server.catalog.registry.runtime_stats import RuntimeStats
 from metastore_server.catalog.registry.scheduled_queries import ScheduledQueries
 from metastore_server.catalog.security.grants import GrantsListener
 from metastore_server.catalog.security.privileges import Security
@@ -91,6 +93,8 @@ class Catalog:
         self.types = TypeRegistry(self.ctx)
         self.scheduled_queries = ScheduledQueries(self.ctx)
         self.procedures = Procedures(self.ctx, self.databases)
+        self.runtime_stats = RuntimeStats(self.ctx)
+        self.replication_metrics = ReplicationMetrics(self.ctx)
         self.partition_events = PartitionEvents(self.ctx, self.tables)
         self.security = Security(self.ctx, self.databases, self.tables, self.partition_reads)
         self._listen()
