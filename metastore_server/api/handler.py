@@ -36,6 +36,7 @@ from metastore_server.api.tokens import TokenCalls
 from metastore_server.api.transactions import TransactionCalls
 from metastore_server.api.types import TypeCalls
 from metastore_server.api.values import ValuesCalls
+from metastore_server.api.workload import WorkloadCalls
 from metastore_server.catalog.facade import Catalog
 from metastore_server.thrift_api import hms
 
@@ -65,15 +66,14 @@ AREAS: tuple[type[Area], ...] = (
     ProcedureCalls,
     ReplicationMetricsCalls,
     RuntimeStatsCalls,
+    WorkloadCalls,
 )
 
 
 def calls_of(area: type[Area]) -> list[str]:
     """The Thrift methods an area serves: the public methods its class defines."""
     return [
-        name
-        for name, value in vars(area).items()
-        if callable(value) and not name.startswith("_")
+        name for name, value in vars(area).items() if callable(value) and not name.startswith("_")
     ]
 
 
