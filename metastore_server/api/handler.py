@@ -27,6 +27,7 @@ from metastore_server.api.procedures import ProcedureCalls
 from metastore_server.api.replication_metrics import ReplicationMetricsCalls
 from metastore_server.api.runtime_stats import RuntimeStatsCalls
 from metastore_server.api.scheduled_queries import ScheduledQueryCalls
+from metastore_server.api.schema_registry import SchemaRegistryCalls
 from metastore_server.api.security import SecurityCalls
 from metastore_server.api.service import ServiceCalls
 from metastore_server.api.statistics import StatisticsCalls
@@ -67,6 +68,7 @@ AREAS: tuple[type[Area], ...] = (
     ReplicationMetricsCalls,
     RuntimeStatsCalls,
     WorkloadCalls,
+    SchemaRegistryCalls,
 )
 
 

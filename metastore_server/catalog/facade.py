@@ -38,6 +38,7 @@ from metastore_server.catalog.registry.procedures import Procedures
 from metastore_server.catalog.registry.replication_metrics import ReplicationMetrics
 from metastore_server.catalog.registry.runtime_stats import RuntimeStats
 from metastore_server.catalog.registry.scheduled_queries import ScheduledQueries
+from metastore_server.catalog.registry.schemas import Schemas
 from metastore_server.catalog.registry.wm_parts import PlanParts
 from metastore_server.catalog.registry.wm_plans import ResourcePlans
 from metastore_server.catalog.registry.wm_store import PlanStore
@@ -101,6 +102,7 @@ class Catalog:
         plan_store = PlanStore(self.ctx)
         self.resource_plans = ResourcePlans(self.ctx, plan_store)
         self.plan_parts = PlanParts(plan_store)
+        self.schemas = Schemas(self.ctx, self.databases)
         self.partition_events = PartitionEvents(self.ctx, self.tables)
         self.security = Security(self.ctx, self.databases, self.tables, self.partition_reads)
         self._listen()
