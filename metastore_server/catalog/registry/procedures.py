@@ -17,11 +17,10 @@ from typing import Generic, TypeVar
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.databases import Databases
-from metastore_server.catalog.registry.rows import NamedRows
+from metastore_server.catalog.registry.rows import CAS_TRIES, NamedRows
 from metastore_server.thrift_api import hms
 
 T = TypeVar("T")
-_CAS_TRIES = 16
 
 
 def _normal(value: str | None) -> str:
@@ -65,7 +64,7 @@ class DatabaseObjects(Generic[T]):
         with self._ctx.write_lock:
             if parts[0] != names.DEFAULT_CATALOG or self._databases.find(parts[1]) is None:
                 raise missing_db(f"Database {parts[0]}.{parts[1]} does not exist")
-            for _ in range(_CAS_TRIES):
+            for _ in range(CAS_TRIES):
                 was = self._rows.read(parts)
                 if was is None and self._rows.create(parts, stored):
                     return
@@ -86,7 +85,7 @@ class DatabaseObjects(Generic[T]):
     def drop(self, catalog: str | None, db: str | None, name: str | None) -> None:
         """Drop an object; nothing happens when it is not there."""
         parts = self._parts(catalog, db, name)
-        for _ in range(_CAS_TRIES):
+        for _ in range(CAS_TRIES):
             was = self._rows.read(parts)
             if was is None or self._rows.delete(was):
                 return

@@ -10,10 +10,9 @@ from __future__ import annotations
 import copy
 
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.registry.rows import NamedRows
+from metastore_server.catalog.registry.rows import CAS_TRIES, NamedRows
 from metastore_server.thrift_api import hms
 
-_CAS_TRIES = 16
 _UPDATED = ("metadata", "progress", "messageFormat")
 
 
@@ -39,7 +38,7 @@ class ReplicationMetrics:
 
     def _add_one(self, metric: hms.ReplicationMetrics) -> None:
         parts = _parts(metric.scheduledExecutionId)
-        for _ in range(_CAS_TRIES):
+        for _ in range(CAS_TRIES):
             was = self._rows.read(parts)
             if was is None:
                 if metric.policy is None or metric.dumpExecutionId is None:

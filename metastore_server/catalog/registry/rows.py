@@ -18,6 +18,9 @@ from storage.port import Condition, Delete, Put, StoragePort
 
 T = TypeVar("T")
 
+#: How many times a compare-and-set change is retried when another change came first.
+CAS_TRIES = 16
+
 
 @dataclass(frozen=True)
 class Stored(Generic[T]):

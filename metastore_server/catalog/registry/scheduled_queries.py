@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, replace
 
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.registry import cron
-from metastore_server.catalog.registry.rows import NamedRows, Stored
+from metastore_server.catalog.registry.rows import CAS_TRIES, NamedRows, Stored
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.port import Delete, Put
@@ -35,7 +35,6 @@ ENDED = frozenset(
     {hms.QueryState.FAILED, hms.QueryState.FINISHED, hms.QueryState.TIMED_OUT,
      hms.QueryState.AUTO_DISABLED}
 )  # fmt: skip
-_CAS_TRIES = 16
 
 
 @dataclass(frozen=True)
@@ -116,7 +115,7 @@ class ScheduledQueries:
             )
 
     def _alter(self, parts: tuple[str, str], change: hms.ScheduledQuery) -> None:
-        for _ in range(_CAS_TRIES):
+        for _ in range(CAS_TRIES):
             was = self._read_existing(parts)
             stored = copy.deepcopy(was.obj)
             for name in ("enabled", "schedule", "user", "query"):
@@ -128,7 +127,7 @@ class ScheduledQueries:
         raise hms.MetaException(message=f"Scheduled query {parts[1]} kept changing meanwhile")
 
     def _drop(self, parts: tuple[str, str]) -> None:
-        for _ in range(_CAS_TRIES):
+        for _ in range(CAS_TRIES):
             if self._queries.delete(self._read_existing(parts)):
                 return
         raise hms.MetaException(message=f"Scheduled query {parts[1]} kept changing meanwhile")
@@ -205,7 +204,7 @@ class ScheduledQueries:
         """Record an execution's state; an ended one frees its query."""
         if info is None or info.scheduledExecutionId is None or info.state is None:
             raise hms.InvalidOperationException(message="A progress report needs id and state")
-        for _ in range(_CAS_TRIES):
+        for _ in range(CAS_TRIES):
             was = self._executions.read(_execution_parts(info.scheduledExecutionId))
             if was is None:
                 raise hms.InvalidOperationException(

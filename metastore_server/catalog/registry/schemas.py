@@ -15,10 +15,9 @@ import copy
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.databases import Databases
-from metastore_server.catalog.registry.rows import NamedRows, Stored
+from metastore_server.catalog.registry.rows import CAS_TRIES, NamedRows, Stored
 from metastore_server.thrift_api import hms
 
-_CAS_TRIES = 16
 _ALTERED = ("schemaType", "compatibility", "validationLevel", "canEvolve", "schemaGroup",
             "description")  # fmt: skip
 
@@ -89,7 +88,7 @@ class Schemas:
         request = request or hms.AlterISchemaRequest()
         if request.newSchema is None:
             raise hms.MetaException(message="The new schema is required")
-        for _ in range(_CAS_TRIES):
+        for _ in range(CAS_TRIES):
             was = self._read(request.name)
             altered = copy.deepcopy(was.obj)
             for field in _ALTERED:
@@ -100,7 +99,7 @@ class Schemas:
 
     def drop(self, name: hms.ISchemaName | None) -> None:
         """Drop a schema that has no versions."""
-        for _ in range(_CAS_TRIES):
+        for _ in range(CAS_TRIES):
             was = self._read(name)
             if next(self._versions.scan(was.parts), None) is not None:
                 raise hms.InvalidOperationException(
@@ -155,7 +154,7 @@ class Schemas:
 
     def drop_version(self, descriptor: hms.SchemaVersionDescriptor | None) -> None:
         """Drop one version."""
-        for _ in range(_CAS_TRIES):
+        for _ in range(CAS_TRIES):
             if self._versions.delete(self._read_version(descriptor)):
                 return
         raise hms.MetaException(message="The schema version kept changing meanwhile")
@@ -163,7 +162,7 @@ class Schemas:
     def _change_version(
         self, descriptor: hms.SchemaVersionDescriptor | None, field: str, value: object
     ) -> None:
-        for _ in range(_CAS_TRIES):
+        for _ in range(CAS_TRIES):
             was = self._read_version(descriptor)
             changed = copy.deepcopy(was.obj)
             setattr(changed, field, value)

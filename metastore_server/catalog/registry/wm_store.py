@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.registry.rows import NamedRows, Stored
+from metastore_server.catalog.registry.rows import CAS_TRIES, NamedRows, Stored
 from metastore_server.thrift_api import hms
 
 #: The namespace of requests that name none.
@@ -24,7 +24,6 @@ DEFAULT_NS = "default"
 DEFAULT_POOL = "default"
 #: The default pool's query parallelism when the plan sets none (HMS's default pool size).
 DEFAULT_POOL_PARALLELISM = 4
-CAS_TRIES = 16
 STATUS = hms.WMResourcePlanStatus
 NOT_DISABLED = "Resource plan must be disabled to edit it."
 
