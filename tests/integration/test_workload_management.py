@@ -132,7 +132,14 @@ def test_plan_parts_are_stored_and_validated(client) -> None:
     assert len(errors) == 1 and "alloc fraction" in errors[0]
     with pytest.raises(hms.InvalidOperationException, match="is invalid"):
         set_status(client, "plan1", STATUS.ENABLED)
-    client.drop_resource_plan(hms.WMDropResourcePlanRequest(resourcePlanName="plan1"))
+    renamed = hms.WMNullableResourcePlan(name="plan9")
+    client.alter_resource_plan(
+        hms.WMAlterResourcePlanRequest(resourcePlanName="plan1", resourcePlan=renamed)
+    )
+    assert {p.resourcePlanName for p in plan(client, "plan9").pools} == {"plan9"}
+    with pytest.raises(hms.NoSuchObjectException):
+        plan(client, "plan1")
+    client.drop_resource_plan(hms.WMDropResourcePlanRequest(resourcePlanName="plan9"))
 
 
 def test_status_transitions_and_one_active_plan(client) -> None:

@@ -190,6 +190,10 @@ class ResourcePlans:
         target = changes.status
         if target is None or target == current:
             return self._write(was, full, new_name), None
+        if new_name != name:
+            raise hms.InvalidOperationException(
+                message="Cannot rename a resource plan and change its status at once"
+            )
         if current == STATUS.ACTIVE and not request.isForceDeactivate:
             raise hms.InvalidOperationException(
                 message=f"Resource plan {name} is active; activate another plan first, or "
