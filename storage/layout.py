@@ -15,7 +15,9 @@
   Keys ``indexes \x00 <table id>`` (a table's indexes), ``type \x00 <name>`` (a type),
   ``pevent \x00 ...`` (a partition event mark), ``catalog \x00 <name>`` (a catalog),
   ``connector \x00 <name>`` (a data connector), ``property \x00 <namespace> \x00 <map key>``
-  (a property map), ``uuid`` (the store's UUID): see their key functions
+  (a property map), ``uuid`` (the store's UUID), ``registry \x00 <kind> \x00 ...`` (a
+  stored-only object of HMS 4: scheduled queries, stored procedures, ...): see their key
+  functions
 
 Partition keys start with the table's stable id, not its names: renaming a table rewrites one row,
 dropping it deletes one key range. The encoded values keep byte order equal to value order
@@ -72,6 +74,10 @@ NEXT_TABLE_ID = b"c:table_id"
 #: In the counters row: the last compaction request id handed out.
 NEXT_COMPACTION_ID = b"c:compaction_id"
 NEXT_MASTER_KEY = b"c:master_key"
+#: In the counters row: the last scheduled query execution id handed out.
+NEXT_SCHEDULED_EXECUTION_ID = b"c:scheduled_execution_id"
+#: In the counters row: the last runtime statistics sequence number handed out.
+NEXT_RUNTIME_STAT = b"c:runtime_stat"
 #: In ``meta``: the row of every lock and transaction, all in one value (JSON: the last lock
 #: id handed out, the locks, the transactions), changed only by compare-and-set on it.
 LOCKS_ROW = b"locks"
@@ -471,3 +477,23 @@ def property_range(namespace: str, map_prefix: str = "") -> tuple[bytes, bytes]:
 def property_map_key(key: bytes) -> str:
     """The map key of a property map row."""
     return key.split(_SEPARATOR, 2)[2].decode("utf-8")
+
+
+_REGISTRY_PREFIX = b"registry\x00"
+
+
+def registry_key(kind: str, parts: Sequence[str]) -> bytes:
+    """Row key (in ``meta``) of a stored-only object of one kind, named by ``parts`` (each part
+    without ``\\x00``); ``c:o`` holds it."""
+    return _REGISTRY_PREFIX + _SEPARATOR.join(p.encode("utf-8") for p in (kind, *parts))
+
+
+def registry_range(kind: str, parts: Sequence[str] = ()) -> tuple[bytes, bytes | None]:
+    """[start, stop) of the objects of one kind whose names start with the whole ``parts``."""
+    return prefix_range(registry_key(kind, parts) + _SEPARATOR)
+
+
+def registry_parts(kind: str, key: bytes) -> tuple[str, ...]:
+    """The name parts of a registry row key of ``kind``."""
+    start = registry_key(kind, ()) + _SEPARATOR
+    return tuple(p.decode("utf-8") for p in key[len(start) :].split(_SEPARATOR))

@@ -26,7 +26,12 @@ from metastore_server.api.partition_names import PartitionNameCalls
 from metastore_server.api.partition_reads import PartitionReadCalls
 from metastore_server.api.partition_requests import PartitionRequestCalls
 from metastore_server.api.partition_writes import PartitionWriteCalls
+from metastore_server.api.procedures import ProcedureCalls
 from metastore_server.api.properties import PropertyCalls
+from metastore_server.api.replication_metrics import ReplicationMetricsCalls
+from metastore_server.api.runtime_stats import RuntimeStatsCalls
+from metastore_server.api.scheduled_queries import ScheduledQueryCalls
+from metastore_server.api.schema_registry import SchemaRegistryCalls
 from metastore_server.api.security import SecurityCalls
 from metastore_server.api.service import ServiceCalls
 from metastore_server.api.statistics import StatisticsCalls
@@ -37,6 +42,7 @@ from metastore_server.api.tokens import TokenCalls
 from metastore_server.api.transactions import TransactionCalls
 from metastore_server.api.types import TypeCalls
 from metastore_server.api.values import ValuesCalls
+from metastore_server.api.workload import WorkloadCalls
 from metastore_server.api.write_ids import WriteIdCalls
 from metastore_server.catalog.facade import Catalog
 from metastore_server.thrift_api import hms
@@ -69,15 +75,19 @@ AREAS: tuple[type[Area], ...] = (
     DependencyCalls,
     CatalogCalls,
     PropertyCalls,
+    ScheduledQueryCalls,
+    ProcedureCalls,
+    ReplicationMetricsCalls,
+    RuntimeStatsCalls,
+    WorkloadCalls,
+    SchemaRegistryCalls,
 )
 
 
 def calls_of(area: type[Area]) -> list[str]:
     """The Thrift methods an area serves: the public methods its class defines."""
     return [
-        name
-        for name, value in vars(area).items()
-        if callable(value) and not name.startswith("_")
+        name for name, value in vars(area).items() if callable(value) and not name.startswith("_")
     ]
 
 

@@ -38,6 +38,14 @@ from metastore_server.catalog.objects.types import TypeRegistry
 from metastore_server.catalog.partitions.service import Partitions
 from metastore_server.catalog.partitions.truncation import Truncation
 from metastore_server.catalog.reads.partition_reads import PartitionReads
+from metastore_server.catalog.registry.procedures import Procedures
+from metastore_server.catalog.registry.replication_metrics import ReplicationMetrics
+from metastore_server.catalog.registry.runtime_stats import RuntimeStats
+from metastore_server.catalog.registry.scheduled_queries import ScheduledQueries
+from metastore_server.catalog.registry.schemas import Schemas
+from metastore_server.catalog.registry.wm_parts import PlanParts
+from metastore_server.catalog.registry.wm_plans import ResourcePlans
+from metastore_server.catalog.registry.wm_store import PlanStore
 from metastore_server.catalog.security.grants import GrantsListener
 from metastore_server.catalog.security.privileges import Security
 from metastore_server.catalog.security.secrets import Secrets
@@ -101,6 +109,14 @@ class Catalog:
         self.constraints = Constraints(self.ctx, self.tables)
         self.indexes = Indexes(self.ctx, self.tables)
         self.types = TypeRegistry(self.ctx)
+        self.scheduled_queries = ScheduledQueries(self.ctx)
+        self.procedures = Procedures(self.ctx, self.databases)
+        self.runtime_stats = RuntimeStats(self.ctx)
+        self.replication_metrics = ReplicationMetrics(self.ctx)
+        plan_store = PlanStore(self.ctx)
+        self.resource_plans = ResourcePlans(self.ctx, plan_store)
+        self.plan_parts = PlanParts(plan_store)
+        self.schemas = Schemas(self.ctx, self.databases)
         self.partition_events = PartitionEvents(self.ctx, self.tables)
         self.security = Security(self.ctx, self.databases, self.tables, self.partition_reads)
         self._listen()
@@ -228,9 +244,7 @@ class Catalog:
             for function in function_names:
                 self.functions.drop(name, function)
             self.databases.delete_row(name)
-            self.ctx.changes.announce(
-                Change(DATABASE, DROP, before=database, when=self.ctx.now())
-            )
+            self.ctx.changes.announce(Change(DATABASE, DROP, before=database, when=self.ctx.now()))
             self.ctx.data.reserve(deletions)
             self.ctx.delete_after_commit(deletions)
 
@@ -373,9 +387,7 @@ class Catalog:
         expected = db_place.path.rstrip("/") + "/" + ref.name
         return place.path.rstrip("/").lower() == expected.lower()
 
-    def _propagation(
-        self, plan: AlterPlan, new_tbl: hms.Table
-    ) -> list[tuple[TableRef, hms.Table]]:
+    def _propagation(self, plan: AlterPlan, new_tbl: hms.Table) -> list[tuple[TableRef, hms.Table]]:
         """The dependents (breadth first, each once) that take new columns from an alter
         planned as ``plan``, with their new definitions; raises when any of them refuses."""
         steps: list[tuple[TableRef, hms.Table]] = []

@@ -34,6 +34,7 @@ CATALOG_RANKS = {
     "core": 2,
     "objects": 3,
     "txn": 3,
+    "registry": 3,
     "reads": 4,
     "security": 5,
     "timelines": 5,
