@@ -48,7 +48,13 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     )
     c.create_table(make_table("sales", "customers"))  # unpartitioned
     c.create_table(
-        make_table("sales", "acid", parameters={"transactional": "true"}, keys=[("ds", "string")])
+        make_table(
+            "sales",
+            "acid",
+            # Parquet: HMS accepts it transactional only as insert-only
+            parameters={"transactional": "true", "transactional_properties": "insert_only"},
+            keys=[("ds", "string")],
+        )
     )
     c.create_table(
         make_table(

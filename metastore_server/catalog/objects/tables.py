@@ -22,6 +22,7 @@ from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.fast_stats import Context, FastStats
 from metastore_server.catalog.data.operations import MadeDirs
+from metastore_server.catalog.objects import transactional
 from metastore_server.catalog.objects.databases import Databases
 from metastore_server.catalog.objects.table_checks import (
     check_column_types,
@@ -335,6 +336,7 @@ class Tables:
         table.dbName, table.tableName = db, name
         _clear_catalog(table)
         check_partition_keys(table, hms.InvalidObjectException)
+        table.parameters = transactional.on_create(table)
         table.sd.cols = _lower_columns(table.sd.cols)
         table.partitionKeys = _lower_columns(table.partitionKeys)
         change = TableChange(table, None, hms.InvalidObjectException)
@@ -540,6 +542,7 @@ class Tables:
             raise hms.InvalidOperationException(message="partition keys can not be changed.")
         check_partition_keys(table, hms.InvalidOperationException)
         refuse_duplicate_columns(table)
+        table.parameters = transactional.on_alter(table, current.table)
         self.listeners.check(TableChange(table, current.table, hms.InvalidOperationException))
         params = dict(table.parameters or {})
         if not params.get(DDL_TIME):
