@@ -35,6 +35,7 @@ CATALOG_RANKS = {
     "objects": 3,
     "txn": 3,
     "reads": 4,
+    "views": 4,
     "security": 5,
     "timelines": 5,
     "dependencies": 5,
