@@ -892,11 +892,12 @@ struct Table {
   13: optional PrincipalPrivilegeSet privileges,
   14: optional bool temporary = false,
   15: optional bool rewriteEnabled,
-  16: optional string catName,
-  // Hive 3.x/4.x. Id 16 is catName for 2.3.10 clients but creationMetadata (not declared
-  // here) for 3.x+ clients, which send the catalog name as id 17, catNameV3 below.
-  // Ids 26 (fileMetadata) and 27 (dictionary) are not declared either.
-  17: optional string catNameV3,
+  // Id 16 is HMS 4's creationMetadata (a materialized view's), a struct. HMS 2.3.10 has a
+  // catName string there: a 2.3.10 client's is skipped (its catalog is named by the call or
+  // is hive), and ours, absent from every table but a materialized view, is skipped by it.
+  16: optional CreationMetadata creationMetadata,
+  // Hive 3.x/4.x
+  17: optional string catName,
   18: optional PrincipalType ownerType = PrincipalType.USER,
   19: optional i64 writeId = -1,
   20: optional bool isStatsCompliant,

@@ -22,6 +22,7 @@ from metastore_server.api.explain import ExplainCalls
 from metastore_server.api.file_metadata import FileMetadataCalls
 from metastore_server.api.functions import FunctionCalls
 from metastore_server.api.indexes import IndexCalls
+from metastore_server.api.materialized_views import MaterializedViewCalls
 from metastore_server.api.partition_names import PartitionNameCalls
 from metastore_server.api.partition_reads import PartitionReadCalls
 from metastore_server.api.partition_requests import PartitionRequestCalls
@@ -52,6 +53,7 @@ AREAS: tuple[type[Area], ...] = (
     ServiceCalls,
     DatabaseCalls,
     TableCalls,
+    MaterializedViewCalls,
     TableRequestCalls,
     ConstraintCalls,
     IndexCalls,

@@ -54,6 +54,7 @@ from metastore_server.catalog.txn.compactions import Compactions
 from metastore_server.catalog.txn.transactions import DEFAULT_TIMEOUT_S as DEFAULT_TXN_TIMEOUT_S
 from metastore_server.catalog.txn.transactions import Transactions
 from metastore_server.catalog.txn.write_ids import WriteIds
+from metastore_server.catalog.views.materialized import MaterializedViews
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.port import Put, StoragePort
@@ -104,6 +105,7 @@ class Catalog:
         self.transactions = Transactions(self.ctx, txn_timeout_s)
         self.compactions = Compactions(self.ctx)
         self.write_ids = WriteIds(self.transactions, self.tables)
+        self.views = MaterializedViews(self.tables, self.transactions, self.compactions)
         self.statistics = Statistics(self.ctx, self.tables)
         self.secrets = Secrets(self.ctx)
         self.constraints = Constraints(self.ctx, self.tables)

@@ -216,7 +216,7 @@ def _newer_value(value: Any) -> bool:
     if isinstance(value, str):
         return value.startswith("@") and "#" in value
     if isinstance(value, hms.Table):
-        return value.catNameV3 is not None
+        return value.catName is not None  # HMS 3's id 17 (2.3.10's catName, id 16, is skipped)
     if isinstance(value, hms.Database):
         return value.catalogName is not None
     return getattr(value, "catName", None) is not None

@@ -52,7 +52,7 @@ REFUSALS: tuple[type[BaseException], ...] = (
     TApplicationException,
 )
 #: Fields a Hive 3/4 source may fill that are the source's own state, not the object's.
-_SOURCE_ONLY_FIELDS = ("privileges", "catName", "catNameV3", "catalogName", "colStats")
+_SOURCE_ONLY_FIELDS = ("privileges", "catName", "catalogName", "colStats")
 #: How many examples of one kind of difference are printed per table.
 EXAMPLES = 5
 

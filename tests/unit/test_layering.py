@@ -36,6 +36,7 @@ CATALOG_RANKS = {
     "txn": 3,
     "registry": 3,
     "reads": 4,
+    "views": 4,
     "security": 5,
     "timelines": 5,
     "dependencies": 5,

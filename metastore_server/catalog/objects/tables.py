@@ -198,10 +198,8 @@ def fill_storage_defaults(sd: hms.StorageDescriptor | None) -> None:
 
 
 def _clear_catalog(table: hms.Table) -> None:
-    """Drop the catalog name fields (2.3's id 16, 3.x's id 17): only the default catalog exists."""
+    """Drop the catalog name (HMS 3's id 17): only the default catalog holds tables."""
     table.catName = None
-    if hasattr(table, "catNameV3"):
-        table.catNameV3 = None
 
 
 def column_types(table: hms.Table) -> list[tuple[str, str]]:

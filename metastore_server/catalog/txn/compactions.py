@@ -249,6 +249,10 @@ class Compactions:
             self._adopt_legacy(queue)
         return queue
 
+    def entries(self) -> list[Compaction]:
+        """Every request of the queue and its history."""
+        return list(self._read().entries.values())
+
     def _adopt_legacy(self, queue: Queue) -> None:
         """Requests recorded one row each by earlier versions, taken into the queue with its
         first change (their rows are left as they are)."""

@@ -30,7 +30,7 @@ from typing import Any
 from thriftpy2.thrift import TApplicationException
 
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.txn import lock_rules, write_id_state
+from metastore_server.catalog.txn import lock_rules, view_state, write_id_state
 from metastore_server.catalog.txn.valid_lists import bit_set
 from metastore_server.thrift_api import hms
 from storage import layout
@@ -55,6 +55,18 @@ _LEVEL_OF = {
     hms.LockLevel.TABLE: "table",
     hms.LockLevel.PARTITION: "partition",
 }
+
+
+def _written(components: list[hms.LockComponent]) -> list[list[str]]:
+    """The TXN_COMPONENTS rows a transaction's lock request adds: its update and delete
+    components (what a materialized view's invalidation looks for)."""
+    letters = {hms.DataOperationType.UPDATE: "u", hms.DataOperationType.DELETE: "d"}
+    return [
+        [(c.dbname or "").lower(), (c.tablename or "").lower(), c.partitionname or "",
+         letters[c.operationType]]
+        for c in components
+        if c.operationType in letters and c.tablename
+    ]  # fmt: skip
 
 
 def _ms() -> int:
@@ -143,6 +155,8 @@ class LockTable:
     txns: dict[int, TxnEntry] = field(default_factory=dict)
     #: Table write ids (``write_id_state``), by ``db.table``.
     write_ids: dict[str, Any] = field(default_factory=dict)
+    #: Materialized views' rebuild locks and the tables' update/delete commits (``view_state``).
+    views: dict[str, Any] = field(default_factory=dict)
     changed: bool = False
 
     @classmethod
@@ -155,6 +169,7 @@ class LockTable:
             table.locks = {int(k): LockEntry.decode(int(k), v) for k, v in d["locks"].items()}
             table.txns = {int(k): TxnEntry.decode(int(k), v) for k, v in d["txns"].items()}
             table.write_ids = d.get("w", {})
+            table.views = d.get("v", {})
         return table
 
     def encode(self) -> bytes:
@@ -165,6 +180,7 @@ class LockTable:
                 "locks": {str(k): v.encode() for k, v in sorted(self.locks.items())},
                 "txns": {str(k): v.encode() for k, v in sorted(self.txns.items())},
                 **({"w": self.write_ids} if self.write_ids else {}),
+                **({"v": self.views} if self.views else {}),
             },
             separators=(",", ":"),
         ).encode()
@@ -198,6 +214,7 @@ class LockTable:
         txn.components = []
         self.put_txn(txn)
         write_id_state.settle(self, txn.txnid, False, now)
+        view_state.settle(self, txn.txnid, (), False)
         for lockid in [i for i, lock in self.locks.items() if lock.txnid == txn.txnid]:
             self.drop_lock(lockid)
 
@@ -212,7 +229,8 @@ class Transactions:
 
     # -- the row ---------------------------------------------------------------------------
 
-    def _read(self) -> LockTable:
+    def read_state(self) -> LockTable:
+        """The locks and transactions as stored, timeouts applied."""
         row = self._ctx.store.get(layout.META, layout.LOCKS_ROW) or {}
         table = LockTable.decode(row.get(layout.LOCK_STATE))
         self._expire(table, self.clock())
@@ -232,11 +250,11 @@ class Transactions:
             if stale:
                 table.drop_lock(lock.lockid)
 
-    def _change(self, action: Callable[[LockTable, int], Any]) -> Any:
+    def change(self, action: Callable[[LockTable, int], Any]) -> Any:
         """Run ``action`` on the locks as read and store the result, compare-and-set on the
         value read (read again and retried when another call changed it meanwhile)."""
         for attempt in range(_ATTEMPTS):
-            table = self._read()
+            table = self.read_state()
             result = action(table, self.clock())
             if not table.changed:
                 return result
@@ -259,7 +277,9 @@ class Transactions:
 
         def record(table: LockTable, now: int) -> tuple[int, int]:
             if txnid:
-                self._open_txn(table, txnid, now)
+                txn = self.open_txn(table, txnid, now)
+                # HMS records a transaction's writes from its lock requests too (TXN_COMPONENTS)
+                txn.components.extend(_written(request.component))
             # The id is taken in the same compare-and-set as the lock is recorded: ids follow
             # the order locks are recorded in, which the rules rely on (earlier ids first).
             lockid = table.next_lock_id()
@@ -269,7 +289,7 @@ class Transactions:
             self._decide(table, entry, now)
             return lockid, entry.state
 
-        lockid, state = self._change(record)
+        lockid, state = self.change(record)
         return hms.LockResponse(lockid=lockid, state=state)
 
     @staticmethod
@@ -291,7 +311,7 @@ class Transactions:
                 raise hms.NoSuchLockException(message=f"No such lock lockid:{lockid}")
             fresh = now - int(self.timeout_s * 100)  # a tenth of the timeout ago
             if entry.txnid:
-                txn = self._open_txn(table, entry.txnid, now)
+                txn = self.open_txn(table, entry.txnid, now)
                 if txn.heartbeat_ms < fresh:
                     txn.heartbeat_ms = now
                     table.put_txn(txn)
@@ -304,7 +324,7 @@ class Transactions:
                 table.put_lock(entry)
             return entry.state
 
-        return hms.LockResponse(lockid=lockid, state=self._change(check))
+        return hms.LockResponse(lockid=lockid, state=self.change(check))
 
     def unlock(self, request: hms.UnlockRequest) -> None:
         """Release a lock not held by a transaction (an unknown one: nothing to do, as HMS)."""
@@ -327,11 +347,11 @@ class Transactions:
                 )
             table.drop_lock(entry.lockid)
 
-        self._change(release)
+        self.change(release)
 
     def show_locks(self, request: hms.ShowLocksRequest | None) -> hms.ShowLocksResponse:
         """Every lock component, filtered by database, table and partition name."""
-        table = self._read()
+        table = self.read_state()
         wanted = request or hms.ShowLocksRequest()
         elements = []
         for lock in sorted(table.locks.values(), key=lambda entry: entry.lockid):
@@ -364,7 +384,7 @@ class Transactions:
 
         def beat(table: LockTable, now: int) -> None:
             if request.txnid:
-                txn = self._open_txn(table, request.txnid, now)
+                txn = self.open_txn(table, request.txnid, now)
                 txn.heartbeat_ms = now
                 table.put_txn(txn)
             if request.lockid:
@@ -374,12 +394,14 @@ class Transactions:
                 entry.heartbeat_ms = now
                 table.put_lock(entry)
 
-        self._change(beat)
+        self.change(beat)
 
     # -- transactions ----------------------------------------------------------------------
 
     @staticmethod
-    def _open_txn(table: LockTable, txnid: int, now: int) -> TxnEntry:
+    def open_txn(table: LockTable, txnid: int, now: int) -> TxnEntry:
+        """Transaction ``txnid`` of ``table``, which must be open (NoSuchTxnException,
+        TxnAbortedException otherwise)."""
         txn = table.txns.get(txnid)
         if txn is None:
             raise hms.NoSuchTxnException(message=f"No such transaction txnid:{txnid}")
@@ -409,18 +431,19 @@ class Transactions:
                                        now, now, txn_type=request.txn_type or 0))  # fmt: skip
             return ids
 
-        return hms.OpenTxnsResponse(txn_ids=self._change(record))
+        return hms.OpenTxnsResponse(txn_ids=self.change(record))
 
     def commit_txn(self, request: hms.CommitTxnRequest) -> None:
         """Commit an open transaction: it and its locks are gone."""
         txnid = request.txnid if request is not None else 0
 
         def commit(table: LockTable, now: int) -> None:
-            self._open_txn(table, txnid, now)
+            txn = self.open_txn(table, txnid, now)
             table.drop_txn(txnid)
             write_id_state.settle(table, txnid, True, now)
+            view_state.settle(table, txnid, txn.components, True)
 
-        self._change(commit)
+        self.change(commit)
 
     def abort_txns(self, txnids: list[int], *, strict: bool) -> None:
         """Abort transactions (their locks go); an unknown one is an error when ``strict``."""
@@ -435,7 +458,7 @@ class Transactions:
                 if txn.state == hms.TxnState.OPEN:
                     table.abort_txn(txn, now)
 
-        self._change(abort)
+        self.change(abort)
 
     def add_dynamic_partitions(self, request: hms.AddDynamicPartitions) -> None:
         """Record the partitions an open transaction wrote (HMS's TXN_COMPONENTS); they go
@@ -443,7 +466,7 @@ class Transactions:
         txnid = request.txnid
 
         def record(table: LockTable, now: int) -> None:
-            txn = self._open_txn(table, txnid, now)
+            txn = self.open_txn(table, txnid, now)
             operation = _OPERATIONS.get(request.operationType)
             if operation is None:  # UNSET, NO_TXN: HMS 2.3 fails (IllegalArgumentException)
                 raise TApplicationException(
@@ -455,7 +478,7 @@ class Transactions:
                 txn.components.append(component + ([request.writeid] if request.writeid else []))
             table.put_txn(txn)
 
-        self._change(record)
+        self.change(record)
 
     def heartbeat_txn_range(
         self, request: hms.HeartbeatTxnRangeRequest
@@ -480,13 +503,13 @@ class Transactions:
 
         if request.max - request.min > 100_000:
             raise hms.MetaException(message="heartbeat_txn_range: at most 100000 ids at once")
-        self._change(beat)
+        self.change(beat)
         return hms.HeartbeatTxnRangeResponse(aborted=aborted, nosuch=nosuch)
 
     def get_open_txns(self) -> hms.GetOpenTxnsResponse:
         """Open and aborted transactions (in id order, ``abortedBits`` marking the aborted
         ones as Java's ``BitSet.toByteArray`` does), and the highest id handed out."""
-        table = self._read()
+        table = self.read_state()
         txns = sorted(table.txns.values(), key=lambda t: t.txnid)
         open_ids = [t.txnid for t in txns if t.state == hms.TxnState.OPEN]
         aborted = [i for i, t in enumerate(txns) if t.state == hms.TxnState.ABORTED]
@@ -499,7 +522,7 @@ class Transactions:
 
     def get_open_txns_info(self) -> hms.GetOpenTxnsInfoResponse:
         """The same, with who opened each and when."""
-        table = self._read()
+        table = self.read_state()
         infos = [
             hms.TxnInfo(id=t.txnid, state=t.state, user=t.user, hostname=t.host,
                         agentInfo=t.agent, heartbeatCount=0, startedTime=t.started_ms,

@@ -78,17 +78,17 @@ class WriteIds:
             state = wid.table_state(table.write_ids, name)
             answer = []
             for txnid in request.txnIds:
-                self._txns._open_txn(table, txnid, now)
+                self._txns.open_txn(table, txnid, now)
                 write_id, new = wid.allocate(state, txnid)
                 table.changed = table.changed or new
                 answer.append(hms.TxnToWriteId(txnId=txnid, writeId=write_id))
             return answer
 
-        return hms.AllocateTableWriteIdsResponse(txnToWriteIds=self._txns._change(allocate))
+        return hms.AllocateTableWriteIdsResponse(txnToWriteIds=self._txns.change(allocate))
 
     def max_allocated(self, db: str, table_name: str) -> int:
         """The highest write id allocated (or seeded below) in the table; 0 when none."""
-        state = self._txns._read().write_ids.get(wid.full_name(db, table_name))
+        state = self._txns.read_state().write_ids.get(wid.full_name(db, table_name))
         return state["last"] if state else 0
 
     def seed_write_id(self, db: str, table_name: str, seed: int) -> None:
@@ -106,7 +106,7 @@ class WriteIds:
             state["last"] = state["base"] = seed - 1
             table.changed = True
 
-        self._txns._change(seed_it)
+        self._txns.change(seed_it)
 
     def seed_txn_id(self, seed: int) -> None:
         """Make ``seed`` the next transaction id; MetaException when it is not above the
@@ -120,20 +120,20 @@ class WriteIds:
             table.last_txn_id = seed - 1
             table.changed = True
 
-        self._txns._change(seed_it)
+        self._txns.change(seed_it)
 
     def add_to_min_history(self, txnid: int, write_ids: dict[str, int]) -> None:
         """Record the write ids an open transaction holds per table (``db.table``) in its
         minimum history; they go when it ends."""
 
         def record(table: LockTable, now: int) -> None:
-            self._txns._open_txn(table, txnid, now)
+            self._txns.open_txn(table, txnid, now)
             for name, write_id in (write_ids or {}).items():
                 state = wid.table_state(table.write_ids, name.lower())
                 state.setdefault("h", {})[str(txnid)] = write_id
             table.changed = True
 
-        self._txns._change(record)
+        self._txns.change(record)
 
     def repl_table_state(self, request: hms.ReplTblWriteIdStateRequest) -> None:
         """Set a table's write ids from a replication source's ValidWriteIdList: the next
@@ -155,14 +155,14 @@ class WriteIds:
                 state["t"][str(table.last_txn_id)] = [write_id, wid.ABORTED, None, None]
             table.changed = True
 
-        self._txns._change(replace)
+        self._txns.change(replace)
 
     # -- reading ---------------------------------------------------------------------------
 
     def valid_write_ids(self, request: hms.GetValidWriteIdsRequest) -> hms.GetValidWriteIdsResponse:
         """Each table's write ids as the caller's snapshot (``validTxnList``; none: as things
         are) sees them, up to ``writeId`` when given."""
-        table = self._txns._read()
+        table = self._txns.read_state()
         if request.validTxnList:
             try:
                 snapshot = parse_valid_txn_list(request.validTxnList)
@@ -180,7 +180,7 @@ class WriteIds:
     def latest_txnid_in_conflict(self, txnid: int) -> int:
         """The latest transaction that wrote a table this one has a write id in and committed
         after this one began (HMS's write-set conflict); 0 when none."""
-        table = self._txns._read()
+        table = self._txns.read_state()
         latest = 0
         for state in table.write_ids.values():
             if str(txnid) not in state["t"]:
@@ -192,7 +192,7 @@ class WriteIds:
 
     def open_txns_excluding(self, exclude: list[int] | None) -> hms.GetOpenTxnsResponse:
         """``get_open_txns`` leaving out transactions of the given types."""
-        table = self._txns._read()
+        table = self._txns.read_state()
         left_out = set(exclude or [])
         txns = sorted((t for t in table.txns.values() if t.txn_type not in left_out),
                       key=lambda t: t.txnid)  # fmt: skip

@@ -1,0 +1,67 @@
+"""The materialized-view calls of HMS 4 (query rewriting): creation metadata, the views a
+rewrite may use, whether a view is stale, and the rebuild lock. See
+``docs/hms-api.md#materialized-views``."""
+
+from __future__ import annotations
+
+from metastore_server.api.area import Area
+from metastore_server.api.arguments import database_name, object_name
+from metastore_server.thrift_api import hms
+
+
+class MaterializedViewCalls(Area):
+    """Materialized views. Raises NoSuchObjectException (a missing view), MetaException (not a
+    materialized view, a bad snapshot string) and, for the rebuild lock, NoSuchTxnException
+    and TxnAbortedException as internal errors (the calls declare none)."""
+
+    def update_creation_metadata(
+        self,
+        catName: str,  # noqa: N803 (IDL names)
+        dbname: str,
+        tbl_name: str,
+        creation_metadata: hms.CreationMetadata,
+    ) -> None:
+        """Replace a materialized view's creation metadata (after it was rebuilt)."""
+        self.catalog.views.update_creation_metadata(
+            database_name(dbname), object_name(tbl_name), creation_metadata
+        )
+
+    def get_materialized_views_for_rewriting(self, db_name: str) -> list[str]:
+        """The names of a database's materialized views that rewriting may use."""
+        views = self.catalog.views.for_rewriting(database_name(db_name))
+        return sorted(view.tableName for view in views)
+
+    def get_all_materialized_view_objects_for_rewriting(self) -> list[hms.Table]:
+        """Every materialized view that rewriting may use, of every database."""
+        return self.catalog.views.for_rewriting(None)
+
+    def get_materialization_invalidation_info(
+        self,
+        creation_metadata: hms.CreationMetadata,
+        validTxnList: str,  # noqa: N803
+    ) -> hms.Materialization:
+        """Whether the view's source tables had updates or deletes, or were compacted,
+        outside its snapshot (then it cannot be rebuilt incrementally)."""
+        return self.catalog.views.invalidation(creation_metadata, validTxnList)
+
+    def get_lock_materialization_rebuild(
+        self,
+        dbName: str,
+        tableName: str,
+        txnId: int,  # noqa: N803
+    ) -> hms.LockResponse:
+        """Take a view's rebuild lock for a transaction (NOT_ACQUIRED while another has it)."""
+        return self.catalog.views.lock_rebuild(
+            database_name(dbName), object_name(tableName), txnId or 0
+        )
+
+    def heartbeat_lock_materialization_rebuild(
+        self,
+        dbName: str,
+        tableName: str,
+        txnId: int,  # noqa: N803
+    ) -> bool:
+        """Whether the transaction still holds the view's rebuild lock."""
+        return self.catalog.views.heartbeat_rebuild(
+            database_name(dbName), object_name(tableName), txnId or 0
+        )

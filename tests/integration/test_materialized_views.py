@@ -1,0 +1,162 @@
+"""Materialized views for query rewriting, as HMS 4 keeps them: the creation metadata kept in
+the view's table (HMS 4's Table field 16, which a 2.3.10 client skips), the views a rewrite may
+use, whether a view is stale (updates, deletes or compactions of its sources outside its
+snapshot), and the rebuild lock of one transaction at a time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import thriftpy2
+from thriftpy2.rpc import make_client as make_thrift_client
+from thriftpy2.thrift import TApplicationException
+
+from metastore_server.thrift_api import hms
+
+from .conftest import create_db, make_table
+from .test_write_ids import open_txns, snapshot
+
+
+def metadata(db: str, view: str, sources: set[str], valid: str = "") -> hms.CreationMetadata:
+    return hms.CreationMetadata(catName="hive", dbName=db, tblName=view, tablesUsed=sources,
+                                validTxnList=valid, materializationTime=1)  # fmt: skip
+
+
+def view(db: str, name: str, sources: set[str], valid: str = "", rewrite: bool = True):
+    return make_table(db, name, tableType="MATERIALIZED_VIEW", rewriteEnabled=rewrite,
+                      viewOriginalText="select * from t", viewExpandedText="select * from t",
+                      creationMetadata=metadata(db, name, sources, valid))  # fmt: skip
+
+
+@pytest.fixture
+def client(start_server):
+    conn = start_server().client()
+    create_db(conn, "mv")
+    conn.create_table(make_table("mv", "t", parameters={"transactional": "true"}))
+    yield conn
+    conn.close()
+
+
+def write(client, txnid: int, operation: int) -> None:
+    """A transaction's write to mv.t, announced by its lock (as Hive and Trino do)."""
+    client.lock(hms.LockRequest(
+        component=[hms.LockComponent(type=hms.LockType.SHARED_WRITE, level=hms.LockLevel.TABLE,
+                                     dbname="mv", tablename="t", operationType=operation,
+                                     isAcid=True)],
+        txnid=txnid, user="hive", hostname="h"))  # fmt: skip
+
+
+def test_creation_metadata_is_kept_and_replaced(client) -> None:
+    client.create_table(view("mv", "v", {"mv.t"}, "5:9223372036854775807::"))
+    kept = client.get_table("mv", "v").creationMetadata
+    assert (set(kept.tablesUsed), kept.validTxnList) == ({"mv.t"}, "5:9223372036854775807::")
+    client.update_creation_metadata("hive", "mv", "v", metadata("mv", "v", {"mv.t"}, "9:9::"))
+    assert client.get_table("mv", "v").creationMetadata.validTxnList == "9:9::"
+    with pytest.raises(hms.MetaException, match="not a materialized view"):
+        client.update_creation_metadata("hive", "mv", "t", metadata("mv", "t", set()))
+    with pytest.raises(hms.MetaException, match="mv.nope table not found"):  # declared: Meta
+        client.update_creation_metadata("hive", "mv", "nope", metadata("mv", "nope", set()))
+
+
+def test_views_for_rewriting(client) -> None:
+    client.create_table(view("mv", "v1", {"mv.t"}))
+    client.create_table(view("mv", "v2", {"mv.t"}, rewrite=False))
+    assert client.get_materialized_views_for_rewriting("mv") == ["v1"]
+    every = client.get_all_materialized_view_objects_for_rewriting()
+    assert [(v.dbName, v.tableName) for v in every] == [("mv", "v1")]
+
+
+def test_updates_and_deletes_outside_the_snapshot_make_a_view_stale(client) -> None:
+    before = snapshot(client)
+    (insert,) = open_txns(client)
+    write(client, insert, hms.DataOperationType.INSERT)
+    client.commit_txn(hms.CommitTxnRequest(txnid=insert))
+    stale = client.get_materialization_invalidation_info(metadata("mv", "v", {"mv.t"}), before)
+    assert not stale.sourceTablesUpdateDeleteModified  # inserts alone: incremental rebuild
+    (update,) = open_txns(client)
+    write(client, update, hms.DataOperationType.UPDATE)
+    during = snapshot(client)
+    client.commit_txn(hms.CommitTxnRequest(txnid=update))
+    after = snapshot(client)
+    for valid, modified in [(before, True), (during, True), (after, False)]:
+        info = client.get_materialization_invalidation_info(metadata("mv", "v", {"mv.t"}), valid)
+        assert info.sourceTablesUpdateDeleteModified is modified, valid
+        assert info.sourceTablesCompacted is False
+    other = client.get_materialization_invalidation_info(metadata("mv", "v", {"mv.x"}), before)
+    assert not other.sourceTablesUpdateDeleteModified
+    with pytest.raises(hms.MetaException, match="Invalid validTxnList"):
+        client.get_materialization_invalidation_info(metadata("mv", "v", {"mv.t"}), "x:y")
+
+
+def test_a_compaction_outside_the_snapshot_makes_a_view_stale(client) -> None:
+    before = snapshot(client)
+    client.compact2(hms.CompactionRequest(dbname="mv", tablename="t",
+                                          type=hms.CompactionType.MAJOR))  # fmt: skip
+    work = client.find_next_compact2(hms.FindNextCompactRequest(workerId="w1")).ci
+    (compactor,) = open_txns(client)
+    client.update_compactor_state(work, compactor)
+    client.mark_compacted(work)
+    client.commit_txn(hms.CommitTxnRequest(txnid=compactor))
+    info = client.get_materialization_invalidation_info(metadata("mv", "v", {"mv.t"}), before)
+    assert info.sourceTablesCompacted is True
+    later = client.get_materialization_invalidation_info(
+        metadata("mv", "v", {"mv.t"}), snapshot(client)
+    )
+    assert later.sourceTablesCompacted is False
+
+
+def test_one_rebuild_at_a_time_across_servers_and_a_restart(start_server) -> None:
+    first = start_server()
+    second = start_server(storage=first.config.storage)
+    one, two = first.client(), second.client()
+    (a,) = open_txns(one)
+    (b,) = open_txns(two)
+    assert one.get_lock_materialization_rebuild("mv", "v", a).state == hms.LockState.ACQUIRED
+    assert two.get_lock_materialization_rebuild("mv", "v", b).state == (
+        hms.LockState.NOT_ACQUIRED)  # fmt: skip
+    assert one.heartbeat_lock_materialization_rebuild("mv", "v", a) is True
+    assert two.heartbeat_lock_materialization_rebuild("mv", "v", b) is False
+    one.close()
+    first.stop()
+    third = start_server(storage=first.config.storage)
+    three = third.client()
+    assert three.heartbeat_lock_materialization_rebuild("mv", "v", a) is True  # kept
+    three.commit_txn(hms.CommitTxnRequest(txnid=a))  # the lock goes with its transaction
+    assert two.get_lock_materialization_rebuild("mv", "v", b).state == hms.LockState.ACQUIRED
+    with pytest.raises(TApplicationException, match="No such transaction"):
+        two.get_lock_materialization_rebuild("mv", "w", 424242)
+    two.close()
+    three.close()
+
+
+_HMS_2_3_10_TABLE = """
+struct Table {
+    1: string tableName,
+    2: string dbName,
+    12: string tableType,
+    16: optional string catName,
+}
+service ThriftHiveMetastore {
+    Table get_table(1: string dbname, 2: string tbl_name)
+}
+"""
+
+
+def test_a_2_3_10_client_reads_a_view_without_its_metadata(start_server, tmp_path: Path) -> None:
+    """HMS 2.3.10 declares Table field 16 a string (catName); the view's metadata there, a
+    struct, is skipped by such a client, which reads the rest."""
+    idl = tmp_path / "hms2310_table.thrift"
+    idl.write_text(_HMS_2_3_10_TABLE)
+    old = thriftpy2.load(str(idl), module_name="hms2310_table_thrift")
+    server = start_server()
+    conn = server.client()
+    create_db(conn, "mv")
+    conn.create_table(view("mv", "v", {"mv.t"}))
+    conn.close()
+    client = make_thrift_client(old.ThriftHiveMetastore, server.host, server.port, timeout=30000)
+    try:
+        table = client.get_table("mv", "v")
+    finally:
+        client.close()
+    assert (table.tableName, table.tableType, table.catName) == ("v", "MATERIALIZED_VIEW", None)
