@@ -33,7 +33,13 @@ def view(db: str, name: str, sources: set[str], valid: str = "", rewrite: bool =
 def client(start_server):
     conn = start_server().client()
     create_db(conn, "mv")
-    conn.create_table(make_table("mv", "t", parameters={"transactional": "true"}))
+    conn.create_table(
+        make_table(
+            "mv",
+            "t",
+            parameters={"transactional": "true", "transactional_properties": "insert_only"},
+        )
+    )
     yield conn
     conn.close()
 
