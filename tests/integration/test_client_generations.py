@@ -248,3 +248,32 @@ def test_generation_setting_is_checked() -> None:
     generation.observe("get_table_req", {"req": hms.GetTableRequest(dbName="d", tblName="t",
                                                                     catName="hive")})  # fmt: skip
     assert generation.newer
+
+
+def test_a_newer_client_start_then_2_3_calls_on_the_same_connection(start_server) -> None:
+    """Hive 3/4's and Impala's first calls, then the 2.3 calls such clients still make (and
+    get_open_txns), on one connection: every answer decodes, in HMS 3+'s layouts."""
+    server = start_server()
+    conn = server.client()
+    conn.create_database(hms.Database(name="gen", description="", parameters={}))
+    conn.create_table(hms.Table(tableName="t", dbName="gen", tableType="EXTERNAL_TABLE",
+                                sd=hms.StorageDescriptor(cols=[]), partitionKeys=[
+                                    hms.FieldSchema(name="ds", type="string")],
+                                parameters={"EXTERNAL": "TRUE"}))  # fmt: skip
+    assert "gen" in conn.get_databases("@hive#")  # Hive 3/4 at start
+    assert conn.get_dataconnectors() == []  # Impala's catalogd at start
+    raw = RawConnection(server.host, server.port)
+    try:
+        raw.call("get_databases", hms.ThriftHiveMetastore.get_databases_args(pattern="@hive#"))
+        table = raw.call("get_table", hms.ThriftHiveMetastore.get_table_args(
+            dbname="gen", tbl_name="t"))  # fmt: skip
+        assert table[0][0][1][1] == [(TType.STRING, b"t")]
+        names = raw.call("get_partition_names", hms.ThriftHiveMetastore.get_partition_names_args(
+            db_name="gen", tbl_name="t", max_parts=-1))  # fmt: skip
+        assert names == {0: [(TType.LIST, [])]}
+        assert open_txns_layouts(raw.call("get_open_txns")) == [TType.LIST]
+    finally:
+        raw.close()
+    assert conn.get_table("gen", "t").tableName == "t"
+    assert conn.get_table_objects_by_name("gen", ["t"])[0].tableName == "t"
+    assert conn.get_open_txns().open_txns == []
