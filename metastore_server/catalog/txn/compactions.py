@@ -30,16 +30,15 @@ partition the newest ``RETAINED[state]`` of each state are kept (HMS's
 from __future__ import annotations
 
 import json
-import random
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from metastore_server.catalog.core import shared_value
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.thrift_api import hms
 from storage import layout
-from storage.port import Condition, Put
 
 INITIATED = "initiated"
 WORKING = "working"
@@ -67,7 +66,6 @@ MAX_METRICS = 10_000
 DEFAULT_POOL = "default"
 _ACTIVE = (INITIATED, WORKING, READY_FOR_CLEANING, CLEANING)
 _REQUESTABLE = (hms.CompactionType.MAJOR, hms.CompactionType.MINOR, hms.CompactionType.REBALANCE)
-_ATTEMPTS = 200
 
 
 def _ms() -> int:
@@ -271,18 +269,9 @@ class Compactions:
     def _change(self, action: Callable[[Queue, int], Any]) -> Any:
         """Run ``action`` on the queue as read and store the result, compare-and-set on the
         value read (read again and retried when another call changed it meanwhile)."""
-        for attempt in range(_ATTEMPTS):
-            queue = self._read()
-            result = action(queue, self.clock())
-            if not queue.changed:
-                return result
-            column = layout.COMPACTION_STATE
-            condition = Condition(layout.META, layout.COMPACTIONS_ROW, column, queue.stored)
-            put = Put(layout.META, layout.COMPACTIONS_ROW, {column: queue.encode()})
-            if self._ctx.store.mutate([put], condition):
-                return result
-            time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
-        raise hms.MetaException(message="Compactions: other calls kept changing them; try again")
+        where = (layout.META, layout.COMPACTIONS_ROW, layout.COMPACTION_STATE)
+        return shared_value.change(self._ctx.store, where, self._read, action, self.clock,
+                                   "Compactions")  # fmt: skip
 
     # -- the Initiator's side --------------------------------------------------------------
 

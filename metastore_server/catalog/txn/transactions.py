@@ -21,7 +21,6 @@ the transaction's in the same change. The compaction queue is ``compactions.py``
 from __future__ import annotations
 
 import json
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,12 +28,12 @@ from typing import Any
 
 from thriftpy2.thrift import TApplicationException
 
+from metastore_server.catalog.core import shared_value
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.txn import lock_rules, view_state, write_id_state
 from metastore_server.catalog.txn.valid_lists import bit_set
 from metastore_server.thrift_api import hms
 from storage import layout
-from storage.port import Condition, Put
 
 #: HMS's hive.txn.timeout.
 DEFAULT_TIMEOUT_S = 300.0
@@ -42,7 +41,6 @@ DEFAULT_TIMEOUT_S = 300.0
 MAX_OPEN_BATCH = 1000
 #: How long an aborted transaction is still known as aborted (then: no such transaction).
 ABORTED_KEPT_S = 3600.0
-_ATTEMPTS = 200
 #: HMS's TXN_COMPONENTS operation letters of the operations add_dynamic_partitions takes.
 _OPERATIONS = {
     hms.DataOperationType.SELECT: "s",
@@ -253,18 +251,9 @@ class Transactions:
     def change(self, action: Callable[[LockTable, int], Any]) -> Any:
         """Run ``action`` on the locks as read and store the result, compare-and-set on the
         value read (read again and retried when another call changed it meanwhile)."""
-        for attempt in range(_ATTEMPTS):
-            table = self.read_state()
-            result = action(table, self.clock())
-            if not table.changed:
-                return result
-            condition = Condition(layout.META, layout.LOCKS_ROW, layout.LOCK_STATE, table.stored)
-            put = Put(layout.META, layout.LOCKS_ROW, {layout.LOCK_STATE: table.encode()})
-            if self._ctx.store.mutate([put], condition):
-                return result
-            # Lost to another change: back off a little, longer each time, at random.
-            time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
-        raise hms.MetaException(message="Locks: other calls kept changing them; try again")
+        where = (layout.META, layout.LOCKS_ROW, layout.LOCK_STATE)
+        return shared_value.change(self._ctx.store, where, self.read_state, action, self.clock,
+                                   "Locks")  # fmt: skip
 
     # -- locks -----------------------------------------------------------------------------
 
