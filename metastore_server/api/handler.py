@@ -2,7 +2,7 @@
 one area object. This module is the one place the areas are put together.
 
 Each area of the IDL is one module of ``metastore_server/api/`` with one class (``AREAS``
-below); the processor (``server/thrift_server.py``) looks a call up on the handler by its IDL
+below); the processor (``server/processor.py``) looks a call up on the handler by its IDL
 name and passes the arguments in IDL order. Where a method lives and why:
 ``docs/design.md#where-a-thrift-method-lives``.
 """

@@ -86,7 +86,9 @@ def _test(ttype: int, element: Any) -> _Test:
     if ttype == TType.STRING:
         return _is_bytes
     if ttype == TType.STRUCT:
-        return _struct_test(element)
+        # Made when first used: a struct may hold itself (a Table's materialized-view
+        # metadata holds its source Tables).
+        return lambda obj: _struct_test(element)(obj)
     if ttype in (TType.LIST, TType.SET):
         inner = _test(*_split(element))
         if inner is _is_bytes:

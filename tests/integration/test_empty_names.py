@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from thriftpy2.thrift import TApplicationException, TException, TType
 
-from metastore_server.server import thrift_server
+from metastore_server.server import processor
 from metastore_server.thrift_api import hms
 
 from .conftest import create_db, make_partition, make_table
@@ -184,8 +184,8 @@ def test_an_empty_or_null_name_is_answered_or_refused_as_declared(
     prepared, monkeypatch: pytest.MonkeyPatch, method: str, position: tuple[str, str | None],
     probe: str | None,
 ) -> None:  # fmt: skip
-    recorder = _Recorder(thrift_server.log)
-    monkeypatch.setattr(thrift_server, "log", recorder)
+    recorder = _Recorder(processor.log)
+    monkeypatch.setattr(processor, "log", recorder)
     conn = prepared.client()
     try:
         getattr(conn, method)(*_arguments(method, position, probe))

@@ -12,7 +12,7 @@ import thriftpy2
 from thriftpy2.rpc import make_client as make_thrift_client
 from thriftpy2.thrift import TApplicationException
 
-from metastore_server.thrift_api import hms
+from metastore_server.thrift_api import hms, make_client
 
 from .conftest import create_db, make_table
 from .test_write_ids import open_txns, snapshot
@@ -166,3 +166,27 @@ def test_a_2_3_10_client_reads_a_view_without_its_metadata(start_server, tmp_pat
     finally:
         client.close()
     assert (table.tableName, table.tableType, table.catName) == ("v", "MATERIALIZED_VIEW", None)
+
+
+def test_a_view_naming_its_source_tables_over_the_compact_protocol(start_server) -> None:
+    """A Table holds Tables (a view's source tables): read, checked as text and written back
+    on the protocol that checks every string (compact), and a bad string deep inside refused."""
+    server = start_server(protocol="compact")
+    conn = make_client(server.host, server.port, compact=True)
+    try:
+        create_db(conn, "mv")
+        source = hms.SourceTable(table=make_table("mv", "t"), insertedCount=1, updatedCount=0,
+                                 deletedCount=0)  # fmt: skip
+        mv = view("mv", "v", {"mv.t"})
+        mv.creationMetadata.sourceTables = [source]
+        conn.create_table(mv)
+        kept = conn.get_table("mv", "v").creationMetadata.sourceTables
+        assert [s.table.tableName for s in kept] == ["t"]
+        bad = view("mv", "w", {"mv.t"})
+        bad.creationMetadata.sourceTables = [hms.SourceTable(
+            table=hms.Table(tableName=b"\xff\xfe"), insertedCount=0, updatedCount=0,
+            deletedCount=0)]  # fmt: skip
+        with pytest.raises(hms.InvalidObjectException, match="not valid UTF-8"):
+            conn.create_table(bad)
+    finally:
+        conn.close()
