@@ -1,6 +1,6 @@
-"""One helper for every stored-only kind: named objects kept as rows of ``meta`` under
-``layout.registry_key(kind, name parts)``, the object encoded in ``c:o`` (Thrift binary by
-default), plus optional extra columns of the caller's.
+"""One helper for named objects kept as rows of ``meta`` (catalogs, data connectors and every
+stored-only kind of ``registry``) under ``layout.registry_key(kind, name parts)``, the object
+encoded in ``c:o`` (Thrift binary by default), plus optional extra columns of the caller's.
 
 Writes are compare-and-set on the object column, so two server processes sharing a store never
 both create one name, and a change based on a stale read is refused rather than lost.
