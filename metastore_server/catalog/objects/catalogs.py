@@ -16,7 +16,7 @@ import structlog
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.core.named_rows import NamedRows, Stored
+from metastore_server.catalog.core.named_rows import SingleNameRows
 from metastore_server.thrift_api import hms
 from storage import layout
 
@@ -36,7 +36,7 @@ class Catalogs:
 
     def __init__(self, ctx: CatalogContext) -> None:
         self._ctx = ctx
-        self._rows: NamedRows[hms.Catalog] = NamedRows(ctx.store, "catalog", hms.Catalog)
+        self._rows: SingleNameRows[hms.Catalog] = SingleNameRows(ctx.store, "catalog", hms.Catalog)
 
     def ensure_default(self) -> None:
         """Create the ``hive`` catalog on first start (at the warehouse root)."""
@@ -53,8 +53,7 @@ class Catalogs:
 
     def find(self, name: str | None) -> hms.Catalog | None:
         """The catalog, or None."""
-        stored = self._read(name)
-        return None if stored is None else stored.obj
+        return self._rows.find_name(name)
 
     def get(self, name: str | None) -> hms.Catalog:
         """The catalog; NoSuchObjectException when there is none."""
@@ -73,15 +72,11 @@ class Catalogs:
 
     def names(self) -> list[str]:
         """Every catalog's name, sorted."""
-        return sorted(stored.parts[0] for stored in self._rows.scan())
+        return self._rows.names()
 
     def create(self, catalog: hms.Catalog | None) -> None:
         """Create a catalog: a valid name and a location are required."""
-        if catalog is None or not catalog.name:
-            raise hms.InvalidObjectException(message="Catalog name cannot be empty")
-        name = names.normalize(catalog.name)
-        if not names.is_valid_name(name):
-            raise hms.InvalidObjectException(message=f"{catalog.name} is not a valid catalog name")
+        name = self._rows.new_name(None if catalog is None else catalog.name, "Catalog")
         if not catalog.locationUri:
             raise hms.InvalidObjectException(message="You must specify a path for the catalog")
         stored = copy.deepcopy(catalog)
@@ -95,7 +90,7 @@ class Catalogs:
         """Change a catalog's description or location (never its name)."""
         if new_catalog is None:
             raise hms.MetaException(message="New catalog cannot be null")
-        was = self._read(name)
+        was = self._rows.read_name(name)
         if was is None:
             raise hms.NoSuchObjectException(message=f"No catalog {names.normalize(name)}")
         current = was.obj
@@ -115,7 +110,7 @@ class Catalogs:
         if name == DEFAULT_CATALOG:
             raise hms.MetaException(message="Can not drop hive catalog")
         with self._ctx.write_lock:
-            was = self._read(name)
+            was = self._rows.read_name(name)
             if was is None:
                 raise hms.NoSuchObjectException(message=f"No catalog {name}")
             if self.database_names(name):
@@ -133,8 +128,3 @@ class Catalogs:
             for key, row in self._ctx.store.scan(layout.DATABASES)
             if catalog_of(from_bytes(hms.Database, row[layout.OBJECT])) == catalog
         )
-
-    def _read(self, name: str | None) -> Stored[hms.Catalog] | None:
-        """The stored catalog of that name with its row, or None (no name: None)."""
-        name = names.normalize(name)
-        return self._rows.read([name]) if name else None

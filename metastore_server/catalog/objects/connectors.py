@@ -17,7 +17,7 @@ import structlog
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.core.named_rows import NamedRows, Stored
+from metastore_server.catalog.core.named_rows import SingleNameRows
 from metastore_server.thrift_api import hms
 from storage import layout
 
@@ -33,14 +33,13 @@ class DataConnectors:
 
     def __init__(self, ctx: CatalogContext) -> None:
         self._ctx = ctx
-        self._rows: NamedRows[hms.DataConnector] = NamedRows(
+        self._rows: SingleNameRows[hms.DataConnector] = SingleNameRows(
             ctx.store, "connector", hms.DataConnector
         )
 
     def find(self, name: str | None) -> hms.DataConnector | None:
         """The connector, or None."""
-        stored = self._read(name)
-        return None if stored is None else stored.obj
+        return self._rows.find_name(name)
 
     def get(self, name: str | None) -> hms.DataConnector:
         """The connector; NoSuchObjectException when there is none."""
@@ -51,17 +50,12 @@ class DataConnectors:
 
     def names(self) -> list[str]:
         """Every connector's name, sorted."""
-        return sorted(stored.parts[0] for stored in self._rows.scan())
+        return self._rows.names()
 
     def create(self, connector: hms.DataConnector | None) -> None:
         """Record a connector: a valid name, a type and a URL are required."""
-        if connector is None or not connector.name:
-            raise hms.InvalidObjectException(message="Dataconnector name cannot be empty")
-        name = names.normalize(connector.name)
-        if not names.is_valid_name(name):
-            raise hms.InvalidObjectException(
-                message=f"{connector.name} is not a valid dataconnector name"
-            )
+        given = None if connector is None else connector.name
+        name = self._rows.new_name(given, "Dataconnector")
         if not connector.type:
             raise hms.InvalidObjectException(message="Dataconnector type cannot be empty")
         if not connector.url:
@@ -82,7 +76,7 @@ class DataConnectors:
         if new_connector is None:
             raise hms.MetaException(message="New dataconnector cannot be null")
         name = names.normalize(name)
-        was = self._read(name)
+        was = self._rows.read_name(name)
         if was is None:
             raise _missing(name)
         current = was.obj
@@ -103,7 +97,7 @@ class DataConnectors:
         one is NoSuchObjectException unless ``if_exists``."""
         name = names.normalize(name)
         with self._ctx.write_lock:
-            was = self._read(name)
+            was = self._rows.read_name(name)
             if was is None:
                 if if_exists:
                     return
@@ -125,8 +119,3 @@ class DataConnectors:
             if names.normalize(db.connector_name) == name:
                 found.append(key.decode("utf-8"))
         return sorted(found)
-
-    def _read(self, name: str | None) -> Stored[hms.DataConnector] | None:
-        """The stored connector of that name with its row, or None (no name: None)."""
-        name = names.normalize(name)
-        return self._rows.read([name]) if name else None
