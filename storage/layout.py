@@ -13,11 +13,10 @@
   Key ``locks``: every lock and transaction (``LOCKS_ROW``). Key ``compactions``: the
   compaction queue and history (``COMPACTIONS_ROW``; earlier versions: ``compaction \x00 <id>``).
   Keys ``indexes \x00 <table id>`` (a table's indexes), ``type \x00 <name>`` (a type),
-  ``pevent \x00 ...`` (a partition event mark), ``catalog \x00 <name>`` (a catalog),
-  ``connector \x00 <name>`` (a data connector), ``property \x00 <namespace> \x00 <map key>``
-  (a property map), ``uuid`` (the store's UUID), ``registry \x00 <kind> \x00 ...`` (a
-  stored-only object of HMS 4: scheduled queries, stored procedures, ...): see their key
-  functions
+  ``pevent \x00 ...`` (a partition event mark), ``property \x00 <namespace> \x00 <map key>``
+  (a property map), ``uuid`` (the store's UUID), ``registry \x00 <kind> \x00 ...`` (a named
+  object of one kind: catalogs, data connectors, and the stored-only objects of HMS 4:
+  scheduled queries, stored procedures, ...): see their key functions
 
 Partition keys start with the table's stable id, not its names: renaming a table rewrites one row,
 dropping it deletes one key range. The encoded values keep byte order equal to value order
@@ -428,34 +427,12 @@ def event_id(key: bytes) -> int:
     return int.from_bytes(key[len(_EVENT_PREFIX) :], "big")
 
 
-_CATALOG_PREFIX = b"catalog\x00"
-_CONNECTOR_PREFIX = b"connector\x00"
 _PROPERTY_PREFIX = b"property\x00"
 #: In ``meta``: the row of the store's UUID (``get_metastore_db_uuid``), in ``c:o`` as text.
 UUID_ROW = b"uuid"
 #: In a property map row (``property_key``): one column per property, the prefix followed by
 #: the property's name, holding its value (UTF-8).
 PROPERTY_COLUMN_PREFIX = b"c:p:"
-
-
-def catalog_key(name: str) -> bytes:
-    """Row key (in ``meta``) of a catalog; ``c:o`` holds the Catalog (Thrift binary)."""
-    return _CATALOG_PREFIX + name.encode("utf-8")
-
-
-def catalog_range() -> tuple[bytes, bytes]:
-    """[start, stop) of the catalog rows."""
-    return _CATALOG_PREFIX, prefix_successor(_CATALOG_PREFIX) or b""
-
-
-def connector_key(name: str) -> bytes:
-    """Row key (in ``meta``) of a data connector; ``c:o`` holds the DataConnector."""
-    return _CONNECTOR_PREFIX + name.encode("utf-8")
-
-
-def connector_range() -> tuple[bytes, bytes]:
-    """[start, stop) of the data connector rows."""
-    return _CONNECTOR_PREFIX, prefix_successor(_CONNECTOR_PREFIX) or b""
 
 
 def name_after_prefix(key: bytes) -> str:

@@ -1,5 +1,5 @@
 """The stored-only objects' helpers: the Quartz cron subset (``registry.cron``) and the one
-row helper every kind uses (``registry.rows``)."""
+row helper every kind uses (``core.named_rows``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from metastore_server.catalog.core.named_rows import NamedRows
 from metastore_server.catalog.registry import cron
-from metastore_server.catalog.registry.rows import NamedRows
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.embedded import SqliteStore

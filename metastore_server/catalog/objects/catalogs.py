@@ -1,6 +1,7 @@
 """Catalogs (HMS 3+): named groups of databases, each with a location and a description.
 
-Each catalog is one ``meta`` row (``layout.catalog_key``) holding the Catalog (Thrift binary).
+Each catalog is one ``meta`` row of kind ``catalog`` (``core.named_rows``) holding the Catalog
+(Thrift binary), created on the name's absence and altered or dropped by compare-and-set.
 The default catalog ``hive`` is made on first start at the warehouse root and is never dropped.
 Names are lower-cased. A database belongs to the catalog its row names (``Database.catalogName``;
 none: ``hive``); database names stay unique across catalogs (they key the database rows).
@@ -13,11 +14,11 @@ import copy
 import structlog
 
 from metastore_server.catalog.basics import names
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.core.named_rows import SingleNameRows
 from metastore_server.thrift_api import hms
 from storage import layout
-from storage.port import Condition, Delete, Put
 
 DEFAULT_CATALOG = names.DEFAULT_CATALOG
 DEFAULT_DESCRIPTION = "Default catalog for Hive"
@@ -35,6 +36,7 @@ class Catalogs:
 
     def __init__(self, ctx: CatalogContext) -> None:
         self._ctx = ctx
+        self._rows: SingleNameRows[hms.Catalog] = SingleNameRows(ctx.store, "catalog", hms.Catalog)
 
     def ensure_default(self) -> None:
         """Create the ``hive`` catalog on first start (at the warehouse root)."""
@@ -46,15 +48,12 @@ class Catalogs:
             locationUri=self._ctx.warehouse.root_uri,
             createTime=int(self._ctx.now()),
         )
-        self._insert(default)  # another process may have made it meanwhile: theirs stays
+        # another process may have made it meanwhile: theirs stays
+        self._rows.create([DEFAULT_CATALOG], default)
 
     def find(self, name: str | None) -> hms.Catalog | None:
         """The catalog, or None."""
-        name = names.normalize(name)
-        if not name:
-            return None
-        row = self._ctx.store.get(layout.META, layout.catalog_key(name))
-        return None if row is None else from_bytes(hms.Catalog, row[layout.OBJECT])
+        return self._rows.find_name(name)
 
     def get(self, name: str | None) -> hms.Catalog:
         """The catalog; NoSuchObjectException when there is none."""
@@ -73,25 +72,17 @@ class Catalogs:
 
     def names(self) -> list[str]:
         """Every catalog's name, sorted."""
-        start, stop = layout.catalog_range()
-        return sorted(
-            layout.name_after_prefix(key)
-            for key, _ in self._ctx.store.scan(layout.META, start, stop)
-        )
+        return self._rows.names()
 
     def create(self, catalog: hms.Catalog | None) -> None:
         """Create a catalog: a valid name and a location are required."""
-        if catalog is None or not catalog.name:
-            raise hms.InvalidObjectException(message="Catalog name cannot be empty")
-        name = names.normalize(catalog.name)
-        if not names.is_valid_name(name):
-            raise hms.InvalidObjectException(message=f"{catalog.name} is not a valid catalog name")
+        name = self._rows.new_name(None if catalog is None else catalog.name, "Catalog")
         if not catalog.locationUri:
             raise hms.InvalidObjectException(message="You must specify a path for the catalog")
         stored = copy.deepcopy(catalog)
         stored.name = name
         stored.createTime = stored.createTime or int(self._ctx.now())
-        if not self._insert(stored):
+        if not self._rows.create([name], stored):
             raise hms.AlreadyExistsException(message=f"Catalog {name} already exists")
         _log.info("catalog_created", catalog=name)
 
@@ -99,11 +90,10 @@ class Catalogs:
         """Change a catalog's description or location (never its name)."""
         if new_catalog is None:
             raise hms.MetaException(message="New catalog cannot be null")
-        key = layout.catalog_key(names.normalize(name))
-        row = self._ctx.store.get(layout.META, key)
-        if row is None:
+        was = self._rows.read_name(name)
+        if was is None:
             raise hms.NoSuchObjectException(message=f"No catalog {names.normalize(name)}")
-        current = from_bytes(hms.Catalog, row[layout.OBJECT])
+        current = was.obj
         if new_catalog.name and names.normalize(new_catalog.name) != current.name:
             raise hms.InvalidOperationException(message="Catalog name cannot be changed")
         updated = copy.deepcopy(current)
@@ -111,10 +101,7 @@ class Catalogs:
             updated.locationUri = new_catalog.locationUri
         if new_catalog.description is not None:
             updated.description = new_catalog.description
-        still = Condition(layout.META, key, layout.OBJECT, row[layout.OBJECT])
-        if not self._ctx.store.mutate(
-            [Put(layout.META, key, {layout.OBJECT: to_bytes(updated)})], still
-        ):
+        if not self._rows.replace(was, updated):
             raise hms.MetaException(message=f"Catalog {current.name} changed meanwhile, retry")
 
     def drop(self, name: str | None) -> None:
@@ -123,16 +110,14 @@ class Catalogs:
         if name == DEFAULT_CATALOG:
             raise hms.MetaException(message="Can not drop hive catalog")
         with self._ctx.write_lock:
-            key = layout.catalog_key(name)
-            row = self._ctx.store.get(layout.META, key)
-            if row is None:
+            was = self._rows.read_name(name)
+            if was is None:
                 raise hms.NoSuchObjectException(message=f"No catalog {name}")
             if self.database_names(name):
                 raise hms.InvalidOperationException(
                     message=f"Cannot drop catalog {name} while it still contains databases"
                 )
-            still = Condition(layout.META, key, layout.OBJECT, row[layout.OBJECT])
-            if not self._ctx.store.mutate([Delete(layout.META, key)], still):
+            if not self._rows.delete(was):
                 raise hms.NoSuchObjectException(message=f"No catalog {name}")
         _log.info("catalog_dropped", catalog=name)
 
@@ -142,11 +127,4 @@ class Catalogs:
             key.decode("utf-8")
             for key, row in self._ctx.store.scan(layout.DATABASES)
             if catalog_of(from_bytes(hms.Database, row[layout.OBJECT])) == catalog
-        )
-
-    def _insert(self, catalog: hms.Catalog) -> bool:
-        key = layout.catalog_key(catalog.name)
-        return self._ctx.store.mutate(
-            [Put(layout.META, key, {layout.OBJECT: to_bytes(catalog)})],
-            Condition(layout.META, key, layout.OBJECT, None),
         )

@@ -2,9 +2,10 @@
 parameters, owner) that REMOTE databases name. Stored only: nothing here ever reaches the
 remote source.
 
-Each connector is one ``meta`` row (``layout.connector_key``) holding the DataConnector
-(Thrift binary); names are lower-cased. Creating is a put on the row's absence, altering and
-dropping a compare-and-set on the row as read, so two server processes never both win.
+Each connector is one ``meta`` row of kind ``connector`` (``core.named_rows``) holding the
+DataConnector (Thrift binary); names are lower-cased. Creating is a put on the row's absence,
+altering and dropping a compare-and-set on the row as read, so two server processes never both
+win.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import copy
 import structlog
 
 from metastore_server.catalog.basics import names
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.core.named_rows import SingleNameRows
 from metastore_server.thrift_api import hms
 from storage import layout
-from storage.port import Condition, Delete, Put
 
 _log = structlog.get_logger(__name__)
 
@@ -32,14 +33,13 @@ class DataConnectors:
 
     def __init__(self, ctx: CatalogContext) -> None:
         self._ctx = ctx
+        self._rows: SingleNameRows[hms.DataConnector] = SingleNameRows(
+            ctx.store, "connector", hms.DataConnector
+        )
 
     def find(self, name: str | None) -> hms.DataConnector | None:
         """The connector, or None."""
-        name = names.normalize(name)
-        if not name:
-            return None
-        row = self._ctx.store.get(layout.META, layout.connector_key(name))
-        return None if row is None else from_bytes(hms.DataConnector, row[layout.OBJECT])
+        return self._rows.find_name(name)
 
     def get(self, name: str | None) -> hms.DataConnector:
         """The connector; NoSuchObjectException when there is none."""
@@ -50,21 +50,12 @@ class DataConnectors:
 
     def names(self) -> list[str]:
         """Every connector's name, sorted."""
-        start, stop = layout.connector_range()
-        return sorted(
-            layout.name_after_prefix(key)
-            for key, _ in self._ctx.store.scan(layout.META, start, stop)
-        )
+        return self._rows.names()
 
     def create(self, connector: hms.DataConnector | None) -> None:
         """Record a connector: a valid name, a type and a URL are required."""
-        if connector is None or not connector.name:
-            raise hms.InvalidObjectException(message="Dataconnector name cannot be empty")
-        name = names.normalize(connector.name)
-        if not names.is_valid_name(name):
-            raise hms.InvalidObjectException(
-                message=f"{connector.name} is not a valid dataconnector name"
-            )
+        given = None if connector is None else connector.name
+        name = self._rows.new_name(given, "Dataconnector")
         if not connector.type:
             raise hms.InvalidObjectException(message="Dataconnector type cannot be empty")
         if not connector.url:
@@ -75,9 +66,7 @@ class DataConnectors:
         stored.createTime = stored.createTime or int(self._ctx.now())
         if stored.ownerName and stored.ownerType is None:
             stored.ownerType = hms.PrincipalType.USER
-        key = layout.connector_key(name)
-        put = Put(layout.META, key, {layout.OBJECT: to_bytes(stored)})
-        if not self._ctx.store.mutate([put], Condition(layout.META, key, layout.OBJECT, None)):
+        if not self._rows.create([name], stored):
             raise hms.AlreadyExistsException(message=f"Dataconnector {name} already exists")
         _log.info("dataconnector_created", connector=name, type=stored.type)
 
@@ -87,11 +76,10 @@ class DataConnectors:
         if new_connector is None:
             raise hms.MetaException(message="New dataconnector cannot be null")
         name = names.normalize(name)
-        key = layout.connector_key(name)
-        row = self._ctx.store.get(layout.META, key)
-        if row is None:
+        was = self._rows.read_name(name)
+        if was is None:
             raise _missing(name)
-        current = from_bytes(hms.DataConnector, row[layout.OBJECT])
+        current = was.obj
         if new_connector.name and names.normalize(new_connector.name) != name:
             raise hms.MetaException(message="Dataconnector name cannot be changed")
         updated = copy.deepcopy(current)
@@ -101,10 +89,7 @@ class DataConnectors:
                 setattr(updated, field, value)
         if new_connector.parameters is not None:
             updated.parameters = dict(new_connector.parameters)
-        still = Condition(layout.META, key, layout.OBJECT, row[layout.OBJECT])
-        if not self._ctx.store.mutate(
-            [Put(layout.META, key, {layout.OBJECT: to_bytes(updated)})], still
-        ):
+        if not self._rows.replace(was, updated):
             raise hms.MetaException(message=f"Dataconnector {name} changed meanwhile, retry")
 
     def drop(self, name: str | None, if_exists: bool) -> None:
@@ -112,9 +97,8 @@ class DataConnectors:
         one is NoSuchObjectException unless ``if_exists``."""
         name = names.normalize(name)
         with self._ctx.write_lock:
-            key = layout.connector_key(name)
-            row = self._ctx.store.get(layout.META, key)
-            if row is None:
+            was = self._rows.read_name(name)
+            if was is None:
                 if if_exists:
                     return
                 raise _missing(name)
@@ -123,8 +107,7 @@ class DataConnectors:
                 raise hms.InvalidOperationException(
                     message=f"Dataconnector {name} is in use by databases: {', '.join(users)}"
                 )
-            still = Condition(layout.META, key, layout.OBJECT, row[layout.OBJECT])
-            if not self._ctx.store.mutate([Delete(layout.META, key)], still) and not if_exists:
+            if not self._rows.delete(was) and not if_exists:
                 raise _missing(name)
         _log.info("dataconnector_dropped", connector=name)
 

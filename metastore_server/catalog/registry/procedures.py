@@ -16,8 +16,8 @@ from typing import Generic, TypeVar
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.core.named_rows import CAS_TRIES, NamedRows
 from metastore_server.catalog.objects.databases import Databases
-from metastore_server.catalog.registry.rows import CAS_TRIES, NamedRows
 from metastore_server.thrift_api import hms
 
 T = TypeVar("T")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.registry.rows import CAS_TRIES, NamedRows
+from metastore_server.catalog.core.named_rows import CAS_TRIES, NamedRows
 from metastore_server.thrift_api import hms
 
 _UPDATED = ("metadata", "progress", "messageFormat")

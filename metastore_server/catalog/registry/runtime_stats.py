@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.registry.rows import NamedRows
+from metastore_server.catalog.core.named_rows import NamedRows
 from metastore_server.thrift_api import hms
 from storage import layout
 

@@ -20,8 +20,8 @@ import json
 from dataclasses import asdict, dataclass, replace
 
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.core.named_rows import CAS_TRIES, NamedRows, Stored
 from metastore_server.catalog.registry import cron
-from metastore_server.catalog.registry.rows import CAS_TRIES, NamedRows, Stored
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.port import Delete, Put

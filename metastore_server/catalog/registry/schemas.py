@@ -14,8 +14,8 @@ import copy
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.core.named_rows import CAS_TRIES, NamedRows, Stored
 from metastore_server.catalog.objects.databases import Databases
-from metastore_server.catalog.registry.rows import CAS_TRIES, NamedRows, Stored
 from metastore_server.thrift_api import hms
 
 _ALTERED = ("schemaType", "compatibility", "validationLevel", "canEvolve", "schemaGroup",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.registry.rows import CAS_TRIES, Stored
+from metastore_server.catalog.core.named_rows import CAS_TRIES, Stored
 from metastore_server.catalog.registry.wm_parts import find_pool, parent_of, pool_path
 from metastore_server.catalog.registry.wm_store import (
     DEFAULT_POOL,

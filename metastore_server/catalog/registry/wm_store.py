@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.registry.rows import CAS_TRIES, NamedRows, Stored
+from metastore_server.catalog.core.named_rows import CAS_TRIES, NamedRows, Stored
 from metastore_server.thrift_api import hms
 
 #: The namespace of requests that name none.

@@ -1,6 +1,6 @@
-"""One helper for every stored-only kind: named objects kept as rows of ``meta`` under
-``layout.registry_key(kind, name parts)``, the object encoded in ``c:o`` (Thrift binary by
-default), plus optional extra columns of the caller's.
+"""One helper for named objects kept as rows of ``meta`` (catalogs, data connectors and every
+stored-only kind of ``registry``) under ``layout.registry_key(kind, name parts)``, the object
+encoded in ``c:o`` (Thrift binary by default), plus optional extra columns of the caller's.
 
 Writes are compare-and-set on the object column, so two server processes sharing a store never
 both create one name, and a change based on a stale read is refused rather than lost.
@@ -12,7 +12,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.thrift_api import hms
 from storage import layout
 from storage.port import Condition, Delete, Put, StoragePort
 
@@ -123,3 +125,34 @@ class NamedRows(Generic[T]):
         """Delete an object read as ``was`` (with ``also``); False when it changed or went."""
         ops = [self.delete_op(was.parts), *also]
         return self._store.mutate(ops, self.guard(was.parts, was.blob))
+
+
+class SingleNameRows(NamedRows[T]):
+    """The objects of one kind each named by one name, lower-cased as HMS keeps names
+    (catalogs, data connectors)."""
+
+    def read_name(self, name: str | None) -> Stored[T] | None:
+        """The object of that name (normalised) with its row, or None (no name: None)."""
+        name = names.normalize(name)
+        return self.read([name]) if name else None
+
+    def find_name(self, name: str | None) -> T | None:
+        """The object of that name (normalised), or None."""
+        stored = self.read_name(name)
+        return None if stored is None else stored.obj
+
+    def names(self) -> list[str]:
+        """Every object's name, sorted."""
+        return sorted(stored.parts[0] for stored in self.scan())
+
+    @staticmethod
+    def new_name(name: str | None, label: str) -> str:
+        """The normalised name of a new object called ``name``: InvalidObjectException when it
+        is empty or not a valid name (``label``: the kind as HMS's messages name it, e.g.
+        ``Catalog``)."""
+        if not name:
+            raise hms.InvalidObjectException(message=f"{label} name cannot be empty")
+        normalized = names.normalize(name)
+        if not names.is_valid_name(normalized):
+            raise hms.InvalidObjectException(message=f"{name} is not a valid {label.lower()} name")
+        return normalized
