@@ -435,11 +435,6 @@ UUID_ROW = b"uuid"
 PROPERTY_COLUMN_PREFIX = b"c:p:"
 
 
-def name_after_prefix(key: bytes) -> str:
-    """The name of a catalog or connector row (what follows its kind's prefix)."""
-    return key.split(b"\x00", 1)[1].decode("utf-8")
-
-
 def property_key(namespace: str, map_key: str) -> bytes:
     """Row key (in ``meta``) of one property map of a namespace (``set_properties``)."""
     return _PROPERTY_PREFIX + namespace.encode("utf-8") + _SEPARATOR + map_key.encode("utf-8")
