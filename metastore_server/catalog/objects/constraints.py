@@ -68,12 +68,13 @@ class Constraints:
         child = self._table(first.fktable_db, first.fktable_name, "Child")
         parent = self._table(first.pktable_db, first.pktable_name, "Parent")
         name = (first.fk_name or f"fk_{uuid.uuid4().hex[:16]}").lower()
-        referenced = {(c.pkcolumn_name or "").lower() for c in columns}
-        key_name = self._referenced_key(parent, referenced)
-        stored = []
-        for seq, column in enumerate(columns, start=1):
+        keys = self._parent_keys(parent)
+        for column in columns:  # then missing columns, as HMS checks them
             self._require_column(child, column.fkcolumn_name, "Child")
             self._require_column(parent, column.pkcolumn_name, "Parent")
+        key_name = _referenced_key(parent, keys, {(c.pkcolumn_name or "").lower() for c in columns})
+        stored = []
+        for seq, column in enumerate(columns, start=1):
             stored.append(hms.SQLForeignKey(
                 pktable_db=parent.db, pktable_name=parent.name,
                 pkcolumn_name=column.pkcolumn_name.lower(), fktable_db=child.db,
@@ -86,10 +87,10 @@ class Constraints:
             ))  # fmt: skip
         self._add(child, name, _FK, stored)
 
-    def _referenced_key(self, parent: TableRef, referenced: set[str]) -> str:
-        """The name of the parent's primary key, or else of a unique constraint of it, that
-        holds every referenced column (MetaException, HMS's words, when it has neither)."""
-        keys: dict[str, set[str]] = {}  # the primary key first
+    def _parent_keys(self, parent: TableRef) -> dict[str, set[str]]:
+        """The parent's primary key and unique constraints (name -> columns, the primary key
+        first); MetaException, HMS's words, when it has none."""
+        keys: dict[str, set[str]] = {}
         stored = self._stored(parent)
         for wanted in (_PK, _UK):
             for kind, columns in stored:
@@ -101,14 +102,7 @@ class Constraints:
                 message="Trying to define foreign key but there are no primary keys or unique "
                 f"keys for referenced table {parent.db}.{parent.name}"
             )
-        for name, held in keys.items():
-            if referenced <= held:
-                return name
-        missing = sorted(referenced - set().union(*keys.values())) or sorted(referenced)
-        raise hms.MetaException(
-            message=f"Foreign key references {parent.db}.{parent.name}.{missing[0]}, which is "
-            "not in its primary key or a unique constraint"
-        )
+        return keys
 
     def add_unique(self, columns: Sequence[hms.SQLUniqueConstraint] | None) -> None:
         """Record a unique constraint over the columns given (one name, HMS's or generated)."""
@@ -303,3 +297,16 @@ _HOLDERS = {
     _DC: _holder(hms.SQLDefaultConstraint),
     _CC: _holder(hms.SQLCheckConstraint),
 }
+
+
+def _referenced_key(parent: TableRef, keys: dict[str, set[str]], referenced: set[str]) -> str:
+    """The name of the parent's key (``keys``: the primary key first, then unique
+    constraints) that holds every referenced column (MetaException when none does)."""
+    for name, held in keys.items():
+        if referenced <= held:
+            return name
+    missing = sorted(referenced - set().union(*keys.values())) or sorted(referenced)
+    raise hms.MetaException(
+        message=f"Foreign key references {parent.db}.{parent.name}.{missing[0]}, which is "
+        "not in its primary key or a unique constraint"
+    )
