@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from metastore_server.api import arguments
 from metastore_server.api.meta_conf import MetaConf
 from metastore_server.catalog.facade import Catalog
 
@@ -30,3 +31,8 @@ class Area:
     def __init__(self, catalog: Catalog, settings: ServerSettings) -> None:
         self.catalog = catalog
         self.settings = settings
+
+    def database_in(self, catalog: str | None, name: str | None) -> str:
+        """The database a call names, checked against the catalog it names (the catalog
+        field, else an ``@cat#`` prefix, else ``hive``): ``arguments.database_in``."""
+        return arguments.database_in(self.catalog.databases, catalog, name)
