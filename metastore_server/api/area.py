@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from metastore_server.api import arguments
 from metastore_server.api.meta_conf import MetaConf
 from metastore_server.catalog.facade import Catalog
+from metastore_server.thrift_api import hms
 
 
 @dataclass
@@ -36,3 +37,11 @@ class Area:
         """The database a call names, checked against the catalog it names (the catalog
         field, else an ``@cat#`` prefix, else ``hive``): ``arguments.database_in``."""
         return arguments.database_in(self.catalog.databases, catalog, name)
+
+    def listed_database(self, catalog: str | None, name: str | None) -> str | None:
+        """``database_in`` for the listing calls: None (list nothing, as for a database that
+        exists nowhere) when the database is not in the catalog named."""
+        try:
+            return self.database_in(catalog, name)
+        except hms.NoSuchObjectException:
+            return None

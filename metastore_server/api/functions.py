@@ -29,7 +29,8 @@ class FunctionCalls(Area):
 
     def get_functions(self, dbName: str, pattern: str) -> list[str]:  # noqa: N803
         """Names of a database's functions matching an HMS pattern."""
-        return self.catalog.functions.names(self.database_in(None, dbName), pattern)
+        db = self.listed_database(None, dbName)
+        return [] if db is None else self.catalog.functions.names(db, pattern)
 
     def get_function(self, dbName: str, funcName: str) -> hms.Function:  # noqa: N803
         """A function; NoSuchObjectException when it does not exist."""

@@ -28,7 +28,8 @@ class MaterializedViewCalls(Area):
 
     def get_materialized_views_for_rewriting(self, db_name: str) -> list[str]:
         """The names of a database's materialized views that rewriting may use."""
-        views = self.catalog.views.for_rewriting(self.database_in(None, db_name))
+        db = self.listed_database(None, db_name)
+        views = [] if db is None else self.catalog.views.for_rewriting(db)
         return sorted(view.tableName for view in views)
 
     def get_all_materialized_view_objects_for_rewriting(self) -> list[hms.Table]:

@@ -90,12 +90,9 @@ class PartitionReadCalls(Area):
     def get_partitions_pspec(
         self, db_name: str, tbl_name: str, max_parts: int
     ) -> list[hms.PartitionSpec]:
-        """The table's partitions as specs (grouped when the table asks for it). A prefix
-        naming another catalog is dropped to find the table, then refused."""
-        db, table = (db_name or "").lower(), (tbl_name or "").lower()
-        ref = self.catalog.tables.get(
-            self.database_in(None, db_name, drop_other_catalog=True), object_name(tbl_name)
-        )
+        """The table's partitions as specs (grouped when the table asks for it)."""
+        db, table = self.database_in(None, db_name), (tbl_name or "").lower()
+        ref = self.catalog.tables.get(db, object_name(tbl_name))
         limit = partition_specs.java_short(max_parts)
         parts = self.get_partitions(db_name, tbl_name, limit).decode()
         return partition_specs.specs_of(ref.table, parts, db, table)
@@ -197,11 +194,8 @@ class PartitionReadCalls(Area):
         filter: str,  # noqa: A002 (IDL name)
         max_parts: int,
     ) -> list[hms.PartitionSpec]:
-        """The partitions matching a filter as specs (the list spec names the table as sent).
-        A prefix naming another catalog is dropped to find the table, then refused."""
-        ref = self.catalog.tables.find(
-            self.database_in(None, db_name, drop_other_catalog=True), object_name(tbl_name)
-        )
+        """The partitions matching a filter as specs (the list spec names the table as sent)."""
+        ref = self.catalog.tables.find(self.database_in(None, db_name), object_name(tbl_name))
         if ref is None:  # named as sent (get_partitions_pspec lower-cases them first)
             raise hms.NoSuchObjectException(message=f"{db_name}.{tbl_name} table not found")
         limit = partition_specs.java_short(max_parts)

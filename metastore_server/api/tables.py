@@ -245,11 +245,13 @@ class TableCalls(Area):
 
     def get_tables(self, db_name: str, pattern: str) -> list[str]:
         """Names of a database's tables matching an HMS pattern."""
-        return self.catalog.tables.names(self.database_in(None, db_name), pattern)
+        db = self.listed_database(None, db_name)
+        return [] if db is None else self.catalog.tables.names(db, pattern)
 
     def get_all_tables(self, db_name: str) -> list[str]:
         """Names of every table of a database."""
-        return self.catalog.tables.names(self.database_in(None, db_name))
+        db = self.listed_database(None, db_name)
+        return [] if db is None else self.catalog.tables.names(db)
 
     def get_tables_by_type(self, db_name: str, pattern: str, tableType: str) -> list[str]:  # noqa: N803
         """Names of a database's tables of one type matching a pattern; MetaException (HMS's
@@ -259,9 +261,8 @@ class TableCalls(Area):
                 message="java.lang.IllegalArgumentException: No enum constant "
                 f"org.apache.hadoop.hive.metastore.TableType.{tableType}"
             )
-        return self.catalog.tables.names(
-            self.database_in(None, db_name), pattern, tableType or None
-        )
+        db = self.listed_database(None, db_name)
+        return [] if db is None else self.catalog.tables.names(db, pattern, tableType or None)
 
     def get_table_meta(
         self, db_patterns: str, tbl_patterns: str, tbl_types: list[str]
@@ -286,8 +287,7 @@ class TableCalls(Area):
         max_tables: int,
     ) -> list[str]:
         """Names of the tables whose owner, last access time or parameters match a filter
-        (UnknownDBException without a database, InvalidOperationException without a filter).
-        A prefix naming another catalog is dropped."""
+        (UnknownDBException without a database, InvalidOperationException without a filter)."""
         if not dbname:
             raise hms.UnknownDBException(message="DB name is null or empty")
         if filter is None:
