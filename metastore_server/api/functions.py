@@ -4,7 +4,7 @@ dropped. See ``docs/compatibility.md``."""
 from __future__ import annotations
 
 from metastore_server.api.area import Area
-from metastore_server.api.arguments import catalog_field, object_name
+from metastore_server.api.arguments import catalog_field, catalog_named, object_name
 from metastore_server.thrift_api import hms
 
 
@@ -34,7 +34,9 @@ class FunctionCalls(Area):
 
     def get_function(self, dbName: str, funcName: str) -> hms.Function:  # noqa: N803
         """A function; NoSuchObjectException when it does not exist."""
-        return self.catalog.functions.get(self.database_in(None, dbName), object_name(funcName))
+        found = self.catalog.functions.get(self.database_in(None, dbName), object_name(funcName))
+        found.catName = catalog_named(None, dbName)
+        return found
 
     def get_all_functions(self) -> hms.GetAllFunctionsResponse:
         """Every function of every database."""

@@ -7,7 +7,7 @@ decode them into their result struct. Filters: ``docs/filters.md``.
 from __future__ import annotations
 
 from metastore_server.api.area import Area
-from metastore_server.api.arguments import catalog_field, object_name, required
+from metastore_server.api.arguments import catalog_field, catalog_named, object_name, required
 from metastore_server.catalog.basics.encoded import EncodedPartitions
 from metastore_server.catalog.partitions import specs as partition_specs
 from metastore_server.thrift_api import hms
@@ -22,9 +22,11 @@ class PartitionReadCalls(Area):
 
     def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         """The partition of these values."""
-        return self.catalog.partition_reads.get(
+        part = self.catalog.partition_reads.get(
             self.database_in(None, db_name), object_name(tbl_name), part_vals
         )
+        part.catName = catalog_named(None, db_name)
+        return part
 
     def get_partition_with_auth(
         self,
@@ -39,9 +41,11 @@ class PartitionReadCalls(Area):
 
     def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> hms.Partition:
         """The partition of a name ``k1=v1/k2=v2``."""
-        return self.catalog.partition_reads.get_by_name(
+        part = self.catalog.partition_reads.get_by_name(
             self.database_in(None, db_name), object_name(tbl_name), part_name
         )
+        part.catName = catalog_named(None, db_name)
+        return part
 
     def get_partitions_by_names(
         self, db_name: str, tbl_name: str, names: list[str]

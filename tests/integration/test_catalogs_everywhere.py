@@ -99,11 +99,12 @@ def test_hive_or_a_missing_catalog_does_not_find_the_database(sales) -> None:
 def test_partitions(sales) -> None:
     client = sales
     part = client.get_partition(SPARK, "orders", ["1"])
-    assert part.values == ["1"]
+    assert (part.values, part.catName) == (["1"], "spark")
     got = client.get_partition_req(
         hms.GetPartitionRequest(dbName="sales", tblName="orders", partVals=["1"], catName="spark")
     )
-    assert got.partition.values == ["1"]
+    assert (got.partition.values, got.partition.catName) == (["1"], "spark")
+    assert client.get_partition_by_name(SPARK, "orders", "d=1").catName == "spark"
     assert client.get_partition_names(SPARK, "orders", -1) == ["d=1"]
     names = client.fetch_partition_names_req(
         hms.PartitionsRequest(dbName="sales", tblName="orders", catName="spark")
@@ -141,7 +142,8 @@ def test_functions(sales) -> None:
     )  # fmt: skip
     client.create_function(function)
     assert client.get_functions(SPARK, "*") == ["f"]
-    assert client.get_function(SPARK, "f").className == "x.F"
+    found = client.get_function(SPARK, "f")
+    assert (found.className, found.catName) == ("x.F", "spark")
     assert "sales does not exist" in _missing(client.get_function, "sales", "f")
     client.drop_function(SPARK, "f")
     assert client.get_functions(SPARK, "*") == []
