@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from metastore_server.api import arguments
 from metastore_server.api.meta_conf import MetaConf
 from metastore_server.catalog.facade import Catalog
+from metastore_server.thrift_api import hms
 
 
 @dataclass
@@ -30,3 +32,16 @@ class Area:
     def __init__(self, catalog: Catalog, settings: ServerSettings) -> None:
         self.catalog = catalog
         self.settings = settings
+
+    def database_in(self, catalog: str | None, name: str | None) -> str:
+        """The database a call names, checked against the catalog it names (the catalog
+        field, else an ``@cat#`` prefix, else ``hive``): ``arguments.database_in``."""
+        return arguments.database_in(self.catalog.databases, catalog, name)
+
+    def listed_database(self, catalog: str | None, name: str | None) -> str | None:
+        """``database_in`` for the listing calls: None (list nothing, as for a database that
+        exists nowhere) when the database is not in the catalog named."""
+        try:
+            return self.database_in(catalog, name)
+        except hms.NoSuchObjectException:
+            return None

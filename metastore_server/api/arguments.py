@@ -1,9 +1,9 @@
 """The argument checks every area of the Thrift face shares: names as HMS stores them, missing
 requests, and the flags an ``EnvironmentContext`` carries.
 
-Database arguments may carry a catalog prefix (``@hive#db``, sent by Hive 3+ clients); the
-calls here serve the default catalog (``hive``) only; the database calls read other catalogs
-(``api/databases.py``). See ``docs/hms-api.md``.
+Database arguments may carry a catalog prefix (``@cat#db``, sent by Hive 3+ clients) and
+requests a catalog field: :func:`database_in` resolves both, for every area. See
+``docs/hms-api.md``.
 """
 
 from __future__ import annotations
@@ -13,39 +13,63 @@ from typing import TypeVar
 from thriftpy2.thrift import TApplicationException
 
 from metastore_server.catalog.basics import names
+from metastore_server.catalog.objects.databases import Databases
 from metastore_server.thrift_api import hms
 
 T = TypeVar("T")
 
 
-def database_name(name: str | None, *, drop_other_catalog: bool = False) -> str:
-    """The database of a (possibly catalog-prefixed) argument, trimmed and lower-case;
-    MetaException for none (HMS fails on a null name; an empty one names no database).
+def database_in(databases: Databases, catalog: str | None, name: str | None) -> str:
+    """The one catalog resolver of the calls that name a database: the database of a
+    (possibly ``@cat#db``-prefixed) argument, trimmed and lower-case, after checking it lives
+    in the catalog named (the request's catalog field when set, else the prefix, else
+    ``hive``). MetaException for no name (HMS fails on a null name; an empty one names no
+    database).
 
-    A prefix naming another catalog than ``hive`` is refused with NoSuchObjectException
-    ``Catalog X does not exist``; with ``drop_other_catalog`` it is dropped instead and the
-    database of that name in the default catalog is meant (what the partition-spec calls and
-    ``get_table_names_by_filter`` have always done).
+    Database names are unique across catalogs: a database of another catalog, or a catalog
+    that does not exist, is NoSuchObjectException ``Database C.D does not exist``; a database
+    that exists nowhere passes, the call answering as it does for a missing database.
     """
     if name is None:
         raise hms.MetaException(message="Database name cannot be null")
-    catalog, db = names.split_catalog(name)
-    if catalog != names.DEFAULT_CATALOG and not drop_other_catalog:
-        raise hms.NoSuchObjectException(message=f"Catalog {catalog} does not exist")
+    prefixed, db = names.split_catalog(name)
+    databases.check_catalog(db, names.normalize(catalog) or prefixed)
     return db
+
+
+def with_catalog(catalog: str | None, name: str | None) -> str | None:
+    """A request's database name as the legacy call it delegates to reads it: prefixed
+    ``@cat#db`` when the request names a catalog (its field wins over a prefix)."""
+    if not catalog or name is None:
+        return name
+    return f"@{names.normalize(catalog)}#{names.split_catalog(name)[1] or '!'}"
+
+
+def catalog_field(obj: object) -> str | None:
+    """The catalog a request or object sent names (its ``catName`` or ``catalogName``
+    field; None for one without)."""
+    return getattr(obj, "catName", None) or getattr(obj, "catalogName", None)
+
+
+def catalog_named(catalog: str | None, name: str | None) -> str:
+    """The catalog a call names (its catalog field, else its database argument's prefix,
+    else ``hive``): once :func:`database_in` passed, the catalog of the database named."""
+    return names.normalize(catalog) or names.split_catalog(name)[0]
+
+
+def stamp_tables(tables: list[hms.Table], catalog: str) -> list[hms.Table]:
+    """Tables answered, carrying their catalog as HMS 4 fills ``Table.catName`` (rows keep
+    none: the catalog is the database's; a 2.3 client skips the field)."""
+    for table in tables:
+        if table is not None:
+            table.catName = catalog
+    return tables
 
 
 def object_name(name: str | None) -> str:
     """A table's, function's or index's name as HMS stores it: trimmed and lower-case (also
     a database's, in the calls that read no catalog prefix: ``@hive#db`` is then no name)."""
     return names.normalize(name)
-
-
-def require_default_catalog(catalog: str | None) -> None:
-    """Refuse a request's catalog field naming another catalog than ``hive``
-    (NoSuchObjectException ``Catalog X does not exist``, X as sent); None or empty is fine."""
-    if catalog and names.normalize(catalog) != names.DEFAULT_CATALOG:
-        raise hms.NoSuchObjectException(message=f"Catalog {catalog} does not exist")
 
 
 def required(value: T | None, what: str) -> T:

@@ -4,33 +4,65 @@ constraints, added with a table or after it, listed and dropped. See
 
 from __future__ import annotations
 
+import copy
+
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import (
+    catalog_named,
     context_properties,
-    require_default_catalog,
+    database_in,
     required,
 )
 from metastore_server.api.tables import create_table
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.objects.constraints import CHECK, DEFAULT, NOT_NULL, UNIQUE
+from metastore_server.catalog.objects.databases import Databases
 from metastore_server.thrift_api import hms
 
 
-def _table_of(request: object, what: str) -> tuple[str, str]:
-    """The (db, table) a constraints request names (MetaException for a missing one)."""
+def _table_of(request: object, what: str) -> tuple[str | None, str, str]:
+    """The (catalog, db, table) a constraints request names (MetaException for a missing
+    one); the database is resolved by the caller."""
     request = required(request, what)
-    require_default_catalog(request.catName)  # type: ignore[attr-defined]
     db, table = request.db_name, request.tbl_name  # type: ignore[attr-defined]
     for name, value in (("db_name", db), ("tbl_name", table)):
         if value is None:  # required fields of the request (HMS: a protocol error)
             raise hms.MetaException(message=f"Required field '{name}' is unset")
-    return db, table
+    return request.catName, db, table  # type: ignore[attr-defined]
+
+
+_DB_FIELDS = ("table_db", "fktable_db", "pktable_db")
+
+
+def resolve_keys(databases: Databases, keys: list | None) -> list | None:
+    """Constraint columns sent, their databases checked against their catalog (kept without
+    one: the catalog is the database's)."""
+    for key in keys or []:
+        if key is None:
+            continue
+        for field in _DB_FIELDS:
+            value = getattr(key, field, None)
+            if value is not None:
+                setattr(key, field, database_in(databases, key.catName, value))
+    return keys
+
+
+def stamped(keys: list | None, catalog: str) -> list | None:
+    """Constraints answered, carrying their catalog (as HMS 4 fills ``catName``)."""
+    for key in keys or []:
+        key.catName = catalog
+    return keys
 
 
 def create_with_constraints(catalog: Catalog, req: hms.CreateTableRequest) -> None:
     """Create the table of a ``CreateTableRequest`` with its constraints (its environment
     context read as ``create_table_with_environment_context`` reads it), in one change."""
     keys = catalog.constraints
+    for found in (
+        req.primaryKeys, req.foreignKeys, req.uniqueConstraints, req.notNullConstraints,
+        req.defaultConstraints, req.checkConstraints,
+    ):  # fmt: skip
+        resolve_keys(catalog.databases, found)
 
     def add_keys() -> None:
         keys.add_primary_key(req.primaryKeys)
@@ -72,62 +104,77 @@ class ConstraintCalls(Area):
     def drop_constraint(self, req: hms.DropConstraintRequest) -> None:
         """Drop a constraint (of any kind) by name."""
         req = required(req, "DropConstraintRequest")
-        self.catalog.constraints.drop(req.dbname, req.tablename, req.constraintname)
+        db = self.database_in(req.catName, req.dbname) if req.dbname is not None else None
+        self.catalog.constraints.drop(db, req.tablename, req.constraintname)
+
+    def _keys(self, keys: list | None) -> list | None:
+        return resolve_keys(self.catalog.databases, keys)
+
+    def _read(self, request: object, what: str) -> tuple[str, str, str]:
+        """(catalog, db, table) of a constraints read, the database checked."""
+        catalog, db, table = _table_of(request, what)
+        return catalog_named(catalog, db), self.database_in(catalog, db), table
 
     def add_primary_key(self, req: hms.AddPrimaryKeyRequest) -> None:
         """Add a table's primary key."""
-        self.catalog.constraints.add_primary_key(req.primaryKeyCols if req else None)
+        self.catalog.constraints.add_primary_key(self._keys(req.primaryKeyCols if req else None))
 
     def add_foreign_key(self, req: hms.AddForeignKeyRequest) -> None:
         """Add foreign keys."""
-        self.catalog.constraints.add_foreign_key(req.foreignKeyCols if req else None)
+        self.catalog.constraints.add_foreign_key(self._keys(req.foreignKeyCols if req else None))
 
     def add_unique_constraint(self, req: hms.AddUniqueConstraintRequest) -> None:
         """Add a unique constraint over the columns given."""
-        self.catalog.constraints.add_unique(req.uniqueConstraintCols if req else None)
+        self.catalog.constraints.add_unique(self._keys(req.uniqueConstraintCols if req else None))
 
     def add_not_null_constraint(self, req: hms.AddNotNullConstraintRequest) -> None:
         """Add not null constraints (one per entry)."""
-        self.catalog.constraints.add_each(NOT_NULL, req.notNullConstraintCols if req else None)
+        self.catalog.constraints.add_each(
+            NOT_NULL, self._keys(req.notNullConstraintCols if req else None)
+        )
 
     def add_default_constraint(self, req: hms.AddDefaultConstraintRequest) -> None:
         """Add default constraints (one per entry)."""
-        self.catalog.constraints.add_each(DEFAULT, req.defaultConstraintCols if req else None)
+        self.catalog.constraints.add_each(
+            DEFAULT, self._keys(req.defaultConstraintCols if req else None)
+        )
 
     def add_check_constraint(self, req: hms.AddCheckConstraintRequest) -> None:
         """Add check constraints (one per entry)."""
-        self.catalog.constraints.add_each(CHECK, req.checkConstraintCols if req else None)
+        self.catalog.constraints.add_each(
+            CHECK, self._keys(req.checkConstraintCols if req else None)
+        )
 
     def get_unique_constraints(
         self, request: hms.UniqueConstraintsRequest
     ) -> hms.UniqueConstraintsResponse:
         """A table's unique constraints."""
-        db, table = _table_of(request, "UniqueConstraintsRequest")
-        found = self.catalog.constraints.of_kind(UNIQUE, db, table)
+        catalog, db, table = self._read(request, "UniqueConstraintsRequest")
+        found = stamped(self.catalog.constraints.of_kind(UNIQUE, db, table), catalog)
         return hms.UniqueConstraintsResponse(uniqueConstraints=found)
 
     def get_not_null_constraints(
         self, request: hms.NotNullConstraintsRequest
     ) -> hms.NotNullConstraintsResponse:
         """A table's not null constraints."""
-        db, table = _table_of(request, "NotNullConstraintsRequest")
-        found = self.catalog.constraints.of_kind(NOT_NULL, db, table)
+        catalog, db, table = self._read(request, "NotNullConstraintsRequest")
+        found = stamped(self.catalog.constraints.of_kind(NOT_NULL, db, table), catalog)
         return hms.NotNullConstraintsResponse(notNullConstraints=found)
 
     def get_default_constraints(
         self, request: hms.DefaultConstraintsRequest
     ) -> hms.DefaultConstraintsResponse:
         """A table's default constraints."""
-        db, table = _table_of(request, "DefaultConstraintsRequest")
-        found = self.catalog.constraints.of_kind(DEFAULT, db, table)
+        catalog, db, table = self._read(request, "DefaultConstraintsRequest")
+        found = stamped(self.catalog.constraints.of_kind(DEFAULT, db, table), catalog)
         return hms.DefaultConstraintsResponse(defaultConstraints=found)
 
     def get_check_constraints(
         self, request: hms.CheckConstraintsRequest
     ) -> hms.CheckConstraintsResponse:
         """A table's check constraints."""
-        db, table = _table_of(request, "CheckConstraintsRequest")
-        found = self.catalog.constraints.of_kind(CHECK, db, table)
+        catalog, db, table = self._read(request, "CheckConstraintsRequest")
+        found = stamped(self.catalog.constraints.of_kind(CHECK, db, table), catalog)
         return hms.CheckConstraintsResponse(checkConstraints=found)
 
     def get_all_table_constraints(
@@ -135,8 +182,14 @@ class ConstraintCalls(Area):
     ) -> hms.AllTableConstraintsResponse:
         """Every constraint of a table, by kind."""
         request = required(request, "AllTableConstraintsRequest")
-        require_default_catalog(request.catName)
-        found = self.catalog.constraints.all_of(request.dbName, request.tblName)
+        catalog = catalog_named(request.catName, request.dbName)
+        db = self.database_in(request.catName, request.dbName)
+        found = self.catalog.constraints.all_of(db, request.tblName)
+        for keys in (
+            found.primaryKeys, found.foreignKeys, found.uniqueConstraints,
+            found.notNullConstraints, found.defaultConstraints, found.checkConstraints,
+        ):  # fmt: skip
+            stamped(keys, catalog)
         return hms.AllTableConstraintsResponse(allTableConstraints=found)
 
     def get_primary_keys(self, request: hms.PrimaryKeysRequest) -> hms.PrimaryKeysResponse:
@@ -145,10 +198,18 @@ class ConstraintCalls(Area):
         for name, value in (("db_name", request.db_name), ("tbl_name", request.tbl_name)):
             if value is None:  # required fields of the request (HMS: a protocol error)
                 raise hms.MetaException(message=f"Required field '{name}' is unset")
-        keys = self.catalog.constraints.primary_keys(request.db_name, request.tbl_name)
+        catalog = catalog_named(request.catName, request.db_name)
+        db = self.database_in(request.catName, request.db_name)
+        keys = stamped(self.catalog.constraints.primary_keys(db, request.tbl_name), catalog)
         return hms.PrimaryKeysResponse(primaryKeys=keys)
 
     def get_foreign_keys(self, request: hms.ForeignKeysRequest) -> hms.ForeignKeysResponse:
         """A child table's foreign keys (only those onto one parent when it is named)."""
         request = required(request, "ForeignKeysRequest")
-        return hms.ForeignKeysResponse(foreignKeys=self.catalog.constraints.foreign_keys(request))
+        catalog = catalog_named(request.catName, request.foreign_db_name)
+        asked = copy.copy(request)
+        for field in ("parent_db_name", "foreign_db_name"):
+            if getattr(request, field):
+                setattr(asked, field, self.database_in(request.catName, getattr(request, field)))
+        found = stamped(self.catalog.constraints.foreign_keys(asked), catalog)
+        return hms.ForeignKeysResponse(foreignKeys=found)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from metastore_server.api.area import Area
 from metastore_server.catalog.basics import names
+from metastore_server.catalog.objects.catalogs import catalog_of
 from metastore_server.thrift_api import hms
 
 
@@ -16,6 +17,13 @@ def _split(name: str | None, catalog: str | None = None) -> tuple[str, str]:
         raise hms.MetaException(message="Database name cannot be null")
     prefixed, db = names.split_catalog(name)
     return names.normalize(catalog) or prefixed, db
+
+
+def _stamped(db: hms.Database) -> hms.Database:
+    """A database answered, carrying its catalog (HMS 4 fills ``catalogName``; rows of
+    ``hive`` keep none)."""
+    db.catalogName = catalog_of(db)
+    return db
 
 
 class DatabaseCalls(Area):
@@ -54,14 +62,14 @@ class DatabaseCalls(Area):
     def get_database(self, name: str) -> hms.Database:
         """A database; NoSuchObjectException when it does not exist in the catalog named."""
         catalog, db = _split(name)
-        return self.catalog.databases.require_in(db, catalog)
+        return _stamped(self.catalog.databases.require_in(db, catalog))
 
     def get_database_req(self, request: hms.GetDatabaseRequest) -> hms.Database:
         """The request form of ``get_database``; MetaException without a name."""
         if request is None or not request.name:
             raise hms.MetaException(message="Database name cannot be null")
         catalog, db = _split(request.name, request.catalogName)
-        return self.catalog.databases.require_in(db, catalog)
+        return _stamped(self.catalog.databases.require_in(db, catalog))
 
     def drop_database(self, name: str, deleteData: bool, cascade: bool) -> None:  # noqa: N803
         """Drop a database (its tables too with ``cascade``, their data with ``deleteData``)."""

@@ -22,7 +22,7 @@ import copy
 from collections.abc import Sequence
 
 from metastore_server.api.area import Area
-from metastore_server.api.arguments import database_name, object_name, required
+from metastore_server.api.arguments import catalog_field, object_name, required
 from metastore_server.api.timelines import format_range
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.dependencies.model import (
@@ -353,14 +353,14 @@ class DependencyCalls(Area):
         (``metastore-server dependency describe``)."""
         req = required(req, "ResolveDependenciesRequest")
         max_parts = -1 if req.maxParts is None else req.maxParts
-        db, table = database_name(req.dbName), object_name(req.tblName)
+        db, table = self.database_in(catalog_field(req), req.dbName), object_name(req.tblName)
         return resolve(self.catalog, db, table, req.partName, max_parts)
 
     def get_dependents(self, req: hms.GetDependentsRequest) -> hms.GetDependentsResult:
         """The tables and partitions depending on a base table or partition
         (``metastore-server dependency dependents``)."""
         req = required(req, "GetDependentsRequest")
-        db, table = database_name(req.dbName), object_name(req.tblName)
+        db, table = self.database_in(catalog_field(req), req.dbName), object_name(req.tblName)
         return dependents(self.catalog, db, table, req.partName)
 
     def create_dependent_table(self, req: hms.CreateDependentTableRequest) -> hms.Table:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from metastore_server.api.area import Area
-from metastore_server.api.arguments import database_name, object_name
+from metastore_server.api.arguments import object_name
 from metastore_server.catalog.events import messages as event_messages
 from metastore_server.catalog.objects.partition_marks import expiry_seconds
 from metastore_server.thrift_api import hms
@@ -88,13 +88,11 @@ class EventCalls(Area):
         insert = rqst.data.insertData if rqst is not None and rqst.data is not None else None
         if insert is None:
             raise hms.MetaException(message="Event type not currently supported: only INSERT")
-        db, table_name = object_name(rqst.dbName), object_name(rqst.tableName)
-        table = self.catalog.tables.get(database_name(db), table_name).table
+        db, table_name = self.database_in(rqst.catName, rqst.dbName), object_name(rqst.tableName)
+        table = self.catalog.tables.get(db, table_name).table
         key_values = None
         if rqst.partitionVals:
-            partition = self.catalog.partition_reads.get(
-                database_name(db), table_name, rqst.partitionVals
-            )
+            partition = self.catalog.partition_reads.get(db, table_name, rqst.partitionVals)
             key_values = event_messages.key_values(table, partition.values)
         files = _added_files(insert)
         event = event_messages.insert(db, table_name, key_values, files, self.catalog.ctx.now())

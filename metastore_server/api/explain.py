@@ -7,7 +7,7 @@ See ``docs/filters.md`` and ``docs/values.md``.
 from __future__ import annotations
 
 from metastore_server.api.area import Area
-from metastore_server.api.arguments import database_name, object_name, required
+from metastore_server.api.arguments import catalog_field, object_name, required
 from metastore_server.api.values import explain_values
 from metastore_server.thrift_api import hms
 
@@ -20,7 +20,10 @@ class ExplainCalls(Area):
         """Which rows a filter reads (``metastore-server explain`` prints it)."""
         req = required(req, "ExplainFilterRequest")
         return self.catalog.partition_reads.explain(
-            database_name(req.dbName), object_name(req.tblName), req.filter, bool(req.analyze)
+            self.database_in(catalog_field(req), req.dbName),
+            object_name(req.tblName),
+            req.filter,
+            bool(req.analyze),
         )
 
     def explain_partition_values(self, req: hms.ExplainValuesRequest) -> hms.ExplainValuesResult:
@@ -29,5 +32,8 @@ class ExplainCalls(Area):
         request = req.request if req is not None else None
         if request is None:
             raise hms.MetaException(message="ExplainValuesRequest needs a PartitionValuesRequest")
-        db, table = database_name(request.dbName), object_name(request.tblName)
+        db, table = (
+            self.database_in(catalog_field(request), request.dbName),
+            object_name(request.tblName),
+        )
         return explain_values(self.catalog, db, table, request, bool(req.analyze))

@@ -5,7 +5,7 @@ rewrite may use, whether a view is stale, and the rebuild lock. See
 from __future__ import annotations
 
 from metastore_server.api.area import Area
-from metastore_server.api.arguments import database_name, object_name
+from metastore_server.api.arguments import object_name
 from metastore_server.thrift_api import hms
 
 
@@ -23,12 +23,13 @@ class MaterializedViewCalls(Area):
     ) -> None:
         """Replace a materialized view's creation metadata (after it was rebuilt)."""
         self.catalog.views.update_creation_metadata(
-            database_name(dbname), object_name(tbl_name), creation_metadata
+            self.database_in(catName, dbname), object_name(tbl_name), creation_metadata
         )
 
     def get_materialized_views_for_rewriting(self, db_name: str) -> list[str]:
         """The names of a database's materialized views that rewriting may use."""
-        views = self.catalog.views.for_rewriting(database_name(db_name))
+        db = self.listed_database(None, db_name)
+        views = [] if db is None else self.catalog.views.for_rewriting(db)
         return sorted(view.tableName for view in views)
 
     def get_all_materialized_view_objects_for_rewriting(self) -> list[hms.Table]:
@@ -52,7 +53,7 @@ class MaterializedViewCalls(Area):
     ) -> hms.LockResponse:
         """Take a view's rebuild lock for a transaction (NOT_ACQUIRED while another has it)."""
         return self.catalog.views.lock_rebuild(
-            database_name(dbName), object_name(tableName), txnId or 0
+            self.database_in(None, dbName), object_name(tableName), txnId or 0
         )
 
     def heartbeat_lock_materialization_rebuild(
@@ -63,5 +64,5 @@ class MaterializedViewCalls(Area):
     ) -> bool:
         """Whether the transaction still holds the view's rebuild lock."""
         return self.catalog.views.heartbeat_rebuild(
-            database_name(dbName), object_name(tableName), txnId or 0
+            self.database_in(None, dbName), object_name(tableName), txnId or 0
         )

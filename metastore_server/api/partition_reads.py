@@ -7,7 +7,7 @@ decode them into their result struct. Filters: ``docs/filters.md``.
 from __future__ import annotations
 
 from metastore_server.api.area import Area
-from metastore_server.api.arguments import database_name, object_name, required
+from metastore_server.api.arguments import catalog_field, catalog_named, object_name, required
 from metastore_server.catalog.basics.encoded import EncodedPartitions
 from metastore_server.catalog.partitions import specs as partition_specs
 from metastore_server.thrift_api import hms
@@ -22,9 +22,11 @@ class PartitionReadCalls(Area):
 
     def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         """The partition of these values."""
-        return self.catalog.partition_reads.get(
-            database_name(db_name), object_name(tbl_name), part_vals
+        part = self.catalog.partition_reads.get(
+            self.database_in(None, db_name), object_name(tbl_name), part_vals
         )
+        part.catName = catalog_named(None, db_name)
+        return part
 
     def get_partition_with_auth(
         self,
@@ -39,16 +41,18 @@ class PartitionReadCalls(Area):
 
     def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> hms.Partition:
         """The partition of a name ``k1=v1/k2=v2``."""
-        return self.catalog.partition_reads.get_by_name(
-            database_name(db_name), object_name(tbl_name), part_name
+        part = self.catalog.partition_reads.get_by_name(
+            self.database_in(None, db_name), object_name(tbl_name), part_name
         )
+        part.catName = catalog_named(None, db_name)
+        return part
 
     def get_partitions_by_names(
         self, db_name: str, tbl_name: str, names: list[str]
     ) -> EncodedPartitions:
         """The partitions of these names that exist."""
         return self.catalog.partition_reads.get_by_names(
-            database_name(db_name), object_name(tbl_name), names
+            self.database_in(None, db_name), object_name(tbl_name), names
         )
 
     def get_partitions_by_names_req(
@@ -56,7 +60,7 @@ class PartitionReadCalls(Area):
     ) -> hms.GetPartitionsByNamesResult:
         """The request form of ``get_partitions_by_names``."""
         parts = self.catalog.partition_reads.get_by_names(
-            database_name(req.db_name), object_name(req.tbl_name), req.names
+            self.database_in(catalog_field(req), req.db_name), object_name(req.tbl_name), req.names
         )
         return hms.GetPartitionsByNamesResult(partitions=parts.decode())
 
@@ -65,7 +69,7 @@ class PartitionReadCalls(Area):
     def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> EncodedPartitions:
         """Every partition of a table in key order, at most ``max_parts`` (when positive)."""
         return self.catalog.partition_reads.list_all(
-            database_name(db_name), object_name(tbl_name), max_parts
+            self.database_in(None, db_name), object_name(tbl_name), max_parts
         )
 
     def get_partitions_with_auth(
@@ -77,25 +81,22 @@ class PartitionReadCalls(Area):
     def get_partitions_req(self, req: hms.PartitionsRequest) -> hms.PartitionsResponse:
         """The request form of ``get_partitions``."""
         parts = self.catalog.partition_reads.list_all(
-            database_name(req.dbName), object_name(req.tblName), req.maxParts
+            self.database_in(catalog_field(req), req.dbName), object_name(req.tblName), req.maxParts
         )
         return hms.PartitionsResponse(partitions=parts.decode())
 
     def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
         """Names of a table's partitions in key order."""
         return self.catalog.partition_reads.list_names(
-            database_name(db_name), object_name(tbl_name), max_parts
+            self.database_in(None, db_name), object_name(tbl_name), max_parts
         )
 
     def get_partitions_pspec(
         self, db_name: str, tbl_name: str, max_parts: int
     ) -> list[hms.PartitionSpec]:
-        """The table's partitions as specs (grouped when the table asks for it). A prefix
-        naming another catalog is dropped to find the table, then refused."""
-        db, table = (db_name or "").lower(), (tbl_name or "").lower()
-        ref = self.catalog.tables.get(
-            database_name(db_name, drop_other_catalog=True), object_name(tbl_name)
-        )
+        """The table's partitions as specs (grouped when the table asks for it)."""
+        db, table = self.database_in(None, db_name), (tbl_name or "").lower()
+        ref = self.catalog.tables.get(db, object_name(tbl_name))
         limit = partition_specs.java_short(max_parts)
         parts = self.get_partitions(db_name, tbl_name, limit).decode()
         return partition_specs.specs_of(ref.table, parts, db, table)
@@ -107,7 +108,7 @@ class PartitionReadCalls(Area):
     ) -> EncodedPartitions:
         """The partitions matching leading values (an empty value matches any)."""
         return self.catalog.partition_reads.list_ps(
-            database_name(db_name), object_name(tbl_name), part_vals, max_parts
+            self.database_in(None, db_name), object_name(tbl_name), part_vals, max_parts
         )
 
     def get_partitions_ps_with_auth(
@@ -127,7 +128,10 @@ class PartitionReadCalls(Area):
     ) -> hms.GetPartitionsPsWithAuthResponse:
         """The request form of ``get_partitions_ps_with_auth``."""
         parts = self.catalog.partition_reads.list_ps(
-            database_name(req.dbName), object_name(req.tblName), req.partVals, req.maxParts
+            self.database_in(catalog_field(req), req.dbName),
+            object_name(req.tblName),
+            req.partVals,
+            req.maxParts,
         )
         return hms.GetPartitionsPsWithAuthResponse(partitions=parts.decode())
 
@@ -136,7 +140,7 @@ class PartitionReadCalls(Area):
     ) -> list[str]:
         """Names of the partitions matching leading values."""
         return self.catalog.partition_reads.list_names_ps(
-            database_name(db_name), object_name(tbl_name), part_vals, max_parts
+            self.database_in(None, db_name), object_name(tbl_name), part_vals, max_parts
         )
 
     def get_partition_names_ps_req(
@@ -144,7 +148,10 @@ class PartitionReadCalls(Area):
     ) -> hms.GetPartitionNamesPsResponse:
         """The request form of ``get_partition_names_ps``."""
         found = self.catalog.partition_reads.list_names_ps(
-            database_name(req.dbName), object_name(req.tblName), req.partValues, req.maxParts
+            self.database_in(catalog_field(req), req.dbName),
+            object_name(req.tblName),
+            req.partValues,
+            req.maxParts,
         )
         return hms.GetPartitionNamesPsResponse(names=found)
 
@@ -159,7 +166,7 @@ class PartitionReadCalls(Area):
     ) -> EncodedPartitions:
         """The partitions matching a filter (``docs/filters.md``)."""
         return self.catalog.partition_reads.by_filter(
-            database_name(db_name), object_name(tbl_name), filter, max_parts
+            self.database_in(None, db_name), object_name(tbl_name), filter, max_parts
         )
 
     def get_partitions_by_filter_req(
@@ -167,7 +174,10 @@ class PartitionReadCalls(Area):
     ) -> EncodedPartitions:
         """The request form of ``get_partitions_by_filter``."""
         return self.catalog.partition_reads.by_filter(
-            database_name(req.dbName), object_name(req.tblName), req.filter, req.maxParts
+            self.database_in(catalog_field(req), req.dbName),
+            object_name(req.tblName),
+            req.filter,
+            req.maxParts,
         )
 
     def get_num_partitions_by_filter(
@@ -178,7 +188,7 @@ class PartitionReadCalls(Area):
     ) -> int:
         """How many partitions match a filter."""
         return self.catalog.partition_reads.count_by_filter(
-            database_name(db_name), object_name(tbl_name), filter
+            self.database_in(None, db_name), object_name(tbl_name), filter
         )
 
     def get_part_specs_by_filter(
@@ -188,11 +198,8 @@ class PartitionReadCalls(Area):
         filter: str,  # noqa: A002 (IDL name)
         max_parts: int,
     ) -> list[hms.PartitionSpec]:
-        """The partitions matching a filter as specs (the list spec names the table as sent).
-        A prefix naming another catalog is dropped to find the table, then refused."""
-        ref = self.catalog.tables.find(
-            database_name(db_name, drop_other_catalog=True), object_name(tbl_name)
-        )
+        """The partitions matching a filter as specs (the list spec names the table as sent)."""
+        ref = self.catalog.tables.find(self.database_in(None, db_name), object_name(tbl_name))
         if ref is None:  # named as sent (get_partitions_pspec lower-cases them first)
             raise hms.NoSuchObjectException(message=f"{db_name}.{tbl_name} table not found")
         limit = partition_specs.java_short(max_parts)
@@ -205,7 +212,10 @@ class PartitionReadCalls(Area):
         """Exact for filter text (Hive's display form, MSCK's form); for an expression only Hive
         can read (Kryo bytes), every partition with hasUnknownPartitions set, so Hive prunes."""
         parts, unknown = self.catalog.partition_reads.by_expr(
-            database_name(req.dbName), object_name(req.tblName), req.expr, req.maxParts
+            self.database_in(catalog_field(req), req.dbName),
+            object_name(req.tblName),
+            req.expr,
+            req.maxParts,
         )
         return hms.PartitionsByExprResult(partitions=parts.decode(), hasUnknownPartitions=unknown)
 
@@ -213,5 +223,8 @@ class PartitionReadCalls(Area):
         """Hive 4: partition names for an expression (read as get_partitions_by_expr does)."""
         req = required(req, "PartitionsByExprRequest")
         return self.catalog.partition_reads.names_by_expr(
-            database_name(req.dbName), object_name(req.tblName), req.expr, req.maxParts
+            self.database_in(catalog_field(req), req.dbName),
+            object_name(req.tblName),
+            req.expr,
+            req.maxParts,
         )

@@ -10,10 +10,10 @@ import re
 
 from metastore_server.api.area import Area, ServerSettings
 from metastore_server.api.arguments import (
-    database_name,
+    catalog_field,
     object_name,
-    require_default_catalog,
     required,
+    with_catalog,
 )
 from metastore_server.api.partition_reads import PartitionReadCalls
 from metastore_server.api.partition_writes import PartitionWriteCalls
@@ -70,12 +70,15 @@ class PartitionRequestCalls(Area):
         """``append_partition_by_name`` when the request names the partition, else
         ``append_partition`` of its values."""
         req = required(appendPartitionsReq, "AppendPartitionsRequest")
-        require_default_catalog(req.catalogName)
         if req.name:
-            return self._writes.append_partition_by_name(req.dbName, req.tableName, req.name)
+            return self._writes.append_partition_by_name(
+                with_catalog(req.catalogName, req.dbName), req.tableName, req.name
+            )
         if req.partVals is None:
             raise hms.MetaException(message="The partition values must not be null.")
-        return self._writes.append_partition(req.dbName, req.tableName, req.partVals)
+        return self._writes.append_partition(
+            with_catalog(req.catalogName, req.dbName), req.tableName, req.partVals
+        )
 
     def drop_partition_req(
         self,
@@ -85,37 +88,48 @@ class PartitionRequestCalls(Area):
         partition, else ``drop_partition_with_environment_context`` of its values
         (``deleteData`` unset: the data stays, as an unset flag reads in HMS)."""
         req = required(dropPartitionReq, "DropPartitionRequest")
-        require_default_catalog(req.catName)
         delete = bool(req.deleteData)
         if req.partName:
             return self._writes.drop_partition_by_name_with_environment_context(
-                req.dbName, req.tblName, req.partName, delete, req.environmentContext
+                with_catalog(req.catName, req.dbName),
+                req.tblName,
+                req.partName,
+                delete,
+                req.environmentContext,
             )
         return self._writes.drop_partition_with_environment_context(
-            req.dbName, req.tblName, req.partVals, delete, req.environmentContext
+            with_catalog(req.catName, req.dbName),
+            req.tblName,
+            req.partVals,
+            delete,
+            req.environmentContext,
         )
 
     def rename_partition_req(self, req: hms.RenamePartitionRequest) -> hms.RenamePartitionResponse:
         """``rename_partition``."""
         req = required(req, "RenamePartitionRequest")
-        require_default_catalog(req.catName)
-        self._writes.rename_partition(req.dbName, req.tableName, req.partVals, req.newPart)
+        self._writes.rename_partition(
+            with_catalog(req.catName, req.dbName), req.tableName, req.partVals, req.newPart
+        )
         return hms.RenamePartitionResponse()
 
     def alter_partitions_req(self, req: hms.AlterPartitionsRequest) -> hms.AlterPartitionsResponse:
         """``alter_partitions_with_environment_context``."""
         req = required(req, "AlterPartitionsRequest")
-        require_default_catalog(req.catName)
         self._writes.alter_partitions_with_environment_context(
-            req.dbName, req.tableName, req.partitions, req.environmentContext
+            with_catalog(req.catName, req.dbName),
+            req.tableName,
+            req.partitions,
+            req.environmentContext,
         )
         return hms.AlterPartitionsResponse()
 
     def get_partition_req(self, req: hms.GetPartitionRequest) -> hms.GetPartitionResponse:
         """``get_partition``."""
         req = required(req, "GetPartitionRequest")
-        require_default_catalog(req.catName)
-        part = self._reads.get_partition(req.dbName, req.tblName, req.partVals)
+        part = self._reads.get_partition(
+            with_catalog(req.catName, req.dbName), req.tblName, req.partVals
+        )
         return hms.GetPartitionResponse(partition=part)
 
     def fetch_partition_names_req(
@@ -124,9 +138,10 @@ class PartitionRequestCalls(Area):
     ) -> list[str]:
         """``get_partition_names`` (up to ``maxParts``; unset or -1: all)."""
         req = required(partitionReq, "PartitionsRequest")
-        require_default_catalog(req.catName)
         limit = -1 if req.maxParts is None else req.maxParts
-        return self._reads.get_partition_names(req.dbName, req.tblName, limit)
+        return self._reads.get_partition_names(
+            with_catalog(req.catName, req.dbName), req.tblName, limit
+        )
 
     def get_partitions_spec_by_expr(
         self, req: hms.PartitionsByExprRequest
@@ -135,7 +150,7 @@ class PartitionRequestCalls(Area):
         ``get_partitions_pspec`` groups them)."""
         req = required(req, "PartitionsByExprRequest")
         found = self._reads.get_partitions_by_expr(req)
-        db, table = database_name(req.dbName), object_name(req.tblName)
+        db, table = self.database_in(catalog_field(req), req.dbName), object_name(req.tblName)
         ref = self.catalog.tables.get(db, table)
         specs = partition_specs.specs_of(ref.table, found.partitions or [], db, table)
         return hms.PartitionsSpecByExprResult(
@@ -150,8 +165,7 @@ class PartitionRequestCalls(Area):
         partial values (``get_partitions_ps``), by filter strings (all must hold:
         ``get_partitions_by_filter``), or all of them without one."""
         req = required(request, "GetPartitionsRequest")
-        require_default_catalog(req.catName)
-        db, table = database_name(req.dbName), object_name(req.tblName)
+        db, table = self.database_in(req.catName, req.dbName), object_name(req.tblName)
         ref = self.catalog.tables.get(db, table)
         reads = self.catalog.partition_reads
         spec = req.filterSpec

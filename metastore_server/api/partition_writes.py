@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import (
+    catalog_field,
     context_properties,
-    database_name,
     internal_error,
     object_name,
     purge_asked,
@@ -44,7 +44,9 @@ class PartitionWriteCalls(Area):
         if new_part is None:
             raise hms.InvalidObjectException(message="Partition cannot be null.")
         added = self.catalog.partitions.add(
-            database_name(new_part.dbName), object_name(new_part.tableName), [new_part]
+            self.database_in(catalog_field(new_part), new_part.dbName),
+            object_name(new_part.tableName),
+            [new_part],
         )
         return added[0]
 
@@ -60,7 +62,9 @@ class PartitionWriteCalls(Area):
             return 0
         first = new_parts[0]
         added = self.catalog.partitions.add(
-            database_name(first.dbName), object_name(first.tableName), new_parts
+            self.database_in(catalog_field(first), first.dbName),
+            object_name(first.tableName),
+            new_parts,
         )
         return len(added)
 
@@ -68,7 +72,10 @@ class PartitionWriteCalls(Area):
         """The request form of ``add_partitions``; with ``ifNotExists`` partitions that exist
         are skipped instead of refused."""
         request = required(request, "AddPartitionsRequest")
-        db, table = database_name(request.dbName), object_name(request.tblName)
+        db, table = (
+            self.database_in(catalog_field(request), request.dbName),
+            object_name(request.tblName),
+        )
         added = self.catalog.partitions.add(
             db,
             table,
@@ -125,7 +132,7 @@ class PartitionWriteCalls(Area):
         """``append_partition`` of a partition name; InvalidObjectException for a missing
         table or a name that lacks a key (HMS's words)."""
         try:
-            ref = self.catalog.tables.get(database_name(db_name), object_name(tbl_name))
+            ref = self.catalog.tables.get(self.database_in(None, db_name), object_name(tbl_name))
             values = self.catalog.partition_reads.values_from_name(ref, part_name)
         except hms.NoSuchObjectException as exc:
             raise hms.InvalidObjectException(message=exc.message) from exc
@@ -165,7 +172,7 @@ class PartitionWriteCalls(Area):
     ) -> bool:
         """``drop_partition``; ``ifPurge`` in the context skips the trash."""
         self.catalog.partitions.drop(
-            database_name(db_name),
+            self.database_in(None, db_name),
             object_name(tbl_name),
             part_vals,
             bool(deleteData),
@@ -194,7 +201,7 @@ class PartitionWriteCalls(Area):
         environment_context: hms.EnvironmentContext | None,
     ) -> bool:
         """``drop_partition_with_environment_context`` of a partition name."""
-        ref = self.catalog.tables.get(database_name(db_name), object_name(tbl_name))
+        ref = self.catalog.tables.get(self.database_in(None, db_name), object_name(tbl_name))
         values = self.catalog.partition_reads.values_from_name(ref, part_name)
         return self.drop_partition_with_environment_context(
             db_name, tbl_name, values, deleteData, environment_context
@@ -211,7 +218,7 @@ class PartitionWriteCalls(Area):
             )
         if_exists = req.ifExists is None or req.ifExists
         dropped = self.catalog.partitions.drop_by_names(
-            database_name(req.dbName),
+            self.database_in(catalog_field(req), req.dbName),
             object_name(req.tblName),
             req.parts.names,
             bool(req.deleteData),
@@ -225,12 +232,14 @@ class PartitionWriteCalls(Area):
 
     def alter_partition(self, db_name: str, tbl_name: str, new_part: hms.Partition) -> None:
         """Change a partition (found by its values)."""
-        self.catalog.partitions.alter(database_name(db_name), object_name(tbl_name), [new_part])
+        self.catalog.partitions.alter(
+            self.database_in(None, db_name), object_name(tbl_name), [new_part]
+        )
 
     def alter_partitions(self, db_name: str, tbl_name: str, new_parts: list[hms.Partition]) -> None:
         """Change partitions, all or none."""
         self.catalog.partitions.alter(
-            database_name(db_name), object_name(tbl_name), new_parts, batch=True
+            self.database_in(None, db_name), object_name(tbl_name), new_parts, batch=True
         )
 
     def alter_partition_with_environment_context(
@@ -243,7 +252,7 @@ class PartitionWriteCalls(Area):
         """``alter_partition``; ``DO_NOT_UPDATE_STATS`` in the context keeps the partition's
         basic statistics as sent, ``STATS_GENERATED`` marks them accurate."""
         self.catalog.partitions.alter(
-            database_name(db_name), object_name(tbl_name), [new_part],
+            self.database_in(None, db_name), object_name(tbl_name), [new_part],
             context=context_properties(environment_context),
         )  # fmt: skip
 
@@ -257,7 +266,7 @@ class PartitionWriteCalls(Area):
         """``alter_partitions``; the context as ``alter_partition_with_environment_context``
         reads it."""
         self.catalog.partitions.alter(
-            database_name(db_name), object_name(tbl_name), new_parts,
+            self.database_in(None, db_name), object_name(tbl_name), new_parts,
             context=context_properties(environment_context), batch=True,
         )  # fmt: skip
 
@@ -266,7 +275,7 @@ class PartitionWriteCalls(Area):
     ) -> None:
         """Give the partition of ``part_vals`` the values of ``new_part``."""
         self.catalog.partitions.rename(
-            database_name(db_name), object_name(tbl_name), part_vals, new_part
+            self.database_in(None, db_name), object_name(tbl_name), part_vals, new_part
         )
 
     def exchange_partition(

@@ -5,7 +5,7 @@ per table or partition, or merged over partitions, and deleted. See
 from __future__ import annotations
 
 from metastore_server.api.area import Area
-from metastore_server.api.arguments import database_name, object_name, required
+from metastore_server.api.arguments import catalog_field, object_name, required
 from metastore_server.thrift_api import hms
 
 
@@ -14,31 +14,47 @@ class StatisticsCalls(Area):
     statistics), InvalidInputException (statistics HMS would not store), InvalidObjectException
     and MetaException."""
 
+    def _db(self, catalog: str | None, name: str | None) -> str | None:
+        """The database a call names, checked against its catalog (None stays None: the
+        statistics have their own answer for no name)."""
+        return None if name is None else self.database_in(catalog, name)
+
+    def _resolved(self, stats: hms.ColumnStatistics | None) -> hms.ColumnStatistics | None:
+        """Statistics to store, their database checked against their catalog (kept
+        without one: the catalog is the database's)."""
+        desc = stats.statsDesc if stats is not None else None
+        if desc is not None and desc.dbName is not None:
+            desc.dbName = self.database_in(desc.catName, desc.dbName)
+            desc.catName = None
+        return stats
+
     def update_table_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
         """Store a table's column statistics."""
-        return self.catalog.statistics.update(stats_obj, table_level=True)
+        return self.catalog.statistics.update(self._resolved(stats_obj), table_level=True)
 
     def update_partition_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
         """Store a partition's column statistics."""
-        return self.catalog.statistics.update(stats_obj, table_level=False)
+        return self.catalog.statistics.update(self._resolved(stats_obj), table_level=False)
 
     def get_table_column_statistics(
         self, db_name: str, tbl_name: str, col_name: str
     ) -> hms.ColumnStatistics:
         """One table column's statistics; NoSuchObjectException when there are none."""
-        return self.catalog.statistics.column(db_name, tbl_name, None, col_name)
+        return self.catalog.statistics.column(self._db(None, db_name), tbl_name, None, col_name)
 
     def get_partition_column_statistics(
         self, db_name: str, tbl_name: str, part_name: str, col_name: str
     ) -> hms.ColumnStatistics:
         """One partition column's statistics; NoSuchObjectException when there are none."""
-        return self.catalog.statistics.column(db_name, tbl_name, part_name or "", col_name)
+        return self.catalog.statistics.column(
+            self._db(None, db_name), tbl_name, part_name or "", col_name
+        )
 
     def get_table_statistics_req(self, request: hms.TableStatsRequest) -> hms.TableStatsResult:
         """The table-level statistics of the named columns that have some."""
         request = required(request, "TableStatsRequest")
         found = self.catalog.statistics.table_stats(
-            request.dbName, request.tblName, request.colNames
+            self._db(request.catName, request.dbName), request.tblName, request.colNames
         )
         return hms.TableStatsResult(tableStats=found)
 
@@ -48,7 +64,10 @@ class StatisticsCalls(Area):
         """Per partition name, the statistics of the named columns that have some."""
         request = required(request, "PartitionsStatsRequest")
         found = self.catalog.statistics.partition_stats(
-            request.dbName, request.tblName, request.partNames, request.colNames
+            self._db(request.catName, request.dbName),
+            request.tblName,
+            request.partNames,
+            request.colNames,
         )
         return hms.PartitionsStatsResult(partStats=found)
 
@@ -56,19 +75,24 @@ class StatisticsCalls(Area):
         self, db_name: str, tbl_name: str, part_name: str, col_name: str, engine: str | None = None
     ) -> bool:
         """Remove a partition column's statistics (every column's when none is named)."""
-        return self.catalog.statistics.delete(db_name, tbl_name, part_name or "", col_name)
+        return self.catalog.statistics.delete(
+            self._db(None, db_name), tbl_name, part_name or "", col_name
+        )
 
     def delete_table_column_statistics(
         self, db_name: str, tbl_name: str, col_name: str, engine: str | None = None
     ) -> bool:
         """Remove a table column's statistics (every column's when none is named)."""
-        return self.catalog.statistics.delete(db_name, tbl_name, None, col_name)
+        return self.catalog.statistics.delete(self._db(None, db_name), tbl_name, None, col_name)
 
     def get_aggr_stats_for(self, request: hms.PartitionsStatsRequest) -> hms.AggrStats:
         """The named columns' statistics merged over the named partitions."""
         request = required(request, "PartitionsStatsRequest")
         return self.catalog.statistics.aggregate(
-            request.dbName, request.tblName, request.partNames, request.colNames
+            self._db(request.catName, request.dbName),
+            request.tblName,
+            request.partNames,
+            request.colNames,
         )
 
     def set_aggr_stats_for(self, request: hms.SetPartitionsStatsRequest) -> bool:
@@ -79,7 +103,7 @@ class StatisticsCalls(Area):
         for stats in request.colStats or []:
             table_level = bool(stats.statsDesc and stats.statsDesc.isTblLevel)
             self.catalog.statistics.update(
-                stats, table_level=table_level, merge=bool(request.needMerge)
+                self._resolved(stats), table_level=table_level, merge=bool(request.needMerge)
             )
         return True
 
@@ -104,14 +128,14 @@ class StatisticsCalls(Area):
         if req.needMerge:
             raise hms.MetaException(message="Merge is not supported for non-aggregate stats")
         for stats in req.colStats or []:
-            self.catalog.statistics.update(stats, table_level=table_level)
+            self.catalog.statistics.update(self._resolved(stats), table_level=table_level)
         return hms.SetPartitionsStatsResponse(result=True)
 
     def find_columns_with_stats(self, cr: hms.CompactionInfoStruct) -> list[str]:
         """The columns of a table (or of the partition the struct names) that have column
         statistics; none for a missing table."""
         cr = required(cr, "CompactionInfoStruct")
-        db, name = database_name(cr.dbname), object_name(cr.tablename)
+        db, name = self.database_in(catalog_field(cr), cr.dbname), object_name(cr.tablename)
         ref = self.catalog.tables.find(db, name)
         if ref is None:
             return []

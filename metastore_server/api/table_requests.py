@@ -11,11 +11,11 @@ import structlog
 
 from metastore_server.api.area import Area, ServerSettings
 from metastore_server.api.arguments import (
-    database_name,
+    catalog_field,
     object_name,
     purge_asked,
-    require_default_catalog,
     required,
+    with_catalog,
 )
 from metastore_server.api.constraints import create_with_constraints
 from metastore_server.api.tables import TableCalls
@@ -75,10 +75,9 @@ class TableRequestCalls(Area):
         """``drop_table_with_environment_context`` (``deleteData`` unset: the data stays, as an
         unset flag reads in HMS; the partitions always go with the table)."""
         req = required(dropTableReq, "DropTableRequest")
-        require_default_catalog(req.catalogName)
         delete = bool(req.deleteData)
         self.catalog.drop_table(
-            database_name(req.dbName),
+            self.database_in(req.catalogName, req.dbName),
             object_name(req.tableName),
             delete,
             purge=purge_asked(req.envContext),
@@ -87,21 +86,22 @@ class TableRequestCalls(Area):
     def get_fields_req(self, req: hms.GetFieldsRequest) -> hms.GetFieldsResponse:
         """``get_fields``."""
         req = required(req, "GetFieldsRequest")
-        require_default_catalog(req.catName)
-        return hms.GetFieldsResponse(fields=self._tables.get_fields(req.dbName, req.tblName))
+        return hms.GetFieldsResponse(
+            fields=self._tables.get_fields(with_catalog(req.catName, req.dbName), req.tblName)
+        )
 
     def get_schema_req(self, req: hms.GetSchemaRequest) -> hms.GetSchemaResponse:
         """``get_schema``."""
         req = required(req, "GetSchemaRequest")
-        require_default_catalog(req.catName)
-        return hms.GetSchemaResponse(fields=self._tables.get_schema(req.dbName, req.tblName))
+        return hms.GetSchemaResponse(
+            fields=self._tables.get_schema(with_catalog(req.catName, req.dbName), req.tblName)
+        )
 
     def get_tables_ext(self, req: hms.GetTablesExtRequest) -> list[hms.ExtendedTableInfo]:
         """The tables of a database matching a pattern (up to ``limit``), with their access
         type (read-write; read-only for views) and no required capabilities when asked."""
         req = required(req, "GetTablesExtRequest")
-        require_default_catalog(req.catalog)
-        db = database_name(req.database)
+        db = self.database_in(req.catalog, req.database)
         found = self.catalog.tables.names(db, req.tableNamePattern or "*")
         if req.limit is not None and req.limit >= 0:
             found = found[: req.limit]
@@ -124,7 +124,7 @@ class TableRequestCalls(Area):
         AlreadyExistsException for an existing table."""
         request = required(request, "CreateTableRequest")
         table = required(request.table, "Table")
-        db = database_name(table.dbName)
+        db = self.database_in(catalog_field(table), table.dbName)
         database = self.catalog.databases.find(db)
         if database is None:
             raise hms.NoSuchObjectException(message=f"database {db} does not exist")
@@ -149,7 +149,9 @@ class TableRequestCalls(Area):
         and its partitions, and reset their basic statistics to an empty table's."""
         try:
             self.catalog.truncate_table(
-                database_name(dbName), object_name(tableName), list(partNames or []) or None
+                self.database_in(None, dbName),
+                object_name(tableName),
+                list(partNames or []) or None,
             )
         except hms.NoSuchObjectException as exc:  # not declared by the IDL: HMS wraps it
             raise hms.MetaException(message=exc.message) from None

@@ -9,15 +9,18 @@ from collections.abc import Callable
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import (
+    catalog_field,
+    catalog_named,
     context_properties,
     context_says,
-    database_name,
+    database_in,
     object_name,
     purge_asked,
-    require_default_catalog,
     required,
+    stamp_tables,
 )
 from metastore_server.api.meta_conf import DISALLOW_INCOMPATIBLE_TYPES
+from metastore_server.catalog.basics import names
 from metastore_server.catalog.data.fast_stats import Context
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.objects.table_filter import table_names_by_filter
@@ -36,7 +39,7 @@ def create_table(
     ``context`` is the call's environment context; ``also`` runs in the same change once the
     table is written (its keys): when it fails, the table is not created."""
     if tbl is not None:
-        tbl.dbName = database_name(tbl.dbName)
+        tbl.dbName = database_in(catalog.databases, catalog_field(tbl), tbl.dbName)
     grants = catalog.security.privileges
 
     def then() -> None:
@@ -51,11 +54,12 @@ def _columns(table: hms.Table) -> list[hms.FieldSchema]:
     return list(table.sd.cols or []) if table.sd else []
 
 
-def _table_meta(db: str, name: str, table: hms.Table) -> hms.TableMeta:
+def _table_meta(db: str, name: str, table: hms.Table, catalog: str) -> hms.TableMeta:
     comment = (table.parameters or {}).get("comment")
     return hms.TableMeta(
-        dbName=db, tableName=name, tableType=table.tableType or "", comments=comment
-    )
+        dbName=db, tableName=name, tableType=table.tableType or "", comments=comment,
+        catName=catalog,
+    )  # fmt: skip
 
 
 class TableCalls(Area):
@@ -80,7 +84,7 @@ class TableCalls(Area):
 
     def drop_table(self, dbname: str, name: str, deleteData: bool) -> None:  # noqa: N803
         """Drop a table and its partitions (their data with ``deleteData``, to the trash)."""
-        self.catalog.drop_table(database_name(dbname), object_name(name), bool(deleteData))
+        self.catalog.drop_table(self.database_in(None, dbname), object_name(name), bool(deleteData))
 
     def drop_table_with_environment_context(
         self,
@@ -91,7 +95,7 @@ class TableCalls(Area):
     ) -> None:
         """``drop_table``; ``ifPurge`` in the context skips the trash."""
         self.catalog.drop_table(
-            database_name(dbname),
+            self.database_in(None, dbname),
             object_name(name),
             bool(deleteData),
             purge=purge_asked(environment_context),
@@ -100,7 +104,7 @@ class TableCalls(Area):
     def alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table) -> None:
         """Change (or rename) a table; its partitions keep their columns."""
         self.catalog.alter_table(
-            database_name(dbname),
+            self.database_in(None, dbname),
             object_name(tbl_name),
             new_tbl,
             cascade=False,
@@ -119,7 +123,7 @@ class TableCalls(Area):
         marks counted ones accurate, ``expected_parameter_key``/``_value`` alter only while
         the stored parameter holds that value (MetaException otherwise)."""
         self.catalog.alter_table(
-            database_name(dbname),
+            self.database_in(None, dbname),
             object_name(tbl_name),
             new_tbl,
             cascade=context_says(environment_context, "CASCADE"),
@@ -132,13 +136,12 @@ class TableCalls(Area):
         ``expectedParameterKey``/``Value`` make the alter a compare-and-set on that table
         parameter as the context's ``expected_parameter_key``/``_value`` do."""
         req = required(req, "AlterTableRequest")
-        require_default_catalog(req.catName)
         context = context_properties(req.environmentContext) or {}
         if req.expectedParameterKey is not None and req.expectedParameterValue is not None:
             context[EXPECTED_KEY] = req.expectedParameterKey
             context[EXPECTED_VALUE] = req.expectedParameterValue
         self.catalog.alter_table(
-            database_name(req.dbName),
+            self.database_in(req.catName, req.dbName),
             object_name(req.tableName),
             req.table,
             cascade=context.get("CASCADE", "").lower() == "true",
@@ -152,7 +155,7 @@ class TableCalls(Area):
     ) -> None:
         """``alter_table``; with ``cascade`` the partitions' columns change too."""
         self.catalog.alter_table(
-            database_name(dbname),
+            self.database_in(None, dbname),
             object_name(tbl_name),
             new_tbl,
             cascade=bool(cascade),
@@ -168,37 +171,45 @@ class TableCalls(Area):
 
     def get_table(self, dbname: str, tbl_name: str) -> hms.Table:
         """A table; NoSuchObjectException when it does not exist."""
-        return self.catalog.tables.get(database_name(dbname), object_name(tbl_name)).table
+        table = self.catalog.tables.get(self.database_in(None, dbname), object_name(tbl_name)).table
+        return stamp_tables([table], catalog_named(None, dbname))[0]
 
     def get_table_req(self, req: hms.GetTableRequest) -> hms.GetTableResult:
         """The request form of ``get_table``."""
         req = required(req, "GetTableRequest")
-        require_default_catalog(req.catName)
-        table = self.catalog.tables.get(database_name(req.dbName), object_name(req.tblName)).table
-        return hms.GetTableResult(table=table)
+        table = self.catalog.tables.get(
+            self.database_in(req.catName, req.dbName), object_name(req.tblName)
+        ).table
+        return hms.GetTableResult(
+            table=stamp_tables([table], catalog_named(req.catName, req.dbName))[0]
+        )
 
     def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> list[hms.Table]:
         """The tables that exist among ``tbl_names``; UnknownDBException for a missing or
         empty database name, InvalidOperationException for no list (HMS's words)."""
         if not dbname:
             raise hms.UnknownDBException(message="DB name is null or empty")
-        db = database_name(dbname)
+        db = self.database_in(None, dbname)
         if tbl_names is None:
             raise hms.InvalidOperationException(message=f"{db} cannot find null tables")
         if self.catalog.databases.find(db) is None:
             raise hms.UnknownDBException(message=f"Could not find database {db}")
-        return self.catalog.tables.objects(db, tbl_names)
+        found = self.catalog.tables.objects(db, tbl_names)
+        return stamp_tables(found, catalog_named(None, dbname))
 
     def get_table_objects_by_name_req(self, req: hms.GetTablesRequest) -> hms.GetTablesResult:
         """The request form of ``get_table_objects_by_name`` (no names: every table)."""
         req = required(req, "GetTablesRequest")
-        db = object_name(req.dbName)
+        db = self.database_in(req.catName, req.dbName) if req.dbName else ""
         if not db:
             raise hms.UnknownDBException(message="DB name is null or empty")
         if self.catalog.databases.find(db) is None:
             raise hms.UnknownDBException(message=f"Could not find database {db}")
         wanted = req.tblNames if req.tblNames is not None else self.catalog.tables.names(db)
-        return hms.GetTablesResult(tables=self.catalog.tables.objects(db, wanted))
+        found = self.catalog.tables.objects(db, wanted)
+        return hms.GetTablesResult(
+            tables=stamp_tables(found, catalog_named(req.catName, req.dbName))
+        )
 
     def get_fields(self, db_name: str, table_name: str) -> list[hms.FieldSchema]:
         """A table's columns (not its partition keys)."""
@@ -224,7 +235,7 @@ class TableCalls(Area):
     def _table_for_schema(self, db_name: str, table_name: str) -> hms.Table:
         """The table of a column call (``db.table.column`` names the table);
         UnknownTableException when it or its database is missing, as HMS answers."""
-        db, name = database_name(db_name), object_name((table_name or "").split(".", 1)[0])
+        db, name = self.database_in(None, db_name), object_name((table_name or "").split(".", 1)[0])
         ref = self.catalog.tables.find(db, name)
         if ref is None:
             raise hms.UnknownTableException(message=f"{db}.{name} table not found")
@@ -234,11 +245,13 @@ class TableCalls(Area):
 
     def get_tables(self, db_name: str, pattern: str) -> list[str]:
         """Names of a database's tables matching an HMS pattern."""
-        return self.catalog.tables.names(database_name(db_name), pattern)
+        db = self.listed_database(None, db_name)
+        return [] if db is None else self.catalog.tables.names(db, pattern)
 
     def get_all_tables(self, db_name: str) -> list[str]:
         """Names of every table of a database."""
-        return self.catalog.tables.names(database_name(db_name))
+        db = self.listed_database(None, db_name)
+        return [] if db is None else self.catalog.tables.names(db)
 
     def get_tables_by_type(self, db_name: str, pattern: str, tableType: str) -> list[str]:  # noqa: N803
         """Names of a database's tables of one type matching a pattern; MetaException (HMS's
@@ -248,20 +261,23 @@ class TableCalls(Area):
                 message="java.lang.IllegalArgumentException: No enum constant "
                 f"org.apache.hadoop.hive.metastore.TableType.{tableType}"
             )
-        return self.catalog.tables.names(database_name(db_name), pattern, tableType or None)
+        db = self.listed_database(None, db_name)
+        return [] if db is None else self.catalog.tables.names(db, pattern, tableType or None)
 
     def get_table_meta(
         self, db_patterns: str, tbl_patterns: str, tbl_types: list[str]
     ) -> list[hms.TableMeta]:
-        """Database, name, type and comment of the tables matching HMS patterns."""
+        """Database, name, type and comment of the tables matching HMS patterns, in the
+        catalog the database pattern names (``@cat#pattern``; none: ``hive``)."""
         types = {t.upper() for t in tbl_types or []}
+        catalog, pattern = names.split_catalog_pattern(db_patterns)
         found = []
-        for db in self.catalog.databases.names(db_patterns or "*"):
+        for db in self.catalog.databases.names(pattern or "*", catalog):
             for name in self.catalog.tables.names(db, tbl_patterns or "*"):
                 ref = self.catalog.tables.find(db, name)
                 if ref is None or (types and (ref.table.tableType or "").upper() not in types):
                     continue
-                found.append(_table_meta(db, name, ref.table))
+                found.append(_table_meta(db, name, ref.table, catalog))
         return found
 
     def get_table_names_by_filter(
@@ -271,11 +287,10 @@ class TableCalls(Area):
         max_tables: int,
     ) -> list[str]:
         """Names of the tables whose owner, last access time or parameters match a filter
-        (UnknownDBException without a database, InvalidOperationException without a filter).
-        A prefix naming another catalog is dropped."""
+        (UnknownDBException without a database, InvalidOperationException without a filter)."""
         if not dbname:
             raise hms.UnknownDBException(message="DB name is null or empty")
         if filter is None:
             raise hms.InvalidOperationException(message="null cannot apply null filter")
-        db = database_name(dbname, drop_other_catalog=True)
+        db = self.database_in(None, dbname)
         return table_names_by_filter(self.catalog.ctx.store, db, filter, max_tables)

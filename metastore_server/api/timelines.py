@@ -24,7 +24,7 @@ from datetime import datetime
 
 from metastore_server import audit
 from metastore_server.api.area import Area
-from metastore_server.api.arguments import database_name, object_name, required
+from metastore_server.api.arguments import catalog_field, object_name, required
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.timelines.keeper import TimelineKey
 from metastore_server.catalog.timelines.time_columns import time_columns
@@ -295,7 +295,7 @@ class TimelineCalls(Area):
     ) -> hms.GetPartitionTimelinesResult:
         """A table's partition timelines (``metastore-server timeline show``)."""
         req = required(req, "GetPartitionTimelinesRequest")
-        db, table = database_name(req.dbName), object_name(req.tblName)
+        db, table = self.database_in(catalog_field(req), req.dbName), object_name(req.tblName)
         return partition_timelines(self.catalog, db, table, req.updatePeriod, req.column)
 
     def cover_time_range(self, req: hms.CoverTimeRangeRequest) -> hms.CoverTimeRangeResult:
@@ -304,7 +304,7 @@ class TimelineCalls(Area):
         req = required(req, "CoverTimeRangeRequest")
         return cover_time_range(
             self.catalog,
-            database_name(req.dbName),
+            self.database_in(catalog_field(req), req.dbName),
             [object_name(name) for name in req.tables or []],
             req.column,
             req.startTime,
@@ -318,5 +318,5 @@ class TimelineCalls(Area):
         """Rebuild a table's timelines from its partitions (``metastore-server timeline
         rebuild``)."""
         req = required(req, "RebuildTimelinesRequest")
-        db, table = database_name(req.dbName), object_name(req.tblName)
+        db, table = self.database_in(catalog_field(req), req.dbName), object_name(req.tblName)
         return rebuild_timelines(self.catalog, db, table)

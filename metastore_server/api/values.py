@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 
 from metastore_server import audit
 from metastore_server.api.area import Area
-from metastore_server.api.arguments import database_name, object_name, required
+from metastore_server.api.arguments import catalog_field, object_name, required
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.objects.tables import TableRef
 from metastore_server.catalog.reads.values_reader import read_rows
@@ -135,5 +135,6 @@ class ValuesCalls(Area):
     ) -> hms.PartitionValuesResponse:
         """Rows of chosen key values of the partitions matching a filter (the rules above)."""
         request = required(request, "PartitionValuesRequest")
-        db, table = database_name(request.dbName), object_name(request.tblName)
+        db = self.database_in(catalog_field(request), request.dbName)
+        table = object_name(request.tblName)
         return _values_response(partition_values(self.catalog, db, table, request))

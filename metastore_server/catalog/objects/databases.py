@@ -31,6 +31,11 @@ def _unable_to_create(name: str) -> Callable[[str, str], Exception]:
     return refuse
 
 
+def missing_in(catalog: str, name: str) -> hms.NoSuchObjectException:
+    """What a call naming a database that is not in its catalog answers."""
+    return hms.NoSuchObjectException(message=f"Database {catalog}.{name} does not exist")
+
+
 class Databases:
     """Database rows on the store."""
 
@@ -82,6 +87,18 @@ class Databases:
         if catalog != DEFAULT_CATALOG:
             self._catalogs.require(catalog)
         return self.get(name, catalog)
+
+    def check_catalog(self, name: str, catalog: str) -> None:
+        """Refuse a call naming ``catalog`` for database ``name`` when the catalog does not
+        exist or the database lives in another one (NoSuchObjectException ``Database C.D does
+        not exist``); a database that exists nowhere passes (each call has its own answer)."""
+        if catalog != DEFAULT_CATALOG and self._catalogs.find(catalog) is None:
+            raise missing_in(catalog, name)
+        if not name:
+            return
+        db = self.find(name)
+        if db is not None and catalog_of(db) != catalog:
+            raise missing_in(catalog, name)
 
     def require(self, name: str) -> None:
         """Raise NoSuchObjectException unless the database exists."""
