@@ -4,12 +4,13 @@ event types and JSON message fields, in the order of the changes, none while the
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
 from metastore_server.thrift_api import hms
 
-from .conftest import create_db, make_table
+from .conftest import ON_HBASE, create_db, make_table
 
 
 def events_after(conn, last: int, **filters: object) -> list[hms.NotificationEvent]:
@@ -58,7 +59,13 @@ def test_a_transaction_s_events_in_order(start_server) -> None:
     conn.abort_txn(hms.AbortTxnRequest(txnid=second))
     events = events_after(conn, start)
     assert [e.eventType for e in events] == [
-        "OPEN_TXN", "ALLOC_WRITE_ID", "ACID_WRITE", "ACID_WRITE", "COMMIT_TXN", "ABORT_TXN"]
+        "OPEN_TXN",
+        "ALLOC_WRITE_ID",
+        "ACID_WRITE",
+        "ACID_WRITE",
+        "COMMIT_TXN",
+        "ABORT_TXN",
+    ]
     assert [e.eventId for e in events] == list(range(start + 1, start + 7))
     assert conn.get_current_notificationEventId().eventId == start + 6
     opened, alloc, write, part_write, commit, abort = events
@@ -133,8 +140,11 @@ def test_catalog_and_connector_events(start_server) -> None:
     conn.drop_catalog(hms.DropCatalogRequest(name="cat1"))
     connector = hms.DataConnector(name="dc", type="mysql", url="jdbc:mysql://h/db")
     conn.create_dataconnector_req(hms.CreateDataConnectorRequest(connector=connector))
-    conn.alter_dataconnector_req(hms.AlterDataConnectorRequest(
-        connectorName="dc", newConnector=hms.DataConnector(name="dc", url="jdbc:mysql://h2/db")))
+    conn.alter_dataconnector_req(
+        hms.AlterDataConnectorRequest(
+            connectorName="dc", newConnector=hms.DataConnector(name="dc", url="jdbc:mysql://h2/db")
+        )
+    )
     conn.drop_dataconnector_req(hms.DropDataConnectorRequest(connectorName="dc"))
     conn.drop_dataconnector_req(hms.DropDataConnectorRequest(connectorName="dc",
                                                              ifNotExists=True))  # fmt: skip
@@ -162,9 +172,48 @@ def test_nothing_recorded_when_the_log_is_off(start_server, setting: str) -> Non
     conn.abort_txn(hms.AbortTxnRequest(txnid=b))
     conn.create_catalog(hms.CreateCatalogRequest(catalog=hms.Catalog(
         name="c", locationUri="file:/tmp/c")))  # fmt: skip
-    conn.create_dataconnector_req(hms.CreateDataConnectorRequest(
-        connector=hms.DataConnector(name="d", type="mysql", url="jdbc:mysql://h/db")))
+    conn.create_dataconnector_req(
+        hms.CreateDataConnectorRequest(
+            connector=hms.DataConnector(name="d", type="mysql", url="jdbc:mysql://h/db")
+        )
+    )
     assert conn.get_current_notificationEventId().eventId == 0
     assert events_after(conn, 0) == []
     infos = conn.get_all_write_event_info(hms.GetAllWriteEventInfoRequest(txnId=a))
     assert [i.files for i in infos] == ["f"]  # the change itself stands
+
+
+def test_concurrent_transactions_each_have_their_events(start_server) -> None:
+    """Four clients opening and committing at once, with DDL between: one OPEN_TXN and one
+    COMMIT_TXN per transaction, ids with no gap; on the embedded store (events in the same
+    change as the compare-and-set) OPEN_TXN events follow the order the ids were handed out."""
+    server = start_server()
+    conn = server.client()
+    start = conn.get_current_notificationEventId().eventId
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            mine = server.client()
+            for i in range(5):
+                (txnid,) = open_txns(mine)
+                if i == 2:
+                    create_db(mine, f"cc{n}")
+                mine.commit_txn(hms.CommitTxnRequest(txnid=txnid))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    events = events_after(conn, start)
+    assert [e.eventId for e in events] == list(range(start + 1, start + 1 + len(events)))
+    opened = [json.loads(e.message)["txnIds"][0] for e in events if e.eventType == "OPEN_TXN"]
+    committed = [json.loads(e.message)["txnid"] for e in events if e.eventType == "COMMIT_TXN"]
+    assert sorted(opened) == sorted(committed) and len(set(opened)) == 20
+    assert sum(e.eventType == "CREATE_DATABASE" for e in events) == 4
+    if not ON_HBASE:
+        assert opened == sorted(opened)

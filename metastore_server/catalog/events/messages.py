@@ -1,10 +1,14 @@
 """The notification events of HMS 2.3's DbNotificationListener: event types and the JSON
 messages (format ``json-0.2``) that Hive's ``JSONMessageDeserializer``, Hive replication and
-Impala read. Pure: builds events from Thrift objects; ``notifications.py`` stores them.
+Impala read; and HMS 3/4's transaction events (OPEN_TXN, COMMIT_TXN, ABORT_TXN,
+ALLOC_WRITE_ID, ACID_WRITE) with the fields of HMS's JSON message classes, and catalog and data
+connector events (which HMS's listener does not record). Pure: builds events from Thrift objects
+and values; ``log.py`` stores them.
 
-Every message carries ``server`` and ``servicePrincipal`` (empty: no Kerberos), ``db`` and a
-``timestamp`` in seconds; objects travel as Thrift-JSON text (``thrift_json``). File lists
-(``files``, ``partitionFiles``) are empty: this server does not list data files.
+Every message carries ``server`` and ``servicePrincipal`` (empty: no Kerberos) and a
+``timestamp`` in seconds, and DDL messages a ``db``; objects travel as Thrift-JSON text
+(``thrift_json``). File lists of DDL events (``files``, ``partitionFiles``) are empty: this
+server does not list data files; ACID_WRITE and COMMIT_TXN list the files clients reported.
 """
 
 from __future__ import annotations

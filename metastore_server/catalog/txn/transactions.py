@@ -16,6 +16,11 @@ every change, and every read sees it already applied, so a crashed client never 
 for ever. A transaction also keeps the partitions it wrote (``add_dynamic_partitions``) until it
 ends. Tables' write ids are part of the same value (``write_id_state``): a commit or abort settles
 the transaction's in the same change. The compaction queue is ``compactions.py``.
+
+A change's notification events (OPEN_TXN, COMMIT_TXN, ABORT_TXN, ALLOC_WRITE_ID: collected in
+``LockTable.events`` by the change's action, so a retried action rebuilds them) are recorded
+with it by ``shared_value.change``: in the same ``mutate`` on the embedded store, right after
+the compare-and-set on HBase (docs/hms-api.md#notification-log says what that leaves open).
 """
 
 from __future__ import annotations

@@ -8,6 +8,10 @@ notification log records (HMS's TXN_WRITE_NOTIFICATION_LOG) are rows of their ow
 (transaction, database, table, partition): key ``wnl \\x00 <txn id> \\x00 db \\x00 table \\x00
 partition``. ``update_transaction_statistics`` counts inserted, updated and deleted rows per
 table id (HMS's MV_TABLES_USED counts): key ``txnstats \\x00 <table id>``.
+
+Allocating new write ids records an ALLOC_WRITE_ID event with the change; each write
+notification an ACID_WRITE event, its row written in the same ``mutate`` as the event (the
+event's id check is the compare-and-set, so on HBase the event lands first).
 """
 
 from __future__ import annotations
