@@ -217,3 +217,30 @@ def test_concurrent_transactions_each_have_their_events(start_server) -> None:
     assert sum(e.eventType == "CREATE_DATABASE" for e in events) == 4
     if not ON_HBASE:
         assert opened == sorted(opened)
+
+
+def test_a_lost_event_id_retries_the_whole_change(start_server, monkeypatch) -> None:
+    """Another writer took the event id meanwhile (the newest id read stale once): on the
+    embedded store the transactions' change and its event are one ``mutate``, so the change is
+    not written either and the retry hands out the next transaction id, not one after it."""
+    from metastore_server.catalog.events.log import NotificationLog
+
+    conn = start_server().client()
+    create_db(conn, "lost")
+    (first,) = open_txns(conn)
+    start = conn.get_current_notificationEventId().eventId
+    real = NotificationLog.current_id
+    stale = {"left": 1}
+
+    def current_id(self: NotificationLog) -> int:
+        if stale["left"]:
+            stale["left"] -= 1
+            return real(self) - 1  # an id already taken
+        return real(self)
+
+    monkeypatch.setattr(NotificationLog, "current_id", current_id)
+    assert open_txns(conn) == [first + 1]
+    assert stale["left"] == 0
+    events = events_after(conn, start)
+    assert [(e.eventId, e.eventType) for e in events] == [(start + 1, "OPEN_TXN")]
+    assert json.loads(events[0].message)["txnIds"] == [first + 1]
