@@ -1,17 +1,26 @@
 """One value in one row, changed only by compare-and-set on the value it was read from: how
 the locks and transactions (``txn.transactions``) and the compaction queue
 (``txn.compactions``) are kept, atomic on HBase (whose check-and-put writes one column
-atomically) as on the embedded store."""
+atomically) as on the embedded store.
+
+A change may come with notification events (``events``): on a store with atomic batches they
+are written in the same ``mutate`` as the value, under its compare-and-set and their ids' marks
+being free (all or nothing); elsewhere (HBase, one condition per ``mutate``) right after the
+compare-and-set succeeded, through ``NotificationLog.record``."""
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
-from typing import Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from metastore_server.thrift_api import hms
 from storage.port import Condition, Put, StoragePort
+
+if TYPE_CHECKING:
+    from metastore_server.catalog.events.log import NotificationLog
+    from metastore_server.catalog.events.messages import Event
 
 #: Tries before a change gives up (others kept changing the value first).
 ATTEMPTS = 200
@@ -39,19 +48,35 @@ def change(
     action: Callable[[V, int], R],
     clock: Callable[[], int],
     what: str,
+    events: Callable[[V], Sequence[Event]] | None = None,
+    log: NotificationLog | None = None,
 ) -> R:
     """Run ``action(value, now)`` on the value as ``read`` and store it when it changed,
     compare-and-set on the bytes it was read from (``where``: table, row, column); read again
     and retried, after a short random back-off, when another call changed it meanwhile.
-    MetaException after :data:`ATTEMPTS` lost races (``what`` names the value)."""
+    MetaException after :data:`ATTEMPTS` lost races (``what`` names the value). When the value
+    changed, ``events(value)`` are the notification events of the change, recorded in ``log``
+    (see the module's docstring; none while the log is off)."""
     table, row, column = where
     for attempt in range(ATTEMPTS):
         value = read()
         result = action(value, clock())
         if not value.changed:
             return result
-        condition = Condition(table, row, column, value.stored)
-        if store.mutate([Put(table, row, {column: value.encode()})], condition):
+        recording = events is not None and log is not None and log.enabled
+        built = list(events(value)) if recording else []  # type: ignore[misc]
+        ops = [Put(table, row, {column: value.encode()})]
+        conditions = [Condition(table, row, column, value.stored)]
+        joined = bool(built) and log.joins(1)  # type: ignore[union-attr]
+        if joined:
+            puts, marks = log.rows(built)  # type: ignore[union-attr]
+            ops += puts
+            conditions += marks
+        if store.mutate(ops, conditions if len(conditions) > 1 else conditions[0]):
+            if joined:
+                log.written()  # type: ignore[union-attr]
+            elif built:
+                log.record(built)  # type: ignore[union-attr]
             return result
         # Lost to another change: back off a little, longer each time, at random.
         time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))

@@ -11,15 +11,19 @@ Retention (HMS's ``hive.metastore.event.db.listener.timetolive``) removes the ev
 the time to live, never the newest, and keeps their marks (a few bytes each), so that a writer
 that stalled past the time to live still finds its id taken.
 
-Events are written by the catalog inside its write lock, right after the change they describe
-commits and before the call answers: an acknowledged change has its event. (A server killed
-between the two loses that one event; HMS with a non-transactional listener has the same gap.)
+Events of metadata changes are written by the catalog inside its write lock, right after the
+change they describe and before the call answers: an acknowledged change has its event. On the
+embedded store they are in the change's store transaction (all or nothing); on HBase a server
+killed between the two loses that one event (HMS with a non-transactional listener has the same
+gap). Events of transactions and write ids join the compare-and-set of the change they describe
+where the store can check several conditions in one ``mutate`` (:meth:`NotificationLog.rows`);
+see ``txn.transactions`` for what holds on HBase.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import structlog
 
@@ -85,6 +89,40 @@ class NotificationLog:
             except Exception as exc:  # noqa: BLE001 - retried at the next change
                 log.warning("notification_expiry_failed", error=f"{type(exc).__name__}: {exc}")
         return ids
+
+    def joins(self, conditions: int) -> bool:
+        """Whether events can be written in one ``mutate`` with a change that checks
+        ``conditions`` conditions of its own: always on a store with atomic batches; else
+        (HBase: one condition per mutate) only when the change checks none."""
+        return self._store.atomic_batches or conditions == 0
+
+    def rows(self, events: Sequence[Event]) -> tuple[list[Put], list[Condition]]:
+        """The rows that append ``events`` at the next ids, and the conditions (each id's mark
+        absent) under which they may be written, to join another change's ``mutate`` (see
+        :meth:`joins`): all-or-nothing with it. When a condition fails (another writer took
+        an id meanwhile), the caller reads again and retries. At most one event (one
+        condition) unless the store has atomic batches."""
+        first = self.current_id() + 1
+        now = self._now()
+        puts: list[Put] = []
+        conditions: list[Condition] = []
+        for event_id, event in enumerate(events, start=first):
+            key = layout.event_key(event_id)
+            row = {layout.EVENT_MARK: b"1",
+                   layout.OBJECT: to_bytes(event.to_thrift(event_id, now))}  # fmt: skip
+            if event.payload is not None:
+                row[layout.EVENT_PAYLOAD] = event.payload
+            puts.append(Put(layout.META, key, row))
+            conditions.append(Condition(layout.META, key, layout.EVENT_MARK, None))
+        return puts, conditions
+
+    def written(self) -> None:
+        """Once events joined to a change are written: expire old ones if due (never raises)."""
+        with self._lock:
+            try:
+                self._expire_if_due()
+            except Exception as exc:  # noqa: BLE001 - retried at the next change
+                log.warning("notification_expiry_failed", error=f"{type(exc).__name__}: {exc}")
 
     def _lose(self, event_type: str, db: str | None, table: str | None, exc: Exception) -> None:
         self.lost += 1

@@ -1,10 +1,14 @@
 """The notification events of HMS 2.3's DbNotificationListener: event types and the JSON
 messages (format ``json-0.2``) that Hive's ``JSONMessageDeserializer``, Hive replication and
-Impala read. Pure: builds events from Thrift objects; ``notifications.py`` stores them.
+Impala read; and HMS 3/4's transaction events (OPEN_TXN, COMMIT_TXN, ABORT_TXN,
+ALLOC_WRITE_ID, ACID_WRITE) with the fields of HMS's JSON message classes, and catalog and data
+connector events (which HMS's listener does not record). Pure: builds events from Thrift objects
+and values; ``log.py`` stores them.
 
-Every message carries ``server`` and ``servicePrincipal`` (empty: no Kerberos), ``db`` and a
-``timestamp`` in seconds; objects travel as Thrift-JSON text (``thrift_json``). File lists
-(``files``, ``partitionFiles``) are empty: this server does not list data files.
+Every message carries ``server`` and ``servicePrincipal`` (empty: no Kerberos) and a
+``timestamp`` in seconds, and DDL messages a ``db``; objects travel as Thrift-JSON text
+(``thrift_json``). File lists of DDL events (``files``, ``partitionFiles``) are empty: this
+server does not list data files; ACID_WRITE and COMMIT_TXN list the files clients reported.
 """
 
 from __future__ import annotations
@@ -212,3 +216,106 @@ def alter_index(before: hms.Index, after: hms.Index, now: int) -> Event:
     message = _message(before.dbName, now, beforeIndexObjJson=to_json(before),
                        afterIndexObjJson=to_json(after))  # fmt: skip
     return Event(ALTER_INDEX, before.dbName, before.origTableName, message)
+
+
+# -- HMS 3/4's transaction, catalog and data connector events ---------------------------------
+
+OPEN_TXN = "OPEN_TXN"
+COMMIT_TXN = "COMMIT_TXN"
+ABORT_TXN = "ABORT_TXN"
+ALLOC_WRITE_ID = "ALLOC_WRITE_ID"
+ACID_WRITE = "ACID_WRITE"
+CREATE_CATALOG = "CREATE_CATALOG"
+ALTER_CATALOG = "ALTER_CATALOG"
+DROP_CATALOG = "DROP_CATALOG"
+CREATE_DATACONNECTOR = "CREATE_DATACONNECTOR"
+ALTER_DATACONNECTOR = "ALTER_DATACONNECTOR"
+DROP_DATACONNECTOR = "DROP_DATACONNECTOR"
+
+
+def _bare(now: int, **fields: Any) -> str:
+    """A message of HMS 3+ that names no database (no ``db`` field): transactions, catalogs."""
+    body: dict[str, Any] = {"server": "", "servicePrincipal": "", **fields, "timestamp": now}
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+
+
+def open_txns(txn_ids: Sequence[int], now: int) -> Event:
+    """One OPEN_TXN for transactions opened at once: HMS 4's ``fromTxnId``/``toTxnId`` and
+    HMS 3's ``txnIds`` both (each reader takes the fields it knows)."""
+    message = _bare(now, txnIds=list(txn_ids), fromTxnId=txn_ids[0], toTxnId=txn_ids[-1])
+    return Event(OPEN_TXN, None, None, message)
+
+
+def commit_txn(txnid: int, written: Sequence[Mapping[str, Any]], now: int) -> Event:
+    """COMMIT_TXN; with HMS 4's lists of what the transaction wrote (one entry per write
+    notification: write id, database, table, partition, files comma-joined) when it wrote."""
+    lists: dict[str, Any] = {}
+    if written:
+        lists = {
+            "writeIds": [w["writeId"] for w in written],
+            "databases": [w["db"] for w in written],
+            "tables": [w["table"] for w in written],
+            "partitions": [w["partition"] for w in written],
+            "files": [",".join(w["files"]) for w in written],
+        }
+    return Event(COMMIT_TXN, None, None, _bare(now, txnid=txnid, **lists))
+
+
+def abort_txn(txnid: int, dbs_updated: Sequence[str], now: int) -> Event:
+    """ABORT_TXN with HMS 4's ``dbsUpdated`` (the databases the transaction wrote)."""
+    return Event(ABORT_TXN, None, None, _bare(now, txnid=txnid, dbsUpdated=list(dbs_updated)))
+
+
+def alloc_write_id(db: str, table: str, allocated: Sequence[tuple[int, int]], now: int) -> Event:
+    """ALLOC_WRITE_ID of the write ids newly allocated in a table ((txn id, write id) pairs)."""
+    message = _bare(now, dbName=db, tableName=table, txnIdList=[t for t, _ in allocated],
+                    writeIdList=[w for _, w in allocated])  # fmt: skip
+    return Event(ALLOC_WRITE_ID, db, table, message)
+
+
+def acid_write(
+    txnid: int,
+    write_id: int,
+    db: str,
+    table: str,
+    partition: str | None,
+    table_obj: hms.Table | None,
+    files: Iterable[str],
+    now: int,
+) -> Event:
+    """ACID_WRITE of one write notification; ``partitionObjJson`` is left null."""
+    message = _bare(
+        now, txnid=txnid, writeId=write_id, database=db, table=table, partition=partition,
+        tableObjJson=to_json(table_obj) if table_obj is not None else None,
+        partitionObjJson=None, files=list(files),
+    )  # fmt: skip
+    return Event(ACID_WRITE, db, table, message)
+
+
+def create_catalog(catalog: hms.Catalog, now: int) -> Event:
+    return Event(CREATE_CATALOG, None, None, _bare(now, catalog=catalog.name))
+
+
+def alter_catalog(before: hms.Catalog, after: hms.Catalog, now: int) -> Event:
+    message = _bare(now, catObjBeforeJson=to_json(before), catObjAfterJson=to_json(after))
+    return Event(ALTER_CATALOG, None, None, message)
+
+
+def drop_catalog(catalog: hms.Catalog, now: int) -> Event:
+    return Event(DROP_CATALOG, None, None, _bare(now, catalog=catalog.name))
+
+
+def create_connector(connector: hms.DataConnector, now: int) -> Event:
+    """HMS defines no message for data connector events: ours, shaped as the catalogs'."""
+    message = _bare(now, connector=connector.name, connectorObjJson=to_json(connector))
+    return Event(CREATE_DATACONNECTOR, None, None, message)
+
+
+def alter_connector(before: hms.DataConnector, after: hms.DataConnector, now: int) -> Event:
+    message = _bare(now, connector=after.name, connectorObjBeforeJson=to_json(before),
+                    connectorObjAfterJson=to_json(after))  # fmt: skip
+    return Event(ALTER_DATACONNECTOR, None, None, message)
+
+
+def drop_connector(connector: hms.DataConnector, now: int) -> Event:
+    return Event(DROP_DATACONNECTOR, None, None, _bare(now, connector=connector.name))

@@ -17,6 +17,7 @@ from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.core.named_rows import SingleNameRows
+from metastore_server.catalog.events import messages
 from metastore_server.thrift_api import hms
 from storage import layout
 
@@ -82,8 +83,10 @@ class Catalogs:
         stored = copy.deepcopy(catalog)
         stored.name = name
         stored.createTime = stored.createTime or int(self._ctx.now())
-        if not self._rows.create([name], stored):
-            raise hms.AlreadyExistsException(message=f"Catalog {name} already exists")
+        with self._ctx.write_lock:  # the event in the same change (embedded), right after
+            if not self._rows.create([name], stored):
+                raise hms.AlreadyExistsException(message=f"Catalog {name} already exists")
+            self._ctx.events.record([messages.create_catalog(stored, self._ctx.now())])
         _log.info("catalog_created", catalog=name)
 
     def alter(self, name: str | None, new_catalog: hms.Catalog | None) -> None:
@@ -101,8 +104,10 @@ class Catalogs:
             updated.locationUri = new_catalog.locationUri
         if new_catalog.description is not None:
             updated.description = new_catalog.description
-        if not self._rows.replace(was, updated):
-            raise hms.MetaException(message=f"Catalog {current.name} changed meanwhile, retry")
+        with self._ctx.write_lock:
+            if not self._rows.replace(was, updated):
+                raise hms.MetaException(message=f"Catalog {current.name} changed meanwhile, retry")
+            self._ctx.events.record([messages.alter_catalog(current, updated, self._ctx.now())])
 
     def drop(self, name: str | None) -> None:
         """Drop an empty catalog other than ``hive``."""
@@ -119,6 +124,7 @@ class Catalogs:
                 )
             if not self._rows.delete(was):
                 raise hms.NoSuchObjectException(message=f"No catalog {name}")
+            self._ctx.events.record([messages.drop_catalog(was.obj, self._ctx.now())])
         _log.info("catalog_dropped", catalog=name)
 
     def database_names(self, catalog: str) -> list[str]:

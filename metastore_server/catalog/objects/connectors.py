@@ -18,6 +18,7 @@ from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.core.named_rows import SingleNameRows
+from metastore_server.catalog.events import messages
 from metastore_server.thrift_api import hms
 from storage import layout
 
@@ -66,8 +67,10 @@ class DataConnectors:
         stored.createTime = stored.createTime or int(self._ctx.now())
         if stored.ownerName and stored.ownerType is None:
             stored.ownerType = hms.PrincipalType.USER
-        if not self._rows.create([name], stored):
-            raise hms.AlreadyExistsException(message=f"Dataconnector {name} already exists")
+        with self._ctx.write_lock:  # the event in the same change (embedded), right after
+            if not self._rows.create([name], stored):
+                raise hms.AlreadyExistsException(message=f"Dataconnector {name} already exists")
+            self._ctx.events.record([messages.create_connector(stored, self._ctx.now())])
         _log.info("dataconnector_created", connector=name, type=stored.type)
 
     def alter(self, name: str | None, new_connector: hms.DataConnector | None) -> None:
@@ -89,8 +92,10 @@ class DataConnectors:
                 setattr(updated, field, value)
         if new_connector.parameters is not None:
             updated.parameters = dict(new_connector.parameters)
-        if not self._rows.replace(was, updated):
-            raise hms.MetaException(message=f"Dataconnector {name} changed meanwhile, retry")
+        with self._ctx.write_lock:
+            if not self._rows.replace(was, updated):
+                raise hms.MetaException(message=f"Dataconnector {name} changed meanwhile, retry")
+            self._ctx.events.record([messages.alter_connector(current, updated, self._ctx.now())])
 
     def drop(self, name: str | None, if_exists: bool) -> None:
         """Drop a connector no database uses (InvalidOperationException otherwise); a missing
@@ -107,8 +112,11 @@ class DataConnectors:
                 raise hms.InvalidOperationException(
                     message=f"Dataconnector {name} is in use by databases: {', '.join(users)}"
                 )
-            if not self._rows.delete(was) and not if_exists:
-                raise _missing(name)
+            if not self._rows.delete(was):
+                if not if_exists:
+                    raise _missing(name)
+                return
+            self._ctx.events.record([messages.drop_connector(was.obj, self._ctx.now())])
         _log.info("dataconnector_dropped", connector=name)
 
     def databases_using(self, name: str) -> list[str]:

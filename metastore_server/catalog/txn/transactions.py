@@ -16,6 +16,11 @@ every change, and every read sees it already applied, so a crashed client never 
 for ever. A transaction also keeps the partitions it wrote (``add_dynamic_partitions``) until it
 ends. Tables' write ids are part of the same value (``write_id_state``): a commit or abort settles
 the transaction's in the same change. The compaction queue is ``compactions.py``.
+
+A change's notification events (OPEN_TXN, COMMIT_TXN, ABORT_TXN, ALLOC_WRITE_ID: collected in
+``LockTable.events`` by the change's action, so a retried action rebuilds them) are recorded
+with it by ``shared_value.change``: in the same ``mutate`` on the embedded store, right after
+the compare-and-set on HBase (docs/hms-api.md#notification-log says what that leaves open).
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from thriftpy2.thrift import TApplicationException
 
 from metastore_server.catalog.core import shared_value
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.events import messages
+from metastore_server.catalog.events.messages import Event
 from metastore_server.catalog.txn import lock_rules, view_state, write_id_state
 from metastore_server.catalog.txn.valid_lists import bit_set
 from metastore_server.thrift_api import hms
@@ -156,6 +163,8 @@ class LockTable:
     #: Materialized views' rebuild locks and the tables' update/delete commits (``view_state``).
     views: dict[str, Any] = field(default_factory=dict)
     changed: bool = False
+    #: The notification events of this change (not stored in the value: recorded with it).
+    events: list[Event] = field(default_factory=list)
 
     @classmethod
     def decode(cls, stored: bytes | None) -> LockTable:
@@ -201,6 +210,13 @@ class LockTable:
         self.txns[entry.txnid] = entry
         self.changed = True
 
+    def dbs_written(self, txn: TxnEntry) -> list[str]:
+        """The databases an open transaction wrote (write ids, dynamic partitions), sorted."""
+        key = str(txn.txnid)
+        dbs = {name.split(".", 1)[0] for name, state in self.write_ids.items() if key in state["t"]}
+        dbs.update(component[0] for component in txn.components if component[0])
+        return sorted(dbs)
+
     def drop_txn(self, txnid: int) -> None:
         self.txns.pop(txnid, None)
         self.changed = True
@@ -208,6 +224,8 @@ class LockTable:
             self.drop_lock(lockid)
 
     def abort_txn(self, txn: TxnEntry, now: int) -> None:
+        if txn.txn_type != hms.TxnType.READ_ONLY:  # HMS 4 records none for read-only ones
+            self.events.append(messages.abort_txn(txn.txnid, self.dbs_written(txn), now // 1000))
         txn.state, txn.aborted_ms = hms.TxnState.ABORTED, now
         txn.components = []
         self.put_txn(txn)
@@ -253,7 +271,8 @@ class Transactions:
         value read (read again and retried when another call changed it meanwhile)."""
         where = (layout.META, layout.LOCKS_ROW, layout.LOCK_STATE)
         return shared_value.change(self._ctx.store, where, self.read_state, action, self.clock,
-                                   "Locks")  # fmt: skip
+                                   "Locks", lambda table: table.events,
+                                   self._ctx.events)  # fmt: skip
 
     # -- locks -----------------------------------------------------------------------------
 
@@ -418,6 +437,8 @@ class Transactions:
                 table.put_txn(TxnEntry(txnid, hms.TxnState.OPEN, request.user or "",
                                        request.hostname or "", request.agentInfo or "Unknown",
                                        now, now, txn_type=request.txn_type or 0))  # fmt: skip
+            if request.txn_type != hms.TxnType.READ_ONLY:
+                table.events.append(messages.open_txns(ids, now // 1000))
             return ids
 
         return hms.OpenTxnsResponse(txn_ids=self.change(record))
@@ -425,9 +446,14 @@ class Transactions:
     def commit_txn(self, request: hms.CommitTxnRequest) -> None:
         """Commit an open transaction: it and its locks are gone."""
         txnid = request.txnid if request is not None else 0
+        # What it wrote, for its event (written before the commit, as HMS reads it then).
+        recording = self._ctx.events.enabled
+        written = write_id_state.notifications(self._ctx.store, txnid or 0) if recording else []
 
         def commit(table: LockTable, now: int) -> None:
             txn = self.open_txn(table, txnid, now)
+            if txn.txn_type != hms.TxnType.READ_ONLY:
+                table.events.append(messages.commit_txn(txnid, written, now // 1000))
             table.drop_txn(txnid)
             write_id_state.settle(table, txnid, True, now)
             view_state.settle(table, txnid, txn.components, True)

@@ -17,14 +17,37 @@ as it is (``write_ids``, ``txns``, ``last_txn_id``).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from metastore_server.catalog.txn.valid_lists import ValidTxnList, bit_set
 from metastore_server.thrift_api import hms
+from storage import layout
+from storage.codec import prefix_successor
+from storage.port import StoragePort
 
 OPEN, COMMITTED, ABORTED = "o", "c", "a"
 #: How long a committed write id's transaction is known at least (for older snapshots).
 KEEP_COMMITTED_MS = 300_000
+
+
+#: Rows of the write notification log (HMS's TXN_WRITE_NOTIFICATION_LOG): key ``wnl \x00 <txn
+#: id> \x00 db \x00 table \x00 partition`` (``write_ids``).
+LOG_PREFIX = b"wnl\x00"
+
+
+def log_key(txnid: int, db: str, table: str, partition: str) -> bytes:
+    """The key of a transaction's write notification of a table or partition."""
+    parts = [b"%020d" % txnid, db.encode(), table.encode(), partition.encode()]
+    return LOG_PREFIX + b"\x00".join(parts)
+
+
+def notifications(store: StoragePort, txnid: int) -> list[dict[str, Any]]:
+    """A transaction's write notifications (writeId, db, table, partition, files), in key
+    order."""
+    start = LOG_PREFIX + b"%020d\x00" % txnid
+    return [json.loads(row[layout.OBJECT])
+            for _, row in store.scan(layout.META, start, prefix_successor(start))]  # fmt: skip
 
 
 def full_name(db: str, table: str) -> str:

@@ -8,6 +8,10 @@ notification log records (HMS's TXN_WRITE_NOTIFICATION_LOG) are rows of their ow
 (transaction, database, table, partition): key ``wnl \\x00 <txn id> \\x00 db \\x00 table \\x00
 partition``. ``update_transaction_statistics`` counts inserted, updated and deleted rows per
 table id (HMS's MV_TABLES_USED counts): key ``txnstats \\x00 <table id>``.
+
+Allocating new write ids records an ALLOC_WRITE_ID event with the change; each write
+notification an ACID_WRITE event, its row written in the same ``mutate`` as the event (the
+event's id check is the compare-and-set, so on HBase the event lands first).
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import json
 from typing import Any
 
 from metastore_server.catalog.basics import names
+from metastore_server.catalog.core import shared_value
+from metastore_server.catalog.events import messages
 from metastore_server.catalog.objects.tables import Tables
 from metastore_server.catalog.txn import write_id_state as wid
 from metastore_server.catalog.txn.transactions import LockTable, Transactions
@@ -30,14 +36,8 @@ from storage import layout
 from storage.codec import prefix_successor
 from storage.port import Put
 
-_LOG_PREFIX = b"wnl\x00"
 _STATS_PREFIX = b"txnstats\x00"
 _INSERTED, _UPDATED, _DELETED = b"c:ins", b"c:upd", b"c:del"
-
-
-def _log_key(txnid: int, db: str, table: str, partition: str) -> bytes:
-    parts = [b"%020d" % txnid, db.encode(), table.encode(), partition.encode()]
-    return _LOG_PREFIX + b"\x00".join(parts)
 
 
 def _snapshot_now(table: LockTable) -> ValidTxnList:
@@ -47,6 +47,14 @@ def _snapshot_now(table: LockTable) -> ValidTxnList:
     aborted = tuple(t.txnid for t in txns if t.state == hms.TxnState.ABORTED)
     first = min(open_ids) if open_ids else ValidTxnList(0).min_open
     return ValidTxnList(table.last_txn_id, first, open_ids, aborted)
+
+
+def _added_files(info: hms.InsertEventRequestData) -> list[str]:
+    """The files of a write notification as its event lists them: ``file#checksum`` where a
+    checksum is given (as the INSERT event's)."""
+    files, sums = list(info.filesAdded or []), info.filesAddedChecksum or []
+    return [f"{name}#{sums[i]}" if i < len(sums) and sums[i] else name
+            for i, name in enumerate(files)]  # fmt: skip
 
 
 class WriteIds:
@@ -77,11 +85,18 @@ class WriteIds:
         def allocate(table: LockTable, now: int) -> list[hms.TxnToWriteId]:
             state = wid.table_state(table.write_ids, name)
             answer = []
+            allocated = []
             for txnid in request.txnIds:
                 self._txns.open_txn(table, txnid, now)
                 write_id, new = wid.allocate(state, txnid)
                 table.changed = table.changed or new
                 answer.append(hms.TxnToWriteId(txnId=txnid, writeId=write_id))
+                if new:
+                    allocated.append((txnid, write_id))
+            if allocated:  # HMS: an event of the write ids allocated by this call only
+                db, table_name = name.split(".", 1)
+                table.events.append(messages.alloc_write_id(db, table_name, allocated,
+                                                            now // 1000))  # fmt: skip
             return answer
 
         return hms.AllocateTableWriteIdsResponse(txnToWriteIds=self._txns.change(allocate))
@@ -213,7 +228,7 @@ class WriteIds:
             raise hms.MetaException(message="A write notification needs db, table and fileInfo")
         db, table_name = request.db.lower(), request.table.lower()
         partition = self._partition_name(db, table_name, request.partitionVals or [])
-        key = _log_key(request.txnId, db, table_name, partition)
+        key = wid.log_key(request.txnId, db, table_name, partition)
         row = self._store.get(layout.META, key) or {}
         known: dict[str, Any] = json.loads(row[layout.OBJECT]) if row else {"files": []}
         files = known["files"] + [
@@ -221,7 +236,27 @@ class WriteIds:
         ]
         record = {"writeId": request.writeId, "db": db, "table": table_name,
                   "partition": partition or None, "files": files}  # fmt: skip
-        self._store.mutate([Put(layout.META, key, {layout.OBJECT: json.dumps(record).encode()})])
+        put = Put(layout.META, key, {layout.OBJECT: json.dumps(record).encode()})
+        log = self._txns._ctx.events
+        if not log.enabled:
+            self._store.mutate([put])
+            return
+        ref = self._tables.find(db, table_name) if self._tables is not None else None
+        added = _added_files(request.fileInfo)
+        event = messages.acid_write(request.txnId, request.writeId, db, table_name,
+                                    partition or None, ref.table if ref is not None else None,
+                                    added, self._txns._ctx.now())  # fmt: skip
+        # The event's row comes first: on HBase it is the compare-and-set (its id's mark
+        # free), then the notification's row lands; on the embedded store, one transaction.
+        for _ in range(shared_value.ATTEMPTS):
+            puts, conditions = log.rows([event])
+            if self._store.mutate([*puts, put], conditions[0]):
+                log.written()
+                return
+        raise hms.MetaException(
+            message="Could not record the ACID_WRITE event: other writers kept taking the "
+            "next event id; try again"
+        )
 
     def _partition_name(self, db: str, table_name: str, values: list[str]) -> str:
         """The partition's name ``k=v/...`` by the table's keys (values joined by ``/`` when
@@ -237,7 +272,7 @@ class WriteIds:
         self, request: hms.GetAllWriteEventInfoRequest
     ) -> list[hms.WriteEventInfo]:
         """A transaction's write notification records, of one database and table when given."""
-        start = _LOG_PREFIX + b"%020d\x00" % request.txnId
+        start = wid.LOG_PREFIX + b"%020d\x00" % request.txnId
         answer = []
         for _, row in self._store.scan(layout.META, start, prefix_successor(start)):
             known = json.loads(row[layout.OBJECT])
