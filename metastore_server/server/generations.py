@@ -7,7 +7,8 @@ the 2.3 layout is declared in ``hive_metastore_2_3_wire.thrift`` and the server 
 * **Requests** (``add_dynamic_partitions``, ``fire_listener_event``): each message shows its
   layout on the wire (the wire type of a field both layouts require), so it is read raw and
   then built in the layout it fits (:func:`read_arguments`). Nothing is guessed.
-* **Replies** (``get_open_txns``, ``get_partition_names``' exceptions): what a connection's
+* **Replies** (``get_open_txns``, ``get_partition_names``' exceptions, the catalog names HMS 4
+  fills in answers and HMS 2.3.10 leaves empty): what a connection's
   client reads is learnt from its calls (:class:`ClientGeneration`): a call HMS 2.3 does not
   have, a catalog-prefixed name (``@hive#db``) or a catalog set in a request marks the client
   as HMS 3+ for the rest of the connection. Until then a ``get_open_txns`` answer on the binary
@@ -19,6 +20,7 @@ the 2.3 layout is declared in ``hive_metastore_2_3_wire.thrift`` and the server 
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -366,12 +368,47 @@ def _convert(obj: Any, cls: type) -> Any:
 # --------------------------------------------------------------------------- replies
 
 
+#: The 2.3 calls whose answers carry catalog names HMS 4 fills (``Database.catalogName``,
+#: ``Table``/``Partition``/``Function``/constraint ``catName``) and HMS 2.3.10 leaves unset.
+CATALOG_NAMED_REPLIES = frozenset(
+    {
+        "get_database", "get_table", "get_table_req", "get_table_objects_by_name",
+        "get_table_objects_by_name_req", "get_table_meta", "get_function", "get_all_functions",
+        "get_partition", "get_partition_by_name", "get_partition_with_auth",
+        "get_primary_keys", "get_foreign_keys",
+    }
+)  # fmt: skip
+_CATALOG_FIELDS = ("catName", "catalogName")
+
+
+def without_catalog_names(value: Any, depth: int = 0) -> Any:
+    """``value`` (a struct, or a list of them) with the catalog names of the structs in it
+    unset, as HMS 2.3.10 answers; copies where it changes something (answers may be cached)."""
+    if depth > 8 or value is None:
+        return value
+    if isinstance(value, list):
+        return [without_catalog_names(item, depth + 1) for item in value]
+    spec = getattr(value, "thrift_spec", None)
+    if spec is None:
+        return value
+    out = copy.copy(value)
+    for field in spec.values():
+        name = field[1]
+        if name in _CATALOG_FIELDS:
+            setattr(out, name, None)
+        elif field[0] in (TType.STRUCT, TType.LIST):
+            setattr(out, name, without_catalog_names(getattr(value, name, None), depth + 1))
+    return out
+
+
 def shape_result(api: str, result: Any, generation: ClientGeneration) -> Any:
     """The result to write for ``api`` to this connection's client: ``result`` itself unless
     its client reads 2.3's layout of it (see :func:`needs_both_layouts` for a client that has
     shown nothing)."""
     if generation.newer:
         return result
+    if api in CATALOG_NAMED_REPLIES and result.success is not None:
+        result.success = without_catalog_names(result.success)
     if api == "get_partition_names":
         legacy = hms23.HiveMetastore23Wire.get_partition_names_result(success=result.success)
         error = result.o2 or result.o1

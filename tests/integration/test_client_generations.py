@@ -277,3 +277,24 @@ def test_a_newer_client_start_then_2_3_calls_on_the_same_connection(start_server
     assert conn.get_table("gen", "t").tableName == "t"
     assert conn.get_table_objects_by_name("gen", ["t"])[0].tableName == "t"
     assert conn.get_open_txns().open_txns == []
+
+
+def test_catalog_names_in_answers_follow_the_client_generation(start_server) -> None:
+    """HMS 4 names the catalog of every database, table, partition and function it answers;
+    HMS 2.3.10 (which declares most of those fields) leaves them unset: each client gets its
+    own generation's answer."""
+    server = start_server()
+    old, new = server.client(), server.client()
+    try:
+        new.get_catalogs()  # a call only HMS 3+ clients make
+        for conn, expected in ((old, None), (new, "hive")):
+            assert conn.get_database("default").catalogName == expected
+            if expected is None:
+                conn.create_function(hms.Function(
+                    functionName="f", dbName="default", className="C", ownerName="o",
+                    ownerType=hms.PrincipalType.USER, functionType=hms.FunctionType.JAVA,
+                    resourceUris=[]))  # fmt: skip
+            assert conn.get_function("default", "f").catName == expected
+    finally:
+        old.close()
+        new.close()

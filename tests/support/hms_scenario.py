@@ -10,8 +10,11 @@ two servers (or of a server and a recorded golden file) compare with ``==``.
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -21,6 +24,16 @@ WH = "<WH>"
 TIME = "<time>"
 VOLATILE_TIME_FIELDS = frozenset({"createTime"})
 VOLATILE_PARAMS = frozenset({"transient_lastDdlTime"})
+#: HMS 2.3.10's structs and their field ids (facts): answers are compared as a 2.3 client
+#: reads them, without the fields only newer generations declare (and we fill for them).
+SCHEMA_2_3 = Path(__file__).parents[1] / "compat" / "golden" / "hms-2.3.10-thrift-schema.json"
+
+
+@functools.cache
+def fields_2_3() -> dict[str, frozenset[int]]:
+    """Struct name -> the field ids HMS 2.3.10 declares."""
+    structs = json.loads(SCHEMA_2_3.read_text())["structs"]
+    return {name: frozenset(f["id"] for f in s["fields"]) for name, s in structs.items()}
 
 DB = "compat_db"
 OTHER_DB = "compat_other"
@@ -854,7 +867,10 @@ def normalize(value: Any, warehouse: str) -> Any:
     spec = getattr(value, "thrift_spec", None)
     if spec is not None:
         out = {}
+        known = fields_2_3().get(type(value).__name__)
         for fid in sorted(spec):
+            if known is not None and fid not in known:
+                continue
             name = spec[fid][1]
             v = getattr(value, name, None)
             if name in VOLATILE_TIME_FIELDS and isinstance(v, int) and v > 0:
