@@ -178,3 +178,21 @@ def make_partition(
 def create_db(client: object, name: str) -> None:
     """Create a database with a default location."""
     client.create_database(hms.Database(name=name, description="", parameters={}))  # type: ignore[attr-defined]
+
+
+def clocked_catalog(tmp: Path, start: int) -> tuple[object, list[int]]:
+    """A catalog over an embedded store of its own whose clock (seconds) is the list's one
+    element, moved by the test; no data operations."""
+    from metastore_server.catalog.data.operations import DataOperations
+    from metastore_server.catalog.data.warehouse import Warehouse
+    from metastore_server.catalog.facade import Catalog
+    from metastore_server.server.store_url import open_store
+
+    catalog = Catalog(
+        open_store(f"sqlite:///{tmp / 'm.db'}"),
+        Warehouse(tmp / "wh"),
+        data=DataOperations(enabled=False),
+    )
+    clock = [start]
+    catalog.ctx.now = lambda: clock[0]
+    return catalog, clock

@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from metastore_server.catalog.data.operations import DataOperations
-from metastore_server.catalog.data.warehouse import Warehouse
-from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.registry.runtime_stats import DEFAULT_MAX_AGE_S
-from metastore_server.server.store_url import open_store
 from metastore_server.thrift_api import hms
+
+from .conftest import clocked_catalog
 
 
 def stats_request(max_weight: int, max_create_time: int = 0) -> hms.GetRuntimeStatsRequest:
@@ -40,13 +38,7 @@ def test_runtime_stats_newest_first_up_to_a_weight(start_server) -> None:
 
 
 def test_runtime_stats_past_their_age_are_dropped(tmp_path: Path) -> None:
-    catalog = Catalog(
-        open_store(f"sqlite:///{tmp_path / 'm.db'}"),
-        Warehouse(tmp_path / "wh"),
-        data=DataOperations(enabled=False),
-    )
-    clock = [1_000_000]
-    catalog.ctx.now = lambda: clock[0]
+    catalog, clock = clocked_catalog(tmp_path, 1_000_000)
     stats = catalog.runtime_stats
     stats.add(hms.RuntimeStat(weight=1, payload=b"old"))
     clock[0] += DEFAULT_MAX_AGE_S

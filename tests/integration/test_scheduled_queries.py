@@ -10,13 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from metastore_server.catalog.data.operations import DataOperations
-from metastore_server.catalog.data.warehouse import Warehouse
-from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.registry.scheduled_queries import DEFAULT_TIMEOUT_S
-from metastore_server.server.store_url import open_store
 from metastore_server.thrift_api import hms, make_client
 
+from .conftest import clocked_catalog
 from .test_concurrency import two_servers_on_one_store
 
 EVERY_SECOND = "* * * * * ? *"
@@ -132,13 +129,7 @@ def test_poll_hands_out_one_execution_until_it_ends(client) -> None:
 
 
 def test_silent_execution_times_out(tmp_path: Path) -> None:
-    catalog = Catalog(
-        open_store(f"sqlite:///{tmp_path / 'm.db'}"),
-        Warehouse(tmp_path / "wh"),
-        data=DataOperations(enabled=False),
-    )
-    clock = [1_700_000_000]
-    catalog.ctx.now = lambda: clock[0]
+    catalog, clock = clocked_catalog(tmp_path, 1_700_000_000)
     queries = catalog.scheduled_queries
     queries.maintain(hms.ScheduledQueryMaintenanceRequest(REQUEST.CREATE, query("q", "t")))
     request = hms.ScheduledQueryPollRequest(clusterNamespace="t")
