@@ -90,8 +90,15 @@ COMPACTION_STATE = b"c:s"
 _COMPACTION_PREFIX = b"compaction\x00"
 #: In a statistics row (``stats_key``): one column per table column, the prefix followed by the
 #: column's name, holding its ColumnStatisticsObj (Thrift binary); and when they were analyzed.
+#: These are the statistics of the engine "hive" (the only ones before engines were told
+#: apart, so rows stored then read as hive's); another engine's are under
+#: ``ENGINE_STATS_PREFIX`` + engine + NUL + column, and its time under ``LAST_ANALYZED`` + ":"
+#: + engine (``stats_column``, ``last_analyzed``).
 STATS_PREFIX = b"c:s:"
+ENGINE_STATS_PREFIX = b"c:e:"
 LAST_ANALYZED = b"c:la"
+#: The engine whose statistics keep the original columns.
+HIVE_ENGINE = "hive"
 _STATS_PREFIX = b"stats\x00"
 _TOKEN_PREFIX = b"token\x00"
 #: In a table's constraints row (``constraints_key``): one column per constraint, the prefix
@@ -138,9 +145,26 @@ def stats_range(table_id: int) -> tuple[bytes, bytes]:
     return prefix, prefix_successor(prefix) or b""
 
 
-def stats_column(column: str) -> bytes:
-    """Column (in a statistics row) of one table column's statistics."""
-    return STATS_PREFIX + column.encode("utf-8")
+def stats_column(column: str, engine: str = HIVE_ENGINE) -> bytes:
+    """Column (in a statistics row) of one table column's statistics of ``engine``."""
+    return stats_prefix(engine) + column.encode("utf-8")
+
+
+def stats_prefix(engine: str = HIVE_ENGINE) -> bytes:
+    """The prefix of the columns (in a statistics row) of ``engine``'s statistics."""
+    if engine == HIVE_ENGINE:
+        return STATS_PREFIX
+    return ENGINE_STATS_PREFIX + engine.encode("utf-8") + _SEPARATOR
+
+
+def is_stats_column(column: bytes) -> bool:
+    """Whether a column of a statistics row holds some engine's statistics of a column."""
+    return column.startswith(STATS_PREFIX) or column.startswith(ENGINE_STATS_PREFIX)
+
+
+def last_analyzed(engine: str = HIVE_ENGINE) -> bytes:
+    """Column (in a statistics row) of when ``engine``'s statistics were stored."""
+    return LAST_ANALYZED if engine == HIVE_ENGINE else LAST_ANALYZED + b":" + engine.encode()
 
 
 def constraints_key(table_id: int) -> bytes:

@@ -1,5 +1,6 @@
-"""The column statistics calls: stored per table or partition column, read back one by one,
-per table or partition, or merged over partitions, and deleted. See
+"""The column statistics calls: stored per table or partition column and engine (HMS 4's
+``engine``; none means "hive"), read back one by one, per table or partition, or merged over
+partitions, and deleted. See
 ``docs/hms-api.md#column-statistics``."""
 
 from __future__ import annotations
@@ -54,7 +55,10 @@ class StatisticsCalls(Area):
         """The table-level statistics of the named columns that have some."""
         request = required(request, "TableStatsRequest")
         found = self.catalog.statistics.table_stats(
-            self._db(request.catName, request.dbName), request.tblName, request.colNames
+            self._db(request.catName, request.dbName),
+            request.tblName,
+            request.colNames,
+            request.engine,
         )
         return hms.TableStatsResult(tableStats=found)
 
@@ -68,22 +72,27 @@ class StatisticsCalls(Area):
             request.tblName,
             request.partNames,
             request.colNames,
+            request.engine,
         )
         return hms.PartitionsStatsResult(partStats=found)
 
     def delete_partition_column_statistics(
         self, db_name: str, tbl_name: str, part_name: str, col_name: str, engine: str | None = None
     ) -> bool:
-        """Remove a partition column's statistics (every column's when none is named)."""
+        """Remove a partition column's statistics of ``engine`` (hive's when none; every
+        column's when none is named)."""
         return self.catalog.statistics.delete(
-            self._db(None, db_name), tbl_name, part_name or "", col_name
+            self._db(None, db_name), tbl_name, part_name or "", col_name, engine
         )
 
     def delete_table_column_statistics(
         self, db_name: str, tbl_name: str, col_name: str, engine: str | None = None
     ) -> bool:
-        """Remove a table column's statistics (every column's when none is named)."""
-        return self.catalog.statistics.delete(self._db(None, db_name), tbl_name, None, col_name)
+        """Remove a table column's statistics of ``engine`` (hive's when none; every column's
+        when none is named)."""
+        return self.catalog.statistics.delete(
+            self._db(None, db_name), tbl_name, None, col_name, engine
+        )
 
     def get_aggr_stats_for(self, request: hms.PartitionsStatsRequest) -> hms.AggrStats:
         """The named columns' statistics merged over the named partitions."""
@@ -93,6 +102,7 @@ class StatisticsCalls(Area):
             request.tblName,
             request.partNames,
             request.colNames,
+            request.engine,
         )
 
     def set_aggr_stats_for(self, request: hms.SetPartitionsStatsRequest) -> bool:
@@ -103,7 +113,10 @@ class StatisticsCalls(Area):
         for stats in request.colStats or []:
             table_level = bool(stats.statsDesc and stats.statsDesc.isTblLevel)
             self.catalog.statistics.update(
-                self._resolved(stats), table_level=table_level, merge=bool(request.needMerge)
+                self._resolved(stats),
+                table_level=table_level,
+                merge=bool(request.needMerge),
+                engine=request.engine,
             )
         return True
 
@@ -128,7 +141,9 @@ class StatisticsCalls(Area):
         if req.needMerge:
             raise hms.MetaException(message="Merge is not supported for non-aggregate stats")
         for stats in req.colStats or []:
-            self.catalog.statistics.update(self._resolved(stats), table_level=table_level)
+            self.catalog.statistics.update(
+                self._resolved(stats), table_level=table_level, engine=req.engine
+            )
         return hms.SetPartitionsStatsResponse(result=True)
 
     def find_columns_with_stats(self, cr: hms.CompactionInfoStruct) -> list[str]:

@@ -1,9 +1,14 @@
 """Column statistics of tables and partitions: update, get, delete, aggregate, as HMS stores them.
 
 Statistics live in ``meta`` rows keyed by the table's stable id and the partition's name
-(``layout.stats_key``), one column per table column holding its ``ColumnStatisticsObj`` (Thrift
-binary), so a table rename carries them and a table drop removes them by key range. The
-partition code removes (or moves) a partition's row when the partition is dropped (or renamed).
+(``layout.stats_key``), one column per table column and engine holding its
+``ColumnStatisticsObj`` (Thrift binary), so a table rename carries them and a table drop removes
+them by key range. The partition code removes (or moves) a partition's row, every engine's
+statistics in it, when the partition is dropped (or renamed).
+
+Engines (HMS 4): each engine's statistics of a column are kept beside the others'; a call with
+no engine (every 2.3 client, and 4.x calls that leave it out) means "hive", whose statistics keep
+the columns used before engines were told apart (``layout.stats_column``).
 """
 
 from __future__ import annotations
@@ -35,9 +40,9 @@ def forget(store: StoragePort, table_id: int, part_names: Iterable[str]) -> None
 
 
 def forget_table(store: StoragePort, table_id: int) -> None:
-    """Remove every statistic of a dropped table (its partitions' too)."""
+    """Remove every statistic of a dropped table (its partitions' too, every engine's)."""
     start, stop = layout.stats_range(table_id)
-    rows = store.scan(layout.META, start, stop, columns=[layout.LAST_ANALYZED])
+    rows = store.scan(layout.META, start, stop)
     keys = [key for key, _row in rows]
     if keys:
         store.mutate([Delete(layout.META, key) for key in keys])
@@ -61,11 +66,18 @@ class Statistics:
     # -- writing ---------------------------------------------------------------------------
 
     def update(
-        self, stats: hms.ColumnStatistics, *, table_level: bool, merge: bool = False
+        self,
+        stats: hms.ColumnStatistics,
+        *,
+        table_level: bool,
+        merge: bool = False,
+        engine: str | None = None,
     ) -> bool:
-        """Store the statistics of a table's (or one partition's) columns."""
+        """Store the statistics of a table's (or one partition's) columns, for ``engine`` (the
+        request's), else the statistics' own, else hive."""
         if stats is None or stats.statsDesc is None:
             raise hms.InvalidInputException(message="Column statistics need a statsDesc")
+        engine = engine_of(engine or stats.engine)
         desc = stats.statsDesc
         ref = self._table(desc.dbName, desc.tableName, _no_such_table if table_level else
                           _table_not_found)  # fmt: skip
@@ -92,19 +104,28 @@ class Statistics:
             _kind_of(obj)
             stored = copy.deepcopy(obj)
             stored.colName = name
-            previous = existing.get(layout.stats_column(name))
+            previous = existing.get(layout.stats_column(name, engine))
             if merge and previous is not None:
                 stored = merge_objects([from_bytes(hms.ColumnStatisticsObj, previous), stored])
-            puts[layout.stats_column(name)] = to_bytes(stored)
+            puts[layout.stats_column(name, engine)] = to_bytes(stored)
         if not puts:
             return True
         analyzed = desc.lastAnalyzed or self._ctx.now()
-        puts[layout.LAST_ANALYZED] = int(analyzed).to_bytes(8, "big", signed=True)
+        puts[layout.last_analyzed(engine)] = int(analyzed).to_bytes(8, "big", signed=True)
         self._ctx.store.mutate([Put(layout.META, key, puts)])
         return True
 
-    def delete(self, db: str, table: str, part_name: str | None, column: str | None) -> bool:
-        """Remove one column's statistics (all columns' when ``column`` is None)."""
+    def delete(
+        self,
+        db: str,
+        table: str,
+        part_name: str | None,
+        column: str | None,
+        engine: str | None = None,
+    ) -> bool:
+        """Remove one column's statistics of ``engine`` (hive's when None; all columns' when
+        ``column`` is None); other engines' stay."""
+        engine = engine_of(engine)
         ref = self._table(db, table, _table_not_found if part_name is not None else
                           _no_table_to_delete_from)  # fmt: skip
         name = ""
@@ -117,15 +138,18 @@ class Statistics:
                 )
         key = layout.stats_key(ref.table_id, name)
         row = self._ctx.store.get(layout.META, key) or {}
-        wanted = [layout.stats_column(column.lower())] if column else [
-            c for c in row if c.startswith(layout.STATS_PREFIX)]  # fmt: skip
+        prefix = layout.stats_prefix(engine)
+        wanted = [layout.stats_column(column.lower(), engine)] if column else [
+            c for c in row if c.startswith(prefix)]  # fmt: skip
         present = [c for c in wanted if c in row]
         if not present:
             where = f"db={ref.db} table={ref.name}" + (f" partition={name}" if name else "")
             raise hms.NoSuchObjectException(
                 message=f"Column stats doesn't exist for {where} col={column}"
             )
-        left = [c for c in row if c.startswith(layout.STATS_PREFIX) and c not in present]
+        left = [c for c in row if layout.is_stats_column(c) and c not in present]
+        if not any(c.startswith(prefix) for c in left) and layout.last_analyzed(engine) in row:
+            present.append(layout.last_analyzed(engine))
         self._ctx.store.mutate(
             [Delete(layout.META, key, None if not left else present)]  # type: ignore[arg-type]
         )
@@ -134,46 +158,60 @@ class Statistics:
     # -- reading ---------------------------------------------------------------------------
 
     def table_stats(
-        self, db: str, table: str, columns: Sequence[str] | None
+        self, db: str, table: str, columns: Sequence[str] | None, engine: str | None = None
     ) -> list[hms.ColumnStatisticsObj]:
-        """The table-level statistics of the named columns that have some."""
+        """The table-level statistics (of ``engine``, hive's when None) of the named columns
+        that have some."""
         ref = self._table(db, table)
-        return self._objects(ref, "", columns)
+        return self._objects(ref, "", columns, engine_of(engine))
 
     def column(
-        self, db: str, table: str, part_name: str | None, column: str
+        self, db: str, table: str, part_name: str | None, column: str, engine: str | None = None
     ) -> hms.ColumnStatistics:
-        """One column's statistics, as a ColumnStatistics; NoSuchObjectException when none."""
+        """One column's statistics (of ``engine``, hive's when None), as a ColumnStatistics;
+        NoSuchObjectException when none."""
+        engine = engine_of(engine)
         ref = self._table(db, table)
         name = self._partition_name(ref, part_name) if part_name is not None else ""
-        found = self._objects(ref, name, [column])
+        found = self._objects(ref, name, [column], engine)
         if not found:
             where = f"{ref.db}.{ref.name}" + (f" partition {name}" if name else "")
             raise hms.NoSuchObjectException(
                 message=f"Column stats doesn't exist for {where} column {column}"
             )
         row = self._ctx.store.get(layout.META, layout.stats_key(ref.table_id, name)) or {}
-        return hms.ColumnStatistics(statsDesc=self._desc(ref, name, row), statsObj=found)
+        return hms.ColumnStatistics(
+            statsDesc=self._desc(ref, name, row, engine), statsObj=found, engine=engine
+        )
 
     def partition_stats(
-        self, db: str, table: str, part_names: Sequence[str] | None, columns: Sequence[str] | None
+        self,
+        db: str,
+        table: str,
+        part_names: Sequence[str] | None,
+        columns: Sequence[str] | None,
+        engine: str | None = None,
     ) -> dict[str, list[hms.ColumnStatisticsObj]]:
-        """Per partition name, the statistics of the named columns that have some; names of
-        partitions that do not exist are passed over (as HMS: the others are answered)."""
+        """Per partition name, the statistics (of ``engine``, hive's when None) of the named
+        columns that have some; names of partitions that do not exist are passed over (as HMS:
+        the others are answered)."""
+        engine = engine_of(engine)
         ref = self._table(db, table)
         found = {}
         for given in part_names or []:
             name = self._existing_partition_name(ref, given)
-            objects = self._objects(ref, name, columns) if name is not None else []
+            objects = self._objects(ref, name, columns, engine) if name is not None else []
             if objects:
                 found[given] = objects
         return found
 
     def aggregate(self, db: str, table: str, part_names: Sequence[str] | None,
-                  columns: Sequence[str] | None) -> hms.AggrStats:  # fmt: skip
-        """The statistics of each named column merged over the named partitions, and how many
-        of those partitions have statistics for every named column."""
-        per_partition = self.partition_stats(db, table, part_names, columns)
+                  columns: Sequence[str] | None, engine: str | None = None,
+                  ) -> hms.AggrStats:  # fmt: skip
+        """The statistics (of ``engine``, hive's when None) of each named column merged over
+        the named partitions, and how many of those partitions have statistics for every named
+        column."""
+        per_partition = self.partition_stats(db, table, part_names, columns, engine)
         wanted = [c.lower() for c in columns or []]
         by_column: dict[str, list[hms.ColumnStatisticsObj]] = {}
         complete = 0
@@ -225,26 +263,36 @@ class Statistics:
         return {(c.name or "").lower(): c.type or "" for c in columns}
 
     def _objects(
-        self, ref: TableRef, part_name: str, columns: Sequence[str] | None
+        self, ref: TableRef, part_name: str, columns: Sequence[str] | None, engine: str
     ) -> list[hms.ColumnStatisticsObj]:
         row = self._ctx.store.get(layout.META, layout.stats_key(ref.table_id, part_name)) or {}
         found = []
         for column in columns or []:
-            data = row.get(layout.stats_column((column or "").lower()))
+            data = row.get(layout.stats_column((column or "").lower(), engine))
             if data is not None:
                 found.append(from_bytes(hms.ColumnStatisticsObj, data))
         return found
 
     @staticmethod
     def _desc(
-        ref: TableRef, part_name: str, row: dict[bytes, bytes]
+        ref: TableRef, part_name: str, row: dict[bytes, bytes], engine: str
     ) -> hms.ColumnStatisticsDesc:
-        analyzed = row.get(layout.LAST_ANALYZED)
+        analyzed = row.get(layout.last_analyzed(engine))
         return hms.ColumnStatisticsDesc(
             isTblLevel=not part_name, dbName=ref.db, tableName=ref.name,
             partName=part_name or None,
             lastAnalyzed=int.from_bytes(analyzed, "big", signed=True) if analyzed else None,
         )  # fmt: skip
+
+
+def engine_of(engine: str | None) -> str:
+    """The engine a call's statistics are of: hive when it names none (HMS 4's default);
+    InvalidInputException for a name the stored layout cannot hold."""
+    if not engine:
+        return layout.HIVE_ENGINE
+    if "\x00" in engine:
+        raise hms.InvalidInputException(message=f"Invalid engine name {engine!r}")
+    return engine
 
 
 def _no_such_table(db: str, table: str) -> Exception:
