@@ -58,11 +58,19 @@ class PartitionReadCalls(Area):
     def get_partitions_by_names_req(
         self, req: hms.GetPartitionsByNamesRequest
     ) -> hms.GetPartitionsByNamesResult:
-        """The request form of ``get_partitions_by_names``."""
-        parts = self.catalog.partition_reads.get_by_names(
-            self.database_in(catalog_field(req), req.db_name), object_name(req.tbl_name), req.names
-        )
-        return hms.GetPartitionsByNamesResult(partitions=parts.decode())
+        """The request form of ``get_partitions_by_names``; with ``get_col_stats``, each
+        partition's column statistics of the request's engine attached (``colStats``)."""
+        db = self.database_in(catalog_field(req), req.db_name)
+        table = object_name(req.tbl_name)
+        parts = self.catalog.partition_reads.get_by_names(db, table, req.names).decode()
+        if req.get_col_stats and parts:
+            sd = self.catalog.tables.get(db, table).table.sd
+            columns = [c.name for c in (sd.cols if sd else None) or []]  # the table's columns
+            for part in parts:
+                part.colStats = self.catalog.statistics.attached(
+                    db, table, part.values or [], columns, req.engine
+                )
+        return hms.GetPartitionsByNamesResult(partitions=parts)
 
     # -- whole table -------------------------------------------------------------------------
 

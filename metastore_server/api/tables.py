@@ -175,11 +175,18 @@ class TableCalls(Area):
         return stamp_tables([table], catalog_named(None, dbname))[0]
 
     def get_table_req(self, req: hms.GetTableRequest) -> hms.GetTableResult:
-        """The request form of ``get_table``."""
+        """The request form of ``get_table``; with ``getColumnStats``, the table's column
+        statistics of the request's engine attached (``colStats``)."""
         req = required(req, "GetTableRequest")
-        table = self.catalog.tables.get(
+        ref = self.catalog.tables.get(
             self.database_in(req.catName, req.dbName), object_name(req.tblName)
-        ).table
+        )
+        table = ref.table
+        if req.getColumnStats:
+            columns = [c.name for c in (table.sd.cols if table.sd else None) or []]
+            table.colStats = self.catalog.statistics.attached(
+                ref.db, ref.name, None, columns, req.engine
+            )
         return hms.GetTableResult(
             table=stamp_tables([table], catalog_named(req.catName, req.dbName))[0]
         )

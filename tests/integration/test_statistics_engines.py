@@ -196,3 +196,36 @@ def test_statistics_stored_before_engines_read_as_hives(running, client, db: str
 def test_an_engine_name_the_store_cannot_hold_is_refused(client, db: str) -> None:
     with pytest.raises(hms.InvalidInputException, match="Invalid engine name"):
         client.update_table_column_statistics(stats(db, None, long_stats(0, 1), "bad\x00name"))
+
+
+def test_statistics_attached_to_tables_and_partitions_answered(start_server) -> None:
+    """HMS 4's get_table_req(getColumnStats) and get_partitions_by_names_req(get_col_stats)
+    answer the table's and each partition's statistics of the request's engine."""
+    conn = start_server().client()
+    create_db(conn, "att")
+    conn.create_table(make_table("att", "t", keys=[("ds", "string")], columns=[("n", "bigint")]))
+    conn.add_partition(make_partition("att", "t", ["2024/01"]))
+    for part_name, engine, high in ((None, None, 5), ("ds=2024%2F01", "impala", 9)):
+        desc = hms.ColumnStatisticsDesc(isTblLevel=part_name is None, dbName="att",
+                                        tableName="t", partName=part_name)  # fmt: skip
+        data = hms.ColumnStatisticsData(longStats=hms.LongColumnStatsData(
+            lowValue=0, highValue=high, numNulls=0, numDVs=high))  # fmt: skip
+        stats = hms.ColumnStatistics(statsDesc=desc, engine=engine, statsObj=[
+            hms.ColumnStatisticsObj(colName="n", colType="bigint", statsData=data)])  # fmt: skip
+        if part_name is None:
+            conn.update_table_column_statistics(stats)
+        else:
+            conn.update_partition_column_statistics(stats)
+    table = conn.get_table_req(hms.GetTableRequest(dbName="att", tblName="t",
+                                                   getColumnStats=True)).table  # fmt: skip
+    assert table.colStats.statsObj[0].statsData.longStats.highValue == 5
+    assert table.colStats.engine == "hive"
+    plain = conn.get_table_req(hms.GetTableRequest(dbName="att", tblName="t")).table
+    assert plain.colStats is None
+    request = hms.GetPartitionsByNamesRequest(db_name="att", tbl_name="t", names=["ds=2024%2F01"],
+                                              get_col_stats=True, engine="impala")  # fmt: skip
+    (part,) = conn.get_partitions_by_names_req(request).partitions
+    assert part.colStats.statsObj[0].statsData.longStats.highValue == 9
+    assert part.colStats.statsDesc.partName == "ds=2024%2F01"
+    request.engine = None  # hive's: none for this partition
+    assert conn.get_partitions_by_names_req(request).partitions[0].colStats is None

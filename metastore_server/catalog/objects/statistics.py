@@ -184,6 +184,29 @@ class Statistics:
             statsDesc=self._desc(ref, name, row, engine), statsObj=found, engine=engine
         )
 
+    def attached(
+        self,
+        db: str,
+        table: str,
+        part_values: Sequence[str] | None,
+        columns: Sequence[str],
+        engine: str | None,
+    ) -> hms.ColumnStatistics | None:
+        """The statistics (of ``engine``, hive's when None) of ``columns`` of a table
+        (``part_values`` None) or of its partition of those values, as HMS 4 attaches them to
+        a table or partition it answers (``colStats``); None when there are none."""
+        engine = engine_of(engine)
+        ref = self._table(db, table)
+        part_name = "" if part_values is None else names.make_partition_name(
+            ref.key_names, list(part_values))  # fmt: skip
+        found = self._objects(ref, part_name, columns, engine)
+        if not found:
+            return None
+        row = self._ctx.store.get(layout.META, layout.stats_key(ref.table_id, part_name)) or {}
+        return hms.ColumnStatistics(
+            statsDesc=self._desc(ref, part_name, row, engine), statsObj=found, engine=engine
+        )
+
     def partition_stats(
         self,
         db: str,
