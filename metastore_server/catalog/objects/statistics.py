@@ -173,16 +173,13 @@ class Statistics:
         engine = engine_of(engine)
         ref = self._table(db, table)
         name = self._partition_name(ref, part_name) if part_name is not None else ""
-        found = self._objects(ref, name, [column], engine)
-        if not found:
+        found = self._statistics(ref, name, [column], engine)
+        if found is None:
             where = f"{ref.db}.{ref.name}" + (f" partition {name}" if name else "")
             raise hms.NoSuchObjectException(
                 message=f"Column stats doesn't exist for {where} column {column}"
             )
-        row = self._ctx.store.get(layout.META, layout.stats_key(ref.table_id, name)) or {}
-        return hms.ColumnStatistics(
-            statsDesc=self._desc(ref, name, row, engine), statsObj=found, engine=engine
-        )
+        return found
 
     def attached(
         self,
@@ -199,6 +196,13 @@ class Statistics:
         ref = self._table(db, table)
         part_name = "" if part_values is None else names.make_partition_name(
             ref.key_names, list(part_values))  # fmt: skip
+        return self._statistics(ref, part_name, columns, engine)
+
+    def _statistics(
+        self, ref: TableRef, part_name: str, columns: Sequence[str], engine: str
+    ) -> hms.ColumnStatistics | None:
+        """The statistics of ``columns`` of a table or partition as a ColumnStatistics, or
+        None when there are none."""
         found = self._objects(ref, part_name, columns, engine)
         if not found:
             return None
