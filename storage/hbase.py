@@ -58,7 +58,9 @@ from thriftpy2.protocol.exc import TProtocolException
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
+from storage.codec import prefix_successor
 from storage.port import (
+    MAX_ROW_KEY,
     Condition,
     Delete,
     PartialWriteError,
@@ -77,7 +79,6 @@ T = TypeVar("T")
 DEFAULT_PORT = 9090
 _GET_BATCH = 1000
 _MAX_BACKOFF_S = 5.0
-_MAX_KEY = 32767  # HBase's row key limit (Short.MAX_VALUE)
 _INT64 = struct.Struct(">q")
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")
 _CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
@@ -459,6 +460,8 @@ class HBaseStore:
     def get(self, table: str, key: bytes) -> Row | None:
         """The row at ``key``, or None. One round trip."""
         name, _ = self._table(table)
+        if _too_long(key):
+            return None  # no row has it, and HBase would refuse the Get
         _check_key(key)
         found = self._call(
             "get", lambda c: c.getRowWithColumns(name, key, None, {}), idempotent=True
@@ -471,8 +474,9 @@ class HBaseStore:
         comes twice). One round trip per 1000 distinct keys; not one snapshot."""
         name, _ = self._table(table)
         for key in keys:
-            _check_key(key)
-        unique = list(dict.fromkeys(keys))
+            if not _too_long(key):
+                _check_key(key)
+        unique = [key for key in dict.fromkeys(keys) if not _too_long(key)]
         found: dict[bytes, Row] = {}
         for first in range(0, len(unique), _GET_BATCH):
             chunk = unique[first : first + _GET_BATCH]
@@ -522,6 +526,14 @@ class HBaseStore:
             tested = _filter_columns(filter) if filter else set()
             request = sorted(wanted | {c for c in tested if c.partition(b":")[0] in families})
         if limit == 0 or (stop is not None and stop <= start) or wanted == frozenset():
+            return iter(())
+        if len(start) > MAX_ROW_KEY:  # HBase refuses such bounds; no row key is that long
+            start = _above_long(start)
+            if start is None:
+                return iter(())
+        if stop is not None and len(stop) > MAX_ROW_KEY:
+            stop = _above_long(stop)
+        if stop is not None and stop <= start:
             return iter(())
         query = _Query(
             name,
@@ -831,7 +843,8 @@ class _Query:
 
     def tscan(self, resume: bytes | None) -> Any:
         if not self.reverse:
-            start_row, stop_row = (self.start if resume is None else resume + b"\x00"), self.stop
+            start_row = self.start if resume is None else _after(resume)
+            stop_row = self.stop
         else:  # HBase walks from startRow (inclusive) down to stopRow (exclusive)
             start_row, stop_row = (self.stop if resume is None else resume), _below(self.start)
         return _thrift.TScan(
@@ -851,6 +864,25 @@ class _Query:
         if key < self.start:
             return -1
         return 1 if upper is not None and key >= upper else 0
+
+
+def _too_long(key: bytes) -> bool:
+    """Whether ``key`` is longer than any row key can be (a read of it finds nothing)."""
+    return isinstance(key, bytes) and len(key) > MAX_ROW_KEY
+
+
+def _above_long(bound: bytes) -> bytes | None:
+    """For a scan bound longer than a row key can be: a bound at most ``MAX_ROW_KEY`` long that
+    splits the keys that can exist the same way (every key of at most ``MAX_ROW_KEY`` bytes is
+    below ``bound`` exactly when it is below the result); None when every such key is below."""
+    return prefix_successor(bound[:MAX_ROW_KEY])
+
+
+def _after(key: bytes) -> bytes:
+    """The start row resuming a forward scan after ``key``: the next key that can exist."""
+    if len(key) < MAX_ROW_KEY:
+        return key + b"\x00"
+    return prefix_successor(key) or key + b"\x00"  # an all-0xFF key: the scan is over anyway
 
 
 def _below(start: bytes) -> bytes | None:
@@ -878,8 +910,8 @@ def _check_key(key: bytes) -> None:
         raise TypeError(f"row keys are bytes, not {type(key).__name__}")
     if not key:
         raise ValueError("a row key must not be empty")
-    if len(key) > _MAX_KEY:
-        raise ValueError(f"a row key of {len(key)} bytes is over HBase's {_MAX_KEY}")
+    if len(key) > MAX_ROW_KEY:
+        raise ValueError(f"a row key of {len(key)} bytes is over HBase's {MAX_ROW_KEY}")
 
 
 def _check_column(column: bytes, families: frozenset[bytes], table: str) -> None:

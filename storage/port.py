@@ -45,6 +45,10 @@ from typing import ClassVar, Protocol
 Row = dict[bytes, bytes]
 """A row: column name (``b"family:qualifier"``) -> value."""
 
+#: The longest row key, in bytes, of every store: HBase refuses longer ones (Short.MAX_VALUE).
+#: No row is ever written with a longer key, so a read of a longer key finds nothing.
+MAX_ROW_KEY = 32767
+
 
 @dataclass(frozen=True)
 class Put:

@@ -37,9 +37,10 @@ from storage.hbase import (
     shell_script,
     table_id_split_keys,
 )
-from storage.port import Condition, Delete, PartialWriteError, Put, TableSpec
+from storage.port import MAX_ROW_KEY, Condition, Delete, PartialWriteError, Put, TableSpec
 
 T, OTHER = "t", "other"
+HBASE_THRIFT = importlib.import_module("Hbase_thrift")  # loaded by happybase from its IDL
 _PREFIXES = iter(range(1, 10**9))
 
 
@@ -287,6 +288,52 @@ def test_reverse_scans_send_hbase_bounds(double, store) -> None:
     assert keys(store.scan(T, b"r002", b"r005", reverse=True)) == [b"r004", b"r003", b"r002"]
     sent = double.scans[-1]
     assert (sent.startRow, sent.stopRow, sent.reversed) == (b"r005", b"r001", True)
+
+
+# -- row key length (HBase refuses keys over Short.MAX_VALUE bytes) ------------------------------
+
+
+def test_the_double_refuses_row_keys_longer_than_hbase_takes(double) -> None:
+    connection = happybase.Connection(*double.address)
+    try:
+        connection.create_table("longkeys", {"c": {}})
+        table = connection.table("longkeys")
+        longest, too_long = b"k" * MAX_ROW_KEY, b"k" * (MAX_ROW_KEY + 1)
+        table.put(longest, {b"c:q": b"v"})
+        assert table.row(longest) == {b"c:q": b"v"}
+        with pytest.raises(HBASE_THRIFT.IllegalArgument, match="Row length 32768 is > 32767"):
+            table.put(too_long, {b"c:q": b"v"})
+        with pytest.raises(HBASE_THRIFT.IOError, match="Row length 32768 is > 32767"):
+            table.row(too_long)
+        with pytest.raises(HBASE_THRIFT.IOError, match="Row length"):
+            list(table.scan(row_start=too_long))
+        with pytest.raises(HBASE_THRIFT.IOError, match="Row length"):
+            list(table.scan(row_stop=too_long))
+        assert [key for key, _ in table.scan()] == [longest]  # nothing else landed
+    finally:
+        connection.close()
+
+
+def test_reads_of_keys_no_row_can_have_never_reach_hbase(double, store) -> None:
+    longest = b"k" * MAX_ROW_KEY
+    store.mutate([Put(T, longest, {b"c:q": b"1"}), Put(T, b"l", {b"c:q": b"2"})])
+    too_long = longest + b"k"
+    calls, scans_before = double.calls.copy(), len(double.scans)
+    assert store.get(T, too_long) is None
+    assert store.get_many(T, [too_long, b"l", too_long]) == [(b"l", {b"c:q": b"2"})]
+    assert double.calls["getRowWithColumns"] == calls["getRowWithColumns"]
+    # Scan bounds over the limit are cut to bounds HBase takes, with the same rows between.
+    assert keys(store.scan(T, too_long, b"m")) == [b"l"]
+    assert keys(store.scan(T, b"k", too_long)) == [longest]
+    assert keys(store.scan(T, b"k", too_long, reverse=True)) == [longest]
+    assert keys(store.scan(T, too_long, too_long + b"\x00")) == []
+    assert keys(store.scan(T, b"\xff" * (MAX_ROW_KEY + 1))) == []
+    assert all(
+        len(scan.startRow or b"") <= MAX_ROW_KEY and len(scan.stopRow or b"") <= MAX_ROW_KEY
+        for scan in double.scans[scans_before:]
+    )
+    with pytest.raises(ValueError, match="over HBase's 32767"):
+        store.mutate([Put(T, too_long, {b"c:q": b"1"})])
 
 
 # -- connection loss ------------------------------------------------------------------------------

@@ -27,6 +27,11 @@ happybase and ``storage.hbase`` make, with HBase's semantics where they matter t
   scannerOpenWithScan declares only IOError, so HBase's IllegalArgumentException reaches the
   client as a TApplicationException (INTERNAL_ERROR) naming it.
 
+Row keys: a row key (put, get, or a scan's start / stop row) longer than ``MAX_ROW_KEY``
+(32,767 bytes, Short.MAX_VALUE) is refused as HBase's client classes refuse it
+(``java.lang.IllegalArgumentException: Row length ... is > 32767``): IllegalArgument from the
+writes that declare it, IOError from the reads and scans (which declare only IOError).
+
 Not emulated: versions and timestamps (one version per cell; TCell timestamps are the write
 clock), TTLs, regions and splits, same-millisecond delete/put masking.
 
@@ -93,6 +98,27 @@ def io_error(message: str) -> Exception:
 def illegal_argument(message: str) -> Exception:
     """An HBase IllegalArgument."""
     return hbase_thrift.IllegalArgument(message=message)
+
+
+#: HBase's longest row key (HConstants.MAX_ROW_LENGTH, Short.MAX_VALUE).
+MAX_ROW_KEY = 32767
+
+
+def _row_length_message(row: bytes) -> str:
+    return f"java.lang.IllegalArgumentException: Row length {len(row)} is > {MAX_ROW_KEY}"
+
+
+def _check_write_row(row: bytes) -> None:
+    """A write's row key: IllegalArgument when HBase's Mutation.checkRow refuses it."""
+    if row is not None and len(row) > MAX_ROW_KEY:
+        raise illegal_argument(_row_length_message(row))
+
+
+def _check_read_row(row: bytes | None) -> None:
+    """A get's row or a scan's start/stop row: IOError when HBase refuses it (the read calls
+    declare only IOError)."""
+    if row is not None and len(row) > MAX_ROW_KEY:
+        raise io_error(_row_length_message(row))
 
 
 @dataclass
@@ -209,6 +235,8 @@ class _Handler:
         attributes: Any,
     ) -> list[Any]:
         table = self.d._table(tableName)
+        for key in rows:
+            _check_read_row(key)
         select = _selector(table, columns)
         results = []
         for key in rows:
@@ -260,12 +288,14 @@ class _Handler:
 
     def deleteAllRow(self, tableName: bytes, row: bytes, attributes: Any) -> None:
         table = self.d._table(tableName)
+        _check_read_row(row)  # declares only IOError
         with self.d._lock:
             self.d._spend()
             self.d._store.mutate([Delete(table.store_name, row)])
 
     def atomicIncrement(self, tableName: bytes, row: bytes, column: bytes, value: int) -> int:
         table = self.d._table(tableName)
+        _check_write_row(row)
         _check_column(table, column)
         with self.d._lock:
             self.d._spend()
@@ -290,6 +320,7 @@ class _Handler:
         attributes: Any,
     ) -> bool:
         table = self.d._table(tableName)
+        _check_write_row(row)
         _check_column(table, column)
         family, colon, _ = (mput.column or b"").partition(b":")
         if not colon:
@@ -647,6 +678,8 @@ class HBaseDouble:
         batch: int | None = None,
         sort_columns: bool = False,
     ) -> int:
+        _check_read_row(start)
+        _check_read_row(stop)
         self._expire_scanners()
         select = _selector(table, columns)
         if reverse:  # HBase: startRow >= key > stopRow, empty meaning open-ended
@@ -716,6 +749,7 @@ def _split_mutations(
     """(columns or families to delete, columns to put) of one row's mutations."""
     if not row:
         raise illegal_argument("java.lang.IllegalArgumentException: Row length is 0")
+    _check_write_row(row)
     deletes: list[bytes] = []
     puts: dict[bytes, bytes] = {}
     for mutation in mutations or ():

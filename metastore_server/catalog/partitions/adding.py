@@ -40,7 +40,11 @@ from metastore_server.catalog.objects.tables import (
 from metastore_server.catalog.partitions.dependency_records import checked_dependency, mark_bases
 from metastore_server.catalog.partitions.row_writes import row_columns, write_rows
 from metastore_server.catalog.partitions.writer import PartitionWriter
-from metastore_server.catalog.reads.partition_rows import checked_values, partition_name, row_key
+from metastore_server.catalog.reads.partition_rows import (
+    checked_values,
+    new_row_key,
+    partition_name,
+)
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.port import Condition, Put
@@ -414,7 +418,7 @@ class Adding(PartitionWriter):
         for part in parts:
             try:
                 values = checked_values(ref, part.values if part is not None else None)
-                keyed.append((values, row_key(ref, values)))
+                keyed.append((values, new_row_key(ref, values)))
             except Exception as exc:  # raised by the caller, in the partitions' order
                 keyed.append(exc)
         return keyed

@@ -29,6 +29,7 @@ from metastore_server.catalog.partitions.writer import PartitionWriter
 from metastore_server.catalog.reads.partition_rows import (
     checked_values,
     decoded,
+    new_row_key,
     partition_name,
     row_key,
 )
@@ -172,7 +173,7 @@ class Altering(PartitionWriter):
         creates a row holds the table's adding claim."""
         checked_values(ref, old_values)
         checked_values(ref, new_values)
-        old_key, new_key = row_key(ref, old_values), row_key(ref, new_values)
+        old_key, new_key = row_key(ref, old_values), new_row_key(ref, new_values)
         if new_key != old_key:
             self._claim.hold(ref, "Renaming a partition")  # it creates a row
         row = self._ctx.store.get(layout.PARTITIONS, old_key)
@@ -240,7 +241,7 @@ class Altering(PartitionWriter):
         (HMS) and moves back when the metadata change fails; its statistics follow its name
         (a listener of the change)."""
         new_values = list(updated.values)
-        old_key, new_key = row_key(ref, old_values), row_key(ref, new_values)
+        old_key, new_key = row_key(ref, old_values), new_row_key(ref, new_values)
         # The new row first, so a failure in between never loses the partition.
         ops: list[Put | Delete] = [
             Put(layout.PARTITIONS, new_key, row_columns(ref, updated, new_values))

@@ -13,6 +13,8 @@ from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.objects.tables import TableRef
 from metastore_server.thrift_api import hms
 from storage import layout
+from storage.codec import encode_values
+from storage.port import MAX_ROW_KEY
 
 
 def checked_values(ref: TableRef, values: Sequence[str] | None) -> list[str]:
@@ -32,6 +34,26 @@ def checked_values(ref: TableRef, values: Sequence[str] | None) -> list[str]:
 def row_key(ref: TableRef, values: Sequence[str]) -> bytes:
     """The row key of the partition of ``ref`` with ``values``."""
     return layout.partition_key(ref.table_id, ref.kinds, values)
+
+
+def new_row_key(ref: TableRef, values: Sequence[str]) -> bytes:
+    """The row key of a partition of ``ref`` with ``values`` that is to be written:
+    MetaException when it would be longer than a row key can be (``MAX_ROW_KEY``; HBase
+    refuses longer ones, and every store keeps the same rule), naming the value too long."""
+    key = row_key(ref, values)
+    if len(key) <= MAX_ROW_KEY:
+        return key
+    sizes = [
+        len(encode_values([kind], [value])) for kind, value in zip(ref.kinds, values, strict=True)
+    ]
+    index = max(range(len(sizes)), key=sizes.__getitem__)
+    raise hms.MetaException(
+        message=(
+            f"Partition value of key {ref.key_names[index]} is too long "
+            f"({len(values[index])} characters): the partition's row key would be "
+            f"{len(key)} bytes, over the limit of {MAX_ROW_KEY} bytes"
+        )
+    )
 
 
 def decoded(ref: TableRef, data: bytes) -> hms.Partition:
