@@ -58,9 +58,8 @@ from thriftpy2.protocol.exc import TProtocolException
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
-from storage.codec import prefix_successor
+from storage import hbase_keys
 from storage.port import (
-    MAX_ROW_KEY,
     Condition,
     Delete,
     PartialWriteError,
@@ -460,9 +459,9 @@ class HBaseStore:
     def get(self, table: str, key: bytes) -> Row | None:
         """The row at ``key``, or None. One round trip."""
         name, _ = self._table(table)
-        if _too_long(key):
+        if hbase_keys.too_long(key):
             return None  # no row has it, and HBase would refuse the Get
-        _check_key(key)
+        hbase_keys.check_key(key)
         found = self._call(
             "get", lambda c: c.getRowWithColumns(name, key, None, {}), idempotent=True
         )
@@ -474,9 +473,9 @@ class HBaseStore:
         comes twice). One round trip per 1000 distinct keys; not one snapshot."""
         name, _ = self._table(table)
         for key in keys:
-            if not _too_long(key):
-                _check_key(key)
-        unique = [key for key in dict.fromkeys(keys) if not _too_long(key)]
+            if not hbase_keys.too_long(key):
+                hbase_keys.check_key(key)
+        unique = [key for key in dict.fromkeys(keys) if not hbase_keys.too_long(key)]
         found: dict[bytes, Row] = {}
         for first in range(0, len(unique), _GET_BATCH):
             chunk = unique[first : first + _GET_BATCH]
@@ -527,14 +526,10 @@ class HBaseStore:
             request = sorted(wanted | {c for c in tested if c.partition(b":")[0] in families})
         if limit == 0 or (stop is not None and stop <= start) or wanted == frozenset():
             return iter(())
-        if len(start) > MAX_ROW_KEY:  # HBase refuses such bounds; no row key is that long
-            start = _above_long(start)
-            if start is None:
-                return iter(())
-        if stop is not None and len(stop) > MAX_ROW_KEY:
-            stop = _above_long(stop)
-        if stop is not None and stop <= start:
+        bounds = hbase_keys.within_limit(start, stop)
+        if bounds is None:
             return iter(())
+        start, stop = bounds
         query = _Query(
             name,
             start,
@@ -639,7 +634,7 @@ class HBaseStore:
             if not isinstance(op, Put | Delete):
                 raise TypeError(f"mutate takes Put and Delete, not {type(op).__name__}")
             name, families = self._table(op.table)
-            _check_key(op.key)
+            hbase_keys.check_key(op.key)
             for column in op.columns if isinstance(op, Put) else op.columns or ():
                 _check_column(column, families, op.table)
             if isinstance(op, Put):
@@ -655,7 +650,7 @@ class HBaseStore:
             self._write(order)
             return True
         name, families = self._table(condition.table)
-        _check_key(condition.key)
+        hbase_keys.check_key(condition.key)
         _check_column(condition.column, families, condition.table)
         if condition.expected == b"":
             raise ValueError(
@@ -797,7 +792,7 @@ class HBaseStore:
         """``atomicIncrement``: add ``amount`` to the 8-byte counter; the new value (HBase
         wraps past 64 bits). Never retried once sent."""
         name, families = self._table(table)
-        _check_key(key)
+        hbase_keys.check_key(key)
         _check_column(column, families, table)
         if not -(2**63) <= amount < 2**63:
             raise OverflowError(f"increment {amount} does not fit in 64 bits")
@@ -843,10 +838,11 @@ class _Query:
 
     def tscan(self, resume: bytes | None) -> Any:
         if not self.reverse:
-            start_row = self.start if resume is None else _after(resume)
+            start_row = self.start if resume is None else hbase_keys.after(resume)
             stop_row = self.stop
         else:  # HBase walks from startRow (inclusive) down to stopRow (exclusive)
-            start_row, stop_row = (self.stop if resume is None else resume), _below(self.start)
+            start_row = self.stop if resume is None else resume
+            stop_row = hbase_keys.below(self.start)
         return _thrift.TScan(
             startRow=start_row,
             stopRow=stop_row,
@@ -866,35 +862,6 @@ class _Query:
         return 1 if upper is not None and key >= upper else 0
 
 
-def _too_long(key: bytes) -> bool:
-    """Whether ``key`` is longer than any row key can be (a read of it finds nothing)."""
-    return isinstance(key, bytes) and len(key) > MAX_ROW_KEY
-
-
-def _above_long(bound: bytes) -> bytes | None:
-    """For a scan bound longer than a row key can be: a bound at most ``MAX_ROW_KEY`` long that
-    splits the keys that can exist the same way (every key of at most ``MAX_ROW_KEY`` bytes is
-    below ``bound`` exactly when it is below the result); None when every such key is below."""
-    return prefix_successor(bound[:MAX_ROW_KEY])
-
-
-def _after(key: bytes) -> bytes:
-    """The start row resuming a forward scan after ``key``: the next key that can exist."""
-    if len(key) < MAX_ROW_KEY:
-        return key + b"\x00"
-    return prefix_successor(key) or key + b"\x00"  # an all-0xFF key: the scan is over anyway
-
-
-def _below(start: bytes) -> bytes | None:
-    """A reverse scan's exclusive lower bound at or below every key >= ``start``: exact when
-    ``start`` ends in 0x00, else the client cuts the extra rows (``_Query.place``)."""
-    if not start:
-        return None
-    if start[-1] == 0:
-        return start[:-1] or None
-    return start[:-1] + bytes([start[-1] - 1])
-
-
 def _put(column: bytes, value: bytes) -> Any:
     return _thrift.Mutation(isDelete=False, column=column, value=value)
 
@@ -903,15 +870,6 @@ def _row_of(result: Any) -> Row:
     if result.columns is not None:
         return {name: cell.value for name, cell in result.columns.items()}
     return {column.columnName: column.cell.value for column in result.sortedColumns or ()}
-
-
-def _check_key(key: bytes) -> None:
-    if not isinstance(key, bytes):
-        raise TypeError(f"row keys are bytes, not {type(key).__name__}")
-    if not key:
-        raise ValueError("a row key must not be empty")
-    if len(key) > MAX_ROW_KEY:
-        raise ValueError(f"a row key of {len(key)} bytes is over HBase's {MAX_ROW_KEY}")
 
 
 def _check_column(column: bytes, families: frozenset[bytes], table: str) -> None:
