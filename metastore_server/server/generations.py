@@ -381,24 +381,57 @@ CATALOG_NAMED_REPLIES = frozenset(
 _CATALOG_FIELDS = ("catName", "catalogName")
 
 
-def without_catalog_names(value: Any, depth: int = 0) -> Any:
+def without_catalog_names(value: Any) -> Any:
     """``value`` (a struct, or a list of them) with the catalog names of the structs in it
-    unset, as HMS 2.3.10 answers; copies where it changes something (answers may be cached)."""
-    if depth > 8 or value is None:
-        return value
+    unset, as HMS 2.3.10 answers; copies where it changes something (answers may be cached).
+    Only the fields that can hold a catalog name are visited (:func:`_catalog_plan`)."""
     if isinstance(value, list):
-        return [without_catalog_names(item, depth + 1) for item in value]
-    spec = getattr(value, "thrift_spec", None)
-    if spec is None:
+        return [without_catalog_names(item) for item in value]
+    plan = _catalog_plan(type(value)) if hasattr(value, "thrift_spec") else None
+    if not plan:
         return value
     out = copy.copy(value)
-    for field in spec.values():
-        name = field[1]
-        if name in _CATALOG_FIELDS:
-            setattr(out, name, None)
-        elif field[0] in (TType.STRUCT, TType.LIST):
-            setattr(out, name, without_catalog_names(getattr(value, name, None), depth + 1))
+    for name, nested in plan:
+        inner = getattr(value, name, None)
+        if inner is not None:
+            setattr(out, name, without_catalog_names(inner) if nested else None)
     return out
+
+
+@functools.cache
+def _catalog_plan(cls: type) -> tuple[tuple[str, bool], ...]:
+    """The fields of ``cls`` to visit: (name, whether it is a struct or list that can hold a
+    catalog name deeper, else a catalog name itself)."""
+    return tuple(
+        (field[1], not _is_catalog_name(field))
+        for field in cls.thrift_spec.values()
+        if _is_catalog_name(field) or _holds_catalog(field, frozenset({cls}))
+    )
+
+
+def _is_catalog_name(field: tuple) -> bool:
+    """Whether a field is an optional catalog name (a required one, as CreationMetadata's, is
+    kept: a reader checks it is there)."""
+    return field[1] in _CATALOG_FIELDS and not field[-1]
+
+
+def _holds_catalog(field: tuple, seen: frozenset[type]) -> bool:
+    """Whether a struct field (or a list of structs) can hold a catalog name."""
+    if field[0] == TType.LIST and len(field) == 4 and isinstance(field[2], tuple):
+        element = field[2]
+        target = element[1] if element[0] == TType.STRUCT else None
+    elif field[0] == TType.STRUCT and len(field) == 4:
+        target = field[2]
+    else:
+        return False
+    if target is None:
+        return False
+    if target in seen:  # a struct holding itself: it holds a catalog name if it has one
+        return any(_is_catalog_name(f) for f in target.thrift_spec.values())
+    return any(
+        _is_catalog_name(f) or _holds_catalog(f, seen | {target})
+        for f in target.thrift_spec.values()
+    )
 
 
 def shape_result(api: str, result: Any, generation: ClientGeneration) -> Any:

@@ -17,7 +17,12 @@ from thriftpy2.rpc import make_client as make_thrift_client
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
 from thriftpy2.transport import TMemoryBuffer
 
-from metastore_server.server.generations import ClientGeneration, read_arguments, shape_result
+from metastore_server.server.generations import (
+    ClientGeneration,
+    read_arguments,
+    shape_result,
+    without_catalog_names,
+)
 from metastore_server.thrift_api import hms, hms23
 
 # --------------------------------------------------------------------------- helpers
@@ -298,3 +303,20 @@ def test_catalog_names_in_answers_follow_the_client_generation(start_server) -> 
     finally:
         old.close()
         new.close()
+
+
+def test_catalog_names_are_unset_in_a_copy_and_required_ones_kept() -> None:
+    """What a 2.3 client is answered: optional catalog names unset, also deep inside (a view's
+    source tables); a required one (CreationMetadata.catName) kept; the answer given untouched
+    (it may be a cached object other clients are answered with)."""
+    source = hms.SourceTable(table=hms.Table(tableName="s", catName="hive"), insertedCount=0,
+                             updatedCount=0, deletedCount=0)  # fmt: skip
+    view = hms.Table(tableName="v", catName="hive", sd=hms.StorageDescriptor(location="x"),
+                     creationMetadata=hms.CreationMetadata(
+                         catName="hive", dbName="d", tblName="v", tablesUsed={"d.s"},
+                         sourceTables=[source]))  # fmt: skip
+    old = without_catalog_names([view])[0]
+    assert (old.catName, old.creationMetadata.sourceTables[0].table.catName) == (None, None)
+    assert old.creationMetadata.catName == "hive"
+    assert old.sd is view.sd  # nothing to unset there: not copied
+    assert (view.catName, source.table.catName) == ("hive", "hive")
