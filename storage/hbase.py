@@ -58,7 +58,7 @@ from thriftpy2.protocol.exc import TProtocolException
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
-from storage import hbase_keys
+from storage import hbase_keys, intents
 from storage.port import (
     Condition,
     Delete,
@@ -237,6 +237,15 @@ class _Change:
         return not any(column in row for column in self.deletes)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """A mutate, checked and folded into one change per row; ``order``: those that write."""
+
+    changes: dict[tuple[str, bytes], _Change]
+    order: list[_Change]
+    condition: Condition | None
+
+
 @dataclass(eq=False)
 class _Step:
     """One write request (``mutateRow`` / ``mutateRows``); once it is done the rows of
@@ -256,19 +265,41 @@ class HBaseStore:
 
     atomic_batches = False
     snapshot_scans = False
-    offers: frozenset[str] = frozenset()  # none of the port's optional capabilities
+    #: Transactions through an intent log (``storage.intents``), and notes in them.
+    offers: frozenset[str] = frozenset({"transaction", "undo_note"})
 
-    def __init__(self, settings: HBaseSettings | None = None, **overrides: Any) -> None:
+    def __init__(
+        self,
+        settings: HBaseSettings | None = None,
+        *,
+        writer_lease_s: float = intents.DEFAULT_LEASE_S,
+        undoers: Mapping[str, intents.Undoer] | None = None,
+        **overrides: Any,
+    ) -> None:
         self.settings = replace(settings or HBaseSettings(), **overrides)
         self._families: dict[str, frozenset[bytes]] = {}
         self._doomed_scanners: collections.deque[int] = collections.deque()
         self._closed = False
         self._pool = self._open_pool()
+        #: The intents of this store's transactions; an unfinished one older than
+        #: ``writer_lease_s`` is a dead server process's and is rolled back.
+        self.intents = intents.IntentLog(
+            self, self._mutate_unlogged, lease_s=writer_lease_s, undoers=undoers
+        )
         log.info("storage.opened", backend="hbase", where=self.settings.describe())
 
     @classmethod
-    def from_url(cls, url: str) -> HBaseStore:
-        return cls(HBaseSettings.from_url(url))
+    def from_url(cls, url: str, **options: Any) -> HBaseStore:
+        return cls(HBaseSettings.from_url(url), **options)
+
+    def transaction(self) -> contextlib.AbstractContextManager[None]:
+        """Every ``mutate`` of this thread inside lands, or none (``storage.intents``)."""
+        return self.intents.transaction()
+
+    def undo_note(self, kind: str, payload: bytes) -> None:
+        """Record in this thread's transaction how to undo something done outside the store,
+        should its process die before the commit (``storage.intents``: ``undoers``)."""
+        self.intents.note(kind, payload)
 
     def __enter__(self) -> HBaseStore:
         return self
@@ -458,6 +489,7 @@ class HBaseStore:
 
     def get(self, table: str, key: bytes) -> Row | None:
         """The row at ``key``, or None. One round trip."""
+        self.intents.maybe_recover()
         name, _ = self._table(table)
         if hbase_keys.too_long(key):
             return None  # no row has it, and HBase would refuse the Get
@@ -471,6 +503,7 @@ class HBaseStore:
     def get_many(self, table: str, keys: Sequence[bytes]) -> list[tuple[bytes, Row]]:
         """The rows that exist among ``keys``, in the order of ``keys`` (a key listed twice
         comes twice). One round trip per 1000 distinct keys; not one snapshot."""
+        self.intents.maybe_recover()
         name, _ = self._table(table)
         for key in keys:
             if not hbase_keys.too_long(key):
@@ -507,6 +540,7 @@ class HBaseStore:
         servers, ``key_filter`` here on each row they return. Arguments are checked now; rows
         are fetched lazily, ``batch_size`` (default ``scan_batch``) per round trip. Not one
         snapshot (``snapshot_scans = False``)."""
+        self.intents.maybe_recover()
         name, families = self._table(table)
         if not isinstance(start, bytes) or not isinstance(stop, bytes | None):
             raise TypeError("scan bounds are bytes")
@@ -623,7 +657,20 @@ class HBaseStore:
         self, ops: Sequence[Put | Delete], condition: Condition | Sequence[Condition] | None = None
     ) -> bool:
         """Apply ``ops`` if ``condition`` holds (see the port for what is atomic here; HBase
-        checks one condition at a time, so several are refused)."""
+        checks one condition at a time, so several are refused). Inside a ``transaction``, the
+        rows are first recorded in its intent."""
+        self.intents.maybe_recover()
+        plan = self._plan(ops, condition)
+        return self.intents.logged(plan.order, lambda: self._carry_out(plan))
+
+    def _mutate_unlogged(self, ops: Sequence[Put | Delete], condition: Condition | None) -> bool:
+        """``mutate`` outside any intent (the intent log's own writes)."""
+        return self._carry_out(self._plan(ops, condition))
+
+    def _plan(
+        self, ops: Sequence[Put | Delete], condition: Condition | Sequence[Condition] | None
+    ) -> _Plan:
+        """The checked, folded changes of a mutate (nothing is sent)."""
         if condition is not None and not isinstance(condition, Condition):
             several = list(condition)
             if len(several) > 1:
@@ -645,19 +692,26 @@ class HBaseStore:
             if slot not in changes:
                 changes[slot] = _Change(op.table, op.key, name, families)
             changes[slot].apply(op)
+        if condition is not None:
+            _, families = self._table(condition.table)
+            hbase_keys.check_key(condition.key)
+            _check_column(condition.column, families, condition.table)
+            if condition.expected == b"":
+                raise ValueError(
+                    "HBase cannot check for an empty value (it reads as absent); "
+                    "condition on a non-empty value or on None"
+                )
         order = [c for c in changes.values() if c.puts or c.deletes_anything]
+        return _Plan(changes, order, condition)
+
+    def _carry_out(self, plan: _Plan) -> bool:
+        """Send a planned mutate (see ``mutate``)."""
+        condition, order = plan.condition, plan.order
         if condition is None:
             self._write(order)
             return True
-        name, families = self._table(condition.table)
-        hbase_keys.check_key(condition.key)
-        _check_column(condition.column, families, condition.table)
-        if condition.expected == b"":
-            raise ValueError(
-                "HBase cannot check for an empty value (it reads as absent); "
-                "condition on a non-empty value or on None"
-            )
-        guard = changes.get((condition.table, condition.key))
+        name, _ = self._table(condition.table)
+        guard = plan.changes.get((condition.table, condition.key))
         if not self._check_and_put(name, condition, guard):
             return False
         rest = [c for c in order if c is not guard]
@@ -791,6 +845,7 @@ class HBaseStore:
     def increment(self, table: str, key: bytes, column: bytes, amount: int = 1) -> int:
         """``atomicIncrement``: add ``amount`` to the 8-byte counter; the new value (HBase
         wraps past 64 bits). Never retried once sent."""
+        self.intents.maybe_recover()
         name, families = self._table(table)
         hbase_keys.check_key(key)
         _check_column(column, families, table)
@@ -811,6 +866,7 @@ class HBaseStore:
         """Close the pooled connections (after closing abandoned scanners). Idempotent."""
         if self._closed:
             return
+        self.intents.close()
         with contextlib.suppress(StorageError, ValueError, RuntimeError):
             self._close_doomed_scanners()
         self._closed = True

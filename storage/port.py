@@ -24,15 +24,21 @@ one place they are looked up by name), which gives each as the bound method or N
   scan stops seeking after ``MAX_SKIPS`` first values.
 * ``scan_columns`` (``ScanColumns``): the columns of a range's rows read in one compiled loop,
   with key needles tested below it. Without it big reads go through ``scan``, row by row.
-* ``transaction`` (``Transaction``): writes of one thread commit together or not at all. Without
-  it each ``mutate`` stands alone and the catalog undoes a failed change by hand.
+* ``transaction`` (``Transaction``): writes of one thread commit together or not at all. The
+  catalog needs it (each of its changes is one transaction).
+* ``undo_note`` (``UndoNote``): record, in this thread's transaction, how to undo something done
+  outside the store (a directory moved), carried out if the transaction's process dies before
+  it commits. Without it (the embedded store, whose transactions a dead process leaves
+  uncommitted with no one to finish them) such things are undone only by the writer itself.
 * ``writers_lock`` (``WritersLock``): writers of other processes sharing the store are kept out
   while it is held (the embedded store locks its file). The catalog holds it around each
   metadata change, so that changes of several server processes on one store do not interleave.
   Without it (HBase) changes of different processes interleave and compare-and-set claims guard
   what must not.
 
-The embedded store offers all five, HBase none.
+The embedded store offers all but ``undo_note``; HBase offers ``transaction`` (an intent log,
+``storage.intents``: its writes are seen by others as they land, and a dead process's are rolled
+back by the next process after the writer lease) and ``undo_note``.
 """
 
 from __future__ import annotations
@@ -270,6 +276,15 @@ class Transaction(Protocol):
     def __call__(self) -> AbstractContextManager[None]: ...
 
 
+class UndoNote(Protocol):
+    """``store.undo_note(kind, payload)``: inside a transaction, record that something was done
+    outside the store that ``payload`` describes; if the process dies before the commit, the
+    process that rolls the transaction back calls its undoer of ``kind`` (given when it opened
+    the store) with ``payload``. Nothing outside a transaction."""
+
+    def __call__(self, kind: str, payload: bytes) -> None: ...
+
+
 class WritersLock(Protocol):
     """``with store.writers_lock():`` writers in other processes sharing the store wait until
     it is released. Not reentrant, and not a lock between this process's threads."""
@@ -287,6 +302,7 @@ class Capabilities:
     count_range: CountRange | None = None
     scan_columns: ScanColumns | None = None
     transaction: Transaction | None = None
+    undo_note: UndoNote | None = None
     writers_lock: WritersLock | None = None
 
     @classmethod

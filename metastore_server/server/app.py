@@ -10,6 +10,7 @@ import structlog
 from metastore_server import __version__
 from metastore_server.api.client_settings import HIVE_DEFAULTS
 from metastore_server.api.handler import MetastoreHandler
+from metastore_server.catalog.core.context import MOVE_NOTE
 from metastore_server.catalog.data.filesystems import FileSystems, FileSystemUnavailable
 from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse, to_uri
@@ -30,7 +31,11 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
     """The handler over a freshly opened store, and a function that closes the store."""
     warehouse = Warehouse(config.warehouse)
     data = data_operations(config, warehouse)
-    store = open_store(config.storage)
+    store = open_store(
+        config.storage,
+        writer_lease_s=config.writer_lease,
+        undoers={MOVE_NOTE: data.undo_noted_move},
+    )
     catalog = Catalog(
         store,
         warehouse,

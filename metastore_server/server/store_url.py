@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
+from typing import Any
 from urllib.parse import urlparse
 
 from storage.port import StoragePort
@@ -42,9 +44,17 @@ def sqlite_path(url: str) -> str:
     return rest or "./var/metastore.db"
 
 
-def open_store(url: str) -> StoragePort:
+def open_store(
+    url: str,
+    *,
+    writer_lease_s: float | None = None,
+    undoers: Mapping[str, Callable[[bytes], None]] | None = None,
+) -> StoragePort:
     """The backend for a storage URL; ValueError for an unknown scheme or a bad parameter,
-    ``storage.hbase.HBaseUnavailableError`` when HBase cannot be reached (after retries)."""
+    ``storage.hbase.HBaseUnavailableError`` when HBase cannot be reached (after retries).
+    ``writer_lease_s``: after how long an unfinished change of a dead server process is
+    rolled back (HBase; the embedded store's writers take turns); ``undoers``: by kind, what
+    undoes the store's undo notes of such a change (``storage.port.UndoNote``)."""
     parsed = urlparse(url)
     if parsed.scheme == "sqlite":
         from storage.embedded import SqliteStore
@@ -53,5 +63,8 @@ def open_store(url: str) -> StoragePort:
     if parsed.scheme == "hbase":
         from storage.hbase import HBaseSettings, HBaseStore
 
-        return HBaseStore(HBaseSettings.from_url(url))
+        options: dict[str, Any] = {"undoers": undoers}
+        if writer_lease_s is not None:
+            options["writer_lease_s"] = writer_lease_s
+        return HBaseStore(HBaseSettings.from_url(url), **options)
     raise ValueError(f"unsupported storage URL {url!r}: use {ACCEPTED_FORMS}")

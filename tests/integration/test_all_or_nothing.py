@@ -3,9 +3,9 @@ statistics, the grants, the dependent partitions, the notification log and the d
 
 Each test makes a late step of a write call fail (a store write after the first one, as a full
 disk or a lost store would) and checks through the Thrift API and the file system that the
-client's view and the data agree with the call never having happened. On the embedded store
-every metadata change is one transaction; HBase has no transactions over several rows, and
-these late failures are only partly undone there (README, "All-or-nothing writes")."""
+client's view and the data agree with the call never having happened, on every store: on the
+embedded store every metadata change is one transaction, on HBase one intent
+(``storage.intents``) that the failure rolls back."""
 
 from __future__ import annotations
 
@@ -23,11 +23,6 @@ from metastore_server.catalog.timelines.keeper import TimelineKeeper
 from metastore_server.thrift_api import hms
 
 from .conftest import RunningServer, make_partition, make_table
-
-pytestmark = pytest.mark.skipif(
-    os.environ.get("METASTORE_TEST_STORAGE", "embedded") != "embedded",
-    reason="HBase has no transactions over several rows: late failures are only partly undone",
-)
 
 DB = "aon"
 TIMED = {"cube.storagetable.time.partcols": "ds"}

@@ -1,6 +1,7 @@
 """Timeline writer marks on HBase (its test double), with in-process catalogs standing in for
-server processes on one store: a mark never brings back a dropped table, and a dead writer's
-mark is removed only by a store of timelines that took its change in."""
+server processes on one store: a mark never brings back a dropped table, and a writer that dies
+mid-change leaves neither its partition nor its mark once its lease has run out, while another
+writer's change made meanwhile is kept, its timelines whole."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ def url(tmp_path: Path) -> Iterator[str]:
 
 def _process(url: str, tmp_path: Path, lease: float = LEASE_S) -> Catalog:
     """A catalog of its own (its own writer id), as a server process has."""
-    return Catalog(HBaseStore.from_url(url), Warehouse(tmp_path / "w"), writer_lease_s=lease)
+    store = HBaseStore.from_url(url, writer_lease_s=lease)
+    return Catalog(store, Warehouse(tmp_path / "w"), writer_lease_s=lease)
 
 
 def _ranges(catalog: Catalog, *, rebuild: bool = False) -> list[tuple[str, str]]:
@@ -66,7 +68,7 @@ def test_a_mark_never_brings_back_a_dropped_table(url: str, tmp_path: Path) -> N
     catalog.close()
 
 
-def test_a_mark_that_dies_during_another_change_stays_until_a_rebuild(
+def test_a_writer_dying_during_another_change_leaves_only_the_other_change(
     url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dead, writer = _process(url, tmp_path), _process(url, tmp_path)
@@ -75,13 +77,16 @@ def test_a_mark_that_dies_during_another_change_stays_until_a_rebuild(
     def dies(self: TimelineKeeper, pending: object) -> None:
         raise RuntimeError("the process died here")
 
-    with monkeypatch.context() as patch:  # its partition is written, its timelines are not
+    intents = dead.ctx.store.intents  # type: ignore[attr-defined]
+    with monkeypatch.context() as patch:  # its partition and mark are written, its timelines not
         patch.setattr(dead.timelines, "_finish", dies.__get__(dead.timelines))
+        patch.setattr(intents, "_rollback", lambda current: None)  # dead: nothing undone...
+        intents.close()  # ...and no more beats
         with pytest.raises(RuntimeError):
             dead.partitions.add(stress.DB, stress.TABLE, [stress._partition("2024-01-01-05", "x")])
 
-    # Another writer's change begins while that mark is young, and stores its timelines once
-    # the mark is past the lease: it must not remove a mark whose change it did not take in.
+    # Another writer's change begins while the dead one's intent is young, and stores its
+    # timelines once that intent is past the lease (and rolled back).
     persist = TimelineKeeper._persist
 
     def slow_persist(self: TimelineKeeper, *args: object) -> bool:
@@ -92,9 +97,13 @@ def test_a_mark_that_dies_during_another_change_stays_until_a_rebuild(
         patch.setattr(writer.timelines, "_persist", slow_persist.__get__(writer.timelines))
         writer.partitions.add(stress.DB, stress.TABLE, [stress._partition("2024-01-01-09", "x")])
 
+    time.sleep(LEASE_S * 1.5)
     fresh = _process(url, tmp_path)
     kept = _ranges(fresh)
     assert kept == _ranges(fresh, rebuild=True)
-    assert "2024-01-01-05" in str(kept)
+    assert "2024-01-01-05" not in str(kept)
+    assert "2024-01-01-00" in str(kept) and "2024-01-01-09" in str(kept)
+    names = fresh.partition_reads.list_names(stress.DB, stress.TABLE)
+    assert not any("2024-01-01-05" in name for name in names)
     for catalog in (dead, writer, fresh):
         catalog.close()

@@ -51,6 +51,8 @@ class Backend:
     """A condition tells an empty value from an absent column."""
     double: HBaseDouble | None = None
     """The HBase test double behind the store, for fault injection."""
+    url: str | None = None
+    """The storage URL (HBase), to open the store with other options."""
 
 
 def _embedded(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
@@ -70,6 +72,7 @@ def _hbase_backend(name: str, url: str, double: HBaseDouble | None) -> Backend:
         applies_filters=True,
         exact_empty_checks=False,
         double=double,
+        url=url,
     )
 
 
@@ -152,6 +155,12 @@ def real_hbase() -> Iterator[tuple[str, int]]:
         yield host, port
     finally:
         container.stop()
+
+
+@pytest.fixture(params=["hbase-double", "hbase"])
+def hbase_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    """A fresh HBase backing storage (the double, or a real HBase when one is given)."""
+    return _FACTORIES[request.param](request, tmp_path)
 
 
 @pytest.fixture(params=sorted(_FACTORIES))

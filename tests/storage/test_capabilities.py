@@ -10,7 +10,8 @@ import pytest
 from storage.port import CAPABILITY_NAMES, Capabilities, Put, StoragePort, TableSpec
 
 T = "t"
-EXPECTED = {"embedded": CAPABILITY_NAMES, "hbase-double": frozenset(), "hbase": frozenset()}
+ON_HBASE = frozenset({"transaction"})
+EXPECTED = {"embedded": CAPABILITY_NAMES, "hbase-double": ON_HBASE, "hbase": ON_HBASE}
 
 
 @pytest.fixture(autouse=True)

@@ -37,8 +37,10 @@ clock), TTLs, regions and splits, same-millisecond delete/put masking.
 
 Hooks for tests: ``fail_writes_after(n)`` (the next n row writes succeed, later ones raise
 IOError until ``heal()``), ``drop_connection(method, when=..., count=...)`` (close the client's
-connection before or after doing a call, without answering), ``calls`` (a Counter of method
-names), ``scans`` (the TScan objects received) and ``scanner_batches`` (the nbRows asked for).
+connection before or after doing a call, without answering), ``crash_before_write(n, crash)``
+(call ``crash``, which kills the writing process, when the n-th write call arrives; ``writes``
+counts them), ``calls`` (a Counter of method names), ``scans`` (the TScan objects received)
+and ``scanner_batches`` (the nbRows asked for).
 
 Use: ``with HBaseDouble() as double: url = double.url(prefix="t_")``, or
 ``with running_double() as (host, port): url = storage_url(host, port)``.
@@ -83,6 +85,9 @@ hbase_thrift = thriftpy2.load(str(HBASE_IDL), module_name="hbase_double_thrift")
 _LONG = struct.Struct(">q")
 _TRANSPORTS = {"buffered": TBufferedTransportFactory, "framed": TFramedTransportFactory}
 _PROTOCOLS = {"binary": TBinaryProtocolFactory, "compact": TCompactProtocolFactory}
+_WRITE_CALLS = frozenset({"mutateRow", "mutateRows", "mutateRowTs", "mutateRowsTs", "checkAndPut",
+                          "atomicIncrement", "deleteAll", "deleteAllRow", "deleteAllTs",
+                          "deleteAllRowTs"})  # fmt: skip
 _TABLE_NAME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 
 
@@ -437,6 +442,7 @@ class _Guard:
         def call(*args: Any) -> Any:
             double = self._double
             double.calls[name] += 1
+            double._maybe_crash(name)
             double._maybe_drop(name, "before")
             if method is None:
                 raise TApplicationException(
@@ -493,6 +499,9 @@ class HBaseDouble:
         self.scans: list[Any] = []
         self.scanner_batches: list[int] = []
         self._write_budget: int | None = None
+        #: Write calls received since ``count_writes`` (see ``crash_before_write``).
+        self.writes = 0
+        self._crash: tuple[int, Callable[[], None]] | None = None
         self._drops: list[_DropRule] = []
 
     # -- life -----------------------------------------------------------------------------
@@ -551,6 +560,19 @@ class HBaseDouble:
         """Let ``rows`` more row writes succeed, then fail every write with IOError."""
         with self._lock:
             self._write_budget = rows
+
+    def count_writes(self) -> None:
+        """Start counting write calls afresh (``writes``)."""
+        with self._lock:
+            self.writes = 0
+
+    def crash_before_write(self, nth: int, crash: Callable[[], None]) -> None:
+        """When the ``nth`` write call (counted from now: mutateRow(s), checkAndPut,
+        atomicIncrement, deleteAll*) arrives, call ``crash`` (a test kills the writing process
+        there) and close that connection without doing the write."""
+        with self._lock:
+            self.writes = 0
+            self._crash = (nth, crash)
 
     def heal(self) -> None:
         """Undo ``fail_writes_after`` and pending ``drop_connection`` rules."""
@@ -618,6 +640,18 @@ class HBaseDouble:
                 client.shutdown(socket.SHUT_RDWR)
             with contextlib.suppress(OSError):
                 client.close()
+
+    def _maybe_crash(self, method: str) -> None:
+        if method not in _WRITE_CALLS:
+            return
+        with self._lock:
+            self.writes += 1
+            rule = self._crash
+            if rule is None or self.writes != rule[0]:
+                return
+            self._crash = None
+        rule[1]()
+        raise _Drop(method)
 
     def _maybe_drop(self, method: str, when: str) -> None:
         with self._lock:

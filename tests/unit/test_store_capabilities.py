@@ -40,8 +40,8 @@ def test_the_embedded_store_offers_every_capability(store: SqliteStore) -> None:
     assert capabilities.change_token is not None and capabilities.change_token() is not None
 
 
-def test_hbase_offers_none() -> None:
-    assert HBaseStore.offers == frozenset()
+def test_hbase_offers_transactions_only() -> None:
+    assert HBaseStore.offers == frozenset({"transaction"})
 
 
 class _Store:

@@ -20,6 +20,9 @@ from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.events.log import DEFAULT_TTL_S, NotificationLog
 from storage.port import Capabilities, StoragePort
 
+#: The kind of the store's undo notes that record a data move (``DataOperations.journal``).
+MOVE_NOTE = "data-move"
+
 #: How long a mark of a write in progress stands by default before it counts as a dead
 #: server's (stores whose writers do not lock each other out).
 WRITER_LEASE_S = 30.0
@@ -34,16 +37,21 @@ class WriteLock:
     store offers ``writers_lock`` (the embedded store), among the server processes sharing the
     store: the outermost holder in this process also holds the store's lock.
 
-    Where the store offers ``transaction()`` (the embedded store), the outermost holder's
-    writes are also one transaction: they commit when it releases the lock, or, when it leaves
-    with an exception, none of them does and each of :attr:`on_rollback` is called (to forget
-    what was kept in memory of them). So a call that answers an error leaves no change in the
-    store; elsewhere (HBase) the services undo what they wrote (see each service)."""
+    The outermost holder's writes are also one transaction of the store (``transaction()``,
+    which every store the catalog runs on offers: SQLite's on the embedded store, an intent
+    on HBase): they commit when it releases the lock, or, when it leaves with an exception,
+    none of them does and each of :attr:`on_rollback` is called (to forget what was kept in
+    memory of them). So a call that answers an error leaves no change in the store."""
 
-    def __init__(self, store: StoragePort | None = None) -> None:
+    def __init__(self, store: StoragePort) -> None:
         self._local = threading.RLock()
         self._depth = 0
-        capabilities = Capabilities() if store is None else Capabilities.of(store)
+        capabilities = Capabilities.of(store)
+        if capabilities.transaction is None:
+            raise ValueError(
+                f"{type(store).__name__} offers no transactions: the catalog needs them to "
+                f"keep each change all or nothing"
+            )
         self._store_lock: Callable[[], Any] | None = capabilities.writers_lock
         self._transaction: Callable[[], Any] | None = capabilities.transaction
         self._held_lock: contextlib.AbstractContextManager[Any] | None = None
@@ -192,6 +200,9 @@ class CatalogContext:
     def __post_init__(self) -> None:
         self.capabilities = Capabilities.of(self.store)
         self.write_lock = WriteLock(self.store)
+        note = self.capabilities.undo_note
+        if note is not None:  # a move of a process that dies mid-change is undone (HBase)
+            self.data.journal = lambda move: note(MOVE_NOTE, move.note())
         self.events = NotificationLog(
             self.store, lambda: self.now(), self.event_ttl_s, enabled=self.notification_log
         )

@@ -6,6 +6,7 @@ copy's source deleted after it, or the move undone when the change failed. See
 
 from __future__ import annotations
 
+import json
 import os
 
 from metastore_server.catalog.data import files as data_files
@@ -59,6 +60,11 @@ class Move:
         except Exception as exc:  # noqa: BLE001
             report_failure(self.target, f"moving {self.what} back", reason(exc))
 
+    def note(self) -> bytes:
+        """What ``undo_noted`` needs to undo this move after its process died."""
+        return json.dumps({"source": self.source.uri, "target": self.target.uri,
+                           "what": self.what}).encode()  # fmt: skip
+
     def _discard_copy(self) -> None:
         try:
             if data_files.exists(self.target):
@@ -66,3 +72,24 @@ class Move:
         except Exception as exc:  # noqa: BLE001
             report_failure(self.target, f"partial copy of {self.what}", reason(exc))
 
+
+
+def noted(payload: bytes) -> tuple[str, str, str]:
+    """(source, target, what) of a move's ``note``."""
+    found = json.loads(payload)
+    return found["source"], found["target"], found["what"]
+
+
+def undo_after_crash(source: Place, target: Place, what: str) -> str:
+    """Undo a move whose process died before its change committed; what was done. Data at
+    the target and none at the source: moved back; at both: the target is a copy, removed."""
+    at_target, at_source = data_files.exists(target), data_files.exists(source)
+    if not at_target:
+        return "nothing to undo"
+    if at_source:
+        data_files.remove_tree(target)
+        return "copy removed"
+    data_files.move_tree(target, source)
+    if data_files.exists(target):
+        data_files.remove_tree(target)  # copied back (another device, an object store)
+    return "moved back"

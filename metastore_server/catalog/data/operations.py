@@ -42,7 +42,7 @@ from metastore_server.catalog.data.deletions import (
 )
 from metastore_server.catalog.data.files import reason
 from metastore_server.catalog.data.filesystems import FileSystems, FileSystemUnavailable, Place
-from metastore_server.catalog.data.moves import Move
+from metastore_server.catalog.data.moves import Move, noted, undo_after_crash
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
@@ -104,6 +104,9 @@ class DataOperations:
         self._deleting_changed = threading.Condition()
         self._trash = [Guard.of(self.filesystems.resolve(root)) for root in trash_roots]
         self._protected = [Guard.of(self.filesystems.resolve(p)) for p in protected]
+        #: Told of each move just before it is made (the catalog records it in the store's
+        #: transaction, so that a move of a process that dies before its commit is undone).
+        self.journal: Callable[[Move], None] | None = None
 
     # -- resolving ---------------------------------------------------------------------------
 
@@ -396,10 +399,24 @@ class DataOperations:
                 raise refuse(f"{src.uri} is not writable by {_user()}: {failure}")
         return Move(src, dst, what)
 
+    def undo_noted_move(self, payload: bytes) -> None:
+        """Undo a move of a process that died before its change committed (``Move.note``),
+        for whoever rolls that change back."""
+        source, target, what = noted(payload)
+        src, dst = self.find_place(source), self.find_place(target)
+        if src is None or dst is None:
+            raise ValueError(f"no file system serves {source} or {target}")
+        done = undo_after_crash(src, dst, what)
+        log.warning("data_move_undone", source=source, target=target, what=what, done=done,
+                    reason="its change was rolled back after its server process died")  # fmt: skip
+        audit.append("data_move_undone", f"{target} -> {source}: {done}")
+
     def prepare(self, move: Move | None, subject: str) -> None:
         """Carry out the data half of a move before its metadata change."""
         if move is None:
             return
+        if self.journal is not None:
+            self.journal(move)
         try:
             move.prepare()
         except Exception as exc:  # noqa: BLE001 - refused with nothing changed

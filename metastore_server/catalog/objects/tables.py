@@ -383,13 +383,8 @@ class Tables:
                 )
                 if not created:
                     raise hms.AlreadyExistsException(message=f"Table {name} already exists")
-                try:
-                    if then is not None:
-                        then()
-                except BaseException:
-                    if self._ctx.capabilities.transaction is None:  # HBase: undo it by hand
-                        self._ctx.store.mutate([Delete(layout.TABLES, key)])
-                    raise
+                if then is not None:
+                    then()
             except BaseException:
                 self._ctx.data.undo(made)
                 raise

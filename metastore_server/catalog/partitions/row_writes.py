@@ -1,6 +1,6 @@
 """Writing partition rows: the columns of a partition's row, and a write of rows that marks
-the table first when they hold non-canonical typed spellings, and says exactly which
-partitions were changed when a store without atomic batches fails part-way.
+the table first when they hold non-canonical typed spellings, and names the call when a store
+without atomic batches fails part-way (its transaction then rolls the whole call back).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from metastore_server.catalog.basics.serde import stored_partition_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.tables import TableRef, Tables
 from metastore_server.catalog.reads.partition_rows import partition_name
-from metastore_server.catalog.reads.scan import KEY_ID_LENGTH, values_of
+from metastore_server.catalog.reads.scan import KEY_ID_LENGTH
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.codec import has_spelling
@@ -36,19 +36,17 @@ def write_rows(
     conditions: list[Condition] | None = None,
 ) -> bool:
     """Apply partition changes if ``conditions`` hold (False when one does not); when a
-    store without atomic batches fails part-way, a MetaException says exactly which
-    partitions were changed and which were not (``action`` names the call in it)."""
+    store without atomic batches fails part-way, a MetaException names the call (``action``)
+    and says none of it is kept: the write lock's transaction rolls the call back."""
     _mark_spellings_for(tables, ref, ops)
     try:
         return ctx.store.mutate(ops, conditions or None)
     except PartialWriteError as exc:
-        landed = [partition_name(ref, values_of(ref, key)) for _, key in exc.applied]
-        missed = [partition_name(ref, values_of(ref, key)) for _, key in exc.failed]
         raise hms.MetaException(
             message=(
-                f"{action} of {ref.db}.{ref.name} failed part-way ({exc.__cause__ or exc}): "
-                f"{len(landed)} of {len(landed) + len(missed)} done: "
-                f"[{', '.join(landed)}]; not done: [{', '.join(missed)}]"
+                f"{action} of {ref.db}.{ref.name} failed after {len(exc.applied)} of "
+                f"{len(exc.applied) + len(exc.failed)} rows were written "
+                f"({exc.__cause__ or exc}); the whole call is rolled back"
             )
         ) from exc
 

@@ -1,0 +1,578 @@
+"""All-or-nothing over many rows on a store that is atomic per row only (HBase), with nothing
+installed on the store's servers: an intent log, in the manner of Percolator and Omid, whose
+unfinished intents are rolled back.
+
+A transaction (``IntentLog.transaction``) writes through: each ``mutate`` lands in the store
+at once, so the transaction's own reads see it and its compare-and-sets decide at once. Before
+a mutate writes, its entry (``intent_entries``: every row it touches, with the touched columns
+as they were and digests of what it writes) is added to the transaction's intent, one row of
+the ``intents`` table keyed by a random id:
+
+* ``i:state``: ``open <beat> <writer>``, ``undo <beat> <writer>`` or ``done``; ``<beat>`` is
+  the wall-clock millisecond its holder last showed it was alive;
+* ``i:e<seq>``: entry ``seq``, inline, or in chunk rows ``<id>/<seq><n>`` when it is large;
+  ``i:v<seq>``: entry ``seq`` wrote nothing (its compare-and-set failed);
+* ``i:n<seq>``: a note (``note``): something done outside the store (a directory moved) and
+  how to undo it, carried out by whoever rolls back a dead writer's intent (the writer itself
+  undoes such things in its own way when its transaction fails).
+
+The row is created with the first entry in one row write (its id is new: nobody else can hold
+it). Every later entry, every heartbeat and the commit are compare-and-sets on ``i:state``
+holding what the writer last put there, so once anyone else changed the state the writer can
+add nothing more. A writer beats (rewrites its state) every third of the writer lease from a
+background thread, and writes a row only while its last beat is younger than half the lease.
+
+Commit: ``state := done``, the commit point; the row is deleted afterwards, in the background.
+Rollback (the writer's transaction ends with an exception, or any process finds an intent
+whose beat is older than the lease: ``recover``): ``state := undo <now> <who>``, then every
+entry, newest first, is undone row by row with ``intent_entries.restore`` (a row changed by
+someone else since is left as it is, and logged), then the intent row goes.
+
+Why back, not forward: a call's writes are made one after another, with reads and
+compare-and-sets between them that decide what comes next (a row must still be absent, an id
+still free), so what an unfinished call would have written cannot be known, let alone
+replayed; and the client of a call that did not commit was never told it succeeded, so undoing
+it loses nothing acknowledged (HMS's database rolls back an uncommitted transaction alike).
+
+What is not covered: ``increment`` (a counter bumped is never taken back, like a database
+sequence), writes made outside a transaction, and other processes' reads, which see a
+transaction's rows as they land (a crashed writer's until the next ``recover`` after its lease
+ran out: at most 1.5 leases, while any server process is serving). Clocks of the server
+processes must agree within half the lease.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import structlog
+
+from storage import intent_entries
+from storage.intent_entries import RowChange, RowImage
+from storage.port import Condition, Delete, Put, Row, StorageError, TableSpec
+
+log = structlog.get_logger(__name__)
+
+#: The table of intents, and its column family.
+INTENTS = "intents"
+SPEC = TableSpec(INTENTS, ("i",))
+STATE = b"i:state"
+_ENTRY = b"i:e"
+_VOID = b"i:v"
+_NOTE = b"i:n"
+_CHUNK = b"i:c"
+_OPEN, _UNDO, _DONE = b"open", b"undo", b"done"
+_INLINE = b"\x00"
+_CHUNKED = b"\x01"
+#: Entries larger than this go to chunk rows of at most ``CHUNK_BYTES`` (HBase refuses cells
+#: over 10 MB).
+INLINE_BYTES = 256 * 1024
+CHUNK_BYTES = 4 * 1024 * 1024
+_SEQ = struct.Struct(">I")
+#: The writer lease when none is given (the server's ``--writer-lease``).
+DEFAULT_LEASE_S = 30.0
+_SWEEP_ROWS = 1000
+_RETRY_S = 0.2  # between tries of a rollback that failed
+
+Write = Callable[[Sequence[Put | Delete], Condition | None], bool]
+#: Undoes what a note of its kind describes, given the note's payload.
+Undoer = Callable[[bytes], None]
+
+
+class IntentLost(StorageError):
+    """A transaction's intent was rolled back by another process (its writer lease ran out):
+    its writes are undone, and it can write nothing more."""
+
+
+class _Reads(Protocol):
+    """What the log reads of the store (its own writes go through ``Write``, unlogged)."""
+
+    def get(self, table: str, key: bytes) -> Row | None: ...
+
+    def get_many(self, table: str, keys: Sequence[bytes]) -> list[tuple[bytes, Row]]: ...
+
+    def scan(self, table: str, start: bytes = b"", stop: bytes | None = None,
+             **options: object) -> Iterator[tuple[bytes, Row]]: ...  # fmt: skip
+
+    def ensure_tables(self, specs: Sequence[TableSpec]) -> None: ...
+
+
+@dataclass(eq=False)
+class _Transaction:
+    """One thread's open transaction."""
+
+    key: bytes
+    state: bytes | None = None  # what the writer last put in i:state (None: no row yet)
+    seq: int = 0
+    entries: list[list[RowImage]] = field(default_factory=list)
+    chunks: list[bytes] = field(default_factory=list)
+    beaten: float = 0.0  # time.monotonic() of the last beat that held
+    lost: bool = False
+    ended: bool = False
+    depth: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class IntentLog:
+    """Transactions over a store that is atomic per row only (see the module docstring)."""
+
+    def __init__(self, reads: _Reads, write: Write, *, lease_s: float = DEFAULT_LEASE_S,
+                 writer: str | None = None, undoers: Mapping[str, Undoer] | None = None,
+                 ) -> None:  # fmt: skip
+        if lease_s <= 0:
+            raise ValueError("the writer lease must be positive")
+        self._reads = reads
+        self._write = write
+        self.lease_s = lease_s
+        self._undoers = dict(undoers or {})
+        self.writer = (writer or os.urandom(8).hex()).encode()
+        self._local = threading.local()
+        self._open: dict[bytes, _Transaction] = {}
+        self._open_lock = threading.Lock()
+        self._cleanup: list[bytes] = []
+        self._ready = False
+        self._wake = threading.Event()
+        self._stopped = threading.Event()
+        self._beater: threading.Thread | None = None
+        self._sweep_lock = threading.Lock()
+        self._next_sweep = 0.0
+        #: This process's rollbacks that failed (HBase down), retried before its next call.
+        self._unfinished: list[_Transaction] = []
+        self._next_retry = 0.0
+        #: Intents this process rolled back for writers that died (for tests and logs).
+        self.recovered = 0
+
+    # -- transactions -----------------------------------------------------------------------
+
+    def active(self) -> _Transaction | None:
+        """This thread's open transaction, if any."""
+        return getattr(self._local, "transaction", None)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Every ``mutate`` of this thread inside is kept, or undone when the block ends with
+        an exception (or its commit fails, which raises). Reentrant: an inner block that ends
+        with an exception undoes only its own writes."""
+        current = self.active()
+        if current is not None:
+            with self._nested(current):
+                yield
+            return
+        current = _Transaction(os.urandom(16))
+        self._local.transaction = current
+        try:
+            yield
+        except BaseException:
+            self._local.transaction = None
+            self._rollback(current)
+            raise
+        self._local.transaction = None
+        self._commit(current)
+
+    @contextlib.contextmanager
+    def _nested(self, current: _Transaction) -> Iterator[None]:
+        savepoint = len(current.entries)
+        try:
+            yield
+        except BaseException:
+            undone, current.entries = current.entries[savepoint:], current.entries[:savepoint]
+            for images in reversed(undone):
+                self._undo(images)
+            raise
+
+    def logged(self, changes: Sequence[RowChange], apply: Callable[[], bool]) -> bool:
+        """Record ``changes`` in this thread's intent, then ``apply`` them (the store's own
+        write); ``apply``'s answer. Without an open transaction: just ``apply``."""
+        current = self.active()
+        if current is None or not changes:
+            return apply()
+        if current.lost:
+            raise IntentLost(self._lost_message())
+        images = self._images(changes)
+        entry = intent_entries.encode(images)
+        with current.lock:
+            seq = self._append(current, entry)
+            self._keep_fresh(current)
+        try:
+            applied = apply()
+        except BaseException:
+            current.entries.append(images)  # it may have landed, in part
+            raise
+        if applied:
+            current.entries.append(images)
+        else:
+            self._void(current, seq)
+        return applied
+
+    def note(self, kind: str, payload: bytes) -> None:
+        """Record in this thread's transaction something done outside the store, to be undone
+        by ``undoers[kind](payload)`` if the transaction's writer dies before it commits.
+        Nothing without an open transaction."""
+        current = self.active()
+        if current is None:
+            return
+        if current.lost:
+            raise IntentLost(self._lost_message())
+        with current.lock:
+            self._append(current, kind.encode() + b"\x00" + payload, _NOTE)
+            self._keep_fresh(current)
+
+    def _images(self, changes: Sequence[RowChange]) -> list[RowImage]:
+        by_table: dict[str, list[bytes]] = {}
+        for change in changes:
+            by_table.setdefault(change.table, []).append(change.key)
+        found = {
+            (table, key): row
+            for table, keys in by_table.items()
+            for key, row in self._reads.get_many(table, keys)
+        }
+        return [intent_entries.image(c, found.get((c.table, c.key))) for c in changes]
+
+    def _append(self, current: _Transaction, entry: bytes, prefix: bytes = _ENTRY) -> int:
+        """Add an entry (or a note) to the intent (creating its row with the first); its
+        number."""
+        self._ensure()
+        seq = current.seq + 1
+        if prefix == _NOTE:
+            value = entry
+        elif len(entry) <= INLINE_BYTES:
+            value = _INLINE + entry
+        else:
+            pieces = intent_entries.split(entry, CHUNK_BYTES)
+            keys = [current.key + b"/" + _SEQ.pack(seq) + _SEQ.pack(n) for n in range(len(pieces))]
+            self._write(
+                [Put(INTENTS, k, {_CHUNK: p}) for k, p in zip(keys, pieces, strict=True)], None
+            )
+            current.chunks += keys
+            value = _CHUNKED + _SEQ.pack(len(pieces))
+        column = prefix + b"%08d" % seq
+        if current.state is None:
+            state = self._state(_OPEN)
+            self._write([Put(INTENTS, current.key, {STATE: state, column: value})], None)
+            current.state, current.beaten = state, time.monotonic()
+            self._register(current)
+        elif not self._write([Put(INTENTS, current.key, {column: value})],
+                             Condition(INTENTS, current.key, STATE, current.state)):  # fmt: skip
+            current.lost = True
+            raise IntentLost(self._lost_message())
+        current.seq = seq
+        return seq
+
+    def _void(self, current: _Transaction, seq: int) -> None:
+        """Mark an entry whose compare-and-set failed (it wrote nothing)."""
+        with current.lock, contextlib.suppress(StorageError):
+            self._write([Put(INTENTS, current.key, {_VOID + b"%08d" % seq: b"1"})],
+                        Condition(INTENTS, current.key, STATE, current.state))  # fmt: skip
+
+    def _keep_fresh(self, current: _Transaction) -> None:
+        """Beat now unless the last beat is younger than half the lease (called holding
+        ``current.lock``): a row written now lands well before anyone may take the intent."""
+        if time.monotonic() - current.beaten > self.lease_s / 2 and not self._beat(current):
+            raise IntentLost(self._lost_message())
+
+    def _lost_message(self) -> str:
+        return (
+            f"this change was rolled back by another server process: it could not show it was "
+            f"alive for {self.lease_s:g} s (the writer lease); nothing of it is kept"
+        )
+
+    def _commit(self, current: _Transaction) -> None:
+        """Make the transaction's writes final (the commit point), or raise."""
+        if current.state is None:
+            return  # it wrote nothing
+        with current.lock:
+            current.ended = True
+            self._unregister(current)
+            if current.lost:
+                raise IntentLost(self._lost_message())
+            try:
+                held = self._finish(current)
+            except StorageError as error:
+                held = self._commit_outcome(current, error)
+            if not held:
+                raise IntentLost(self._lost_message())
+        self._later(current)
+
+    def _finish(self, current: _Transaction) -> bool:
+        """The commit point: ``state := done`` if the state is still the writer's."""
+        done = Put(INTENTS, current.key, {STATE: _DONE})
+        return self._write([done], Condition(INTENTS, current.key, STATE, current.state))
+
+    def _commit_outcome(self, current: _Transaction, error: StorageError) -> bool:
+        """Whether a commit whose answer was lost took effect (read back; tried once more
+        when it did not); raises when that cannot be found out."""
+        try:
+            state = (self._reads.get(INTENTS, current.key) or {}).get(STATE)
+            if state == current.state:
+                return self._finish(current)
+        except StorageError:
+            raise StorageError(
+                f"the commit of this change could not be confirmed ({error}); if it did not "
+                f"land, the change is rolled back {self.lease_s:g} s (the writer lease) after "
+                f"its last write"
+            ) from error
+        return state == _DONE
+
+    def _rollback(self, current: _Transaction) -> None:
+        """Undo the transaction's writes; when that fails (HBase down), it is tried again
+        before this process's next read or write (and by ``recover`` after the lease)."""
+        if current.state is None:
+            return
+        with current.lock:
+            current.ended = True
+            self._unregister(current)
+            try:
+                self._undo_own(current)
+            except (StorageError, ValueError) as error:
+                log.warning("storage.intent_rollback_unfinished", intent=current.key.hex(),
+                            error=str(error), left_to="this process's next call")  # fmt: skip
+                with self._open_lock:
+                    self._unfinished.append(current)
+
+    def _undo_own(self, current: _Transaction) -> None:
+        """Take the intent for undoing (unless it committed after all) and undo it."""
+        if current.state != _UNDO:
+            took = self._write([Put(INTENTS, current.key, {STATE: self._state(_UNDO)})],
+                               Condition(INTENTS, current.key, STATE, current.state))  # fmt: skip
+            if not took and self._state_of(current.key) == _DONE:
+                return  # a commit whose answer was lost had landed: nothing to undo
+            current.state = _UNDO
+        while current.entries:
+            self._undo(current.entries[-1])
+            current.entries.pop()
+        self._delete(current.key, current.chunks)
+
+    def _retry_unfinished(self) -> None:
+        """Finish this process's rollbacks that failed (called before its reads and writes)."""
+        with self._open_lock:
+            waiting, self._unfinished = self._unfinished, []
+        for index, current in enumerate(waiting):
+            try:
+                self._undo_own(current)
+            except (StorageError, ValueError):
+                with self._open_lock:
+                    self._unfinished = waiting[index:] + self._unfinished
+                self._next_retry = time.monotonic() + _RETRY_S
+                return
+            log.info("storage.intent_rollback_finished", intent=current.key.hex())
+
+    def _state_of(self, key: bytes) -> bytes | None:
+        return (self._reads.get(INTENTS, key) or {}).get(STATE)
+
+    # -- undoing ----------------------------------------------------------------------------
+
+    def _undo(self, images: Sequence[RowImage]) -> None:
+        """Put the rows of one entry back as they were before it (see ``restore``)."""
+        by_table: dict[str, list[bytes]] = {}
+        for row in images:
+            by_table.setdefault(row.table, []).append(row.key)
+        current = {
+            (table, key): found
+            for table, keys in by_table.items()
+            for key, found in self._reads.get_many(table, keys)
+        }
+        ops: list[Put | Delete] = []
+        for row in images:
+            fix = intent_entries.restore(row, current.get((row.table, row.key)))
+            if fix is None:
+                log.warning("storage.intent_row_changed_since", table=row.table,
+                            key=row.key[:64].hex(), kept="the other writer's change")  # fmt: skip
+                continue
+            puts, deletes = fix
+            if puts:
+                ops.append(Put(row.table, row.key, puts))
+            if deletes:
+                ops.append(Delete(row.table, row.key, deletes))
+        if ops:
+            self._write(ops, None)
+
+    def _delete(self, key: bytes, chunks: Sequence[bytes]) -> None:
+        self._write([Delete(INTENTS, k) for k in (*chunks, key)], None)
+
+    # -- recovery ---------------------------------------------------------------------------
+
+    def maybe_recover(self) -> None:
+        """Run ``recover`` when it is due (cheap when it is not; never raises). Called by the
+        store before each read and write, so the next call of any process after a writer's
+        lease ran out finishes or undoes its change first."""
+        now = time.monotonic()
+        retry = self._unfinished and now >= self._next_retry
+        if (now < self._next_sweep and not retry) or getattr(self._local, "sweeping", False):
+            return
+        if not self._sweep_lock.acquire(blocking=False):
+            return
+        self._local.sweeping = True
+        try:
+            if retry:
+                self._retry_unfinished()
+            if now >= self._next_sweep:
+                self._next_sweep = time.monotonic() + self.recover()
+        except (StorageError, ValueError) as error:
+            self._next_sweep = time.monotonic() + min(self.lease_s / 2, 5.0)
+            log.warning("storage.intent_recovery_failed", error=str(error))
+        finally:
+            self._local.sweeping = False
+            self._sweep_lock.release()
+
+    def recover(self) -> float:
+        """Finish what dead writers left: delete committed intents, roll back those whose
+        beat is older than the lease. Seconds until the next recovery is due."""
+        self._ensure()
+        now_ms = time.time() * 1000
+        due = self.lease_s / 2
+        with self._open_lock:
+            mine = {*self._open, *(t.key for t in self._unfinished)}
+        for key, row in self._reads.scan(INTENTS, columns=[STATE], limit=_SWEEP_ROWS):
+            state = row.get(STATE, b"")
+            if key in mine:
+                continue
+            if state == _DONE:
+                self._delete(key, self._chunk_keys(key))
+                continue
+            beat = _beat_of(state)
+            waited_ms = now_ms - beat
+            if waited_ms <= self.lease_s * 1000:
+                due = min(due, (self.lease_s * 1000 - waited_ms) / 1000 + 0.001)
+                continue
+            took = self._write([Put(INTENTS, key, {STATE: self._state(_UNDO)})],
+                               Condition(INTENTS, key, STATE, state))  # fmt: skip
+            if took:
+                self._roll_back_dead(key)
+        return max(due, 0.001)
+
+    def _roll_back_dead(self, key: bytes) -> None:
+        """Undo every entry of a dead writer's intent, newest first, then delete it."""
+        row = self._reads.get(INTENTS, key) or {}
+        voids = {c[3:] for c in row if c.startswith(_VOID)}
+        steps = sorted((c[3:], c) for c in row if c[:3] in (_ENTRY, _NOTE) and c[3:] not in voids)
+        chunks = self._chunk_keys(key)
+        for seq, column in reversed(steps):
+            if column.startswith(_NOTE):
+                self._undo_note(key, row[column])
+                continue
+            data = self._entry_bytes(key, int(seq), row[column])
+            self._undo(intent_entries.decode(data))
+        self._delete(key, chunks)
+        self.recovered += 1
+        log.warning("storage.intent_rolled_back", intent=key.hex(), steps=len(steps),
+                    reason="its writer's lease ran out")  # fmt: skip
+
+    def _undo_note(self, key: bytes, value: bytes) -> None:
+        """Undo what a note describes (a failure is logged: the rows are still rolled back)."""
+        kind, _, payload = value.partition(b"\x00")
+        undoer = self._undoers.get(kind.decode(errors="replace"))
+        if undoer is None:
+            log.error("storage.intent_note_not_undone", intent=key.hex(), kind=kind.decode(
+                errors="replace"), reason="this process has no undoer of that kind")  # fmt: skip
+            return
+        try:
+            undoer(payload)
+        except Exception as error:  # noqa: BLE001 - the rows must still be rolled back
+            log.error("storage.intent_note_undo_failed", intent=key.hex(),
+                      kind=kind.decode(errors="replace"), error=str(error))  # fmt: skip
+
+    def _entry_bytes(self, key: bytes, seq: int, value: bytes) -> bytes:
+        if value[:1] == _INLINE:
+            return value[1:]
+        pieces = _SEQ.unpack(value[1:5])[0]
+        prefix = key + b"/" + _SEQ.pack(seq)
+        found = dict(self._reads.get_many(INTENTS, [prefix + _SEQ.pack(n) for n in range(pieces)]))
+        if len(found) != pieces:
+            raise ValueError(f"intent {key.hex()} lacks chunks of entry {seq}")
+        return b"".join(found[prefix + _SEQ.pack(n)][_CHUNK] for n in range(pieces))
+
+    def _chunk_keys(self, key: bytes) -> list[bytes]:
+        rows = self._reads.scan(INTENTS, key + b"/", key + b"0", columns=[_CHUNK])
+        return [k for k, _ in rows]
+
+    # -- beats and cleaning -----------------------------------------------------------------
+
+    def _state(self, kind: bytes) -> bytes:
+        return b"%s %d %s" % (kind, time.time() * 1000, self.writer)
+
+    def _beat(self, current: _Transaction) -> bool:
+        """Rewrite the state (called holding ``current.lock``); False when it was taken."""
+        state = self._state(_OPEN)
+        held = self._write([Put(INTENTS, current.key, {STATE: state})],
+                           Condition(INTENTS, current.key, STATE, current.state))  # fmt: skip
+        if held:
+            current.state, current.beaten = state, time.monotonic()
+        else:
+            current.lost = True
+        return held
+
+    def _register(self, current: _Transaction) -> None:
+        with self._open_lock:
+            self._open[current.key] = current
+            if self._beater is None:
+                self._beater = threading.Thread(target=self._beats, name="intent-beats",
+                                                daemon=True)  # fmt: skip
+                self._beater.start()
+
+    def _unregister(self, current: _Transaction) -> None:
+        with self._open_lock:
+            self._open.pop(current.key, None)
+
+    def _later(self, current: _Transaction) -> None:
+        """Delete a committed intent's rows in the background."""
+        with self._open_lock:
+            self._cleanup += [*current.chunks, current.key]
+        self._wake.set()
+
+    def _beats(self) -> None:
+        """The background thread: beats open intents, deletes committed ones."""
+        while not self._stopped.is_set():
+            self._wake.wait(self.lease_s / 3)
+            self._wake.clear()
+            with self._open_lock:
+                doomed, self._cleanup = self._cleanup, []
+                beating = list(self._open.values())
+            try:
+                if doomed:
+                    try:
+                        self._write([Delete(INTENTS, k) for k in doomed], None)
+                    except (StorageError, ValueError):
+                        with self._open_lock:
+                            self._cleanup += doomed
+                        raise
+                for current in beating:
+                    with current.lock:
+                        old = time.monotonic() - current.beaten > self.lease_s / 3
+                        if old and not current.ended:
+                            self._beat(current)
+            except (StorageError, ValueError) as error:  # the next round tries again
+                log.warning("storage.intent_beat_failed", error=str(error))
+
+    def _ensure(self) -> None:
+        if not self._ready:
+            self._reads.ensure_tables([SPEC])
+            self._ready = True
+
+    def close(self) -> None:
+        """Stop the background thread, then delete what committed intents are left (best
+        effort: ``recover`` deletes any that remain)."""
+        self._stopped.set()
+        self._wake.set()
+        if self._beater is not None:
+            self._beater.join(timeout=5)
+        with self._open_lock:
+            doomed, self._cleanup = self._cleanup, []
+        if doomed:
+            with contextlib.suppress(StorageError, ValueError, RuntimeError):
+                self._write([Delete(INTENTS, k) for k in doomed], None)
+
+
+def _beat_of(state: bytes) -> float:
+    """The beat of an ``open`` or ``undo`` state (0 for anything else: long dead)."""
+    parts = state.split(b" ")
+    try:
+        return float(parts[1]) if len(parts) == 3 and parts[0] in (_OPEN, _UNDO) else 0.0
+    except ValueError:
+        return 0.0
