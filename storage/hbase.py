@@ -58,7 +58,7 @@ from thriftpy2.protocol.exc import TProtocolException
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
-from storage import hbase_keys
+from storage import hbase_keys, hbase_scans
 from storage.port import (
     Condition,
     Delete,
@@ -530,7 +530,7 @@ class HBaseStore:
         if bounds is None:
             return iter(())
         start, stop = bounds
-        query = _Query(
+        query = hbase_scans.Query(
             name,
             start,
             stop,
@@ -544,78 +544,14 @@ class HBaseStore:
         )
         return self._scan_rows(query)
 
-    def _scan_rows(self, q: _Query) -> Iterator[tuple[bytes, Row]]:
-        returned = 0
-        resume: bytes | None = None  # the last key the server gave
-        upper = q.stop  # a reverse scanner's inclusive start row, skipped
-        scanner: int | None = None
-        failures = 0
-        clean = False
-        try:
-            while True:
-                if scanner is None:
-                    tscan = q.tscan(resume)
-                    upper = q.stop if resume is None else resume
-                    scanner = self._call(
-                        "scan",
-                        lambda c, t=tscan: c.scannerOpenWithScan(q.name, t, {}),
-                        idempotent=True,
-                    )
-                want = q.caching if q.limit is None else min(q.caching, q.limit - returned)
-                try:
-                    items = self._call(
-                        "scan",
-                        lambda c, i=scanner, n=want: c.scannerGetList(i, n),
-                        idempotent=False,
-                    )
-                except (StorageError, ValueError) as error:
-                    if failures:  # the reopened scanner failed too
-                        raise
-                    failures += 1
-                    log.warning(
-                        "storage.hbase_scan_resumed",
-                        table=q.name.decode(),
-                        after=resume,
-                        error=str(error),
-                    )
-                    self._doomed_scanners.append(scanner)
-                    scanner = None
-                    continue
-                failures = 0
-                done = len(items) < want
-                for item in items:
-                    key = item.row
-                    resume = key
-                    verdict = q.place(key, upper)
-                    if verdict < 0:
-                        done = True
-                        break
-                    if verdict > 0:
-                        continue
-                    if q.key_filter is not None and not q.key_filter(key):
-                        continue
-                    row = _row_of(item)
-                    if q.wanted is not None:
-                        row = {c: v for c, v in row.items() if c in q.wanted}
-                    if not row:
-                        continue
-                    yield key, row
-                    returned += 1
-                    if q.limit is not None and returned >= q.limit:
-                        done = True
-                        break
-                if done:
-                    clean = True
-                    return
-        finally:
-            if scanner is not None:
-                if clean:
-                    with contextlib.suppress(StorageError, ValueError, RuntimeError):
-                        self._request(
-                            "scannerClose", lambda c: c.scannerClose(scanner), idempotent=False
-                        )
-                else:  # abandoned (maybe from a finalizer): close at the next call
-                    self._doomed_scanners.append(scanner)
+    def _scan_rows(self, q: hbase_scans.Query) -> Iterator[tuple[bytes, Row]]:
+        return hbase_scans.scan_rows(
+            self, q, thrift=_thrift, row_of=_row_of, connection_lost=HBaseUnavailableError
+        )
+
+    def _abandon_scanner(self, scanner: int) -> None:
+        """Close a scanner at the next call (best effort; see ``_close_doomed_scanners``)."""
+        self._doomed_scanners.append(scanner)
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -819,47 +755,6 @@ class HBaseStore:
             with contextlib.suppress(Exception):
                 connection.close()
         log.info("storage.closed", backend="hbase", address=self.settings.address)
-
-
-@dataclass(frozen=True)
-class _Query:
-    """One port scan, as HBase scans (reopened from ``resume`` after a failure)."""
-
-    name: bytes
-    start: bytes
-    stop: bytes | None
-    reverse: bool
-    limit: int | None
-    wanted: frozenset[bytes] | None
-    request: list[bytes] | None
-    filter: bytes | None
-    caching: int
-    key_filter: Callable[[bytes], bool] | None = None
-
-    def tscan(self, resume: bytes | None) -> Any:
-        if not self.reverse:
-            start_row = self.start if resume is None else hbase_keys.after(resume)
-            stop_row = self.stop
-        else:  # HBase walks from startRow (inclusive) down to stopRow (exclusive)
-            start_row = self.stop if resume is None else resume
-            stop_row = hbase_keys.below(self.start)
-        return _thrift.TScan(
-            startRow=start_row,
-            stopRow=stop_row,
-            columns=self.request,
-            caching=self.caching,
-            filterString=self.filter,
-            reversed=True if self.reverse else None,
-        )
-
-    def place(self, key: bytes, upper: bytes | None) -> int:
-        """0: a row of the range; 1: skip it (a reverse scanner's inclusive start row
-        ``upper``); -1: past the range (a reverse scan below ``start``)."""
-        if not self.reverse:
-            return 0
-        if key < self.start:
-            return -1
-        return 1 if upper is not None and key >= upper else 0
 
 
 def _put(column: bytes, value: bytes) -> Any:

@@ -29,7 +29,7 @@ def after(key: bytes) -> bytes:
 
 def below(start: bytes) -> bytes | None:
     """A reverse scan's exclusive lower bound at or below every key >= ``start``: exact when
-    ``start`` ends in 0x00, else the caller cuts the extra rows (``hbase._Query.place``)."""
+    ``start`` ends in 0x00, else the caller cuts the extra rows (``hbase_scans.Query.place``)."""
     if not start:
         return None
     if start[-1] == 0:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from support import test_storage
-from support.hbase_double import HBaseDouble, storage_url
+from support.hbase_double import DEFAULT_SCAN_ROWS_PER_CALL, HBaseDouble, storage_url
 
 from metastore_server.server.app import build_server
 from metastore_server.server.config import ServerConfig
@@ -52,7 +52,9 @@ def _storage_url(tmp: Path) -> str:
         _double.start()
         atexit.register(_double.stop)
     host, port = _double.address
-    return storage_url(host, port, prefix=test_storage.server_prefix())
+    return storage_url(
+        host, port, prefix=test_storage.server_prefix(), scan_batch=DEFAULT_SCAN_ROWS_PER_CALL
+    )
 
 
 class RunningServer:
