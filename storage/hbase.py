@@ -4,6 +4,7 @@ Opened from a storage URL (``HBaseSettings.from_url``)::
 
     hbase://host[:port]?prefix=hms_&namespace=&pool_size=8&timeout_ms=60000&transport=buffered
         &protocol=binary&connect_retries=5&retry_backoff_ms=200&scan_batch=1000&write_batch=200
+        &max_cell_bytes=10485760
 
 A port table ``t`` is the HBase table ``[namespace:]prefix + t`` (the namespace must exist).
 Its column families are created with one version, block cache and a row bloom filter.
@@ -21,8 +22,10 @@ when the store opens is retried with exponential backoff (``connect_retries`` mo
 Writes: see ``StoragePort.mutate`` for ``atomic_batches = False``: each row's change is one
 ``mutateRow`` (or one entry of a ``mutateRows`` group of up to ``write_batch`` rows); a row
 that both puts and deletes goes in two steps (puts first); a condition is ``checkAndPut``.
-When a group fails, the rows of it that landed are found by reading them back, and
-``PartialWriteError`` tells which rows landed.
+A cell whose KeyValue would be longer than ``max_cell_bytes`` (HBase's
+hbase.client.keyvalue.maxsize, default 10,485,760 bytes) is refused before anything is sent
+(ValueError naming the table, column and size). When a group fails, the rows of it that
+landed are found by reading them back, and ``PartialWriteError`` tells which rows landed.
 
 Scans map to ``scannerOpenWithScan``: start/stop rows, ``reversed`` (from ``stop`` down, the
 row at ``stop`` skipped, and rows below ``start`` cut off on the client), ``caching`` = the
@@ -121,6 +124,7 @@ class HBaseSettings:
     retry_backoff_ms: int = 200
     scan_batch: int = 1000
     write_batch: int = 200
+    max_cell_bytes: int = hbase_keys.MAX_CELL_BYTES
 
     def __post_init__(self) -> None:
         if not self.host:
@@ -133,7 +137,7 @@ class HBaseSettings:
             raise ValueError("transport is 'buffered' or 'framed'")
         if self.protocol not in ("binary", "compact"):
             raise ValueError("protocol is 'binary' or 'compact'")
-        for name in ("pool_size", "timeout_ms", "scan_batch", "write_batch"):
+        for name in ("pool_size", "timeout_ms", "scan_batch", "write_batch", "max_cell_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if self.connect_retries < 0 or self.retry_backoff_ms < 0:
@@ -574,9 +578,11 @@ class HBaseStore:
             for column in op.columns if isinstance(op, Put) else op.columns or ():
                 _check_column(column, families, op.table)
             if isinstance(op, Put):
-                for value in op.columns.values():
+                for column, value in op.columns.items():
                     if not isinstance(value, bytes):
                         raise TypeError(f"values are bytes, not {type(value).__name__}")
+                    limit = self.settings.max_cell_bytes
+                    hbase_keys.check_cell(name, op.key, column, value, limit)
             slot = (op.table, op.key)
             if slot not in changes:
                 changes[slot] = _Change(op.table, op.key, name, families)

@@ -13,7 +13,7 @@ import pytest
 from support.hbase_double import SCAN_TIMEOUT_MESSAGE, HBaseDouble
 
 from storage.hbase import HBaseError, HBaseStore
-from storage.port import Put, TableSpec
+from storage.port import Put, TableSpec, ValueTooLargeError
 
 T = "t"
 BUDGET = 5
@@ -113,3 +113,52 @@ def test_an_unfiltered_scan_that_fails_twice_in_a_row_still_raises(double, store
     rows(store)
     with pytest.raises(HBaseError, match="OutOfOrderScannerNextException"):
         list(store.scan(T, batch_size=BUDGET + 1))  # every call examines too many rows
+
+
+# -- cells: HBase refuses a KeyValue over hbase.client.keyvalue.maxsize ---------------------------
+
+
+def test_the_double_refuses_cells_over_its_limit(double, store) -> None:
+    table = store.settings.table_name(T)
+    too_big = b"x" * 1000
+    with contextlib.closing(happybase.Connection(*double.address)) as connection:
+        client = connection.client
+        put = HBASE_THRIFT.Mutation(isDelete=False, column=b"c:v", value=too_big)
+        batch = HBASE_THRIFT.BatchMutation(row=b"r", mutations=[put])
+        for call in (
+            lambda: client.mutateRow(table, b"r", [put], {}),
+            lambda: client.mutateRows(table, [batch], {}),
+            lambda: client.checkAndPut(table, b"r", b"c:v", None, put, {}),
+        ):
+            with pytest.raises(HBASE_THRIFT.IllegalArgument) as refused:
+                call()
+            assert b"java.lang.IllegalArgumentException: KeyValue size too large" in (
+                refused.value.message
+            )
+        fits = b"x" * (1000 - 20 - len(b"r") - len(b"cv"))
+        client.mutateRow(table, b"r", [HBASE_THRIFT.Mutation(column=b"c:v", value=fits)], {})
+    assert store.get(T, b"r") == {b"c:v": fits}
+
+
+def test_the_store_refuses_a_cell_over_the_limit_before_sending_it(double) -> None:
+    url = double.url(prefix=f"l{next(_PREFIXES)}_", connect_retries=0, max_cell_bytes=1000)
+    with HBaseStore.from_url(url) as store:
+        store.ensure_tables([TableSpec(T, ("c", "d"))])
+        sent = sum(double.calls[m] for m in ("mutateRow", "mutateRows", "checkAndPut"))
+        with pytest.raises(ValueTooLargeError) as refused:
+            store.mutate([Put(T, b"r1", {b"c:v": b"small"}), Put(T, b"r2", {b"d:s": b"x" * 990})])
+        message = str(refused.value)
+        assert store.settings.table_name(T).decode() in message
+        assert "column d:s" in message and "1,014 bytes" in message and "1,000" in message
+        assert sum(double.calls[m] for m in ("mutateRow", "mutateRows", "checkAndPut")) == sent
+        assert store.get(T, b"r1") is None  # nothing of the batch was sent
+        assert store.mutate([Put(T, b"r2", {b"d:s": b"x" * 976})])  # exactly at the limit
+
+
+def test_the_default_cell_limit_is_hbases() -> None:
+    from storage.hbase import HBaseSettings
+
+    assert HBaseSettings().max_cell_bytes == 10_485_760
+    assert HBaseSettings.from_url("hbase://hb?max_cell_bytes=5").max_cell_bytes == 5
+    with pytest.raises(ValueError, match="max_cell_bytes"):
+        HBaseSettings(max_cell_bytes=0)
