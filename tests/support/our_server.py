@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from . import test_storage
-from .hbase_double import HBaseDouble, storage_url
+from .hbase_double import DEFAULT_SCAN_ROWS_PER_CALL, HBaseDouble, storage_url
 from .net import (
     LOOPBACK,
     MetastoreEndpoint,
@@ -105,16 +105,19 @@ class OurServer(StartedByWith):
         chosen = test_storage.kind()
         if chosen == "hbase-double" and self._double is None:
             self._double = HBaseDouble().start()
-            self.storage = storage_url(*self._double.address)
+            self.storage = storage_url(
+                *self._double.address, scan_batch=DEFAULT_SCAN_ROWS_PER_CALL
+            )
         elif chosen == "hbase" and not self.storage.startswith("hbase:"):
             url = test_storage.real_hbase_url()
             if url is None:
                 pytest.skip(test_storage.SKIP_REASON)
-            self.storage = url
+            self.storage = test_storage.own(url)  # its tables dropped when it stops
         env = {**os.environ, **self.env}
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p
         )
+        test_storage.server_started(self.storage)
         with self.stdout_path.open("wb") as out, self.stderr_path.open("wb") as err:
             self.process = subprocess.Popen(
                 self.command(),
@@ -141,6 +144,8 @@ class OurServer(StartedByWith):
         """SIGTERM the server, SIGKILL it after a timeout; returns its exit code."""
         proc, self.process = self.process, None
         code = terminate(proc, STOP_TIMEOUT_S)
+        if proc is not None:
+            test_storage.server_stopped(self.storage)
         double, self._double = self._double, None
         if double is not None:
             double.stop()
