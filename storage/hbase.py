@@ -4,6 +4,7 @@ Opened from a storage URL (``HBaseSettings.from_url``)::
 
     hbase://host[:port]?prefix=hms_&namespace=&pool_size=8&timeout_ms=60000&transport=buffered
         &protocol=binary&connect_retries=5&retry_backoff_ms=200&scan_batch=1000&write_batch=200
+        &max_cell_bytes=10485760
 
 A port table ``t`` is the HBase table ``[namespace:]prefix + t`` (the namespace must exist).
 Its column families are created with one version, block cache and a row bloom filter.
@@ -21,8 +22,10 @@ when the store opens is retried with exponential backoff (``connect_retries`` mo
 Writes: see ``StoragePort.mutate`` for ``atomic_batches = False``: each row's change is one
 ``mutateRow`` (or one entry of a ``mutateRows`` group of up to ``write_batch`` rows); a row
 that both puts and deletes goes in two steps (puts first); a condition is ``checkAndPut``.
-When a group fails, the rows of it that landed are found by reading them back, and
-``PartialWriteError`` tells which rows landed.
+A cell whose KeyValue would be longer than ``max_cell_bytes`` (HBase's
+hbase.client.keyvalue.maxsize, default 10,485,760 bytes) is refused before anything is sent
+(ValueError naming the table, column and size). When a group fails, the rows of it that
+landed are found by reading them back, and ``PartialWriteError`` tells which rows landed.
 
 Scans map to ``scannerOpenWithScan``: start/stop rows, ``reversed`` (from ``stop`` down, the
 row at ``stop`` skipped, and rows below ``start`` cut off on the client), ``caching`` = the
@@ -58,7 +61,7 @@ from thriftpy2.protocol.exc import TProtocolException
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
-from storage import hbase_keys, intents
+from storage import hbase_keys, hbase_scans, intents
 from storage.port import (
     Condition,
     Delete,
@@ -121,6 +124,7 @@ class HBaseSettings:
     retry_backoff_ms: int = 200
     scan_batch: int = 1000
     write_batch: int = 200
+    max_cell_bytes: int = hbase_keys.MAX_CELL_BYTES
 
     def __post_init__(self) -> None:
         if not self.host:
@@ -133,7 +137,7 @@ class HBaseSettings:
             raise ValueError("transport is 'buffered' or 'framed'")
         if self.protocol not in ("binary", "compact"):
             raise ValueError("protocol is 'binary' or 'compact'")
-        for name in ("pool_size", "timeout_ms", "scan_batch", "write_batch"):
+        for name in ("pool_size", "timeout_ms", "scan_batch", "write_batch", "max_cell_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if self.connect_retries < 0 or self.retry_backoff_ms < 0:
@@ -564,7 +568,7 @@ class HBaseStore:
         if bounds is None:
             return iter(())
         start, stop = bounds
-        query = _Query(
+        query = hbase_scans.Query(
             name,
             start,
             stop,
@@ -578,78 +582,14 @@ class HBaseStore:
         )
         return self._scan_rows(query)
 
-    def _scan_rows(self, q: _Query) -> Iterator[tuple[bytes, Row]]:
-        returned = 0
-        resume: bytes | None = None  # the last key the server gave
-        upper = q.stop  # a reverse scanner's inclusive start row, skipped
-        scanner: int | None = None
-        failures = 0
-        clean = False
-        try:
-            while True:
-                if scanner is None:
-                    tscan = q.tscan(resume)
-                    upper = q.stop if resume is None else resume
-                    scanner = self._call(
-                        "scan",
-                        lambda c, t=tscan: c.scannerOpenWithScan(q.name, t, {}),
-                        idempotent=True,
-                    )
-                want = q.caching if q.limit is None else min(q.caching, q.limit - returned)
-                try:
-                    items = self._call(
-                        "scan",
-                        lambda c, i=scanner, n=want: c.scannerGetList(i, n),
-                        idempotent=False,
-                    )
-                except (StorageError, ValueError) as error:
-                    if failures:  # the reopened scanner failed too
-                        raise
-                    failures += 1
-                    log.warning(
-                        "storage.hbase_scan_resumed",
-                        table=q.name.decode(),
-                        after=resume,
-                        error=str(error),
-                    )
-                    self._doomed_scanners.append(scanner)
-                    scanner = None
-                    continue
-                failures = 0
-                done = len(items) < want
-                for item in items:
-                    key = item.row
-                    resume = key
-                    verdict = q.place(key, upper)
-                    if verdict < 0:
-                        done = True
-                        break
-                    if verdict > 0:
-                        continue
-                    if q.key_filter is not None and not q.key_filter(key):
-                        continue
-                    row = _row_of(item)
-                    if q.wanted is not None:
-                        row = {c: v for c, v in row.items() if c in q.wanted}
-                    if not row:
-                        continue
-                    yield key, row
-                    returned += 1
-                    if q.limit is not None and returned >= q.limit:
-                        done = True
-                        break
-                if done:
-                    clean = True
-                    return
-        finally:
-            if scanner is not None:
-                if clean:
-                    with contextlib.suppress(StorageError, ValueError, RuntimeError):
-                        self._request(
-                            "scannerClose", lambda c: c.scannerClose(scanner), idempotent=False
-                        )
-                else:  # abandoned (maybe from a finalizer): close at the next call
-                    self._doomed_scanners.append(scanner)
+    def _scan_rows(self, q: hbase_scans.Query) -> Iterator[tuple[bytes, Row]]:
+        return hbase_scans.scan_rows(
+            self, q, thrift=_thrift, row_of=_row_of, connection_lost=HBaseUnavailableError
+        )
+
+    def _abandon_scanner(self, scanner: int) -> None:
+        """Close a scanner at the next call (best effort; see ``_close_doomed_scanners``)."""
+        self._doomed_scanners.append(scanner)
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -685,9 +625,11 @@ class HBaseStore:
             for column in op.columns if isinstance(op, Put) else op.columns or ():
                 _check_column(column, families, op.table)
             if isinstance(op, Put):
-                for value in op.columns.values():
+                for column, value in op.columns.items():
                     if not isinstance(value, bytes):
                         raise TypeError(f"values are bytes, not {type(value).__name__}")
+                    limit = self.settings.max_cell_bytes
+                    hbase_keys.check_cell(name, op.key, column, value, limit)
             slot = (op.table, op.key)
             if slot not in changes:
                 changes[slot] = _Change(op.table, op.key, name, families)
@@ -875,47 +817,6 @@ class HBaseStore:
             with contextlib.suppress(Exception):
                 connection.close()
         log.info("storage.closed", backend="hbase", address=self.settings.address)
-
-
-@dataclass(frozen=True)
-class _Query:
-    """One port scan, as HBase scans (reopened from ``resume`` after a failure)."""
-
-    name: bytes
-    start: bytes
-    stop: bytes | None
-    reverse: bool
-    limit: int | None
-    wanted: frozenset[bytes] | None
-    request: list[bytes] | None
-    filter: bytes | None
-    caching: int
-    key_filter: Callable[[bytes], bool] | None = None
-
-    def tscan(self, resume: bytes | None) -> Any:
-        if not self.reverse:
-            start_row = self.start if resume is None else hbase_keys.after(resume)
-            stop_row = self.stop
-        else:  # HBase walks from startRow (inclusive) down to stopRow (exclusive)
-            start_row = self.stop if resume is None else resume
-            stop_row = hbase_keys.below(self.start)
-        return _thrift.TScan(
-            startRow=start_row,
-            stopRow=stop_row,
-            columns=self.request,
-            caching=self.caching,
-            filterString=self.filter,
-            reversed=True if self.reverse else None,
-        )
-
-    def place(self, key: bytes, upper: bytes | None) -> int:
-        """0: a row of the range; 1: skip it (a reverse scanner's inclusive start row
-        ``upper``); -1: past the range (a reverse scan below ``start``)."""
-        if not self.reverse:
-            return 0
-        if key < self.start:
-            return -1
-        return 1 if upper is not None and key >= upper else 0
 
 
 def _put(column: bytes, value: bytes) -> Any:

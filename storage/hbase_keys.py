@@ -1,11 +1,35 @@
 """HBase's row keys: what can be one (bytes, not empty, at most ``MAX_ROW_KEY`` bytes, HBase's
 Short.MAX_VALUE) and the scan bounds and resume points that stay within that limit, so that the
-store never sends HBase a key it refuses. Pure functions; no I/O."""
+store never sends HBase a key it refuses; and the largest cell HBase takes (``check_cell``).
+Pure functions; no I/O."""
 
 from __future__ import annotations
 
 from storage.codec import prefix_successor
-from storage.port import MAX_ROW_KEY
+from storage.port import MAX_ROW_KEY, ValueTooLargeError
+
+#: HBase's default hbase.client.keyvalue.maxsize: the longest KeyValue a put may carry.
+MAX_CELL_BYTES = 10_485_760
+#: A KeyValue's bytes beyond its row, family, qualifier and value (lengths, timestamp, type).
+CELL_OVERHEAD = 20
+
+
+def cell_size(key: bytes, column: bytes, value: bytes) -> int:
+    """The length of the KeyValue HBase makes of a put of ``value`` at ``key``, ``column``."""
+    family, _, qualifier = column.partition(b":")
+    return len(key) + len(family) + len(qualifier) + len(value) + CELL_OVERHEAD
+
+
+def check_cell(table: bytes, key: bytes, column: bytes, value: bytes, limit: int) -> None:
+    """ValueTooLargeError (a ValueError) naming the table, column and size when HBase would
+    refuse the cell (``java.lang.IllegalArgumentException: KeyValue size too large``)."""
+    size = cell_size(key, column, value)
+    if size > limit:
+        raise ValueTooLargeError(
+            f"HBase cannot store a cell of {size:,} bytes in table {table.decode()}, column "
+            f"{column.decode('latin-1')} (value of {len(value):,} bytes): its KeyValue limit is "
+            f"{limit:,} bytes (hbase.client.keyvalue.maxsize; the storage URL's max_cell_bytes)"
+        )
 
 
 def too_long(key: bytes) -> bool:
@@ -29,7 +53,7 @@ def after(key: bytes) -> bytes:
 
 def below(start: bytes) -> bytes | None:
     """A reverse scan's exclusive lower bound at or below every key >= ``start``: exact when
-    ``start`` ends in 0x00, else the caller cuts the extra rows (``hbase._Query.place``)."""
+    ``start`` ends in 0x00, else the caller cuts the extra rows (``hbase_scans.Query.place``)."""
     if not start:
         return None
     if start[-1] == 0:

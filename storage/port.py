@@ -88,6 +88,11 @@ class StorageError(Exception):
     """A store could not do what it was asked (unreachable, refused, failed part-way)."""
 
 
+class ValueTooLargeError(ValueError):
+    """A backend cannot store a value that large (HBase: a cell over its KeyValue limit); the
+    message names the table, column and size. Raised before anything of the call is written."""
+
+
 class PartialWriteError(StorageError):
     """A ``mutate`` over several rows failed part-way on a backend without atomic batches.
 

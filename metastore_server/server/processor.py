@@ -33,6 +33,7 @@ from metastore_server.server.stored_replies import send_stored_partitions, store
 from metastore_server.server.text_check import undecoded_field
 from metastore_server.server.transport_limits import DecodeLimitExceeded, LimitedSocket
 from metastore_server.thrift_api import hms
+from storage.port import ValueTooLargeError
 
 log = structlog.get_logger(__name__)
 
@@ -200,8 +201,8 @@ class CallProcessor:
             outcome, error_text, app_error = "application_error", exc.message, exc
         except Exception as exc:  # noqa: BLE001 - every error must become a Thrift answer
             outcome, error_text = type(exc).__name__, _message(exc)
-            if not isinstance(exc, _HMS_EXCEPTIONS):
-                log.exception("handler_error", method=api)
+            if not isinstance(exc, _HMS_EXCEPTIONS + (ValueTooLargeError,)):
+                log.exception("handler_error", method=api)  # (a refused size is no bug)
             if not self._declare(result, exc):
                 app_error = TApplicationException(TApplicationException.INTERNAL_ERROR, error_text)
         return outcome, error_text, rows, app_error, extras

@@ -60,7 +60,9 @@ class RunningServer:
 
     def __init__(self, tmp: Path, **config: object) -> None:
         self.warehouse = tmp / "warehouse"
-        config.setdefault("storage", _storage_url(tmp))
+        if "storage" not in config:  # a store of its own: on HBase, dropped when done
+            url = _storage_url(tmp)
+            config["storage"] = test_storage.own(url) if ON_HBASE else url
         self.config = ServerConfig(
             host="127.0.0.1",
             port=0,
@@ -68,6 +70,8 @@ class RunningServer:
             **config,  # type: ignore[arg-type]
         )
         self.server, self._close = build_server(self.config)
+        test_storage.server_started(self.config.storage)
+        self._stopped = False
         self.server.start()
         self.host, self.port = self.server.address
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -78,9 +82,24 @@ class RunningServer:
         return make_client(self.host, self.port, **kwargs)  # type: ignore[arg-type]
 
     def stop(self) -> None:
-        """Stop serving and close the store."""
-        self.server.stop()
-        self._close()
+        """Stop serving and close the store; on HBase, a store of its own that no other server
+        uses has its tables dropped (at the end of the test when stopped within one)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            self.server.stop()
+            self._close()
+        finally:
+            test_storage.server_stopped(self.config.storage)
+
+
+@pytest.fixture(autouse=True)
+def _drops_after_the_test() -> Iterator[None]:
+    """Tables of servers stopped during a test are dropped at its end (it may restart a server
+    on the same store)."""
+    with test_storage.deferred_drops():
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,22 @@ Row keys: a row key (put, get, or a scan's start / stop row) longer than ``MAX_R
 (``java.lang.IllegalArgumentException: Row length ... is > 32767``): IllegalArgument from the
 writes that declare it, IOError from the reads and scans (which declare only IOError).
 
+Scanner RPC timeout: a real region server answers one scannerGetList by walking rows until it
+has ``nbRows`` the filter accepts, and a call that passes over too many rows the filter rejects
+outlives the scanner RPC timeout. The double counts that time in rows: a scannerGetList (or
+scannerGet) that would pass over more than ``scan_rows_per_call`` rejected rows (default
+``DEFAULT_SCAN_ROWS_PER_CALL`` = 100, as test tables hold hundreds of rows where real ones hold
+millions; None: no limit) fails with IOError ``org.apache.hadoop.hbase.DoNotRetryIOException:
+Failed after retry of OutOfOrderScannerNextException: was there a rpc timeout?``
+(``SCAN_TIMEOUT_MESSAGE``), and the scanner fails every later call the same way. A scan
+without a filter never hits it.
+``scan_rows_examined`` lists the rows each call examined, ``scan_timeouts`` counts failures.
+
+Cell size: a put (mutateRow(s), checkAndPut) of a cell whose KeyValue (row + family +
+qualifier + value + ``CELL_OVERHEAD`` bytes) is longer than ``max_cell_bytes`` (default
+``MAX_CELL_BYTES``, 10,485,760, hbase.client.keyvalue.maxsize) is refused as HBase's client
+refuses it: IllegalArgument ``java.lang.IllegalArgumentException: KeyValue size too large``.
+
 Not emulated: versions and timestamps (one version per cell; TCell timestamps are the write
 clock), TTLs, regions and splits, same-millisecond delete/put masking.
 
@@ -105,6 +121,14 @@ def illegal_argument(message: str) -> Exception:
     return hbase_thrift.IllegalArgument(message=message)
 
 
+#: Rows one scannerGetList may examine before it fails as an RPC timeout (see the module).
+DEFAULT_SCAN_ROWS_PER_CALL = 100
+
+#: HBase's largest cell (hbase.client.keyvalue.maxsize's default), as a KeyValue's length.
+MAX_CELL_BYTES = 10_485_760
+#: A KeyValue's bytes beyond its row, family, qualifier and value (lengths, timestamp, type).
+CELL_OVERHEAD = 20
+
 #: HBase's longest row key (HConstants.MAX_ROW_LENGTH, Short.MAX_VALUE).
 MAX_ROW_KEY = 32767
 
@@ -126,6 +150,14 @@ def _check_read_row(row: bytes | None) -> None:
         raise io_error(_row_length_message(row))
 
 
+def _check_cell(row: bytes, column: bytes, value: bytes | None, limit: int | None) -> None:
+    """A put's cell: IllegalArgument when its KeyValue is longer than ``limit``."""
+    family, _, qualifier = column.partition(b":")
+    size = len(row) + len(family) + len(qualifier) + len(value or b"") + CELL_OVERHEAD
+    if limit is not None and size > limit:
+        raise illegal_argument("java.lang.IllegalArgumentException: KeyValue size too large")
+
+
 @dataclass
 class _Table:
     store_name: str
@@ -133,11 +165,21 @@ class _Table:
     enabled: bool = True
 
 
+#: What a scanner call that outlives the region server's scanner RPC timeout fails with.
+SCAN_TIMEOUT_MESSAGE = (
+    "org.apache.hadoop.hbase.DoNotRetryIOException: Failed after retry of "
+    "OutOfOrderScannerNextException: was there a rpc timeout?"
+)
+
+
 @dataclass
 class _Scanner:
-    rows: Iterator[Any]
+    rows: Iterator[list[Any]]
+    """Per row the scan walks past (in range, accepted or not): its results (maybe none)."""
+    pending: collections.deque[Any] = field(default_factory=collections.deque)
     touched: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    broken: bool = False
 
 
 @dataclass
@@ -257,7 +299,9 @@ class _Handler:
         self, tableName: bytes, row: bytes, mutations: Sequence[Any], attributes: Any
     ) -> None:
         table = self.d._table(tableName)
-        deletes, puts = _split_mutations(table, row, mutations, strict=False)
+        deletes, puts = _split_mutations(
+            table, row, mutations, strict=False, max_cell=self.d.max_cell_bytes
+        )
         with self.d._lock:
             if deletes:
                 self.d._write_deletes(table, row, deletes)
@@ -266,8 +310,10 @@ class _Handler:
 
     def mutateRows(self, tableName: bytes, rowBatches: Sequence[Any], attributes: Any) -> None:
         table = self.d._table(tableName)
+        limit = self.d.max_cell_bytes
         split = [
-            (b.row, *_split_mutations(table, b.row, b.mutations, strict=True)) for b in rowBatches
+            (b.row, *_split_mutations(table, b.row, b.mutations, strict=True, max_cell=limit))
+            for b in rowBatches
         ]
         errors = []
         with self.d._lock:
@@ -333,6 +379,7 @@ class _Handler:
                 f"java.lang.IllegalArgumentException: bad column {mput.column!r}"
             )
         _check_column(table, mput.column)
+        _check_cell(row, mput.column, mput.value, self.d.max_cell_bytes)
         with self.d._lock:
             current = self.d._read(table, row).get(column)
             # HBase: an empty expected value holds for a missing or empty cell
@@ -407,8 +454,10 @@ class _Handler:
         if scanner is None:
             raise illegal_argument("scanner ID is invalid")
         with scanner.lock:
+            if scanner.broken:
+                raise io_error(SCAN_TIMEOUT_MESSAGE)
             scanner.touched = time.monotonic()
-            return list(itertools.islice(scanner.rows, max(nbRows, 1)))
+            return self.d._next_results(scanner, max(nbRows, 1))
 
     def scannerClose(self, id: int) -> None:
         scanner = self.d._scanners.pop(id, None)
@@ -475,6 +524,8 @@ class HBaseDouble:
         transport: str = "buffered",
         protocol: str = "binary",
         scanner_lease_s: float = 60.0,
+        scan_rows_per_call: int | None = DEFAULT_SCAN_ROWS_PER_CALL,
+        max_cell_bytes: int | None = MAX_CELL_BYTES,
     ) -> None:
         self.host = host
         self._requested_port = port
@@ -482,6 +533,8 @@ class HBaseDouble:
         self._transport = _TRANSPORTS[transport]()
         self._protocol = _PROTOCOLS[protocol]()
         self.scanner_lease_s = scanner_lease_s
+        self.scan_rows_per_call = scan_rows_per_call
+        self.max_cell_bytes = max_cell_bytes
         self._store: SqliteStore | None = None
         self._tables: dict[bytes, _Table] = {}
         self._namespaces = {b"default", b"hbase"}
@@ -498,6 +551,8 @@ class HBaseDouble:
         self.calls: collections.Counter[str] = collections.Counter()
         self.scans: list[Any] = []
         self.scanner_batches: list[int] = []
+        self.scan_rows_examined: list[int] = []
+        self.scan_timeouts = 0
         self._write_budget: int | None = None
         #: Write calls received since ``count_writes`` (see ``crash_before_write``).
         self.writes = 0
@@ -725,17 +780,21 @@ class HBaseDouble:
         else:
             raw = self._store_().scan(table.store_name, low, high, reverse=reverse)
 
-        def results() -> Iterator[Any]:
+        def results() -> Iterator[list[Any]]:
             try:
                 for key, stored in raw:
                     chosen = select(stored)
                     if not chosen or (test is not None and not test(chosen)):
+                        yield []  # examined, not returned
                         continue
                     names = sorted(chosen)
                     step = batch if batch and batch > 0 else len(names)
-                    for first in range(0, len(names), step):
-                        part = {name: chosen[name] for name in names[first : first + step]}
-                        yield _row_result(key, part, sort_columns)
+                    yield [
+                        _row_result(
+                            key, {n: chosen[n] for n in names[first : first + step]}, sort_columns
+                        )
+                        for first in range(0, len(names), step)
+                    ]
             finally:
                 close = getattr(raw, "close", None)
                 if close is not None:
@@ -744,6 +803,31 @@ class HBaseDouble:
         scanner_id = next(self._scanner_ids)
         self._scanners[scanner_id] = _Scanner(results())
         return scanner_id
+
+    def _next_results(self, scanner: _Scanner, wanted: int) -> list[Any]:
+        """Up to ``wanted`` results of a scanner, passing over at most ``scan_rows_per_call``
+        rows the filter rejects; past that the call fails as a scanner RPC timeout and the
+        scanner is broken."""
+        found: list[Any] = []
+        examined = 0
+        passed_over = 0
+        while len(found) < wanted:
+            if scanner.pending:
+                found.append(scanner.pending.popleft())
+                continue
+            step = next(scanner.rows, None)
+            if step is None:
+                break
+            examined += 1
+            passed_over += not step
+            if self.scan_rows_per_call is not None and passed_over > self.scan_rows_per_call:
+                scanner.broken = True
+                scanner.rows.close()  # type: ignore[attr-defined]
+                self.scan_timeouts += 1
+                raise io_error(SCAN_TIMEOUT_MESSAGE)
+            scanner.pending.extend(step)
+        self.scan_rows_examined.append(examined)
+        return found
 
     def _expire_scanners(self) -> None:
         deadline = time.monotonic() - self.scanner_lease_s
@@ -778,7 +862,7 @@ def _check_column(table: _Table, column: bytes) -> None:
 
 
 def _split_mutations(
-    table: _Table, row: bytes, mutations: Sequence[Any], *, strict: bool
+    table: _Table, row: bytes, mutations: Sequence[Any], *, strict: bool, max_cell: int | None
 ) -> tuple[list[bytes], dict[bytes, bytes]]:
     """(columns or families to delete, columns to put) of one row's mutations."""
     if not row:
@@ -798,6 +882,7 @@ def _split_mutations(
                 )
             # mutateRow logs "No column qualifier specified" and ignores the put
         else:
+            _check_cell(row, column, mutation.value, max_cell)
             puts[column] = mutation.value or b""
     return deletes, puts
 
@@ -843,6 +928,7 @@ def storage_url(host: str, port: int, prefix: str = "hms_", **params: object) ->
 @contextlib.contextmanager
 def running_double(**options: Any) -> Iterator[tuple[str, int]]:
     """A started HBase double for the duration of the block: yields (host, port). ``options``
-    go to ``HBaseDouble`` (host, port, transport, protocol, scanner_lease_s)."""
+    go to ``HBaseDouble`` (host, port, transport, protocol, scanner_lease_s, scan_rows_per_call,
+    max_cell_bytes)."""
     with HBaseDouble(**options) as double:
         yield double.address

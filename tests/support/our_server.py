@@ -110,11 +110,12 @@ class OurServer(StartedByWith):
             url = test_storage.real_hbase_url()
             if url is None:
                 pytest.skip(test_storage.SKIP_REASON)
-            self.storage = url
+            self.storage = test_storage.own(url)  # its tables dropped when it stops
         env = {**os.environ, **self.env}
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p
         )
+        test_storage.server_started(self.storage)
         with self.stdout_path.open("wb") as out, self.stderr_path.open("wb") as err:
             self.process = subprocess.Popen(
                 self.command(),
@@ -141,6 +142,8 @@ class OurServer(StartedByWith):
         """SIGTERM the server, SIGKILL it after a timeout; returns its exit code."""
         proc, self.process = self.process, None
         code = terminate(proc, STOP_TIMEOUT_S)
+        if proc is not None:
+            test_storage.server_stopped(self.storage)
         double, self._double = self._double, None
         if double is not None:
             double.stop()

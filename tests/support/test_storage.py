@@ -6,6 +6,12 @@
   Every server of the run gets its own table prefix (the run's random token, then a counter),
   so that runs sharing one HBase never collide; the run's tables are dropped at its end. Without
   ``HBASE_THRIFT`` the integration tests are skipped, saying so.
+
+A server that made its own table prefix (``own``) has its tables dropped once the last server on
+that store stops (``server_started`` / ``server_stopped``), so a run keeps only the tables of the
+servers still running (a 1 GB HBase runs out of memory near 900 tables). Within
+``deferred_drops`` (each integration test) the drops wait for its end, so a test may stop a
+server and start another on the same store.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ SKIP_REASON = (
 RUN_PREFIX = f"it{secrets.token_hex(4)}_"
 _servers = itertools.count()
 _cleanup_registered: list[tuple[str, int]] = []
+_owned: dict[str, int] = {}  # storage URL of an owned prefix -> servers running on it
+_deferring = [0]
 
 
 def kind() -> str:
@@ -84,15 +92,76 @@ def shared_hbase_url() -> Iterator[str]:
             import pytest
 
             pytest.skip(SKIP_REASON)
-        yield url
+        try:
+            yield url
+        finally:  # every server of the block is done with it
+            drop_store_tables(url)
         return
     with running_double() as address:
         yield storage_url(*address)
 
 
+def own(url: str) -> str:
+    """Mark an ``hbase://`` store (its table prefix) as made for one server: its tables are
+    dropped once no server runs on it any more (see the module docstring)."""
+    _owned.setdefault(url, 0)
+    return url
+
+
+def server_started(url: str) -> None:
+    """A server now runs on ``url``."""
+    if url in _owned:
+        _owned[url] += 1
+
+
+def server_stopped(url: str) -> None:
+    """A server on ``url`` stopped: drop the store's tables if it was the last (unless drops
+    are deferred)."""
+    if url in _owned:
+        _owned[url] -= 1
+        if not _deferring[0]:
+            drop_released()
+
+
+@contextlib.contextmanager
+def deferred_drops() -> Iterator[None]:
+    """Drops wait until the block ends (a test may restart a server on the same store)."""
+    _deferring[0] += 1
+    try:
+        yield
+    finally:
+        _deferring[0] -= 1
+        if not _deferring[0]:
+            drop_released()
+
+
+def drop_released() -> int:
+    """Drop the tables of every owned store no server runs on; how many tables."""
+    dropped = 0
+    for url, users in list(_owned.items()):
+        if users <= 0:
+            del _owned[url]
+            dropped += drop_store_tables(url)
+    return dropped
+
+
+def drop_store_tables(url: str) -> int:
+    """Drop the tables of an ``hbase://`` store URL's prefix (best effort); how many."""
+    from storage.hbase import HBaseSettings
+
+    settings = HBaseSettings.from_url(url)
+    return drop_tables(settings.host, settings.port, settings.prefix)
+
+
 def drop_run_tables(host: str, port: int) -> int:
     """Drop this run's tables (those of ``RUN_PREFIX``) from the HBase at host:port; how many.
     Best effort: an HBase gone meanwhile drops nothing."""
+    return drop_tables(host, port, RUN_PREFIX)
+
+
+def drop_tables(host: str, port: int, prefix: str) -> int:
+    """Disable and delete the tables whose names start with ``prefix`` from the HBase at
+    host:port; how many. Best effort: an HBase gone meanwhile drops nothing."""
     import happybase
 
     try:
@@ -102,8 +171,7 @@ def drop_run_tables(host: str, port: int) -> int:
     dropped = 0
     try:
         for name in connection.tables():
-            text = name.decode("utf-8", "replace")
-            if text.startswith(RUN_PREFIX):
+            if name.decode("utf-8", "replace").startswith(prefix):
                 connection.delete_table(name, disable=True)
                 dropped += 1
     except Exception:  # noqa: BLE001
