@@ -152,9 +152,9 @@ def _serve_parser(
         type=float,
         default=defaults.writer_lease,
         metavar="SECONDS",
-        help="HBase: how long a server's mark of a write in progress (a partition being "
-        "created, a partition change and its timelines) stands before it is taken for a dead "
-        "server's (default %(default)s)",
+        help="HBase: how long a server's unfinished change (its intent) and its marks of a "
+        "write in progress stand without a heartbeat before another server process takes "
+        "them for a dead server's and rolls the change back (default %(default)s)",
     )
     serve.add_argument(
         "--txn-timeout",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from metastore_server.catalog.reads.partition_rows import DERIVED_KEY_ROOM
 from metastore_server.thrift_api import hms
 from storage.port import MAX_ROW_KEY
 
@@ -39,10 +40,38 @@ def test_a_value_too_long_for_a_row_key_is_refused_and_leaves_nothing(client, ad
     with pytest.raises(hms.MetaException) as caught:
         add(client, make_partition(DB, "t", [LONG, "1"]))
     message = caught.value.message
-    assert "ds" in message and "too long" in message and str(MAX_ROW_KEY) in message
+    limit = MAX_ROW_KEY - DERIVED_KEY_ROOM
+    assert "ds" in message and "too long" in message and f"the limit of {limit} bytes" in message
     assert "40000 characters" in message
     assert client.get_partition_names(DB, "t", -1) == ["ds=2024-01-01/hr=1"]
     assert DB in client.get_all_databases()  # the connection goes on
+
+
+def test_a_value_whose_escaped_name_is_too_long_is_refused(client) -> None:
+    slashes = "/" * 12_000  # a 12,000-byte key, but a 36,000-byte name (each escaped %2F)
+    with pytest.raises(hms.MetaException, match="ds is too long"):
+        client.add_partition(make_partition(DB, "t", [slashes, "1"]))
+    assert client.get_partition_names(DB, "t", -1) == ["ds=2024-01-01/hr=1"]
+
+
+def test_a_long_value_that_fits_takes_statistics(client) -> None:
+    value = "y" * 20_000  # (too long for a directory name: the partition gets a location)
+    location = client.get_table(DB, "t").sd.location + "/long"
+    client.add_partition(make_partition(DB, "t", [value, "2"], location=location))
+    name = f"ds={value}/hr=2"
+    stats = hms.ColumnStatistics(
+        statsDesc=hms.ColumnStatisticsDesc(isTblLevel=False, dbName=DB, tableName="t",
+                                           partName=name),
+        statsObj=[hms.ColumnStatisticsObj(
+            colName="v", colType="int", statsData=hms.ColumnStatisticsData(
+                longStats=hms.LongColumnStatsData(lowValue=1, highValue=2, numNulls=0, numDVs=2)))],
+    )  # fmt: skip
+    assert client.update_partition_column_statistics(stats)
+    found = client.get_partitions_statistics_req(
+        hms.PartitionsStatsRequest(dbName=DB, tblName="t", colNames=["v"], partNames=[name])
+    )
+    assert list(found.partStats) == [name]
+    assert client.drop_partition(DB, "t", [value, "2"], True)
 
 
 def test_reads_of_a_value_too_long_find_nothing(client) -> None:

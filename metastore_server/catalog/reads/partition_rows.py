@@ -36,12 +36,20 @@ def row_key(ref: TableRef, values: Sequence[str]) -> bytes:
     return layout.partition_key(ref.table_id, ref.kinds, values)
 
 
+#: Room left in a row key for what other keys add to a partition's key or name (a statistics
+#: row's table id, a grant's principal, privilege and grantor, a claim's suffix).
+DERIVED_KEY_ROOM = 1024
+
+
 def new_row_key(ref: TableRef, values: Sequence[str]) -> bytes:
     """The row key of a partition of ``ref`` with ``values`` that is to be written:
-    MetaException when it would be longer than a row key can be (``MAX_ROW_KEY``; HBase
-    refuses longer ones, and every store keeps the same rule), naming the value too long."""
+    MetaException when it, or the partition's name, would leave less than
+    ``DERIVED_KEY_ROOM`` bytes below the longest row key (``MAX_ROW_KEY``; HBase refuses
+    longer ones, and every store keeps the same rule), naming the value too long."""
     key = row_key(ref, values)
-    if len(key) <= MAX_ROW_KEY:
+    limit = MAX_ROW_KEY - DERIVED_KEY_ROOM
+    longest = max(len(key), len(partition_name(ref, values).encode()))
+    if longest <= limit:
         return key
     sizes = [
         len(encode_values([kind], [value])) for kind, value in zip(ref.kinds, values, strict=True)
@@ -50,8 +58,8 @@ def new_row_key(ref: TableRef, values: Sequence[str]) -> bytes:
     raise hms.MetaException(
         message=(
             f"Partition value of key {ref.key_names[index]} is too long "
-            f"({len(values[index])} characters): the partition's row key would be "
-            f"{len(key)} bytes, over the limit of {MAX_ROW_KEY} bytes"
+            f"({len(values[index])} characters): the partition's row key or name would be "
+            f"{longest} bytes, over the limit of {limit} bytes"
         )
     )
 
