@@ -12,12 +12,14 @@ Its column families are created with one version, block cache and a row bloom fi
 Calls go through a ``happybase.ConnectionPool``; each call borrows a connection only for the
 duration of one Thrift request, so a lazily consumed scan holds none between batches (its
 scanner id is global to the gateway). A pooled connection the server has closed is replaced
-before use. On a connection lost mid-call, idempotent calls (gets, scans, puts of known
-values, deletes, table metadata) are retried once on a fresh connection; a scan resumes after
-the last row it returned. Compare-and-set (``checkAndPut``) and ``atomicIncrement`` are never
-retried once sent: the error then says the outcome is unknown. A server that cannot be reached
-when the store opens is retried with exponential backoff (``connect_retries`` more attempts,
-``retry_backoff_ms`` doubling up to 5 s) before ``HBaseUnavailableError`` names the address.
+before use. On a connection lost mid-call (a gateway restarting, say), idempotent calls (gets,
+scans, puts of known values, deletes, table metadata), and any call not yet sent, are tried
+again on a fresh connection, at once and then backing off (``connect_retries`` more tries,
+``retry_backoff_ms`` doubling up to 5 s: about 6 s in all by default); a scan resumes after the last
+row it returned. Compare-and-set (``checkAndPut``) and ``atomicIncrement`` are never retried
+once sent: the error then says the outcome is unknown (the intent of the call's transaction
+then rolls back whatever landed). A server that cannot be reached when the store opens is
+retried the same way before ``HBaseUnavailableError`` names the address.
 
 Writes: see ``StoragePort.mutate`` for ``atomic_batches = False``: each row's change is one
 ``mutateRow`` (or one entry of a ``mutateRows`` group of up to ``write_batch`` rows); a row
@@ -387,18 +389,21 @@ class HBaseStore:
                     f"{s.timeout_ms} ms (pool_size={s.pool_size})"
                 ) from error
             except _CONNECTION_ERRORS as error:
-                if tries == 1 and (idempotent or not sent):  # once more, on a fresh connection
-                    log.warning(
-                        "storage.hbase_retry", call=what, address=s.address, error=str(error)
-                    )
+                # Again on a fresh connection: at once, then backing off, as long as the call
+                # cannot have taken effect or may take effect twice (a gateway restarting).
+                if tries <= 1 + s.connect_retries and (idempotent or not sent):
+                    pause = _backoff(tries, s.retry_backoff_ms)
+                    log.warning("storage.hbase_retry", call=what, address=s.address,
+                                error=str(error), retry_in_s=pause)  # fmt: skip
+                    time.sleep(pause)
                     continue
                 where = f"the HBase Thrift gateway at {s.address}"
                 if not sent:
                     message = f"cannot reach {where} for {what}: {error}"
                 elif idempotent:
                     message = (
-                        f"lost the connection to {where} during {what}, and again on a "
-                        f"fresh connection: {error}"
+                        f"lost the connection to {where} during {what}, and again on "
+                        f"{tries - 1} fresh connections: {error}"
                     )
                 else:
                     message = (
@@ -854,6 +859,14 @@ def _text(message: str | bytes | None) -> str:
         message = message.decode("utf-8", "replace")
     lines = (message or "").strip().splitlines()
     return lines[0] if lines else "(no message)"
+
+
+def _backoff(tries: int, backoff_ms: int) -> float:
+    """Seconds before retry ``tries`` of a call: none before the first, then ``backoff_ms``
+    doubling up to 5 s."""
+    if tries <= 1:
+        return 0.0
+    return round(min(backoff_ms / 1000 * 2 ** (tries - 2), _MAX_BACKOFF_S), 3)
 
 
 def _peer_closed(connection: Any) -> bool:

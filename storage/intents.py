@@ -26,7 +26,9 @@ Commit: ``state := done``, the commit point; the row is deleted afterwards, in t
 Rollback (the writer's transaction ends with an exception, or any process finds an intent
 whose beat is older than the lease: ``recover``): ``state := undo <now> <who>``, then every
 entry, newest first, is undone row by row with ``intent_entries.restore`` (a row changed by
-someone else since is left as it is, and logged), then the intent row goes.
+someone else since is left as it is, and logged), then the intent row goes. When one of the
+writes had failed (its outcome unknown: a gateway may still hold it and apply it later), the
+writer leaves the intent in ``undo``, so that it is undone once more after the lease.
 
 Why back, not forward: a call's writes are made one after another, with reads and
 compare-and-sets between them that decide what comes next (a row must still be absent, an id
@@ -115,6 +117,7 @@ class _Transaction:
     chunks: list[bytes] = field(default_factory=list)
     beaten: float = 0.0  # time.monotonic() of the last beat that held
     lost: bool = False
+    in_doubt: bool = False  # a write failed: it may still land (a gateway holding it)
     ended: bool = False
     depth: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -203,7 +206,8 @@ class IntentLog:
         try:
             applied = apply()
         except BaseException:
-            current.entries.append(images)  # it may have landed, in part
+            current.entries.append(images)  # it may have landed, in part, or land later
+            current.in_doubt = True
             raise
         if applied:
             current.entries.append(images)
@@ -347,6 +351,8 @@ class IntentLog:
         while current.entries:
             self._undo(current.entries[-1])
             current.entries.pop()
+        if current.in_doubt:  # undone again after the lease, by whoever recovers it then
+            return
         self._delete(current.key, current.chunks)
 
     def _retry_unfinished(self) -> None:

@@ -337,22 +337,27 @@ def test_a_big_add_is_split_over_several_events(start_server) -> None:
     assert named == [f"{n:04d}" for n in range(300)]
 
 
-def test_a_failed_event_never_fails_its_change(start_server) -> None:
-    """The change has committed when its event is written: a failure there is logged and
-    counted, and the call still succeeds (nothing is undone)."""
+def test_a_change_whose_event_cannot_be_written_is_undone(start_server) -> None:
+    """As HMS's transactional listener: an event that cannot be written fails its change,
+    which is rolled back (a change is never kept without its event)."""
     server = start_server()
     conn = server.client()
     log = server.server._processor._handler.catalog.ctx.events
+    append = log._append
 
     def broken(_event) -> int:
         raise OSError("the store went away")
 
-    log._append = broken
     create_db(conn, "evfail")
+    first = conn.get_current_notificationEventId().eventId
+    log._append = broken
+    with pytest.raises(hms.MetaException, match="the store went away"):
+        conn.create_table(make_table("evfail", "t"))
+    assert conn.get_all_tables("evfail") == []
+    assert conn.get_current_notificationEventId().eventId == first
+    log._append = append
     conn.create_table(make_table("evfail", "t"))
-    assert conn.get_table("evfail", "t").tableName == "t"
-    assert log.lost == 2
-    assert conn.get_current_notificationEventId().eventId == 0
+    assert conn.get_current_notificationEventId().eventId == first + 1
 
 
 def test_a_renamed_table_has_its_event_under_the_new_name(start_server) -> None:

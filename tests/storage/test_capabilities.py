@@ -10,8 +10,9 @@ import pytest
 from storage.port import CAPABILITY_NAMES, Capabilities, Put, StoragePort, TableSpec
 
 T = "t"
-ON_HBASE = frozenset({"transaction"})
-EXPECTED = {"embedded": CAPABILITY_NAMES, "hbase-double": ON_HBASE, "hbase": ON_HBASE}
+ON_HBASE = frozenset({"transaction", "undo_note"})
+EMBEDDED = CAPABILITY_NAMES - {"undo_note"}
+EXPECTED = {"embedded": EMBEDDED, "hbase-double": ON_HBASE, "hbase": ON_HBASE}
 
 
 @pytest.fixture(autouse=True)

@@ -55,7 +55,8 @@ Hooks for tests: ``fail_writes_after(n)`` (the next n row writes succeed, later 
 IOError until ``heal()``), ``drop_connection(method, when=..., count=...)`` (close the client's
 connection before or after doing a call, without answering), ``crash_before_write(n, crash)``
 (call ``crash``, which kills the writing process, when the n-th write call arrives; ``writes``
-counts them), ``calls`` (a Counter of method names), ``scans`` (the TScan objects received)
+counts them), ``restart_gateway(down_s)``, ``pause_regions(seconds, give_up_s=...)`` (a region
+server restarting), ``calls`` (a Counter of method names), ``scans`` (the TScan objects received)
 and ``scanner_batches`` (the nbRows asked for).
 
 Use: ``with HBaseDouble() as double: url = double.url(prefix="t_")``, or
@@ -104,6 +105,9 @@ _PROTOCOLS = {"binary": TBinaryProtocolFactory, "compact": TCompactProtocolFacto
 _WRITE_CALLS = frozenset({"mutateRow", "mutateRows", "mutateRowTs", "mutateRowsTs", "checkAndPut",
                           "atomicIncrement", "deleteAll", "deleteAllRow", "deleteAllTs",
                           "deleteAllRowTs"})  # fmt: skip
+#: Calls the gateway answers without a region server.
+_GATEWAY_CALLS = frozenset({"getTableNames", "getColumnDescriptors", "isTableEnabled",
+                            "getTableRegions"})  # fmt: skip
 _TABLE_NAME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 
 
@@ -493,6 +497,7 @@ class _Guard:
             double.calls[name] += 1
             double._maybe_crash(name)
             double._maybe_drop(name, "before")
+            double._wait_for_regions(name)
             if method is None:
                 raise TApplicationException(
                     TApplicationException.UNKNOWN_METHOD, f"the HBase double has no {name}"
@@ -557,6 +562,8 @@ class HBaseDouble:
         #: Write calls received since ``count_writes`` (see ``crash_before_write``).
         self.writes = 0
         self._crash: tuple[int, Callable[[], None]] | None = None
+        self._regions_back = 0.0
+        self._regions_give_up_s: float | None = None
         self._drops: list[_DropRule] = []
 
     # -- life -----------------------------------------------------------------------------
@@ -564,12 +571,18 @@ class HBaseDouble:
     def start(self) -> HBaseDouble:
         """Listen and serve in background threads."""
         self._store = SqliteStore(":memory:")
-        self._listener = socket.create_server((self.host, self._requested_port))
-        self._listener.settimeout(0.1)
-        self.port = self._listener.getsockname()[1]
-        self._acceptor = threading.Thread(target=self._accept, name="hbase-double", daemon=True)
-        self._acceptor.start()
+        self._listen(self._requested_port)
         return self
+
+    def _listen(self, port: int) -> None:
+        listener = socket.create_server((self.host, port))
+        listener.settimeout(0.1)
+        self.port = listener.getsockname()[1]
+        self._listener = listener
+        self._acceptor = threading.Thread(
+            target=self._accept, args=(listener,), name="hbase-double", daemon=True
+        )
+        self._acceptor.start()
 
     def stop(self) -> None:
         """Stop listening, cut every connection, drop the data."""
@@ -615,6 +628,48 @@ class HBaseDouble:
         """Let ``rows`` more row writes succeed, then fail every write with IOError."""
         with self._lock:
             self._write_budget = rows
+
+    def restart_gateway(self, down_s: float) -> None:
+        """A Thrift gateway restart: stop listening and cut every connection at once (a call
+        being served may land without its answer), then listen again on the same port after
+        ``down_s`` seconds; the data stays."""
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.close()
+        if self._acceptor is not None:
+            self._acceptor.join()
+        self.disconnect_all()
+
+        def back() -> None:
+            time.sleep(down_s)
+            if not self._closed.is_set():
+                self._listen(self.port)
+
+        threading.Thread(target=back, name="hbase-double-restart", daemon=True).start()
+
+    def pause_regions(self, seconds: float, *, give_up_s: float | None = None) -> None:
+        """A region server restarting: for ``seconds`` every table call waits (as the
+        gateway's HBase client waits for the regions to open again), and one that has waited
+        ``give_up_s`` fails as the gateway's client gives up (IOError, RetriesExhausted)."""
+        with self._lock:
+            self._regions_back = time.monotonic() + seconds
+            self._regions_give_up_s = give_up_s
+
+    def _wait_for_regions(self, method: str) -> None:
+        if method in _GATEWAY_CALLS:
+            return
+        with self._lock:
+            back, give_up = self._regions_back, self._regions_give_up_s
+        waited = 0.0
+        while time.monotonic() < back:
+            if give_up is not None and waited >= give_up:
+                raise io_error(
+                    "org.apache.hadoop.hbase.client.RetriesExhaustedException: Failed after "
+                    f"attempts=36, exceptions: NotServingRegionException (injected by the HBase "
+                    f"double in {method})"
+                )
+            time.sleep(0.05)
+            waited += 0.05
 
     def count_writes(self) -> None:
         """Start counting write calls afresh (``writes``)."""
@@ -664,11 +719,10 @@ class HBaseDouble:
             raise RuntimeError("the double is not started")
         return self._store
 
-    def _accept(self) -> None:
-        assert self._listener is not None
+    def _accept(self, listener: socket.socket) -> None:
         while not self._closed.is_set():
             try:
-                client, _ = self._listener.accept()
+                client, _ = listener.accept()
             except TimeoutError:
                 continue
             except OSError:

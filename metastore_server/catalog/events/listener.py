@@ -69,7 +69,7 @@ class NotificationListener:
         self._log = log
 
     def changed(self, change: Change) -> None:
-        """Record ``change``'s events (``NotificationLog.record`` never raises)."""
+        """Record ``change``'s events (a failure raises: the change is rolled back)."""
         events = _EVENTS.get((change.kind, change.action))
         if events is not None and self._log.enabled:
             self._log.record(events(change))

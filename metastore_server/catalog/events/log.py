@@ -58,8 +58,6 @@ class NotificationLog:
         #: Off: nothing is recorded (HMS without its database listener); reads see what
         #: was recorded before.
         self.enabled = enabled
-        #: Events that could not be recorded (their changes stand).
-        self.lost = 0
         self._store = store
         self._now = now
         self.ttl_s = ttl_s
@@ -70,20 +68,21 @@ class NotificationLog:
 
     def record(self, events: Iterable[Event]) -> list[int]:
         """Append ``events`` in order; their ids (none when the log is off: ``events`` is not
-        even iterated). Never raises: the changes the events describe have committed, and a
-        failure here must not look like theirs (a lost event is logged, ``lost`` counts it)."""
+        even iterated). Called inside the change's transaction: an event that cannot be
+        written raises, and the change is rolled back with it, as HMS's transactional
+        listener does (a change is never kept without its events)."""
         ids: list[int] = []
         if not self.enabled:
             return ids
         with self._lock:
-            try:
-                for event in events:
-                    try:
-                        ids.append(self._append(event))
-                    except Exception as exc:  # noqa: BLE001 - see the docstring
-                        self._lose(event.event_type, event.db, event.table, exc)
-            except Exception as exc:  # noqa: BLE001 - building the events failed
-                self._lose("(unbuilt)", None, None, exc)
+            for event in events:
+                try:
+                    ids.append(self._append(event))
+                except Exception as exc:
+                    log.error("notification_event_failed", event_type=event.event_type,
+                              db=event.db, table=event.table,
+                              error=f"{type(exc).__name__}: {exc}")  # fmt: skip
+                    raise
             try:
                 self._expire_if_due()
             except Exception as exc:  # noqa: BLE001 - retried at the next change
@@ -123,11 +122,6 @@ class NotificationLog:
                 self._expire_if_due()
             except Exception as exc:  # noqa: BLE001 - retried at the next change
                 log.warning("notification_expiry_failed", error=f"{type(exc).__name__}: {exc}")
-
-    def _lose(self, event_type: str, db: str | None, table: str | None, exc: Exception) -> None:
-        self.lost += 1
-        log.error("notification_event_lost", event_type=event_type, db=db, table=table,
-                  error=f"{type(exc).__name__}: {exc}", lost=self.lost)  # fmt: skip
 
     def _append(self, event: Event) -> int:
         event_id = self.current_id() + 1
