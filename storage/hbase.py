@@ -606,7 +606,7 @@ class HBaseStore:
         rows are first recorded in its intent."""
         self.intents.maybe_recover()
         plan = self._plan(ops, condition)
-        return self.intents.logged(plan.order, lambda: self._carry_out(plan))
+        return self.intents.logged(plan.order, lambda: self._carry_out(plan), plan.condition)
 
     def _mutate_unlogged(self, ops: Sequence[Put | Delete], condition: Condition | None) -> bool:
         """``mutate`` outside any intent (the intent log's own writes)."""

@@ -190,15 +190,17 @@ class IntentLog:
                 self._undo(images)
             raise
 
-    def logged(self, changes: Sequence[RowChange], apply: Callable[[], bool]) -> bool:
+    def logged(self, changes: Sequence[RowChange], apply: Callable[[], bool],
+               condition: Condition | None = None) -> bool:  # fmt: skip
         """Record ``changes`` in this thread's intent, then ``apply`` them (the store's own
-        write); ``apply``'s answer. Without an open transaction: just ``apply``."""
+        write, under ``condition``); ``apply``'s answer. Without an open transaction: just
+        ``apply``."""
         current = self.active()
         if current is None or not changes:
             return apply()
         if current.lost:
             raise IntentLost(self._lost_message())
-        images = self._images(changes)
+        images = self._known_images(changes, condition) or self._images(changes)
         entry = intent_entries.encode(images)
         with current.lock:
             seq = self._append(current, entry)
@@ -227,6 +229,26 @@ class IntentLog:
         with current.lock:
             self._append(current, kind.encode() + b"\x00" + payload, _NOTE)
             self._keep_fresh(current)
+
+    @staticmethod
+    def _known_images(
+        changes: Sequence[RowChange], condition: Condition | None
+    ) -> list[RowImage] | None:
+        """The image of a write whose compare-and-set, if it holds, shows all the write
+        touches (nothing else: None, to be read): one row, and only the checked column, or a
+        row its caller vouches is new (``Condition.creates``)."""
+        if condition is None or len(changes) != 1:
+            return None
+        change = changes[0]
+        if (change.table, change.key) != (condition.table, condition.key) or change.whole:
+            return None
+        touched = set(change.puts) | change.deletes
+        if condition.creates and condition.expected is None:
+            return [intent_entries.image(change, None)]
+        if touched <= {condition.column}:
+            known = {} if condition.expected is None else {condition.column: condition.expected}
+            return [intent_entries.image(change, known)]
+        return None
 
     def _images(self, changes: Sequence[RowChange]) -> list[RowImage]:
         by_table: dict[str, list[bytes]] = {}

@@ -76,12 +76,18 @@ class Delete:
 
 @dataclass(frozen=True)
 class Condition:
-    """A compare-and-set guard: ``column`` of row ``key`` must hold ``expected`` (None: absent)."""
+    """A compare-and-set guard: ``column`` of row ``key`` must hold ``expected`` (None: absent).
+
+    ``creates``: with ``expected=None``, the caller vouches that the row holds nothing at all
+    when the column is absent (a row always written whole with that column, never reused), so
+    a store need not read what it held before (HBase's intents, ``storage.intents``). Never
+    checked: a wrong promise makes a rolled-back write delete columns it found."""
 
     table: str
     key: bytes
     column: bytes
     expected: bytes | None
+    creates: bool = False
 
 
 class StorageError(Exception):

@@ -112,7 +112,7 @@ class NotificationLog:
             if event.payload is not None:
                 row[layout.EVENT_PAYLOAD] = event.payload
             puts.append(Put(layout.META, key, row))
-            conditions.append(Condition(layout.META, key, layout.EVENT_MARK, None))
+            conditions.append(Condition(layout.META, key, layout.EVENT_MARK, None, creates=True))
         return puts, conditions
 
     def written(self) -> None:
@@ -135,9 +135,9 @@ class NotificationLog:
                 row[layout.EVENT_PAYLOAD] = event.payload
             # The mark, not the event, decides: expiry removes the event and keeps the mark,
             # so an id once taken is never taken again, however long a writer stalled.
-            if self._store.mutate(
-                [Put(layout.META, key, row)], Condition(layout.META, key, layout.EVENT_MARK, None)
-            ):
+            # An event row is new while its mark is absent (see above).
+            fresh = Condition(layout.META, key, layout.EVENT_MARK, None, creates=True)
+            if self._store.mutate([Put(layout.META, key, row)], fresh):
                 return event_id
             event_id = max(event_id, self.current_id()) + 1
         raise hms.MetaException(
