@@ -47,43 +47,41 @@ from __future__ import annotations
 
 import contextlib
 import os
-import struct
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import structlog
 
 from storage import intent_entries
 from storage.intent_entries import RowChange, RowImage
-from storage.port import Condition, Delete, Put, Row, StorageError, TableSpec
+from storage.intent_rows import (
+    DONE,
+    ENTRY,
+    INTENTS,
+    NOTE,
+    OPEN,
+    STATE,
+    UNDO,
+    VOID,
+    IntentRows,
+    Reads,
+    Write,
+    beat_of,
+    column,
+    state,
+    steps,
+)
+from storage.port import Condition, Delete, Put, StorageError
 
 log = structlog.get_logger(__name__)
 
-#: The table of intents, and its column family.
-INTENTS = "intents"
-SPEC = TableSpec(INTENTS, ("i",))
-STATE = b"i:state"
-_ENTRY = b"i:e"
-_VOID = b"i:v"
-_NOTE = b"i:n"
-_CHUNK = b"i:c"
-_OPEN, _UNDO, _DONE = b"open", b"undo", b"done"
-_INLINE = b"\x00"
-_CHUNKED = b"\x01"
-#: Entries larger than this go to chunk rows of at most ``CHUNK_BYTES`` (HBase refuses cells
-#: over 10 MB).
-INLINE_BYTES = 256 * 1024
-CHUNK_BYTES = 4 * 1024 * 1024
-_SEQ = struct.Struct(">I")
 #: The writer lease when none is given (the server's ``--writer-lease``).
 DEFAULT_LEASE_S = 30.0
 _SWEEP_ROWS = 1000
 _RETRY_S = 0.2  # between tries of a rollback that failed
 
-Write = Callable[[Sequence[Put | Delete], Condition | None], bool]
 #: Undoes what a note of its kind describes, given the note's payload.
 Undoer = Callable[[bytes], None]
 
@@ -91,19 +89,6 @@ Undoer = Callable[[bytes], None]
 class IntentLost(StorageError):
     """A transaction's intent was rolled back by another process (its writer lease ran out):
     its writes are undone, and it can write nothing more."""
-
-
-class _Reads(Protocol):
-    """What the log reads of the store (its own writes go through ``Write``, unlogged)."""
-
-    def get(self, table: str, key: bytes) -> Row | None: ...
-
-    def get_many(self, table: str, keys: Sequence[bytes]) -> list[tuple[bytes, Row]]: ...
-
-    def scan(self, table: str, start: bytes = b"", stop: bytes | None = None,
-             **options: object) -> Iterator[tuple[bytes, Row]]: ...  # fmt: skip
-
-    def ensure_tables(self, specs: Sequence[TableSpec]) -> None: ...
 
 
 @dataclass(eq=False)
@@ -126,13 +111,14 @@ class _Transaction:
 class IntentLog:
     """Transactions over a store that is atomic per row only (see the module docstring)."""
 
-    def __init__(self, reads: _Reads, write: Write, *, lease_s: float = DEFAULT_LEASE_S,
+    def __init__(self, reads: Reads, write: Write, *, lease_s: float = DEFAULT_LEASE_S,
                  writer: str | None = None, undoers: Mapping[str, Undoer] | None = None,
                  ) -> None:  # fmt: skip
         if lease_s <= 0:
             raise ValueError("the writer lease must be positive")
         self._reads = reads
         self._write = write
+        self._rows = IntentRows(reads, write)
         self.lease_s = lease_s
         self._undoers = dict(undoers or {})
         self.writer = (writer or os.urandom(8).hex()).encode()
@@ -140,7 +126,6 @@ class IntentLog:
         self._open: dict[bytes, _Transaction] = {}
         self._open_lock = threading.Lock()
         self._cleanup: list[bytes] = []
-        self._ready = False
         self._wake = threading.Event()
         self._stopped = threading.Event()
         self._beater: threading.Thread | None = None
@@ -187,7 +172,7 @@ class IntentLog:
         except BaseException:
             undone, current.entries = current.entries[savepoint:], current.entries[:savepoint]
             for images in reversed(undone):
-                self._undo(images)
+                self._rows.undo(images)
             raise
 
     def logged(self, changes: Sequence[RowChange], apply: Callable[[], bool],
@@ -227,7 +212,7 @@ class IntentLog:
         if current.lost:
             raise IntentLost(self._lost_message())
         with current.lock:
-            self._append(current, kind.encode() + b"\x00" + payload, _NOTE)
+            self._append(current, kind.encode() + b"\x00" + payload, NOTE)
             self._keep_fresh(current)
 
     @staticmethod
@@ -261,30 +246,23 @@ class IntentLog:
         }
         return [intent_entries.image(c, found.get((c.table, c.key))) for c in changes]
 
-    def _append(self, current: _Transaction, entry: bytes, prefix: bytes = _ENTRY) -> int:
+    def _append(self, current: _Transaction, entry: bytes, prefix: bytes = ENTRY) -> int:
         """Add an entry (or a note) to the intent (creating its row with the first); its
         number."""
-        self._ensure()
+        self._rows.ensure()
         seq = current.seq + 1
-        if prefix == _NOTE:
+        if prefix == NOTE:
             value = entry
-        elif len(entry) <= INLINE_BYTES:
-            value = _INLINE + entry
         else:
-            pieces = intent_entries.split(entry, CHUNK_BYTES)
-            keys = [current.key + b"/" + _SEQ.pack(seq) + _SEQ.pack(n) for n in range(len(pieces))]
-            self._write(
-                [Put(INTENTS, k, {_CHUNK: p}) for k, p in zip(keys, pieces, strict=True)], None
-            )
-            current.chunks += keys
-            value = _CHUNKED + _SEQ.pack(len(pieces))
-        column = prefix + b"%08d" % seq
+            value, chunks = self._rows.entry_value(current.key, seq, entry)
+            current.chunks += chunks
+        name = column(prefix, seq)
         if current.state is None:
-            state = self._state(_OPEN)
-            self._write([Put(INTENTS, current.key, {STATE: state, column: value})], None)
-            current.state, current.beaten = state, time.monotonic()
+            fresh = self._state(OPEN)
+            self._write([Put(INTENTS, current.key, {STATE: fresh, name: value})], None)
+            current.state, current.beaten = fresh, time.monotonic()
             self._register(current)
-        elif not self._write([Put(INTENTS, current.key, {column: value})],
+        elif not self._write([Put(INTENTS, current.key, {name: value})],
                              Condition(INTENTS, current.key, STATE, current.state)):  # fmt: skip
             current.lost = True
             raise IntentLost(self._lost_message())
@@ -294,7 +272,7 @@ class IntentLog:
     def _void(self, current: _Transaction, seq: int) -> None:
         """Mark an entry whose compare-and-set failed (it wrote nothing)."""
         with current.lock, contextlib.suppress(StorageError):
-            self._write([Put(INTENTS, current.key, {_VOID + b"%08d" % seq: b"1"})],
+            self._write([Put(INTENTS, current.key, {column(VOID, seq): b"1"})],
                         Condition(INTENTS, current.key, STATE, current.state))  # fmt: skip
 
     def _keep_fresh(self, current: _Transaction) -> None:
@@ -328,15 +306,15 @@ class IntentLog:
 
     def _finish(self, current: _Transaction) -> bool:
         """The commit point: ``state := done`` if the state is still the writer's."""
-        done = Put(INTENTS, current.key, {STATE: _DONE})
+        done = Put(INTENTS, current.key, {STATE: DONE})
         return self._write([done], Condition(INTENTS, current.key, STATE, current.state))
 
     def _commit_outcome(self, current: _Transaction, error: StorageError) -> bool:
         """Whether a commit whose answer was lost took effect (read back; tried once more
         when it did not); raises when that cannot be found out."""
         try:
-            state = (self._reads.get(INTENTS, current.key) or {}).get(STATE)
-            if state == current.state:
+            found = self._rows.state_of(current.key)
+            if found == current.state:
                 return self._finish(current)
         except StorageError:
             raise StorageError(
@@ -344,7 +322,7 @@ class IntentLog:
                 f"land, the change is rolled back {self.lease_s:g} s (the writer lease) after "
                 f"its last write"
             ) from error
-        return state == _DONE
+        return found == DONE
 
     def _rollback(self, current: _Transaction) -> None:
         """Undo the transaction's writes; when that fails (HBase down), it is tried again
@@ -364,18 +342,18 @@ class IntentLog:
 
     def _undo_own(self, current: _Transaction) -> None:
         """Take the intent for undoing (unless it committed after all) and undo it."""
-        if current.state != _UNDO:
-            took = self._write([Put(INTENTS, current.key, {STATE: self._state(_UNDO)})],
+        if current.state != UNDO:
+            took = self._write([Put(INTENTS, current.key, {STATE: self._state(UNDO)})],
                                Condition(INTENTS, current.key, STATE, current.state))  # fmt: skip
-            if not took and self._state_of(current.key) == _DONE:
+            if not took and self._rows.state_of(current.key) == DONE:
                 return  # a commit whose answer was lost had landed: nothing to undo
-            current.state = _UNDO
+            current.state = UNDO
         while current.entries:
-            self._undo(current.entries[-1])
+            self._rows.undo(current.entries[-1])
             current.entries.pop()
         if current.in_doubt:  # undone again after the lease, by whoever recovers it then
             return
-        self._delete(current.key, current.chunks)
+        self._rows.delete(current.key, current.chunks)
 
     def _retry_unfinished(self) -> None:
         """Finish this process's rollbacks that failed (called before its reads and writes)."""
@@ -390,39 +368,6 @@ class IntentLog:
                 self._next_retry = time.monotonic() + _RETRY_S
                 return
             log.info("storage.intent_rollback_finished", intent=current.key.hex())
-
-    def _state_of(self, key: bytes) -> bytes | None:
-        return (self._reads.get(INTENTS, key) or {}).get(STATE)
-
-    # -- undoing ----------------------------------------------------------------------------
-
-    def _undo(self, images: Sequence[RowImage]) -> None:
-        """Put the rows of one entry back as they were before it (see ``restore``)."""
-        by_table: dict[str, list[bytes]] = {}
-        for row in images:
-            by_table.setdefault(row.table, []).append(row.key)
-        current = {
-            (table, key): found
-            for table, keys in by_table.items()
-            for key, found in self._reads.get_many(table, keys)
-        }
-        ops: list[Put | Delete] = []
-        for row in images:
-            fix = intent_entries.restore(row, current.get((row.table, row.key)))
-            if fix is None:
-                log.warning("storage.intent_row_changed_since", table=row.table,
-                            key=row.key[:64].hex(), kept="the other writer's change")  # fmt: skip
-                continue
-            puts, deletes = fix
-            if puts:
-                ops.append(Put(row.table, row.key, puts))
-            if deletes:
-                ops.append(Delete(row.table, row.key, deletes))
-        if ops:
-            self._write(ops, None)
-
-    def _delete(self, key: bytes, chunks: Sequence[bytes]) -> None:
-        self._write([Delete(INTENTS, k) for k in (*chunks, key)], None)
 
     # -- recovery ---------------------------------------------------------------------------
 
@@ -452,25 +397,25 @@ class IntentLog:
     def recover(self) -> float:
         """Finish what dead writers left: delete committed intents, roll back those whose
         beat is older than the lease. Seconds until the next recovery is due."""
-        self._ensure()
+        self._rows.ensure()
         now_ms = time.time() * 1000
         due = self.lease_s / 2
         with self._open_lock:
             mine = {*self._open, *(t.key for t in self._unfinished)}
         for key, row in self._reads.scan(INTENTS, columns=[STATE], limit=_SWEEP_ROWS):
-            state = row.get(STATE, b"")
+            held = row.get(STATE, b"")
             if key in mine:
                 continue
-            if state == _DONE:
-                self._delete(key, self._chunk_keys(key))
+            if held == DONE:
+                self._rows.delete(key, self._rows.chunk_keys(key))
                 continue
-            beat = _beat_of(state)
+            beat = beat_of(held)
             waited_ms = now_ms - beat
             if waited_ms <= self.lease_s * 1000:
                 due = min(due, (self.lease_s * 1000 - waited_ms) / 1000 + 0.001)
                 continue
-            took = self._write([Put(INTENTS, key, {STATE: self._state(_UNDO)})],
-                               Condition(INTENTS, key, STATE, state))  # fmt: skip
+            took = self._write([Put(INTENTS, key, {STATE: self._state(UNDO)})],
+                               Condition(INTENTS, key, STATE, held))  # fmt: skip
             if took:
                 self._roll_back_dead(key)
         return max(due, 0.001)
@@ -478,18 +423,17 @@ class IntentLog:
     def _roll_back_dead(self, key: bytes) -> None:
         """Undo every entry of a dead writer's intent, newest first, then delete it."""
         row = self._reads.get(INTENTS, key) or {}
-        voids = {c[3:] for c in row if c.startswith(_VOID)}
-        steps = sorted((c[3:], c) for c in row if c[:3] in (_ENTRY, _NOTE) and c[3:] not in voids)
-        chunks = self._chunk_keys(key)
-        for seq, column in reversed(steps):
-            if column.startswith(_NOTE):
-                self._undo_note(key, row[column])
+        standing = steps(row)
+        chunks = self._rows.chunk_keys(key)
+        for seq, name in reversed(standing):
+            if name.startswith(NOTE):
+                self._undo_note(key, row[name])
                 continue
-            data = self._entry_bytes(key, int(seq), row[column])
-            self._undo(intent_entries.decode(data))
-        self._delete(key, chunks)
+            data = self._rows.entry_bytes(key, seq, row[name])
+            self._rows.undo(intent_entries.decode(data))
+        self._rows.delete(key, chunks)
         self.recovered += 1
-        log.warning("storage.intent_rolled_back", intent=key.hex(), steps=len(steps),
+        log.warning("storage.intent_rolled_back", intent=key.hex(), steps=len(standing),
                     reason="its writer's lease ran out")  # fmt: skip
 
     def _undo_note(self, key: bytes, value: bytes) -> None:
@@ -506,32 +450,18 @@ class IntentLog:
             log.error("storage.intent_note_undo_failed", intent=key.hex(),
                       kind=kind.decode(errors="replace"), error=str(error))  # fmt: skip
 
-    def _entry_bytes(self, key: bytes, seq: int, value: bytes) -> bytes:
-        if value[:1] == _INLINE:
-            return value[1:]
-        pieces = _SEQ.unpack(value[1:5])[0]
-        prefix = key + b"/" + _SEQ.pack(seq)
-        found = dict(self._reads.get_many(INTENTS, [prefix + _SEQ.pack(n) for n in range(pieces)]))
-        if len(found) != pieces:
-            raise ValueError(f"intent {key.hex()} lacks chunks of entry {seq}")
-        return b"".join(found[prefix + _SEQ.pack(n)][_CHUNK] for n in range(pieces))
-
-    def _chunk_keys(self, key: bytes) -> list[bytes]:
-        rows = self._reads.scan(INTENTS, key + b"/", key + b"0", columns=[_CHUNK])
-        return [k for k, _ in rows]
-
     # -- beats and cleaning -----------------------------------------------------------------
 
     def _state(self, kind: bytes) -> bytes:
-        return b"%s %d %s" % (kind, time.time() * 1000, self.writer)
+        return state(kind, self.writer)
 
     def _beat(self, current: _Transaction) -> bool:
         """Rewrite the state (called holding ``current.lock``); False when it was taken."""
-        state = self._state(_OPEN)
-        held = self._write([Put(INTENTS, current.key, {STATE: state})],
+        fresh = self._state(OPEN)
+        held = self._write([Put(INTENTS, current.key, {STATE: fresh})],
                            Condition(INTENTS, current.key, STATE, current.state))  # fmt: skip
         if held:
-            current.state, current.beaten = state, time.monotonic()
+            current.state, current.beaten = fresh, time.monotonic()
         else:
             current.lost = True
         return held
@@ -578,11 +508,6 @@ class IntentLog:
             except (StorageError, ValueError) as error:  # the next round tries again
                 log.warning("storage.intent_beat_failed", error=str(error))
 
-    def _ensure(self) -> None:
-        if not self._ready:
-            self._reads.ensure_tables([SPEC])
-            self._ready = True
-
     def close(self) -> None:
         """Stop the background thread, then delete what committed intents are left (best
         effort: ``recover`` deletes any that remain)."""
@@ -595,12 +520,3 @@ class IntentLog:
         if doomed:
             with contextlib.suppress(StorageError, ValueError, RuntimeError):
                 self._write([Delete(INTENTS, k) for k in doomed], None)
-
-
-def _beat_of(state: bytes) -> float:
-    """The beat of an ``open`` or ``undo`` state (0 for anything else: long dead)."""
-    parts = state.split(b" ")
-    try:
-        return float(parts[1]) if len(parts) == 3 and parts[0] in (_OPEN, _UNDO) else 0.0
-    except ValueError:
-        return 0.0

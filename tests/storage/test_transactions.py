@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from storage.hbase import HBaseStore
-from storage.intents import INLINE_BYTES, INTENTS, IntentLost
+from storage.intent_rows import INLINE_BYTES, INTENTS
+from storage.intents import IntentLost
 from storage.port import Condition, Delete, PartialWriteError, Put, StoragePort, TableSpec
 
 Backend = Any  # tests/storage/conftest.py Backend (a conftest is not imported)
@@ -196,6 +197,24 @@ def test_a_commit_whose_answer_was_lost_is_found_out(hbase: tuple[Backend, HBase
     assert store.get(T, b"a") == {b"c:x": b"9", b"c:y": b"2"}
     _settled(store)
     assert store.get(T, b"a") == {b"c:x": b"9", b"c:y": b"2"}
+
+
+def test_a_committed_intent_left_by_a_dead_writer_is_cleaned_up(
+    hbase: tuple[Backend, HBaseStore],
+) -> None:
+    backend, store = hbase
+    _fill(store)
+    assert backend.url is not None
+    writer = HBaseStore.from_url(backend.url, writer_lease_s=LEASE_S)
+    writer.intents.close()  # its background clean-up never runs: as if it died after commit
+    with writer.transaction():
+        writer.mutate([Put(T, b"kept", {b"c:x": b"1"})])
+    assert len(_intents(store)) == 1  # committed, not yet deleted
+    _settled(store)
+    assert _intents(store) == []
+    assert store.get(T, b"kept") == {b"c:x": b"1"}
+    assert store.intents.recovered == 0  # (nothing rolled back)
+    writer.close()
 
 
 def test_a_row_another_writer_changed_meanwhile_is_left_as_they_left_it(

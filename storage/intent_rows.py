@@ -1,0 +1,155 @@
+"""The intents table (``storage.intents``): its rows, and how one entry's rows are put back.
+
+An intent is one row keyed by a random id (``STATE``, entries ``i:e<seq>``, notes ``i:n<seq>``,
+voided entries ``i:v<seq>``), with the entries too large for a cell in chunk rows
+``<id>/<seq><n>``. ``IntentRows`` reads and writes them over a store's reads and its unlogged
+write, and undoes one entry's rows with ``intent_entries.restore``.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol
+
+import structlog
+
+from storage import intent_entries
+from storage.intent_entries import RowImage
+from storage.port import Condition, Delete, Put, Row, TableSpec
+
+log = structlog.get_logger(__name__)
+
+#: The table of intents, and its column family.
+INTENTS = "intents"
+SPEC = TableSpec(INTENTS, ("i",))
+STATE = b"i:state"
+ENTRY = b"i:e"
+VOID = b"i:v"
+NOTE = b"i:n"
+_CHUNK = b"i:c"
+OPEN, UNDO, DONE = b"open", b"undo", b"done"
+_INLINE = b"\x00"
+_CHUNKED = b"\x01"
+#: Entries larger than this go to chunk rows of at most ``CHUNK_BYTES`` (HBase refuses cells
+#: over 10 MB).
+INLINE_BYTES = 256 * 1024
+CHUNK_BYTES = 4 * 1024 * 1024
+_SEQ = struct.Struct(">I")
+
+Write = Callable[[Sequence[Put | Delete], Condition | None], bool]
+
+
+class Reads(Protocol):
+    """What the intents read of the store (their own writes go through ``Write``, unlogged)."""
+
+    def get(self, table: str, key: bytes) -> Row | None: ...
+
+    def get_many(self, table: str, keys: Sequence[bytes]) -> list[tuple[bytes, Row]]: ...
+
+    def scan(self, table: str, start: bytes = b"", stop: bytes | None = None,
+             **options: object) -> Iterator[tuple[bytes, Row]]: ...  # fmt: skip
+
+    def ensure_tables(self, specs: Sequence[TableSpec]) -> None: ...
+
+
+def column(prefix: bytes, seq: int) -> bytes:
+    """The column of entry, note or void ``seq``."""
+    return prefix + b"%08d" % seq
+
+
+def state(kind: bytes, writer: bytes) -> bytes:
+    """An ``open`` or ``undo`` state, beating now."""
+    return b"%s %d %s" % (kind, time.time() * 1000, writer)
+
+
+def beat_of(value: bytes) -> float:
+    """The beat (wall-clock ms) of an ``open`` or ``undo`` state (0 for anything else)."""
+    parts = value.split(b" ")
+    try:
+        return float(parts[1]) if len(parts) == 3 and parts[0] in (OPEN, UNDO) else 0.0
+    except ValueError:
+        return 0.0
+
+
+def steps(row: Row) -> list[tuple[int, bytes]]:
+    """An intent row's entries and notes that stand (not voided): (seq, column), oldest first."""
+    voids = {c[3:] for c in row if c.startswith(VOID)}
+    found = [(c[3:], c) for c in row if c[:3] in (ENTRY, NOTE) and c[3:] not in voids]
+    return [(int(seq), name) for seq, name in sorted(found)]
+
+
+class IntentRows:
+    """The intents table over a store's reads and unlogged write."""
+
+    def __init__(self, reads: Reads, write: Write) -> None:
+        self.reads = reads
+        self.write = write
+        self._ready = False
+
+    def ensure(self) -> None:
+        """Create the table at first use."""
+        if not self._ready:
+            self.reads.ensure_tables([SPEC])
+            self._ready = True
+
+    def entry_value(self, key: bytes, seq: int, entry: bytes) -> tuple[bytes, list[bytes]]:
+        """The cell value of entry ``seq`` of intent ``key``, and the chunk rows written for
+        it first when it is too large to be inline."""
+        if len(entry) <= INLINE_BYTES:
+            return _INLINE + entry, []
+        pieces = intent_entries.split(entry, CHUNK_BYTES)
+        keys = [key + b"/" + _SEQ.pack(seq) + _SEQ.pack(n) for n in range(len(pieces))]
+        self.write([Put(INTENTS, k, {_CHUNK: p}) for k, p in zip(keys, pieces, strict=True)], None)
+        return _CHUNKED + _SEQ.pack(len(pieces)), keys
+
+    def entry_bytes(self, key: bytes, seq: int, value: bytes) -> bytes:
+        """The bytes of entry ``seq`` of intent ``key`` from its cell value."""
+        if value[:1] == _INLINE:
+            return value[1:]
+        pieces = _SEQ.unpack(value[1:5])[0]
+        prefix = key + b"/" + _SEQ.pack(seq)
+        found = dict(self.reads.get_many(INTENTS, [prefix + _SEQ.pack(n) for n in range(pieces)]))
+        if len(found) != pieces:
+            raise ValueError(f"intent {key.hex()} lacks chunks of entry {seq}")
+        return b"".join(found[prefix + _SEQ.pack(n)][_CHUNK] for n in range(pieces))
+
+    def chunk_keys(self, key: bytes) -> list[bytes]:
+        """The chunk rows of intent ``key``."""
+        rows = self.reads.scan(INTENTS, key + b"/", key + b"0", columns=[_CHUNK])
+        return [k for k, _ in rows]
+
+    def state_of(self, key: bytes) -> bytes | None:
+        """What intent ``key`` holds in ``STATE`` (None: no such intent)."""
+        return (self.reads.get(INTENTS, key) or {}).get(STATE)
+
+    def delete(self, key: bytes, chunks: Sequence[bytes]) -> None:
+        """Delete an intent and its chunk rows."""
+        self.write([Delete(INTENTS, k) for k in (*chunks, key)], None)
+
+    def undo(self, images: Sequence[RowImage]) -> None:
+        """Put the rows of one entry back as they were before it (``restore``); a row another
+        writer changed since is left as they left it, and logged."""
+        by_table: dict[str, list[bytes]] = {}
+        for row in images:
+            by_table.setdefault(row.table, []).append(row.key)
+        current = {
+            (table, key): found
+            for table, keys in by_table.items()
+            for key, found in self.reads.get_many(table, keys)
+        }
+        ops: list[Put | Delete] = []
+        for row in images:
+            fix = intent_entries.restore(row, current.get((row.table, row.key)))
+            if fix is None:
+                log.warning("storage.intent_row_changed_since", table=row.table,
+                            key=row.key[:64].hex(), kept="the other writer's change")  # fmt: skip
+                continue
+            puts, deletes = fix
+            if puts:
+                ops.append(Put(row.table, row.key, puts))
+            if deletes:
+                ops.append(Delete(row.table, row.key, deletes))
+        if ops:
+            self.write(ops, None)
