@@ -5,18 +5,20 @@ atomically) as on the embedded store.
 
 A change may come with notification events (``events``): on a store with atomic batches they
 are written in the same ``mutate`` as the value, under its compare-and-set and their ids' marks
-being free (all or nothing); elsewhere (HBase, one condition per ``mutate``) right after the
-compare-and-set succeeded, through ``NotificationLog.record``."""
+being free; elsewhere (HBase, one condition per ``mutate``) right after the compare-and-set
+succeeded, through ``NotificationLog.record``, in one store transaction with it (an intent on
+HBase). Either way all or nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from metastore_server.thrift_api import hms
-from storage.port import Condition, Put, StoragePort
+from storage.port import Capabilities, Condition, Put, StoragePort
 
 if TYPE_CHECKING:
     from metastore_server.catalog.events.log import NotificationLog
@@ -72,12 +74,38 @@ def change(
             puts, marks = log.rows(built)  # type: ignore[union-attr]
             ops += puts
             conditions += marks
-        if store.mutate(ops, conditions if len(conditions) > 1 else conditions[0]):
-            if joined:
+        condition = conditions if len(conditions) > 1 else conditions[0]
+        if joined or not built:
+            held = store.mutate(ops, condition)
+            if held and joined:
                 log.written()  # type: ignore[union-attr]
-            elif built:
-                log.record(built)  # type: ignore[union-attr]
+        else:
+            held = _with_events(store, ops, condition, log, built)  # type: ignore[arg-type]
+        if held:
             return result
         # Lost to another change: back off a little, longer each time, at random.
         time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
     raise hms.MetaException(message=f"{what}: other calls kept changing them; try again")
+
+
+def _with_events(
+    store: StoragePort,
+    ops: list[Put],
+    condition: Condition | list[Condition],
+    log: NotificationLog,
+    built: list[Event],
+) -> bool:
+    """The compare-and-set, then its events, in one store transaction (an event that cannot
+    be written undoes the change); False when the compare-and-set did not hold."""
+    with in_transaction(store):
+        if not store.mutate(ops, condition):
+            return False
+        log.record(built)
+    return True
+
+
+def in_transaction(store: StoragePort) -> contextlib.AbstractContextManager[None]:
+    """A store transaction for writes made outside the write lock (whose holder has one
+    already): all of them, or none."""
+    transaction = Capabilities.of(store).transaction
+    return transaction() if transaction is not None else contextlib.nullcontext()

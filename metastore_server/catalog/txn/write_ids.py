@@ -247,10 +247,12 @@ class WriteIds:
                                     partition or None, ref.table if ref is not None else None,
                                     added, self._txns._ctx.now())  # fmt: skip
         # The event's row comes first: on HBase it is the compare-and-set (its id's mark
-        # free), then the notification's row lands; on the embedded store, one transaction.
+        # free), then the notification's row lands; one store transaction either way.
         for _ in range(shared_value.ATTEMPTS):
             puts, conditions = log.rows([event])
-            if self._store.mutate([*puts, put], conditions[0]):
+            with shared_value.in_transaction(self._store):
+                written = self._store.mutate([*puts, put], conditions[0])
+            if written:
                 log.written()
                 return
         raise hms.MetaException(
