@@ -1,8 +1,9 @@
 """Crash safety (docs/storage.md): ``kill -9`` of the server in the middle of a stream of
 ``add_partitions`` calls, then a restart on the same store (the embedded one, or in the HBase
 pass one HBase test double): every acknowledged partition is there, every partition row decodes,
-the table row is whole (its timelines equal a rebuild); on the embedded store the batch in flight
-is all there or not at all and SQLite's integrity check passes (HBase is atomic per row only)."""
+the table row is whole (its timelines equal a rebuild), the batch in flight is all there or not
+at all (on HBase once the killed server's intent is past its lease), and on the embedded store
+SQLite's integrity check passes."""
 
 from __future__ import annotations
 
@@ -75,12 +76,12 @@ def test_kill_9_during_adds_loses_nothing_acknowledged(
     tmp_path: Path, crash_store: str, seed: int
 ) -> None:
     rng = random.Random(seed)
-    # HBase: a killed writer's mark counts as dead after the lease (the embedded store needs
-    # none: its writers take turns).
+    # HBase: a killed writer's intent and marks count as dead after the lease (the embedded
+    # store needs none: its writers take turns).
     lease = ["--writer-lease", str(LEASE_S)]
     server = OurServer(tmp_path / "server", extra_args=lease)
     server.storage = storage = crash_store
-    atomic = storage.startswith("sqlite:")  # HBase is atomic per row only
+    embedded = storage.startswith("sqlite:")
     acked: list[list[str]] = []
     with server as endpoint:
         setup = make_client(endpoint.host, endpoint.port)
@@ -110,16 +111,15 @@ def test_kill_9_during_adds_loses_nothing_acknowledged(
 
         restarted = OurServer(tmp_path / "server", extra_args=lease)
         restarted.storage = storage
-        if not atomic:
-            time.sleep(LEASE_S)  # the killed server's mark is past its lease
+        if not embedded:
+            time.sleep(LEASE_S * 1.5)  # the killed server's intent is past its lease
         with restarted as endpoint:
             client = make_client(endpoint.host, endpoint.port)
             names = set(client.get_partition_names(stress.DB, stress.TABLE, -1))
             expected = set().union(*(_names(dts) for dts in acked))
             assert expected <= names, f"lost: {sorted(expected - names)[:5]}"
             flight = _names(in_flight)
-            if atomic:
-                assert not flight or flight <= names or not (flight & names), "half a batch"
+            assert not flight or flight <= names or not (flight & names), "half a batch"
             landed = [dt for dt in in_flight if _names([dt]) <= names]
             if landed:
                 acked.append(landed)  # landed, unacknowledged: it stays
@@ -138,7 +138,7 @@ def test_kill_9_during_adds_loses_nothing_acknowledged(
             ]
             assert sum(t.count for t in kept.timelines) == len(names)
             client.close()
-    if atomic:
+    if embedded:
         database = storage.removeprefix("sqlite:///")
         with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as conn:
             assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -157,7 +157,8 @@ def test_a_change_cut_between_partitions_and_timelines_leaves_neither(
     """The partitions of a change are written, then its writer fails before the timelines are:
     on the embedded store the change is one transaction, so neither the other server process nor
     a restarted one sees the partition or its timeline, and the change can be made again. (On
-    HBase the partitions stay and the timelines are rebuilt: test_timeline_writer_marks.)"""
+    HBase the change's intent is rolled back alike: test_all_or_nothing and
+    test_timeline_writer_marks.)"""
     store = f"sqlite:///{tmp_path / 'store.db'}"  # the embedded store, whatever the run's
     first = RunningServer(tmp_path / "first", storage=store)
     second = RunningServer(tmp_path / "second", storage=store)
