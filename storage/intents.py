@@ -77,6 +77,8 @@ from storage.port import Condition, Delete, Put, StorageError
 
 log = structlog.get_logger(__name__)
 
+#: Bytes of entries a transaction keeps in memory for its own rollback (beyond: read back).
+MEMORY_BYTES = 32 * 1024 * 1024
 #: The writer lease when none is given (the server's ``--writer-lease``).
 DEFAULT_LEASE_S = 30.0
 _SWEEP_ROWS = 1000
@@ -103,6 +105,8 @@ class _Transaction:
     beaten: float = 0.0  # time.monotonic() of the last beat that held
     lost: bool = False
     in_doubt: bool = False  # a write failed: it may still land (a gateway holding it)
+    held: int = 0  # bytes of the entries written
+    spilled: bool = False  # too many to keep in memory: undone from the intent itself
     ended: bool = False
     depth: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -193,14 +197,25 @@ class IntentLog:
         try:
             applied = apply()
         except BaseException:
-            current.entries.append(images)  # it may have landed, in part, or land later
+            self._keep(current, images, len(entry))  # it may have landed, in part, or later
             current.in_doubt = True
             raise
         if applied:
-            current.entries.append(images)
+            self._keep(current, images, len(entry))
         else:
             self._void(current, seq)
         return applied
+
+    @staticmethod
+    def _keep(current: _Transaction, images: list[RowImage], size: int) -> None:
+        """Keep an entry in memory for the writer's own rollback, up to ``MEMORY_BYTES`` a
+        transaction; past that the rollback reads the entries back from the intent."""
+        current.held += size
+        if current.held > MEMORY_BYTES:
+            current.spilled = True
+            current.entries.clear()
+        else:
+            current.entries.append(images)
 
     def note(self, kind: str, payload: bytes) -> None:
         """Record in this thread's transaction something done outside the store, to be undone
@@ -348,6 +363,8 @@ class IntentLog:
             if not took and self._rows.state_of(current.key) == DONE:
                 return  # a commit whose answer was lost had landed: nothing to undo
             current.state = UNDO
+        if current.spilled:
+            self._undo_stored(current.key, notes=False)
         while current.entries:
             self._rows.undo(current.entries[-1])
             current.entries.pop()
@@ -421,20 +438,26 @@ class IntentLog:
         return max(due, 0.001)
 
     def _roll_back_dead(self, key: bytes) -> None:
-        """Undo every entry of a dead writer's intent, newest first, then delete it."""
+        """Undo every entry and note of a dead writer's intent, newest first, then delete
+        it."""
+        standing = self._undo_stored(key, notes=True)
+        self._rows.delete(key, self._rows.chunk_keys(key))
+        self.recovered += 1
+        log.warning("storage.intent_rolled_back", intent=key.hex(), steps=standing,
+                    reason="its writer's lease ran out")  # fmt: skip
+
+    def _undo_stored(self, key: bytes, *, notes: bool) -> int:
+        """Undo the entries (and ``notes``) an intent holds, newest first; how many."""
         row = self._reads.get(INTENTS, key) or {}
         standing = steps(row)
-        chunks = self._rows.chunk_keys(key)
         for seq, name in reversed(standing):
             if name.startswith(NOTE):
-                self._undo_note(key, row[name])
+                if notes:
+                    self._undo_note(key, row[name])
                 continue
             data = self._rows.entry_bytes(key, seq, row[name])
             self._rows.undo(intent_entries.decode(data))
-        self._rows.delete(key, chunks)
-        self.recovered += 1
-        log.warning("storage.intent_rolled_back", intent=key.hex(), steps=len(standing),
-                    reason="its writer's lease ran out")  # fmt: skip
+        return len(standing)
 
     def _undo_note(self, key: bytes, value: bytes) -> None:
         """Undo what a note describes (a failure is logged: the rows are still rolled back)."""

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from storage import intents
 from storage.hbase import HBaseStore
 from storage.intent_rows import INLINE_BYTES, INTENTS
 from storage.intents import IntentLost
@@ -215,6 +216,19 @@ def test_a_committed_intent_left_by_a_dead_writer_is_cleaned_up(
     assert store.get(T, b"kept") == {b"c:x": b"1"}
     assert store.intents.recovered == 0  # (nothing rolled back)
     writer.close()
+
+
+def test_a_rollback_too_big_to_keep_in_memory_reads_its_entries_back(
+    hbase: tuple[Backend, HBaseStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, store = hbase
+    before = _fill(store)
+    monkeypatch.setattr(intents, "MEMORY_BYTES", 1)
+    with pytest.raises(Undo), store.transaction():
+        _change_everything(store)
+        raise Undo
+    assert _rows(store) == before
+    assert _intents(store) == []
 
 
 def test_a_row_another_writer_changed_meanwhile_is_left_as_they_left_it(
