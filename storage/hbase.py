@@ -271,8 +271,9 @@ class HBaseStore:
 
     atomic_batches = False
     snapshot_scans = False
-    #: Transactions through an intent log (``storage.intents``), and notes in them.
-    offers: frozenset[str] = frozenset({"transaction", "undo_note"})
+    #: Transactions through an intent log (``storage.intents``), notes in them, and writes
+    #: outside them.
+    offers: frozenset[str] = frozenset({"transaction", "undo_note", "untracked"})
 
     def __init__(
         self,
@@ -301,6 +302,11 @@ class HBaseStore:
     def transaction(self) -> contextlib.AbstractContextManager[None]:
         """Every ``mutate`` of this thread inside lands, or none (``storage.intents``)."""
         return self.intents.transaction()
+
+    def untracked(self) -> contextlib.AbstractContextManager[None]:
+        """This thread's writes inside are not part of its transaction (marks that expire on
+        their own)."""
+        return self.intents.untracked()
 
     def undo_note(self, kind: str, payload: bytes) -> None:
         """Record in this thread's transaction how to undo something done outside the store,

@@ -169,6 +169,16 @@ class IntentLog:
         self._commit(current)
 
     @contextlib.contextmanager
+    def untracked(self) -> Iterator[None]:
+        """This thread's writes inside are not part of its transaction (if any)."""
+        current = self.active()
+        self._local.transaction = None
+        try:
+            yield
+        finally:
+            self._local.transaction = current
+
+    @contextlib.contextmanager
     def _nested(self, current: _Transaction) -> Iterator[None]:
         savepoint = len(current.entries)
         try:

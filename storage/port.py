@@ -26,6 +26,10 @@ one place they are looked up by name), which gives each as the bound method or N
   with key needles tested below it. Without it big reads go through ``scan``, row by row.
 * ``transaction`` (``Transaction``): writes of one thread commit together or not at all. The
   catalog needs it (each of its changes is one transaction).
+* ``untracked`` (``Untracked``): inside this thread's transaction, writes that are not part of
+  it (marks that expire on their own, such as the catalog's claims): they land at once and stay
+  when the transaction rolls back, and cost it nothing. Without it such writes are part of the
+  transaction like any other.
 * ``undo_note`` (``UndoNote``): record, in this thread's transaction, how to undo something done
   outside the store (a directory moved), carried out if the transaction's process dies before
   it commits. Without it (the embedded store, whose transactions a dead process leaves
@@ -36,9 +40,10 @@ one place they are looked up by name), which gives each as the bound method or N
   Without it (HBase) changes of different processes interleave and compare-and-set claims guard
   what must not.
 
-The embedded store offers all but ``undo_note``; HBase offers ``transaction`` (an intent log,
-``storage.intents``: its writes are seen by others as they land, and a dead process's are rolled
-back by the next process after the writer lease) and ``undo_note``.
+The embedded store offers all but ``undo_note`` and ``untracked``; HBase offers ``transaction``
+(an intent log, ``storage.intents``: its writes are seen by others as they land, and a dead
+process's are rolled back by the next process after the writer lease), ``undo_note`` and
+``untracked``.
 """
 
 from __future__ import annotations
@@ -287,6 +292,13 @@ class Transaction(Protocol):
     def __call__(self) -> AbstractContextManager[None]: ...
 
 
+class Untracked(Protocol):
+    """``with store.untracked():`` this thread's writes inside are not part of its transaction
+    (they land at once, and stay whatever becomes of it)."""
+
+    def __call__(self) -> AbstractContextManager[None]: ...
+
+
 class UndoNote(Protocol):
     """``store.undo_note(kind, payload)``: inside a transaction, record that something was done
     outside the store that ``payload`` describes; if the process dies before the commit, the
@@ -314,6 +326,7 @@ class Capabilities:
     scan_columns: ScanColumns | None = None
     transaction: Transaction | None = None
     undo_note: UndoNote | None = None
+    untracked: Untracked | None = None
     writers_lock: WritersLock | None = None
 
     @classmethod

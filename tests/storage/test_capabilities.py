@@ -10,8 +10,8 @@ import pytest
 from storage.port import CAPABILITY_NAMES, Capabilities, Put, StoragePort, TableSpec
 
 T = "t"
-ON_HBASE = frozenset({"transaction", "undo_note"})
-EMBEDDED = CAPABILITY_NAMES - {"undo_note"}
+ON_HBASE = frozenset({"transaction", "undo_note", "untracked"})
+EMBEDDED = CAPABILITY_NAMES - {"undo_note", "untracked"}
 EXPECTED = {"embedded": EMBEDDED, "hbase-double": ON_HBASE, "hbase": ON_HBASE}
 
 

@@ -13,11 +13,12 @@ from storage.hbase import HBaseStore
 from storage.port import CAPABILITY_NAMES, Capabilities
 
 ALL = frozenset(
-    {"change_token", "count_range", "scan_columns", "transaction", "undo_note", "writers_lock"}
-)
+    {"change_token", "count_range", "scan_columns", "transaction", "undo_note", "untracked",
+     "writers_lock"}
+)  # fmt: skip
 #: What the embedded store offers: all but undo notes (no process finishes a dead one's
-#: transaction there: SQLite leaves it uncommitted).
-EMBEDDED = ALL - {"undo_note"}
+#: transaction there: SQLite leaves it uncommitted) and untracked writes (it needs no claims).
+EMBEDDED = ALL - {"undo_note", "untracked"}
 
 
 @pytest.fixture()
@@ -45,8 +46,8 @@ def test_the_embedded_store_offers_all_but_undo_notes(store: SqliteStore) -> Non
     assert capabilities.change_token is not None and capabilities.change_token() is not None
 
 
-def test_hbase_offers_transactions_and_undo_notes() -> None:
-    assert HBaseStore.offers == frozenset({"transaction", "undo_note"})
+def test_hbase_offers_transactions_undo_notes_and_untracked_writes() -> None:
+    assert HBaseStore.offers == frozenset({"transaction", "undo_note", "untracked"})
 
 
 class _Store:

@@ -16,13 +16,18 @@ A claim holds the writer's id and the time it was taken. One older than the leas
 (``CatalogContext.writer_lease_s``) is a dead writer's and is taken over, compare-and-set on
 its old value; a writer still alive after so long could then race the new holder, which the
 lease (30 s by default, for a write of one batch) makes remote.
+
+Claims are written outside the change's transaction where the store can (``untracked``): they
+expire on their own, so the change's intent need not record them, and a rolled-back change has
+released its claims already.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import structlog
 
@@ -52,6 +57,12 @@ class Claims:
     def __init__(self, ctx: CatalogContext) -> None:
         self._ctx = ctx
 
+    @contextlib.contextmanager
+    def _untracked(self) -> Iterator[None]:
+        untracked = self._ctx.capabilities.untracked
+        with untracked() if untracked is not None else contextlib.nullcontext():
+            yield
+
     def take(self, keys: Sequence[bytes]) -> list[bytes] | None:
         """Claim the partition rows ``keys`` (in key order, so that two writers claiming
         overlapping sets never hold one each of what the other needs): the keys claimed, or
@@ -62,7 +73,9 @@ class Claims:
         started = time.monotonic()
         try:
             for key in sorted(set(keys)):
-                if not self._take(key):
+                with self._untracked():
+                    took = self._take(key)
+                if not took:
                     self.release(taken)
                     return None
                 taken.append(key)
@@ -95,7 +108,8 @@ class Claims:
         if not keys:
             return
         try:
-            self._ctx.store.mutate([Delete(layout.META, layout.claim_key(k)) for k in keys])
+            with self._untracked():
+                self._ctx.store.mutate([Delete(layout.META, layout.claim_key(k)) for k in keys])
         except StorageError as exc:
             log.warning("claims_not_released", claims=len(keys), error=str(exc))
 
