@@ -1,6 +1,6 @@
 """The storage port on Apache HBase, through its Thrift (1) gateway with happybase.
 
-Opened from a storage URL (``HBaseSettings.from_url``)::
+Opened from a storage URL (``HBaseSettings.from_url``, in ``storage.hbase_settings``)::
 
     hbase://host[:port]?prefix=hms_&namespace=&pool_size=8&timeout_ms=60000&transport=buffered
         &protocol=binary&connect_retries=5&retry_backoff_ms=200&scan_batch=1000&write_batch=200
@@ -49,9 +49,8 @@ import socket
 import struct
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import replace
 from typing import Any, TypeVar
-from urllib.parse import parse_qs, urlparse
 
 import happybase
 import structlog
@@ -60,6 +59,8 @@ from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
 from storage import hbase_keys, hbase_scans, hbase_writes, intents
+from storage.hbase_settings import DEFAULT_PORT as DEFAULT_PORT  # re-exported
+from storage.hbase_settings import HBaseSettings
 from storage.port import (
     Condition,
     Delete,
@@ -75,11 +76,9 @@ _thrift: Any = importlib.import_module("Hbase_thrift")  # loaded by happybase fr
 
 T = TypeVar("T")
 
-DEFAULT_PORT = 9090
 _GET_BATCH = 1000
 _MAX_BACKOFF_S = 5.0
 _INT64 = struct.Struct(">q")
-_NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")
 _CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     TTransportException,
     TProtocolException,
@@ -103,91 +102,6 @@ class HBaseError(StorageError):
 
 class HBaseUnavailableError(HBaseError):
     """The HBase Thrift gateway could not be reached, or the connection was lost."""
-
-
-@dataclass(frozen=True)
-class HBaseSettings:
-    """Where the HBase Thrift gateway is and how to talk to it (the storage URL's fields)."""
-
-    host: str = "localhost"
-    port: int = DEFAULT_PORT
-    prefix: str = "hms_"
-    namespace: str = ""
-    pool_size: int = 8
-    timeout_ms: int = 60_000
-    transport: str = "buffered"
-    protocol: str = "binary"
-    connect_retries: int = 5
-    retry_backoff_ms: int = 200
-    scan_batch: int = 1000
-    write_batch: int = 200
-    max_cell_bytes: int = hbase_keys.MAX_CELL_BYTES
-
-    def __post_init__(self) -> None:
-        if not self.host:
-            raise ValueError("an hbase:// storage URL needs a host")
-        if not 0 < self.port < 65536:
-            raise ValueError(f"bad HBase Thrift port {self.port}")
-        if not _NAME_CHARS.fullmatch(self.prefix) or not _NAME_CHARS.fullmatch(self.namespace):
-            raise ValueError("prefix and namespace may hold only letters, digits, '_', '.', '-'")
-        if self.transport not in ("buffered", "framed"):
-            raise ValueError("transport is 'buffered' or 'framed'")
-        if self.protocol not in ("binary", "compact"):
-            raise ValueError("protocol is 'binary' or 'compact'")
-        for name in ("pool_size", "timeout_ms", "scan_batch", "write_batch", "max_cell_bytes"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1")
-        if self.connect_retries < 0 or self.retry_backoff_ms < 0:
-            raise ValueError("connect_retries and retry_backoff_ms must not be negative")
-
-    @classmethod
-    def from_url(cls, url: str) -> HBaseSettings:
-        """Settings from ``hbase://host[:port]?param=value&...``; ValueError for anything else
-        (unknown parameters included)."""
-        parsed = urlparse(url)
-        if parsed.scheme != "hbase":
-            raise ValueError(f"not an hbase:// URL: {url!r}")
-        if parsed.path not in ("", "/"):
-            raise ValueError(f"an hbase:// URL has no path (use ?namespace=): {url!r}")
-        values: dict[str, Any] = {
-            "host": parsed.hostname or "",
-            "port": parsed.port or DEFAULT_PORT,
-        }
-        known = {f.name for f in fields(cls)}
-        for name, given in parse_qs(parsed.query, keep_blank_values=True).items():
-            if name not in known or name in ("host", "port"):
-                allowed = ", ".join(sorted(set(known) - {"host", "port"}))
-                raise ValueError(f"unknown hbase:// URL parameter {name!r} (known: {allowed})")
-            if len(given) != 1:
-                raise ValueError(f"hbase:// URL parameter {name!r} given {len(given)} times")
-            default = getattr(cls, name)
-            try:
-                values[name] = int(given[0]) if isinstance(default, int) else given[0]
-            except ValueError:
-                raise ValueError(
-                    f"hbase:// URL parameter {name}={given[0]!r} is no integer"
-                ) from None
-        return cls(**values)
-
-    @property
-    def address(self) -> str:
-        return f"{self.host}:{self.port}"
-
-    def table_name(self, table: str) -> bytes:
-        """The HBase table name of a port table."""
-        if not table or not _NAME_CHARS.fullmatch(table):
-            raise ValueError(f"bad table name {table!r}")
-        name = self.prefix + table
-        if name[0] in ".-":
-            raise ValueError(f"HBase table names cannot start with {name[0]!r}: {name!r}")
-        return ((self.namespace + ":" if self.namespace else "") + name).encode("ascii")
-
-    def describe(self) -> str:
-        where = f"{self.namespace}:{self.prefix}*" if self.namespace else f"{self.prefix}*"
-        return (
-            f"HBase Thrift gateway at {self.address} (tables {where}, pool {self.pool_size}, "
-            f"timeout {self.timeout_ms} ms, {self.transport}/{self.protocol})"
-        )
 
 
 class HBaseStore:
