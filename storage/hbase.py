@@ -1,6 +1,6 @@
 """The storage port on Apache HBase, through its Thrift (1) gateway with happybase.
 
-Opened from a storage URL (``HBaseSettings.from_url``)::
+Opened from a storage URL (``HBaseSettings.from_url``, in ``storage.hbase_settings``)::
 
     hbase://host[:port]?prefix=hms_&namespace=&pool_size=8&timeout_ms=60000&transport=buffered
         &protocol=binary&connect_retries=5&retry_backoff_ms=200&scan_batch=1000&write_batch=200
@@ -21,13 +21,9 @@ once sent: the error then says the outcome is unknown (the intent of the call's 
 then rolls back whatever landed). A server that cannot be reached when the store opens is
 retried the same way before ``HBaseUnavailableError`` names the address.
 
-Writes: see ``StoragePort.mutate`` for ``atomic_batches = False``: each row's change is one
-``mutateRow`` (or one entry of a ``mutateRows`` group of up to ``write_batch`` rows); a row
-that both puts and deletes goes in two steps (puts first); a condition is ``checkAndPut``.
-A cell whose KeyValue would be longer than ``max_cell_bytes`` (HBase's
-hbase.client.keyvalue.maxsize, default 10,485,760 bytes) is refused before anything is sent
-(ValueError naming the table, column and size). When a group fails, the rows of it that
-landed are found by reading them back, and ``PartialWriteError`` tells which rows landed.
+Writes (``storage.hbase_writes``): one ``mutateRow`` per row, or a ``mutateRows`` group of up
+to ``write_batch`` rows; a condition is ``checkAndPut``; a cell over ``max_cell_bytes`` is refused
+before anything is sent; ``PartialWriteError`` tells which rows of a failed write landed.
 
 Scans map to ``scannerOpenWithScan``: start/stop rows, ``reversed`` (from ``stop`` down, the
 row at ``stop`` skipped, and rows below ``start`` cut off on the client), ``caching`` = the
@@ -53,9 +49,8 @@ import socket
 import struct
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import replace
 from typing import Any, TypeVar
-from urllib.parse import parse_qs, urlparse
 
 import happybase
 import structlog
@@ -63,11 +58,12 @@ from thriftpy2.protocol.exc import TProtocolException
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
-from storage import hbase_keys, hbase_scans, intents
+from storage import hbase_keys, hbase_scans, hbase_writes, intents
+from storage.hbase_settings import DEFAULT_PORT as DEFAULT_PORT  # re-exported
+from storage.hbase_settings import HBaseSettings
 from storage.port import (
     Condition,
     Delete,
-    PartialWriteError,
     Put,
     Row,
     StorageError,
@@ -80,11 +76,9 @@ _thrift: Any = importlib.import_module("Hbase_thrift")  # loaded by happybase fr
 
 T = TypeVar("T")
 
-DEFAULT_PORT = 9090
 _GET_BATCH = 1000
 _MAX_BACKOFF_S = 5.0
 _INT64 = struct.Struct(">q")
-_NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")
 _CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     TTransportException,
     TProtocolException,
@@ -108,162 +102,6 @@ class HBaseError(StorageError):
 
 class HBaseUnavailableError(HBaseError):
     """The HBase Thrift gateway could not be reached, or the connection was lost."""
-
-
-@dataclass(frozen=True)
-class HBaseSettings:
-    """Where the HBase Thrift gateway is and how to talk to it (the storage URL's fields)."""
-
-    host: str = "localhost"
-    port: int = DEFAULT_PORT
-    prefix: str = "hms_"
-    namespace: str = ""
-    pool_size: int = 8
-    timeout_ms: int = 60_000
-    transport: str = "buffered"
-    protocol: str = "binary"
-    connect_retries: int = 5
-    retry_backoff_ms: int = 200
-    scan_batch: int = 1000
-    write_batch: int = 200
-    max_cell_bytes: int = hbase_keys.MAX_CELL_BYTES
-
-    def __post_init__(self) -> None:
-        if not self.host:
-            raise ValueError("an hbase:// storage URL needs a host")
-        if not 0 < self.port < 65536:
-            raise ValueError(f"bad HBase Thrift port {self.port}")
-        if not _NAME_CHARS.fullmatch(self.prefix) or not _NAME_CHARS.fullmatch(self.namespace):
-            raise ValueError("prefix and namespace may hold only letters, digits, '_', '.', '-'")
-        if self.transport not in ("buffered", "framed"):
-            raise ValueError("transport is 'buffered' or 'framed'")
-        if self.protocol not in ("binary", "compact"):
-            raise ValueError("protocol is 'binary' or 'compact'")
-        for name in ("pool_size", "timeout_ms", "scan_batch", "write_batch", "max_cell_bytes"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1")
-        if self.connect_retries < 0 or self.retry_backoff_ms < 0:
-            raise ValueError("connect_retries and retry_backoff_ms must not be negative")
-
-    @classmethod
-    def from_url(cls, url: str) -> HBaseSettings:
-        """Settings from ``hbase://host[:port]?param=value&...``; ValueError for anything else
-        (unknown parameters included)."""
-        parsed = urlparse(url)
-        if parsed.scheme != "hbase":
-            raise ValueError(f"not an hbase:// URL: {url!r}")
-        if parsed.path not in ("", "/"):
-            raise ValueError(f"an hbase:// URL has no path (use ?namespace=): {url!r}")
-        values: dict[str, Any] = {
-            "host": parsed.hostname or "",
-            "port": parsed.port or DEFAULT_PORT,
-        }
-        known = {f.name for f in fields(cls)}
-        for name, given in parse_qs(parsed.query, keep_blank_values=True).items():
-            if name not in known or name in ("host", "port"):
-                allowed = ", ".join(sorted(set(known) - {"host", "port"}))
-                raise ValueError(f"unknown hbase:// URL parameter {name!r} (known: {allowed})")
-            if len(given) != 1:
-                raise ValueError(f"hbase:// URL parameter {name!r} given {len(given)} times")
-            default = getattr(cls, name)
-            try:
-                values[name] = int(given[0]) if isinstance(default, int) else given[0]
-            except ValueError:
-                raise ValueError(
-                    f"hbase:// URL parameter {name}={given[0]!r} is no integer"
-                ) from None
-        return cls(**values)
-
-    @property
-    def address(self) -> str:
-        return f"{self.host}:{self.port}"
-
-    def table_name(self, table: str) -> bytes:
-        """The HBase table name of a port table."""
-        if not table or not _NAME_CHARS.fullmatch(table):
-            raise ValueError(f"bad table name {table!r}")
-        name = self.prefix + table
-        if name[0] in ".-":
-            raise ValueError(f"HBase table names cannot start with {name[0]!r}: {name!r}")
-        return ((self.namespace + ":" if self.namespace else "") + name).encode("ascii")
-
-    def describe(self) -> str:
-        where = f"{self.namespace}:{self.prefix}*" if self.namespace else f"{self.prefix}*"
-        return (
-            f"HBase Thrift gateway at {self.address} (tables {where}, pool {self.pool_size}, "
-            f"timeout {self.timeout_ms} ms, {self.transport}/{self.protocol})"
-        )
-
-
-@dataclass(eq=False)
-class _Change:
-    """The net change of one row: after ``whole`` (the row emptied) put ``puts``, and delete
-    ``deletes`` (disjoint from ``puts``)."""
-
-    table: str
-    key: bytes
-    name: bytes
-    families: frozenset[bytes]
-    whole: bool = False
-    puts: dict[bytes, bytes] = field(default_factory=dict)
-    deletes: set[bytes] = field(default_factory=set)
-    written: set[bytes] = field(default_factory=set)  # puts already sent (the compare-and-set)
-
-    @property
-    def slot(self) -> tuple[str, bytes]:
-        return self.table, self.key
-
-    def apply(self, op: Put | Delete) -> None:
-        if isinstance(op, Put):
-            self.puts.update(op.columns)
-            self.deletes.difference_update(op.columns)
-        elif op.columns is None:
-            self.whole, self.puts, self.deletes = True, {}, set()
-        else:
-            for column in op.columns:
-                self.puts.pop(column, None)
-                if not self.whole:
-                    self.deletes.add(column)
-
-    @property
-    def pending_puts(self) -> dict[bytes, bytes]:
-        return {c: v for c, v in self.puts.items() if c not in self.written}
-
-    @property
-    def deletes_anything(self) -> bool:
-        return self.whole or bool(self.deletes)
-
-    def landed(self, row: Row | None) -> bool:
-        """Whether ``row`` (as read back) holds this change."""
-        row = row or {}
-        if any(row.get(column) != value for column, value in self.puts.items()):
-            return False
-        if self.whole:
-            return set(row) == set(self.puts)
-        return not any(column in row for column in self.deletes)
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """A mutate, checked and folded into one change per row; ``order``: those that write."""
-
-    changes: dict[tuple[str, bytes], _Change]
-    order: list[_Change]
-    condition: Condition | None
-
-
-@dataclass(eq=False)
-class _Step:
-    """One write request (``mutateRow`` / ``mutateRows``); once it is done the rows of
-    ``completes`` have landed. ``kind``: "put" or "delete" (groupable with neighbours of the
-    same kind and table), "put1" (the first step of a two-step row) or "replace" (delete what
-    a replaced row holds beyond its puts, read when sent)."""
-
-    table: bytes
-    kind: str
-    rows: list[tuple[bytes, list[Any]]]
-    changes: list[_Change]
-    completes: list[_Change]
 
 
 class HBaseStore:
@@ -620,180 +458,13 @@ class HBaseStore:
 
     def _plan(
         self, ops: Sequence[Put | Delete], condition: Condition | Sequence[Condition] | None
-    ) -> _Plan:
+    ) -> hbase_writes.Plan:
         """The checked, folded changes of a mutate (nothing is sent)."""
-        if condition is not None and not isinstance(condition, Condition):
-            several = list(condition)
-            if len(several) > 1:
-                raise ValueError("HBase checks one condition per mutate, not several")
-            condition = several[0] if several else None
-        changes: dict[tuple[str, bytes], _Change] = {}
-        for op in ops:
-            if not isinstance(op, Put | Delete):
-                raise TypeError(f"mutate takes Put and Delete, not {type(op).__name__}")
-            name, families = self._table(op.table)
-            hbase_keys.check_key(op.key)
-            for column in op.columns if isinstance(op, Put) else op.columns or ():
-                _check_column(column, families, op.table)
-            if isinstance(op, Put):
-                for column, value in op.columns.items():
-                    if not isinstance(value, bytes):
-                        raise TypeError(f"values are bytes, not {type(value).__name__}")
-                    limit = self.settings.max_cell_bytes
-                    hbase_keys.check_cell(name, op.key, column, value, limit)
-            slot = (op.table, op.key)
-            if slot not in changes:
-                changes[slot] = _Change(op.table, op.key, name, families)
-            changes[slot].apply(op)
-        if condition is not None:
-            _, families = self._table(condition.table)
-            hbase_keys.check_key(condition.key)
-            _check_column(condition.column, families, condition.table)
-            if condition.expected == b"":
-                raise ValueError(
-                    "HBase cannot check for an empty value (it reads as absent); "
-                    "condition on a non-empty value or on None"
-                )
-        order = [c for c in changes.values() if c.puts or c.deletes_anything]
-        return _Plan(changes, order, condition)
+        return hbase_writes.plan(self, ops, condition, check_column=_check_column)
 
-    def _carry_out(self, plan: _Plan) -> bool:
+    def _carry_out(self, plan: hbase_writes.Plan) -> bool:
         """Send a planned mutate (see ``mutate``)."""
-        condition, order = plan.condition, plan.order
-        if condition is None:
-            self._write(order)
-            return True
-        name, _ = self._table(condition.table)
-        guard = plan.changes.get((condition.table, condition.key))
-        if not self._check_and_put(name, condition, guard):
-            return False
-        rest = [c for c in order if c is not guard]
-        if guard is not None and (guard.pending_puts or guard.deletes_anything):
-            rest.insert(0, guard)
-        self._write(rest, already=[guard] if guard is not None and guard.written else [])
-        return True
-
-    def _check_and_put(self, name: bytes, condition: Condition, guard: _Change | None) -> bool:
-        """The atomic check (and first write) of a conditioned mutate."""
-        puts = guard.puts if guard is not None else {}
-        if condition.column in puts:
-            column, value = condition.column, puts[condition.column]
-        elif puts:
-            column, value = next(iter(puts.items()))
-        elif condition.expected is not None:
-            column, value = condition.column, condition.expected  # written back unchanged
-        else:  # nothing to put on that row, and no value to write back: a plain read
-            row = self.get(condition.table, condition.key) or {}
-            return not row.get(condition.column)
-        mutation = _thrift.Mutation(isDelete=False, column=column, value=value)
-        held = self._call(
-            "checkAndPut",
-            lambda c: c.checkAndPut(
-                name, condition.key, condition.column, condition.expected, mutation, {}
-            ),
-            idempotent=False,
-        )
-        if held and guard is not None and column in guard.puts:
-            guard.written.add(column)
-        return bool(held)
-
-    def _write(self, order: list[_Change], *, already: Sequence[_Change] = ()) -> None:
-        """Send the changes step by step; PartialWriteError when a step fails after a first
-        write was sent. ``already``: a conditioned row the compare-and-set wrote to."""
-        steps = self._steps(order)
-        everything = list({id(c): c for c in [*already, *order]}.values())
-        applied = {id(c) for c in already if not any(c is o for o in order)}
-        for step in steps:
-            try:
-                self._send(step)
-            except (StorageError, ValueError) as error:
-                if not already and len(steps) == 1 and len(step.changes) == 1:
-                    raise  # one row in one step: nothing landed (or the error says unknown)
-                applied |= {id(c) for c in self._verify(step.completes)}
-                ok = [c.slot for c in everything if id(c) in applied]
-                failed = [c.slot for c in everything if id(c) not in applied]
-                raise PartialWriteError(
-                    f"a write of {len(everything)} rows failed part-way, {len(ok)} landed: {error}",
-                    ok,
-                    failed,
-                ) from error
-            applied |= {id(c) for c in step.completes}
-
-    def _steps(self, order: list[_Change]) -> list[_Step]:
-        """The write requests of the changes, in order (see the port's ``mutate``)."""
-        steps: list[_Step] = []
-        for change in order:
-            puts = [_put(c, v) for c, v in change.pending_puts.items()]
-            one = [(change.key, puts)]
-            if change.whole and change.puts:  # replace: puts, then whatever else it holds
-                if puts:
-                    steps.append(_Step(change.name, "put1", one, [change], []))
-                steps.append(_Step(change.name, "replace", [(change.key, [])], [change], [change]))
-                continue
-            if puts and change.deletes:  # puts, then deletes
-                deletes = self._delete_mutations(change, ())
-                steps.append(_Step(change.name, "put1", one, [change], []))
-                steps.append(
-                    _Step(change.name, "delete", [(change.key, deletes)], [change], [change])
-                )
-                continue
-            kind = "put" if puts else "delete"
-            mutations = puts or self._delete_mutations(change, ())
-            last = steps[-1] if steps else None
-            if (
-                last is not None
-                and last.kind == kind
-                and last.table == change.name
-                and len(last.rows) < self.settings.write_batch
-            ):
-                last.rows.append((change.key, mutations))
-                last.changes.append(change)
-                last.completes.append(change)
-            else:
-                steps.append(
-                    _Step(change.name, kind, [(change.key, mutations)], [change], [change])
-                )
-        return steps
-
-    def _delete_mutations(self, change: _Change, current: Iterable[bytes]) -> list[Any]:
-        """Mutations deleting what a change deletes: its columns; for a whole row, every
-        family it puts nothing in, and the ``current`` columns of the others it does not put."""
-        if not change.whole:
-            return [_thrift.Mutation(isDelete=True, column=c) for c in sorted(change.deletes)]
-        kept = {c.partition(b":")[0] for c in change.puts}
-        doomed = [f for f in sorted(change.families - kept)]
-        doomed += sorted(
-            c for c in current if c.partition(b":")[0] in kept and c not in change.puts
-        )
-        return [_thrift.Mutation(isDelete=True, column=c) for c in doomed]
-
-    def _send(self, step: _Step) -> None:
-        rows = step.rows
-        if step.kind == "replace":
-            change = step.changes[0]
-            current = self.get(change.table, change.key) or {}
-            rows = [(change.key, self._delete_mutations(change, current))]
-            if not rows[0][1]:
-                return
-        if len(rows) == 1:
-            key, mutations = rows[0]
-            self._call(
-                "mutateRow", lambda c: c.mutateRow(step.table, key, mutations, {}), idempotent=True
-            )
-            return
-        batch = [_thrift.BatchMutation(row=key, mutations=m) for key, m in rows]
-        self._call("mutateRows", lambda c: c.mutateRows(step.table, batch, {}), idempotent=True)
-
-    def _verify(self, changes: Sequence[_Change]) -> list[_Change]:
-        """The changes that are found to have landed (none when reading fails)."""
-        landed = []
-        try:
-            for change in changes:
-                if change.landed(self.get(change.table, change.key)):
-                    landed.append(change)
-        except (StorageError, ValueError):
-            pass
-        return landed
+        return hbase_writes.carry_out(self, plan, thrift=_thrift)
 
     def increment(self, table: str, key: bytes, column: bytes, amount: int = 1) -> int:
         """``atomicIncrement``: add ``amount`` to the 8-byte counter; the new value (HBase
@@ -828,10 +499,6 @@ class HBaseStore:
             with contextlib.suppress(Exception):
                 connection.close()
         log.info("storage.closed", backend="hbase", address=self.settings.address)
-
-
-def _put(column: bytes, value: bytes) -> Any:
-    return _thrift.Mutation(isDelete=False, column=column, value=value)
 
 
 def _row_of(result: Any) -> Row:
