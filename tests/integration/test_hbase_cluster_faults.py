@@ -77,7 +77,7 @@ def test_a_gateway_restarting_during_adds_loses_and_repeats_nothing(
     done = threading.Event()
 
     def adds() -> None:
-        for first in range(0, 200, 5):
+        for first in range(0, 500, 5):
             names = {f"ds=d{n:04d}" for n in range(first, first + 5)}
             try:
                 client.add_partitions(_batch(first))
@@ -89,8 +89,8 @@ def test_a_gateway_restarting_during_adds_loses_and_repeats_nothing(
     adder = threading.Thread(target=adds)
     adder.start()
     restarts = 0
-    while not done.wait(0.15):
-        double.restart_gateway(0.2)
+    while not done.wait(0.25):  # a restart (0.1 s away) every 0.25 s while the adds go on
+        double.restart_gateway(0.1)
         restarts += 1
     adder.join()
     assert restarts >= 2 and kept

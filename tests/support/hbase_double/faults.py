@@ -50,6 +50,7 @@ class FaultHooks:
         self._regions_back = 0.0
         self._regions_give_up_s: float | None = None
         self._drops: list[_DropRule] = []
+        self._restarts = 0  # the latest restart_gateway's number (only it listens again)
 
     def fail_writes_after(self, rows: int) -> None:
         """Let ``rows`` more row writes succeed, then fail every write with IOError."""
@@ -59,8 +60,12 @@ class FaultHooks:
     def restart_gateway(self, down_s: float) -> None:
         """A Thrift gateway restart: stop listening and cut every connection at once (a call
         being served may land without its answer), then listen again on the same port after
-        ``down_s`` seconds; the data stays."""
-        listener, self._listener = self._listener, None
+        ``down_s`` seconds; the data stays. A restart while one is under way starts over (the
+        gateway comes back ``down_s`` after the last)."""
+        with self._lock:
+            self._restarts += 1
+            number = self._restarts
+            listener, self._listener = self._listener, None
         if listener is not None:
             listener.close()
         if self._acceptor is not None:
@@ -69,7 +74,9 @@ class FaultHooks:
 
         def back() -> None:
             time.sleep(down_s)
-            if not self._closed.is_set():
+            with self._lock:
+                if self._closed.is_set() or number != self._restarts:
+                    return  # stopped, or restarted again meanwhile
                 self._listen(self.port)
 
         threading.Thread(target=back, name="hbase-double-restart", daemon=True).start()
