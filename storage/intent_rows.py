@@ -128,17 +128,21 @@ class IntentRows:
         """Delete an intent and its chunk rows."""
         self.write([Delete(INTENTS, k) for k in (*chunks, key)], None)
 
-    def undo(self, images: Sequence[RowImage]) -> None:
-        """Put the rows of one entry back as they were before it (``restore``); a row another
-        writer changed since is left as they left it, and logged."""
+    def current_rows(self, slots: Sequence[tuple[str, bytes]]) -> dict[tuple[str, bytes], Row]:
+        """The rows at ``slots`` (table, key) that exist, read in one request per table."""
         by_table: dict[str, list[bytes]] = {}
-        for row in images:
-            by_table.setdefault(row.table, []).append(row.key)
-        current = {
+        for table, key in slots:
+            by_table.setdefault(table, []).append(key)
+        return {
             (table, key): found
             for table, keys in by_table.items()
             for key, found in self.reads.get_many(table, keys)
         }
+
+    def undo(self, images: Sequence[RowImage]) -> None:
+        """Put the rows of one entry back as they were before it (``restore``); a row another
+        writer changed since is left as they left it, and logged."""
+        current = self.current_rows([(row.table, row.key) for row in images])
         ops: list[Put | Delete] = []
         for row in images:
             fix = intent_entries.restore(row, current.get((row.table, row.key)))

@@ -261,14 +261,7 @@ class IntentLog:
         return None
 
     def _images(self, changes: Sequence[RowChange]) -> list[RowImage]:
-        by_table: dict[str, list[bytes]] = {}
-        for change in changes:
-            by_table.setdefault(change.table, []).append(change.key)
-        found = {
-            (table, key): row
-            for table, keys in by_table.items()
-            for key, row in self._reads.get_many(table, keys)
-        }
+        found = self._rows.current_rows([(c.table, c.key) for c in changes])
         return [intent_entries.image(c, found.get((c.table, c.key))) for c in changes]
 
     def _append(self, current: _Transaction, entry: bytes, prefix: bytes = ENTRY) -> int:
