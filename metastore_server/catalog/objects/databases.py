@@ -186,6 +186,7 @@ class Databases:
                 updated.ownerType = new_db.ownerType
             if new_db.managedLocationUri:
                 updated.managedLocationUri = new_db.managedLocationUri
+            self._check_new_locations(name, current, updated)
             self._ctx.store.mutate(
                 [
                     Put(
@@ -195,6 +196,21 @@ class Databases:
                     )
                 ]
             )
+
+    def _check_new_locations(
+        self, name: str, current: hms.Database, updated: hms.Database
+    ) -> None:
+        """A new location (or managed location) outside the data roots is refused."""
+
+        def refuse(reason: str) -> Exception:
+            return hms.MetaException(message=f"Unable to alter database {name}: {reason}")
+
+        for old, new in (
+            (current.locationUri, updated.locationUri),
+            (current.managedLocationUri, updated.managedLocationUri),
+        ):
+            if new != old:
+                self._ctx.data.check_inside(new, refuse)
 
     def _check_remote(self, db: hms.Database) -> None:
         """A REMOTE database must name an existing data connector; a NATIVE one none."""
