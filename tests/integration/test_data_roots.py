@@ -179,6 +179,8 @@ def test_drops_of_data_outside_the_roots_are_refused(start_server, tmp_path, out
         conn.drop_table("o", "t", True)
     with pytest.raises(hms.MetaException, match=OUTSIDE):
         conn.drop_database("o", True, True)
+    with pytest.raises(hms.MetaException, match=f"Table o.t not truncated since .*{OUTSIDE}"):
+        conn.truncate_table("o", "t", None)
     assert conn.get_partition_names("o", "t", -1) == ["ds=1"]  # nothing changed
     assert (table_dir / "ds=1" / "part-0.parquet").exists()
     # Without deleteData the metadata goes and the data stays, as asked.
