@@ -72,9 +72,9 @@ class DataRoots:
     def levels_inside(self, place: Place) -> int:
         """How many of ``place``'s parents lie strictly inside its root (the parents a drop
         may remove); unbounded (a large number) without roots."""
-        root = self.covering(place)
         if not self.active:
             return 1 << 30
+        root = self.covering(place)
         if root is None:
             return 0
         below = place.path.rstrip("/")[len(root.path.rstrip("/")) :].strip("/")

@@ -200,17 +200,14 @@ class Databases:
     def _check_new_locations(
         self, name: str, current: hms.Database, updated: hms.Database
     ) -> None:
-        """A new location (or managed location) outside the data roots is refused."""
+        """A new location outside the data roots is refused (the server makes and deletes
+        that directory; ``managedLocationUri`` is stored, never used for data)."""
 
         def refuse(reason: str) -> Exception:
             return hms.MetaException(message=f"Unable to alter database {name}: {reason}")
 
-        for old, new in (
-            (current.locationUri, updated.locationUri),
-            (current.managedLocationUri, updated.managedLocationUri),
-        ):
-            if new != old:
-                self._ctx.data.check_inside(new, refuse)
+        if updated.locationUri != current.locationUri:
+            self._ctx.data.check_inside(updated.locationUri, refuse)
 
     def _check_remote(self, db: hms.Database) -> None:
         """A REMOTE database must name an existing data connector; a NATIVE one none."""
