@@ -195,6 +195,13 @@ def _serve_parser(
         "asks for PURGE (one root per file system: file:/..., s3://bucket/..., hdfs://...)",
     )
     serve.add_argument(
+        "--data-roots",
+        default=defaults.data_roots,
+        metavar="URI[,URI...]",
+        help="create, move and delete data only under these directories (file:/..., "
+        "s3://bucket/..., hdfs://...; the warehouse must be under one); default: anywhere",
+    )
+    serve.add_argument(
         "--s3-endpoint",
         default=defaults.s3_endpoint,
         metavar="URL",
@@ -268,6 +275,7 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         notification_log=args.notification_log,
         data_operations=args.data_operations,
         trash_root=args.trash_root,
+        data_roots=args.data_roots,
         s3_endpoint=args.s3_endpoint,
         s3_region=args.s3_region,
         fs_options=_fs_options(defaults.fs_options, args.fs_option),

@@ -13,6 +13,7 @@ from metastore_server.api.handler import MetastoreHandler
 from metastore_server.catalog.core.context import MOVE_NOTE
 from metastore_server.catalog.data.filesystems import FileSystems, FileSystemUnavailable
 from metastore_server.catalog.data.operations import DataOperations
+from metastore_server.catalog.data.roots import DataRoots
 from metastore_server.catalog.data.warehouse import Warehouse, to_uri
 from metastore_server.catalog.facade import Catalog
 from metastore_server.server import wire_walk
@@ -63,12 +64,15 @@ def data_operations(config: ServerConfig, warehouse: Warehouse) -> DataOperation
     """The data operations of ``config`` (the warehouse root is never deleted), logged: a
     deployment must see at start whether this server deletes data, and where it goes."""
     options = config.filesystem_options()
+    filesystems = FileSystems(options)
+    roots = data_roots(config, filesystems, warehouse)
     try:
         data = DataOperations(
-            FileSystems(options),
+            filesystems,
             enabled=config.data_operations == "on",
             trash_roots=config.trash_roots(),
             protected=[warehouse.root_uri],
+            roots=roots,
         )
     except FileSystemUnavailable as exc:
         raise ValueError(f"trash root: {exc}") from None
@@ -76,11 +80,33 @@ def data_operations(config: ServerConfig, warehouse: Warehouse) -> DataOperation
         log.info(
             "data_operations_on",
             trash=config.trash_roots() or None,
+            data_roots=roots.describe() or None,
             filesystem_options={scheme: sorted(values) for scheme, values in options.items()},
         )
     else:
         log.warning("data_operations_off", detail="no directory is created, deleted or moved")
     return data
+
+
+def data_roots(config: ServerConfig, filesystems: FileSystems, warehouse: Warehouse) -> DataRoots:
+    """The data roots of ``config``; ValueError when one cannot be resolved, or the warehouse
+    or a trash root (places the server itself writes to) lies outside them."""
+    roots = DataRoots.parse(config.data_root_uris(), filesystems)
+    if not roots.active:
+        return roots
+    named = [("warehouse", "--warehouse", warehouse.root_uri)]
+    named += [("trash root", "--trash-root", uri) for uri in config.trash_roots()]
+    for what, flag, uri in named:
+        try:
+            outside = roots.outside(filesystems.resolve(uri))
+        except FileSystemUnavailable as exc:
+            raise ValueError(f"{what} {uri}: {exc}") from None
+        if outside is not None:
+            raise ValueError(
+                f"data roots: the {what} ({flag}) {outside}; add it to --data-roots "
+                "or move it under one"
+            )
+    return roots
 
 
 def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], None]]:

@@ -53,6 +53,7 @@ class ServerConfig:
     notification_log: str = "on"  # on: record an event for every change; off: none (HMS default)
     data_operations: str = "on"  # on: create/delete/move managed data; off: data is not ours
     trash_root: str = ""  # comma-separated trash URIs (one per file system); '': delete
+    data_roots: str = ""  # comma-separated URIs data may be created/moved/deleted under; '': any
     s3_endpoint: str = ""  # S3-compatible endpoint URL (else AWS_ENDPOINT_URL / AWS's)
     s3_region: str = ""  # S3 region (else AWS_REGION / AWS_DEFAULT_REGION / config files)
     #: fsspec options per scheme (``{"s3": {"anon": False}}``): ``[filesystems.s3]`` in a
@@ -122,6 +123,7 @@ class ServerConfig:
             "data_operations",
             "notification_log",
             "trash_root",
+            "data_roots",
             "s3_endpoint",
             "s3_region",
         ):
@@ -214,3 +216,7 @@ class ServerConfig:
     def trash_roots(self) -> list[str]:
         """The trash URIs of ``trash_root``."""
         return [root.strip() for root in self.trash_root.split(",") if root.strip()]
+
+    def data_root_uris(self) -> list[str]:
+        """The URIs of ``data_roots``; none: data may be anywhere."""
+        return [root.strip() for root in self.data_roots.split(",") if root.strip()]

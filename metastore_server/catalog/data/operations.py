@@ -43,6 +43,7 @@ from metastore_server.catalog.data.deletions import (
 from metastore_server.catalog.data.files import reason
 from metastore_server.catalog.data.filesystems import FileSystems, FileSystemUnavailable, Place
 from metastore_server.catalog.data.moves import Move, noted, undo_after_crash
+from metastore_server.catalog.data.roots import DataRoots
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
@@ -94,6 +95,7 @@ class DataOperations:
         enabled: bool = True,
         trash_roots: Sequence[str] = (),
         protected: Sequence[str] = (),
+        roots: DataRoots | None = None,
     ) -> None:
         self.filesystems = filesystems or FileSystems()
         self.enabled = enabled
@@ -104,6 +106,10 @@ class DataOperations:
         self._deleting_changed = threading.Condition()
         self._trash = [Guard.of(self.filesystems.resolve(root)) for root in trash_roots]
         self._protected = [Guard.of(self.filesystems.resolve(p)) for p in protected]
+        #: Where data may be created, moved and deleted (``--data-roots``); the roots
+        #: themselves are never deleted.
+        self.roots = roots or DataRoots()
+        self._protected.extend(self.roots.roots)
         #: Told of each move just before it is made (the catalog records it in the store's
         #: transaction, so that a move of a process that dies before its commit is undone).
         self.journal: Callable[[Move], None] | None = None
@@ -138,10 +144,14 @@ class DataOperations:
 
     # -- creating ----------------------------------------------------------------------------
 
-    def make_dirs(self, locations: Iterable[str | None], refuse: MakeRefusal) -> MadeDirs:
+    def make_dirs(
+        self, locations: Iterable[str | None], refuse: MakeRefusal, *, owned: bool = True
+    ) -> MadeDirs:
         """Create each missing directory (an object store only needs its bucket to exist: it
         has no directories). ``refuse(uri, detail)`` is raised, after removing what this call
-        made, when one cannot be made."""
+        made, when one cannot be made. Outside the data roots, a location of an object that
+        owns its data (``owned``: a database, a managed table's) is refused, existing or not;
+        another's directory is not made (logged and audited as ``data_not_made``)."""
         made = MadeDirs()
         if not self.enabled:
             return made
@@ -153,6 +163,13 @@ class DataOperations:
                     place = self.filesystems.resolve(location)
                 except FileSystemUnavailable as exc:
                     raise refuse(location, str(exc)) from None
+                outside = self.roots.outside(place)
+                if outside is not None:
+                    if owned:
+                        raise refuse(place.uri, outside)
+                    log.info("data_not_made", location=place.uri, reason=outside)
+                    audit.append("data_not_made", place.uri)
+                    continue
                 self._make_dir(place, made, refuse)
         except BaseException:
             self.undo(made)
@@ -228,6 +245,15 @@ class DataOperations:
                 continue
         made.places.clear()
 
+    def check_inside(self, location: str | None, refuse: Refusal) -> None:
+        """Refuse (``refuse(reason)``) a location given to an object that owns its data (an
+        alter's new location) when it lies outside the data roots."""
+        if not self.enabled or not self.roots.active or not location:
+            return
+        outside = self.roots.outside(self.place(location, refuse))
+        if outside is not None:
+            raise refuse(outside)
+
     # -- deleting ----------------------------------------------------------------------------
 
     def plan_delete(
@@ -250,12 +276,14 @@ class DataOperations:
         place = self.place(location, refuse)
         kept = self._kept_reason(place, guards)
         bound = self.find_place(boundary) if boundary else None
-        deletion = Deletion(place, what, purge, kept, parent_levels, bound)
+        levels = min(parent_levels, self.roots.levels_inside(place))
+        deletion = Deletion(place, what, purge, kept, levels, bound)
         if kept is not None:
             return deletion
         if place.is_local:
             if not os.path.lexists(place.path):
                 return None
+            self._refuse_outside(place, refuse)
             parent = os.path.dirname(place.path)
             if not os.access(parent, os.W_OK | os.X_OK):
                 raise refuse(f"{place.uri_of(parent)} is not writable by {_user()}")
@@ -265,11 +293,19 @@ class DataOperations:
                 return None
         except Exception as exc:  # noqa: BLE001 - a client's own error types too
             raise refuse(f"{place.uri} cannot be read: {reason(exc)}") from None
+        self._refuse_outside(place, refuse)
         failure = data_files.probe_writable(place)
         if failure is not None:
             log.warning("data_not_writable", location=place.uri, detail=failure)
             raise refuse(f"{place.uri} is not writable by {_user()}: {failure}")
         return deletion
+
+    def _refuse_outside(self, place: Place, refuse: Refusal) -> None:
+        """A drop of data outside the data roots is refused, with nothing changed."""
+        outside = self.roots.outside(place)
+        if outside is not None:
+            log.warning("data_outside_roots", location=place.uri, roots=self.roots.describe())
+            raise refuse(outside)
 
     def _kept_reason(self, place: Place, guards: Sequence[Guard]) -> str | None:
         if place.is_root:
@@ -380,6 +416,10 @@ class DataOperations:
             )
         if self._kept_reason(src, ()) is not None:
             raise refuse(f"{src.uri} is never moved")
+        for place in (src, dst):
+            outside = self.roots.outside(place)
+            if outside is not None:
+                raise refuse(outside)
         try:
             taken = data_files.exists(dst)
             exists = data_files.exists(src)

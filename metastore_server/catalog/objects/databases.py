@@ -186,6 +186,7 @@ class Databases:
                 updated.ownerType = new_db.ownerType
             if new_db.managedLocationUri:
                 updated.managedLocationUri = new_db.managedLocationUri
+            self._check_new_locations(name, current, updated)
             self._ctx.store.mutate(
                 [
                     Put(
@@ -195,6 +196,18 @@ class Databases:
                     )
                 ]
             )
+
+    def _check_new_locations(
+        self, name: str, current: hms.Database, updated: hms.Database
+    ) -> None:
+        """A new location outside the data roots is refused (the server makes and deletes
+        that directory; ``managedLocationUri`` is stored, never used for data)."""
+
+        def refuse(reason: str) -> Exception:
+            return hms.MetaException(message=f"Unable to alter database {name}: {reason}")
+
+        if updated.locationUri != current.locationUri:
+            self._ctx.data.check_inside(updated.locationUri, refuse)
 
     def _check_remote(self, db: hms.Database) -> None:
         """A REMOTE database must name an existing data connector; a NATIVE one none."""

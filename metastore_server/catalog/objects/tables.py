@@ -21,7 +21,7 @@ from metastore_server.catalog.basics.changes import (
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.fast_stats import Context, FastStats
-from metastore_server.catalog.data.operations import MadeDirs
+from metastore_server.catalog.data.operations import DataOperations, MadeDirs
 from metastore_server.catalog.objects import transactional
 from metastore_server.catalog.objects.databases import Databases
 from metastore_server.catalog.objects.table_checks import (
@@ -119,10 +119,16 @@ class TableRef:
 def owns_data(ref: TableRef) -> bool:
     """Whether dropping the table (or its partitions) deletes data: a managed table, or an
     external one with ``external.table.purge=true`` (HMS 3 and later); never a view."""
-    if ref.table.tableType in (VIRTUAL_VIEW, MATERIALIZED_VIEW):
+    return table_owns_data(ref.table)
+
+
+def table_owns_data(table: hms.Table) -> bool:
+    """``owns_data`` of a table definition."""
+    if table.tableType in (VIRTUAL_VIEW, MATERIALIZED_VIEW):
         return False
-    params = ref.table.parameters or {}
-    return not ref.is_external or params.get(EXTERNAL_PURGE, "").lower() == "true"
+    params = table.parameters or {}
+    external = table.tableType == EXTERNAL_TABLE or params.get("EXTERNAL", "").upper() == "TRUE"
+    return not external or params.get(EXTERNAL_PURGE, "").lower() == "true"
 
 
 def must_purge(ref: TableRef) -> bool:
@@ -183,6 +189,22 @@ def refuse_unexpected(table: hms.Table, expected: tuple[str, str] | None) -> Non
 def unable_to_create(uri: str, detail: str) -> Exception:
     """HMS's refusal of a table or partition whose directory cannot be made."""
     return hms.MetaException(message=f"{uri} is not a directory or unable to create one ({detail})")
+
+
+def _check_owned_location(table: hms.Table, old: hms.Table, data: DataOperations) -> None:
+    """An alter giving a table that owns its data a new location, or making a table own data
+    at its location, is refused when that location is outside the data roots."""
+    location = table.sd.location if table.sd else None
+    old_location = old.sd.location if old.sd else None
+    if location == old_location and table_owns_data(old):
+        return
+
+    def refuse(reason: str) -> Exception:
+        return hms.InvalidOperationException(
+            message=f"Alter Table operation for {old.dbName}.{old.tableName} failed: {reason}"
+        )
+
+    data.check_inside(location, refuse)
 
 
 def fill_storage_defaults(sd: hms.StorageDescriptor | None) -> None:
@@ -396,7 +418,11 @@ class Tables:
         """A new table's fast statistics of files already there, then its directory: first,
         as in HMS (a table whose directory cannot be made is refused)."""
         self._stats.table_created(table, context)
-        return self._ctx.data.make_dirs([None if is_view else table.sd.location], unable_to_create)
+        return self._ctx.data.make_dirs(
+            [None if is_view else table.sd.location],
+            unable_to_create,
+            owned=table_owns_data(table),
+        )
 
     def alter(
         self,
@@ -548,6 +574,8 @@ class Tables:
             raise hms.MetaException(
                 message=f"Can not alter table {db}.{name}: its new definition has no location"
             )
+        if not is_view and table_owns_data(table):
+            _check_owned_location(table, current.table, self._ctx.data)
         self._stats.table_altered(table, current.table, context)
         table.createTime = current.table.createTime
         return table

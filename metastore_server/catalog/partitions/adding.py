@@ -35,6 +35,7 @@ from metastore_server.catalog.objects.tables import (
     TableRef,
     Tables,
     fill_storage_defaults,
+    owns_data,
     unable_to_create,
 )
 from metastore_server.catalog.partitions.dependency_records import checked_dependency, mark_bases
@@ -293,6 +294,7 @@ class Adding(PartitionWriter):
                 if key not in plan.on_base  # a dependent partition's data is its base's
             ),
             unable_to_create,
+            owned=owns_data(ref),
         )
         try:
             # Held until the rows and their event are written: a base partition's

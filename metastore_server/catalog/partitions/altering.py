@@ -7,7 +7,7 @@ partition rows a table's rename with its directory rewrites. See ``docs/managed-
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from metastore_server.catalog.basics.changes import ALTER, PARTITION, RENAME, PartitionChange
 from metastore_server.catalog.basics.java_text import java_list
@@ -43,6 +43,17 @@ _BATCH = 1000
 MISSING_TABLE = "Unable to alter partition because table or database does not exist."
 MISSING_TABLE_BATCH = "Unable to alter partitions because table or database does not exist."
 RENAME_MISSING_PARTITION = "Unable to rename partition because old partition does not exist"
+
+
+def _refuse_alter(ref: TableRef) -> Callable[[str], Exception]:
+    """The refusal of a partition's new location outside the data roots."""
+
+    def refuse(reason: str) -> Exception:
+        return hms.InvalidOperationException(
+            message=f"Alter partition operation for {ref.db}.{ref.name} failed: {reason}"
+        )
+
+    return refuse
 
 
 def missing_in_batch(values: Sequence[str]) -> str:
@@ -134,6 +145,9 @@ class Altering(PartitionWriter):
             updated.sd = old.sd
         elif not updated.sd.location and old.sd is not None:
             updated.sd.location = old.sd.location
+        location = updated.sd.location if updated.sd else None
+        if location != (old.sd.location if old.sd else None) and owns_data(ref):
+            self._ctx.data.check_inside(location, _refuse_alter(ref))
         params = dict(updated.parameters or {})
         if not params.get(DDL_TIME) or params.get(DDL_TIME) == "0":
             params[DDL_TIME] = str(now)
