@@ -25,8 +25,8 @@ from metastore_server.cli import importing as cli_import
 from metastore_server.cli import password as cli_password
 from metastore_server.cli import timeline as cli_timeline
 from metastore_server.cli import values as cli_values
+from metastore_server.server.auth import AUTH_CHOICES
 from metastore_server.server.config import ServerConfig
-from metastore_server.server.sasl import AUTH_CHOICES
 from storage.hbase import HBaseError
 
 log = structlog.get_logger(__name__)

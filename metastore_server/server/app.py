@@ -16,8 +16,8 @@ from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse, to_uri
 from metastore_server.catalog.facade import Catalog
 from metastore_server.server import wire_walk
+from metastore_server.server.auth import build_sasl_server
 from metastore_server.server.config import ServerConfig
-from metastore_server.server.sasl import build_sasl_server
 from metastore_server.server.store_url import describe, open_store
 from metastore_server.server.thrift_server import MetastoreServer
 from storage import row_scan

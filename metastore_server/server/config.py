@@ -205,8 +205,8 @@ class ServerConfig:
 
     def _validate_auth(self) -> None:
         """Raise ValueError on an auth mode this server lacks or a password file it cannot use."""
+        from metastore_server.server.auth import AUTH_CHOICES
         from metastore_server.server.passwords import parse_password_file
-        from metastore_server.server.sasl import AUTH_CHOICES
 
         if self.auth not in AUTH_CHOICES:
             raise ValueError(f"auth must be one of {', '.join(AUTH_CHOICES)}, not {self.auth!r}")

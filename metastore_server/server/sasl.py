@@ -17,9 +17,8 @@ still applies to what the frames carry. Without a security layer (PLAIN; any mec
 ``auth``) frames are streamed, never held whole; with one (GSSAPI's auth-int and auth-conf) a
 frame is read whole, up to ``max_wrapped``, and unwrapped.
 
-**Mechanisms.** ``--auth`` names a set of mechanisms (:data:`AUTH_MODES`): ``password`` is
-PLAIN against a password file (:mod:`metastore_server.server.sasl_plain`). Kerberos adds an
-entry building a GSSAPI mechanism; a mechanism is any :class:`ServerMechanism`.
+**Mechanisms.** A mechanism is any :class:`ServerMechanism`; which ones a server offers is set
+by ``--auth`` (:mod:`metastore_server.server.auth`).
 """
 
 from __future__ import annotations
@@ -313,39 +312,6 @@ class SaslSocket:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._sock, name)  # shutdown, close, fileno, setsockopt, ...
-
-
-# --------------------------------------------------------------------------- auth modes
-
-#: ``--auth`` values and what each takes to build its mechanisms (besides "none").
-AuthModeBuilder = Callable[[dict[str, Any]], dict[str, MechanismFactory]]
-
-
-def _password_mode(settings: dict[str, Any]) -> dict[str, MechanismFactory]:
-    from metastore_server.server.passwords import PasswordFile
-    from metastore_server.server.sasl_plain import PlainMechanism
-
-    if not settings.get("password_file"):
-        raise ValueError("auth password needs a password file (password_file)")
-    passwords = PasswordFile(settings["password_file"])
-    return {PlainMechanism.name: lambda: PlainMechanism(passwords)}
-
-
-AUTH_MODES: dict[str, AuthModeBuilder] = {"password": _password_mode}
-#: Every ``--auth`` value.
-AUTH_CHOICES = ("none", *AUTH_MODES)
-
-
-def build_sasl_server(auth: str, **settings: Any) -> SaslServer | None:
-    """The SASL server of an ``--auth`` mode (None for ``none``); ValueError on a mode that
-    is not known or settings it cannot use (a password file that cannot be read, say)."""
-    if auth == "none":
-        return None
-    builder = AUTH_MODES.get(auth)
-    if builder is None:
-        raise ValueError(f"auth must be one of {', '.join(AUTH_CHOICES)}, not {auth!r}")
-    limits = {k: v for k, v in settings.items() if k in ("handshake_timeout", "max_wrapped")}
-    return SaslServer(builder(settings), **limits)
 
 
 def _name(status: int) -> str:

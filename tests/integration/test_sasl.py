@@ -21,9 +21,9 @@ from thriftpy2.transport import TTransportException
 from metastore_server import audit
 from metastore_server.server import passwords, sasl
 from metastore_server.server.app import build_handler
+from metastore_server.server.auth import build_sasl_server
 from metastore_server.server.config import ServerConfig
 from metastore_server.server.passwords import hash_password
-from metastore_server.server.sasl import build_sasl_server
 from metastore_server.server.thrift_server import MetastoreServer
 from metastore_server.thrift_api import hms, make_client
 
