@@ -3,8 +3,11 @@ transport with pure-sasl, TLS underneath, and hostile negotiations."""
 
 from __future__ import annotations
 
+import json
 import socket
 import struct
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +15,7 @@ from pathlib import Path
 import pytest
 import structlog
 from structlog.testing import capture_logs
+from support.our_server import REPO_ROOT, OurServer
 from support.sasl_client import negotiation_frame, sasl_client
 from support.tls import make_certificate
 from thriftpy2.protocol.cybin import ProtocolError
@@ -19,6 +23,7 @@ from thriftpy2.protocol.exc import TProtocolException
 from thriftpy2.transport import TTransportException
 
 from metastore_server import audit
+from metastore_server.cli import main as cli
 from metastore_server.server import passwords, sasl
 from metastore_server.server.app import build_handler
 from metastore_server.server.auth import build_sasl_server
@@ -333,3 +338,47 @@ def test_auth_settings_from_environment_and_file(tmp_path: Path) -> None:
     file.write_text('auth = "password"\npassword_file = "/p"\n')
     config = ServerConfig.from_file(file)
     assert (config.auth, config.password_file) == ("password", "/p")
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def test_hash_password_command_and_workers_serve_plain(tmp_path: Path) -> None:
+    """A password file made with ``hash-password``, served by ``serve --workers 1 --auth
+    password`` (the workers authenticate); the audit line in the log names the user."""
+    made = subprocess.run(
+        [sys.executable, "-m", "metastore_server", "hash-password", "--user", "carol"],
+        input=b"s3cret\n", capture_output=True, check=True, cwd=REPO_ROOT,
+    )  # fmt: skip
+    line = made.stdout.decode().strip()
+    assert line.startswith("carol:$argon2id$") and "s3cret" not in line
+    password_file = tmp_path / "passwords"
+    password_file.write_text(line + "\n")
+    server = OurServer(tmp_path / "served", extra_args=[
+        "--workers", "1", "--auth", "password", "--password-file", str(password_file),
+        "--log-format", "json",
+    ])  # fmt: skip
+    endpoint = server.start()
+    try:
+        client = sasl_client(endpoint.host, endpoint.port, "carol", "s3cret")
+        assert "default" in client.get_all_databases()
+        client.close()
+        with pytest.raises(TTransportException, match="Bad status: 3"):
+            sasl_client(endpoint.host, endpoint.port, "carol", "wrong")
+    finally:
+        server.stop()
+    rows = server.stderr_path.read_text().splitlines()  # the log goes to stderr
+    logged = [json.loads(row) for row in rows if row.startswith("{")]
+    calls = [e for e in logged if e.get("event") == "call"]
+    assert [e.get("user") for e in calls] == ["carol"]
+    assert any(e.get("event") == "sasl_refused" and "wrong password" in e["reason"] for e in logged)
+
+
+def test_serve_refuses_to_start_without_a_password_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["serve", "--port", "0", "--storage", f"sqlite:///{tmp_path / 'm.db'}"]
+    with pytest.raises(SystemExit) as info:
+        cli.main([*base, "--auth", "password"])
+    assert info.value.code == 2
+    assert "auth password needs password_file" in capsys.readouterr().err
