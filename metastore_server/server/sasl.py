@@ -139,7 +139,9 @@ class SaslServer:
             log.warning("sasl_refused", peer=peer, reason=exc.reason)
             return None
         except (OSError, EOFError) as exc:
-            log.info("sasl_refused", peer=peer, reason=f"connection lost: {_text(exc)}")
+            # A connection closed before its first byte (a TCP readiness probe) is no news.
+            level = log.info if negotiation.received else log.debug
+            level("sasl_refused", peer=peer, reason=f"connection lost: {_text(exc)}")
             return None
         finally:
             with contextlib.suppress(OSError):
@@ -156,6 +158,7 @@ class _Negotiation:
         self.sock = sock
         self.server = server
         self.deadline = deadline
+        self.received = 0  # bytes received so far
 
     def run(self) -> ServerMechanism:
         """The completed mechanism; raises _Refused."""
@@ -228,6 +231,7 @@ class _Negotiation:
                 raise EOFError(f"closed while sending {what}")
             chunks.append(data)
             left -= len(data)
+            self.received += len(data)
         return b"".join(chunks)
 
     def _late(self, what: str) -> str:

@@ -10,6 +10,7 @@ from puresasl.client import SASLClient
 from thriftpy2.protocol.binary import TBinaryProtocol
 from thriftpy2.thrift import TClient
 from thriftpy2.transport import TSocket, TSSLSocket
+from thriftpy2.transport.framed import TFramedTransport
 from thriftpy2.transport.sasl import TSaslClientTransport
 
 from metastore_server.thrift_api import hms
@@ -61,6 +62,7 @@ def sasl_client(
     tls_ca: str | None = None,
     timeout_ms: int = 10000,
     authorization_id: str | None = None,
+    framed: bool = False,
 ) -> Any:
     """An open ThriftHiveMetastore client authenticated with SASL ``mechanism``."""
     if tls_ca:
@@ -76,7 +78,8 @@ def sasl_client(
         lambda: PureSaslAdapter(host, mechanism, **props), mechanism, sock
     )
     transport.open()
-    return TClient(hms.ThriftHiveMetastore, TBinaryProtocol(transport))
+    outer: Any = TFramedTransport(transport) if framed else transport
+    return TClient(hms.ThriftHiveMetastore, TBinaryProtocol(outer))
 
 
 def negotiation_frame(status: int, payload: bytes) -> bytes:
