@@ -95,6 +95,7 @@ def audit_call(
     peer: str,
     ms: float,
     outcome: str,
+    user: str | None = None,
     db: str | None = None,
     table: str | None = None,
     rows: int | None = None,
@@ -109,6 +110,8 @@ def audit_call(
         "ms": round(ms, 3),
         "outcome": outcome,
     }
+    if user is not None:
+        fields["user"] = user
     if db is not None:
         fields["db"] = db
     if table is not None:

@@ -1,5 +1,5 @@
 """``metastore-server``: the console script (``serve``, ``explain``, ``values``, ``timeline``,
-``dependency``, ``bench``, ``import``)."""
+``dependency``, ``bench``, ``import``, ``hash-password``)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,10 @@ from metastore_server.cli import dependency as cli_dependency
 from metastore_server.cli import errors
 from metastore_server.cli import explain as cli_explain
 from metastore_server.cli import importing as cli_import
+from metastore_server.cli import password as cli_password
 from metastore_server.cli import timeline as cli_timeline
 from metastore_server.cli import values as cli_values
+from metastore_server.server.auth import AUTH_CHOICES
 from metastore_server.server.config import ServerConfig
 from storage.hbase import HBaseError
 
@@ -132,6 +134,21 @@ def _serve_parser(
     )
     serve.add_argument(
         "--tls-key", default=defaults.tls_key, metavar="PATH", help="PEM private key of --tls-cert"
+    )
+    serve.add_argument(
+        "--auth",
+        choices=AUTH_CHOICES,
+        default=defaults.auth,
+        help="client authentication: none (as HMS without SASL), or password (SASL PLAIN, as "
+        "Hive 4's hive.metastore.authentication=CONFIG/LDAP, against --password-file; a client "
+        "that does not speak SASL is refused) (default %(default)s)",
+    )
+    serve.add_argument(
+        "--password-file",
+        default=defaults.password_file,
+        metavar="PATH",
+        help="--auth password: a file of user:hash lines (argon2 hashes; make them with "
+        "`metastore-server hash-password`), read again when it changes",
     )
     serve.add_argument(
         "--partition-request-limit",
@@ -243,6 +260,7 @@ def build_parser(defaults: ServerConfig | None = None) -> argparse.ArgumentParse
     cli_dependency.add_parser(sub)
     cli_bench.add_parser(sub)
     cli_import.add_parser(sub)
+    cli_password.add_parser(sub)
     for command in sub.choices.values():  # --debug before or after the command
         command.add_argument(
             "--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP
@@ -267,6 +285,8 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         message_timeout=args.message_timeout,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
+        auth=args.auth,
+        password_file=args.password_file,
         partition_request_limit=args.partition_request_limit,
         listing_cache_mb=args.listing_cache_mb,
         writer_lease=args.writer_lease,
@@ -455,6 +475,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return cli_dependency.run(args)
     if args.command == "bench":
         return cli_bench.run(args)
+    if args.command == "hash-password":
+        return cli_password.run(args)
     if args.command == "import":
         configure_logging(args.log_level)  # to stderr, never into the report
         return cli_import.run(args)

@@ -17,6 +17,7 @@ from metastore_server.catalog.data.roots import DataRoots
 from metastore_server.catalog.data.warehouse import Warehouse, to_uri
 from metastore_server.catalog.facade import Catalog
 from metastore_server.server import wire_walk
+from metastore_server.server.auth import build_sasl_server
 from metastore_server.server.config import ServerConfig
 from metastore_server.server.store_url import describe, open_store
 from metastore_server.server.thrift_server import MetastoreServer
@@ -124,6 +125,7 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
         message_timeout=config.message_timeout,
         tls_cert=config.tls_cert,
         tls_key=config.tls_key,
+        sasl=build_sasl_server(config.auth, password_file=config.password_file),
     )
     log.info(
         "metastore_starting",
@@ -133,6 +135,7 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
         transport=config.transport,
         protocol=config.protocol,
         tls=bool(config.tls_cert),
+        auth=config.auth,
         max_message_size=config.max_message_size,
     )
     if config.protocol != "compact" and not wire_walk.compiled():

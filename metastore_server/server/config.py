@@ -45,6 +45,8 @@ class ServerConfig:
     message_timeout: float = DEFAULT_MESSAGE_TIMEOUT  # s for a begun message to arrive; 0: none
     tls_cert: str = ""  # PEM certificate (chain); with tls_key, the server speaks TLS
     tls_key: str = ""  # PEM private key
+    auth: str = "none"  # none | password (SASL PLAIN against password_file)
+    password_file: str = ""  # user:argon2-hash lines (auth password)
     partition_request_limit: int = -1  # HMS hive.metastore.limit.partition.request
     listing_cache_mb: int = 256  # whole-table listings kept while the store is unchanged
     writer_lease: float = WRITER_LEASE_S  # s before a write-in-progress mark counts as dead
@@ -120,6 +122,8 @@ class ServerConfig:
             "log_format",
             "tls_cert",
             "tls_key",
+            "auth",
+            "password_file",
             "data_operations",
             "notification_log",
             "trash_root",
@@ -199,6 +203,21 @@ class ServerConfig:
             raise ValueError(f"{given} is set but {missing} is not: TLS needs both or neither")
         if self.tls_cert:
             server_tls_context(self.tls_cert, self.tls_key)
+        self._validate_auth()
+
+    def _validate_auth(self) -> None:
+        """Raise ValueError on an auth mode this server lacks or a password file it cannot use."""
+        from metastore_server.server.auth import AUTH_CHOICES
+        from metastore_server.server.passwords import parse_password_file
+
+        if self.auth not in AUTH_CHOICES:
+            raise ValueError(f"auth must be one of {', '.join(AUTH_CHOICES)}, not {self.auth!r}")
+        if self.auth == "password":
+            if not self.password_file:
+                raise ValueError("auth password needs password_file (user:hash lines)")
+            parse_password_file(self.password_file)
+        elif self.password_file:
+            raise ValueError(f"password_file is set but auth is {self.auth}, not password")
 
     def filesystem_options(self) -> dict[str, dict[str, object]]:
         """fsspec options per scheme: ``fs_options``, with ``s3_endpoint`` and ``s3_region``

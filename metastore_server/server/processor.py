@@ -61,11 +61,13 @@ class _Call:
     started: float
     reader: LimitedSocket | None
     generation: ClientGeneration
+    #: Who the connection authenticated as (SASL), None without authentication.
+    user: str | None = None
 
     def audit(self, outcome: str, **fields: Any) -> None:
         """Write the call's audit line."""
         audit_call(method=self.api, peer=self.peer, ms=_ms(self.started), outcome=outcome,
-                   **fields)  # fmt: skip
+                   user=self.user, **fields)  # fmt: skip
 
 
 class CallProcessor:
@@ -91,6 +93,8 @@ class CallProcessor:
         frame_writer: Callable[[bytes], None] | None = None,
         reader: LimitedSocket | None = None,
         generation: ClientGeneration | None = None,
+        *,
+        user: str | None = None,
     ) -> None:
         """Serve one message. Raises transport errors (the connection is then closed).
 
@@ -99,12 +103,14 @@ class CallProcessor:
         transport's frame buffer first. ``reader`` (the socket under ``iprot``) meters the
         decoding of the arguments and is told when the message has been read. ``generation``
         is what the connection's client has shown of its HMS generation (see
-        :mod:`metastore_server.server.generations`)."""
+        :mod:`metastore_server.server.generations`). ``user`` is who the connection
+        authenticated as (SASL; None without authentication): its audit lines name it."""
         api, msg_type, seqid = iprot.read_message_begin()
         me = threading.get_ident()
         self._in_flight[me] = time.monotonic()
         call = _Call(api, seqid, peer, time.perf_counter(), reader,
-                     generation if generation is not None else ClientGeneration())  # fmt: skip
+                     generation if generation is not None else ClientGeneration(),
+                     user)  # fmt: skip
         try:
             self._process(call, msg_type, iprot, oprot, frame_writer)
         finally:

@@ -37,6 +37,7 @@ from metastore_server.server.generations import (
     ClientGeneration,
 )
 from metastore_server.server.processor import CallProcessor
+from metastore_server.server.sasl import Identity, SaslServer, SaslSocket
 from metastore_server.server.transport_limits import (
     CONTAINER_COST,
     DEFAULT_MAX_MESSAGE_SIZE,
@@ -116,6 +117,7 @@ class MetastoreServer:
         tls_key: str = "",
         tls_handshake_timeout: float = 30.0,
         message_timeout: float = DEFAULT_MESSAGE_TIMEOUT,
+        sasl: SaslServer | None = None,
     ) -> None:
         install_decode_metering(hms.ThriftHiveMetastore)
         self._processor = CallProcessor(
@@ -144,6 +146,7 @@ class MetastoreServer:
         )
         self._tls_handshake_timeout = tls_handshake_timeout
         self._message_timeout = message_timeout
+        self._sasl = sasl
         self._listener: socket.socket | None = None
         self._ids = itertools.count()
         self._connections: dict[int, socket.socket] = {}
@@ -173,6 +176,7 @@ class MetastoreServer:
             host=self.address[0],
             port=self.address[1],
             tls=self._tls is not None,
+            sasl=sorted(self._sasl.mechanisms) if self._sasl is not None else None,
             max_message_size=self._max_message_size,
             message_timeout=self._message_timeout,
         )
@@ -263,7 +267,7 @@ class MetastoreServer:
             if self._tls is not None:
                 connection = self._handshake(key, client, peer)
             if connection is not None:
-                self._serve_calls(connection, peer)
+                self._authenticate_and_serve(connection, peer)
         except OSError as exc:
             log.info("connection_closed_on_error", peer=peer, error=f"{type(exc).__name__}: {exc}")
         finally:
@@ -298,10 +302,23 @@ class MetastoreServer:
             return None
         return wrapped
 
-    def _serve_calls(self, client: socket.socket, peer: str) -> None:
+    def _authenticate_and_serve(self, connection: socket.socket, peer: str) -> None:
+        """Serve calls on ``connection``, after the SASL negotiation when ``--auth`` asks for
+        one (a client that fails it is answered, logged and closed by the caller)."""
+        if self._sasl is None:
+            self._serve_calls(connection, peer)
+            return
+        negotiated = self._sasl.negotiate(connection, peer)
+        if negotiated is not None and not self._closing.is_set():
+            data_socket, identity = negotiated
+            self._serve_calls(data_socket, peer, identity)
+
+    def _serve_calls(
+        self, client: socket.socket | SaslSocket, peer: str, identity: Identity | None = None
+    ) -> None:
         """Answer calls on one connection until it closes or sends what cannot be read."""
         tsocket = LimitedSocket(
-            client,
+            client,  # type: ignore[arg-type]  # a SaslSocket reads and writes as a socket
             self._max_message_size,
             framed=self._framed,
             message_timeout=self._message_timeout,
@@ -313,10 +330,13 @@ class MetastoreServer:
         oprot = self._oprot_factory.get_protocol(otrans)
         frame_writer = tsocket.write if self._framed else None
         generation = ClientGeneration(self._hms_api)
+        user = identity.user if identity is not None else None
         try:
             while not self._closing.is_set():
                 tsocket.start_message(itrans)
-                self._processor.process(iprot, oprot, peer, frame_writer, tsocket, generation)
+                self._processor.process(
+                    iprot, oprot, peer, frame_writer, tsocket, generation, user=user
+                )
         except MessageTooLarge as exc:
             log.warning(
                 "connection_closed_message_too_large",
@@ -325,7 +345,7 @@ class MetastoreServer:
                 size=exc.size,
             )
         except MalformedMessage as exc:
-            self._answer_malformed(oprot, exc, peer)
+            self._answer_malformed(oprot, exc, peer, user)
         except DecodeLimitExceeded as exc:
             log.warning(
                 "connection_closed_decode_limit",
@@ -349,14 +369,17 @@ class MetastoreServer:
                 )
 
     @staticmethod
-    def _answer_malformed(oprot: Any, exc: MalformedMessage, peer: str) -> None:
+    def _answer_malformed(
+        oprot: Any, exc: MalformedMessage, peer: str, user: str | None = None
+    ) -> None:
         """Tell the client (when its message header could be read) that its message breaks
         the protocol; the connection is then closed, as nothing after it can be trusted."""
         if exc.seqid is not None and exc.method is not None:
             error = TApplicationException(TApplicationException.PROTOCOL_ERROR, exc.message)
             with contextlib.suppress(OSError, TTransportException):
                 CallProcessor._send_exception(oprot, exc.method, error, exc.seqid)
-        audit_call(method=exc.method or "", peer=peer, ms=0.0, outcome="malformed_message")
+        audit_call(method=exc.method or "", peer=peer, ms=0.0, outcome="malformed_message",
+                   user=user)  # fmt: skip
         log.warning(
             "connection_closed_malformed_message", peer=peer, method=exc.method, reason=exc.reason
         )

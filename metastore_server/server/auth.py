@@ -1,0 +1,44 @@
+"""The ``--auth`` modes: each names the SASL mechanisms a server offers and builds them from
+the server's settings.
+
+``password`` is PLAIN against a password file (:mod:`metastore_server.server.sasl_plain`).
+Kerberos will be one more entry of :data:`AUTH_MODES`, building a GSSAPI mechanism from a keytab
+and principal (and DIGEST-MD5 for delegation tokens, as HMS offers both).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from metastore_server.server.passwords import PasswordFile
+from metastore_server.server.sasl import MechanismFactory, SaslServer
+from metastore_server.server.sasl_plain import PlainMechanism
+
+#: What an ``--auth`` mode takes (the server's settings) to build its mechanisms by name.
+AuthModeBuilder = Callable[[dict[str, Any]], dict[str, MechanismFactory]]
+
+
+def _password_mode(settings: dict[str, Any]) -> dict[str, MechanismFactory]:
+    if not settings.get("password_file"):
+        raise ValueError("auth password needs a password file (password_file)")
+    passwords = PasswordFile(settings["password_file"])
+    return {PlainMechanism.name: lambda: PlainMechanism(passwords)}
+
+
+AUTH_MODES: dict[str, AuthModeBuilder] = {"password": _password_mode}
+#: Every ``--auth`` value.
+AUTH_CHOICES = ("none", *AUTH_MODES)
+
+
+def build_sasl_server(auth: str, **settings: Any) -> SaslServer | None:
+    """The SASL server of an ``--auth`` mode (None for ``none``); ValueError on a mode that
+    is not known or settings it cannot use (a password file that cannot be read, say).
+    ``handshake_timeout`` and ``max_wrapped`` in ``settings`` go to the SaslServer."""
+    if auth == "none":
+        return None
+    builder = AUTH_MODES.get(auth)
+    if builder is None:
+        raise ValueError(f"auth must be one of {', '.join(AUTH_CHOICES)}, not {auth!r}")
+    limits = {k: v for k, v in settings.items() if k in ("handshake_timeout", "max_wrapped")}
+    return SaslServer(builder(settings), **limits)

@@ -1,0 +1,63 @@
+"""The PLAIN mechanism (RFC 4616) on the server: ``authzid NUL authcid NUL password`` checked
+against a password file (:mod:`metastore_server.server.passwords`).
+
+An authorization identity other than the authenticated one (acting for another user) is refused:
+there are no proxy users yet. The client is told only that the login failed; the log says why.
+"""
+
+from __future__ import annotations
+
+from metastore_server.server.passwords import PasswordFile
+from metastore_server.server.sasl import AuthenticationFailed, SecurityLayer
+
+#: What a refused client is told (not whether the user exists).
+FAILED = "Error validating the login: unknown user or wrong password"
+
+
+class PlainMechanism:
+    """PLAIN for one connection."""
+
+    name = "PLAIN"
+
+    def __init__(self, passwords: PasswordFile) -> None:
+        self._passwords = passwords
+        self._user: str | None = None
+        self._asked = False
+
+    def step(self, response: bytes) -> tuple[bytes, bool]:
+        """Check the client's message; an empty first response gets an empty challenge."""
+        if not response and not self._asked:
+            self._asked = True  # RFC 4616: a client without an initial response is asked once
+            return b"", False
+        parts = response.split(b"\0")
+        if len(parts) != 3:
+            raise AuthenticationFailed(
+                "PLAIN message must be authzid NUL authcid NUL password",
+                f"malformed PLAIN message ({len(parts) - 1} NUL bytes)",
+            )
+        try:
+            authzid, authcid, password = (part.decode("utf-8") for part in parts)
+        except UnicodeDecodeError:
+            raise AuthenticationFailed("PLAIN message is not UTF-8 text") from None
+        if not authcid or not password:
+            raise AuthenticationFailed(FAILED, "empty user or password")
+        if authzid and authzid != authcid:
+            raise AuthenticationFailed(
+                f"user {authcid!r} may not act as {authzid!r}",
+                f"user {authcid!r} asked to act as {authzid!r} (no proxy users)",
+            )
+        why = self._passwords.verify(authcid, password)
+        if why is not None:
+            raise AuthenticationFailed(FAILED, f"user {authcid!r}: {why}")
+        self._user = authcid
+        return b"", True
+
+    @property
+    def user(self) -> str:
+        """The authenticated user."""
+        assert self._user is not None, "PLAIN not complete"
+        return self._user
+
+    def security_layer(self) -> SecurityLayer | None:
+        """PLAIN has no security layer (QOP auth)."""
+        return None
