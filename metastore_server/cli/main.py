@@ -52,6 +52,17 @@ def _serve_parser(
         help="serve the metastore Thrift API",
         description="Serve the Hive Metastore Thrift API. Flags override METASTORE_* variables.",
     )
+    _where_options(serve, defaults)
+    group = serve.add_argument_group
+    _wire_options(group("the wire: transports, connections, workers, limits"), defaults)
+    _security_options(group("who may connect"), defaults)
+    _catalog_options(group("catalog behaviour"), defaults)
+    _data_options(group("managed data"), defaults)
+    _log_options(group("logs"), defaults)
+
+
+def _where_options(serve: Any, defaults: ServerConfig) -> None:
+    """``serve``'s options: where it listens and stores."""
     serve.add_argument(
         "--config",
         help="TOML file of these settings (also METASTORE_CONFIG); flags and METASTORE_* "
@@ -67,19 +78,23 @@ def _serve_parser(
     serve.add_argument(
         "--warehouse", default=defaults.warehouse, help="warehouse directory (default %(default)s)"
     )
-    serve.add_argument(
+
+
+def _wire_options(group: Any, defaults: ServerConfig) -> None:
+    """``serve``'s options: transports, connections, workers and limits."""
+    group.add_argument(
         "--transport",
         choices=("buffered", "framed"),
         default=defaults.transport,
         help="Thrift transport (default %(default)s, as Hive)",
     )
-    serve.add_argument(
+    group.add_argument(
         "--protocol",
         choices=("binary", "compact"),
         default=defaults.protocol,
         help="Thrift protocol (default %(default)s, as Hive)",
     )
-    serve.add_argument(
+    group.add_argument(
         "--hms-api",
         choices=("auto", "2.3", "4"),
         default=defaults.hms_api,
@@ -87,13 +102,13 @@ def _serve_parser(
         "calls show; see docs/clients.md), or 2.3 or 4 for every connection "
         "(default %(default)s)",
     )
-    serve.add_argument(
+    group.add_argument(
         "--max-connections",
         type=int,
         default=defaults.max_connections,
         help="concurrent client connections accepted (default %(default)s)",
     )
-    serve.add_argument(
+    group.add_argument(
         "--workers",
         type=int,
         default=defaults.workers,
@@ -101,7 +116,7 @@ def _serve_parser(
         "replaces a worker that dies or runs a call past --call-timeout; 0: one process, no "
         "supervisor (default: the number of cores, %(default)s)",
     )
-    serve.add_argument(
+    group.add_argument(
         "--call-timeout",
         type=float,
         default=defaults.call_timeout,
@@ -109,15 +124,15 @@ def _serve_parser(
         help="a call running longer has its worker replaced (its connection closed); 0: never "
         "(default %(default)s)",
     )
-    serve.add_argument("--worker-channel-fd", type=int, default=-1, help=argparse.SUPPRESS)
-    serve.add_argument(
+    group.add_argument("--worker-channel-fd", type=int, default=-1, help=argparse.SUPPRESS)
+    group.add_argument(
         "--max-message-size",
         type=int,
         default=defaults.max_message_size,
         help="largest incoming Thrift message in bytes; a bigger one closes its connection "
         "(default %(default)s bytes)",
     )
-    serve.add_argument(
+    group.add_argument(
         "--message-timeout",
         type=float,
         default=defaults.message_timeout,
@@ -126,16 +141,20 @@ def _serve_parser(
         "time or the connection is closed; idle connections are never cut "
         "(0: no limit; default %(default)s)",
     )
-    serve.add_argument(
+
+
+def _security_options(group: Any, defaults: ServerConfig) -> None:
+    """``serve``'s options: who may connect."""
+    group.add_argument(
         "--tls-cert",
         default=defaults.tls_cert,
         metavar="PATH",
         help="PEM certificate (chain): with --tls-key, serve over TLS",
     )
-    serve.add_argument(
+    group.add_argument(
         "--tls-key", default=defaults.tls_key, metavar="PATH", help="PEM private key of --tls-cert"
     )
-    serve.add_argument(
+    group.add_argument(
         "--auth",
         choices=AUTH_CHOICES,
         default=defaults.auth,
@@ -143,28 +162,32 @@ def _serve_parser(
         "Hive 4's hive.metastore.authentication=CONFIG/LDAP, against --password-file; a client "
         "that does not speak SASL is refused) (default %(default)s)",
     )
-    serve.add_argument(
+    group.add_argument(
         "--password-file",
         default=defaults.password_file,
         metavar="PATH",
         help="--auth password: a file of user:hash lines (argon2 hashes; make them with "
         "`metastore-server hash-password`), read again when it changes",
     )
-    serve.add_argument(
+
+
+def _catalog_options(group: Any, defaults: ServerConfig) -> None:
+    """``serve``'s options: catalog behaviour."""
+    group.add_argument(
         "--partition-request-limit",
         type=int,
         default=defaults.partition_request_limit,
         help="most partitions one request may return, as HMS's "
         "hive.metastore.limit.partition.request (default %(default)s: no limit)",
     )
-    serve.add_argument(
+    group.add_argument(
         "--listing-cache-mb",
         type=int,
         default=defaults.listing_cache_mb,
         help="memory for whole-table partition listings kept while the store is unchanged "
         "(embedded store; 0: off; default %(default)s)",
     )
-    serve.add_argument(
+    group.add_argument(
         "--writer-lease",
         type=float,
         default=defaults.writer_lease,
@@ -173,7 +196,7 @@ def _serve_parser(
         "write in progress stand without a heartbeat before another server process takes "
         "them for a dead server's and rolls the change back (default %(default)s)",
     )
-    serve.add_argument(
+    group.add_argument(
         "--txn-timeout",
         type=float,
         default=defaults.txn_timeout,
@@ -181,7 +204,7 @@ def _serve_parser(
         help="a lock or transaction not heartbeated for this long expires, as HMS's "
         "hive.txn.timeout (default %(default)s)",
     )
-    serve.add_argument(
+    group.add_argument(
         "--event-ttl",
         type=float,
         default=defaults.event_ttl,
@@ -189,14 +212,18 @@ def _serve_parser(
         help="notification events older than this are removed, as HMS's "
         "hive.metastore.event.db.listener.timetolive (default %(default)s)",
     )
-    serve.add_argument(
+    group.add_argument(
         "--notification-log",
         choices=("on", "off"),
         default=defaults.notification_log,
         help="record an event for every change, read with get_next_notification (HMS's "
         "DbNotificationListener; off: no events, as HMS without it) (default %(default)s)",
     )
-    serve.add_argument(
+
+
+def _data_options(group: Any, defaults: ServerConfig) -> None:
+    """``serve``'s options: managed data."""
+    group.add_argument(
         "--data-operations",
         choices=("on", "off"),
         default=defaults.data_operations,
@@ -204,39 +231,43 @@ def _serve_parser(
         "file system; off: data is managed elsewhere, locations are never touched "
         "(default %(default)s)",
     )
-    serve.add_argument(
+    group.add_argument(
         "--trash-root",
         default=defaults.trash_root,
         metavar="URI[,URI...]",
         help="move dropped data under URI/Current/... instead of deleting it, unless the drop "
         "asks for PURGE (one root per file system: file:/..., s3://bucket/..., hdfs://...)",
     )
-    serve.add_argument(
+    group.add_argument(
         "--data-roots",
         default=defaults.data_roots,
         metavar="URI[,URI...]",
         help="create, move and delete data only under these directories (file:/..., "
         "s3://bucket/..., hdfs://...; the warehouse must be under one); default: anywhere",
     )
-    serve.add_argument(
+    group.add_argument(
         "--s3-endpoint",
         default=defaults.s3_endpoint,
         metavar="URL",
         help="endpoint of an S3-compatible store (credentials and region otherwise from the "
         "standard AWS variables and files)",
     )
-    serve.add_argument("--s3-region", default=defaults.s3_region, help="S3 region")
-    serve.add_argument(
+    group.add_argument("--s3-region", default=defaults.s3_region, help="S3 region")
+    group.add_argument(
         "--fs-option",
         action="append",
         default=[],
         metavar="SCHEME.KEY=VALUE",
         help="an fsspec option of a file system, e.g. s3.anon=false (repeatable)",
     )
-    serve.add_argument(
+
+
+def _log_options(group: Any, defaults: ServerConfig) -> None:
+    """``serve``'s options: logs."""
+    group.add_argument(
         "--log-level", default=defaults.log_level, help="debug, info, warning, error"
     )
-    serve.add_argument(
+    group.add_argument(
         "--log-format",
         choices=("console", "json"),
         default=defaults.log_format,
