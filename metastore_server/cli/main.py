@@ -158,9 +158,11 @@ def _security_options(group: Any, defaults: ServerConfig) -> None:
         "--auth",
         choices=AUTH_CHOICES,
         default=defaults.auth,
-        help="client authentication: none (as HMS without SASL), or password (SASL PLAIN, as "
-        "Hive 4's hive.metastore.authentication=CONFIG/LDAP, against --password-file; a client "
-        "that does not speak SASL is refused) (default %(default)s)",
+        help="client authentication: none (as HMS without SASL); password (SASL PLAIN, as "
+        "Hive 4's hive.metastore.authentication=CONFIG/LDAP, against --password-file); "
+        "kerberos (SASL GSSAPI, as hive.metastore.sasl.enabled=true, with --kerberos-principal "
+        "and --kerberos-keytab); a client that does not speak SASL is then refused "
+        "(default %(default)s)",
     )
     group.add_argument(
         "--password-file",
@@ -168,6 +170,26 @@ def _security_options(group: Any, defaults: ServerConfig) -> None:
         metavar="PATH",
         help="--auth password: a file of user:hash lines (argon2 hashes; make them with "
         "`metastore-server hash-password`), read again when it changes",
+    )
+    group.add_argument(
+        "--kerberos-principal",
+        default=defaults.kerberos_principal,
+        metavar="PRINCIPAL",
+        help="--auth kerberos: the server's principal, as HMS's hive.metastore.kerberos.principal "
+        "(service/_HOST@REALM; _HOST becomes this host's name)",
+    )
+    group.add_argument(
+        "--kerberos-keytab",
+        default=defaults.kerberos_keytab,
+        metavar="PATH",
+        help="--auth kerberos: the keytab of --kerberos-principal",
+    )
+    group.add_argument(
+        "--sasl-qop",
+        choices=("auth", "auth-int", "auth-conf"),
+        default=defaults.sasl_qop,
+        help="--auth kerberos: the protection offered after login, as hadoop.rpc.protection "
+        "(auth: none; auth-int: integrity; auth-conf: privacy) (default %(default)s)",
     )
 
 
@@ -318,6 +340,9 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         tls_key=args.tls_key,
         auth=args.auth,
         password_file=args.password_file,
+        kerberos_principal=args.kerberos_principal,
+        kerberos_keytab=args.kerberos_keytab,
+        sasl_qop=args.sasl_qop,
         partition_request_limit=args.partition_request_limit,
         listing_cache_mb=args.listing_cache_mb,
         writer_lease=args.writer_lease,

@@ -125,7 +125,13 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
         message_timeout=config.message_timeout,
         tls_cert=config.tls_cert,
         tls_key=config.tls_key,
-        sasl=build_sasl_server(config.auth, password_file=config.password_file),
+        sasl=build_sasl_server(
+            config.auth,
+            password_file=config.password_file,
+            kerberos_principal=config.kerberos_principal,
+            kerberos_keytab=config.kerberos_keytab,
+            sasl_qop=config.sasl_qop,
+        ),
     )
     log.info(
         "metastore_starting",

@@ -1,9 +1,10 @@
 """The ``--auth`` modes: each names the SASL mechanisms a server offers and builds them from
 the server's settings.
 
-``password`` is PLAIN against a password file (:mod:`metastore_server.server.sasl_plain`).
-Kerberos will be one more entry of :data:`AUTH_MODES`, building a GSSAPI mechanism from a keytab
-and principal (and DIGEST-MD5 for delegation tokens, as HMS offers both).
+``password`` is PLAIN against a password file (:mod:`metastore_server.server.sasl_plain`);
+``kerberos`` is GSSAPI with the server's keytab and principal
+(:mod:`metastore_server.server.sasl_gssapi`; DIGEST-MD5 for delegation tokens is to come, as
+HMS offers both).
 """
 
 from __future__ import annotations
@@ -26,7 +27,20 @@ def _password_mode(settings: dict[str, Any]) -> dict[str, MechanismFactory]:
     return {PlainMechanism.name: lambda: PlainMechanism(passwords)}
 
 
-AUTH_MODES: dict[str, AuthModeBuilder] = {"password": _password_mode}
+def _kerberos_mode(settings: dict[str, Any]) -> dict[str, MechanismFactory]:
+    from metastore_server.server.sasl_gssapi import (
+        GssapiMechanism,
+        principal_for,
+        server_credentials,
+    )
+
+    principal = principal_for(settings.get("kerberos_principal") or "")
+    credentials = server_credentials(principal, settings.get("kerberos_keytab") or "")
+    qop = settings.get("sasl_qop") or "auth"
+    return {GssapiMechanism.name: lambda: GssapiMechanism(credentials, qop)}
+
+
+AUTH_MODES: dict[str, AuthModeBuilder] = {"password": _password_mode, "kerberos": _kerberos_mode}
 #: Every ``--auth`` value.
 AUTH_CHOICES = ("none", *AUTH_MODES)
 

@@ -45,8 +45,11 @@ class ServerConfig:
     message_timeout: float = DEFAULT_MESSAGE_TIMEOUT  # s for a begun message to arrive; 0: none
     tls_cert: str = ""  # PEM certificate (chain); with tls_key, the server speaks TLS
     tls_key: str = ""  # PEM private key
-    auth: str = "none"  # none | password (SASL PLAIN against password_file)
+    auth: str = "none"  # none | password (SASL PLAIN) | kerberos (SASL GSSAPI)
     password_file: str = ""  # user:argon2-hash lines (auth password)
+    kerberos_principal: str = ""  # the server's principal, service/_HOST@REALM (auth kerberos)
+    kerberos_keytab: str = ""  # the keytab holding its keys (auth kerberos)
+    sasl_qop: str = "auth"  # auth | auth-int | auth-conf: the GSSAPI layers offered
     partition_request_limit: int = -1  # HMS hive.metastore.limit.partition.request
     listing_cache_mb: int = 256  # whole-table listings kept while the store is unchanged
     writer_lease: float = WRITER_LEASE_S  # s before a write-in-progress mark counts as dead
@@ -124,6 +127,9 @@ class ServerConfig:
             "tls_key",
             "auth",
             "password_file",
+            "kerberos_principal",
+            "kerberos_keytab",
+            "sasl_qop",
             "data_operations",
             "notification_log",
             "trash_root",
@@ -218,6 +224,16 @@ class ServerConfig:
             parse_password_file(self.password_file)
         elif self.password_file:
             raise ValueError(f"password_file is set but auth is {self.auth}, not password")
+        if self.auth == "kerberos":
+            if not self.kerberos_principal or not self.kerberos_keytab:
+                raise ValueError(
+                    "auth kerberos needs kerberos_principal (e.g. hive/_HOST@REALM) and "
+                    "kerberos_keytab"
+                )
+            if not os.access(self.kerberos_keytab, os.R_OK):
+                raise ValueError(f"kerberos_keytab {self.kerberos_keytab}: cannot be read")
+        if self.sasl_qop not in ("auth", "auth-int", "auth-conf"):
+            raise ValueError(f"sasl_qop must be auth, auth-int or auth-conf, not {self.sasl_qop!r}")
 
     def filesystem_options(self) -> dict[str, dict[str, object]]:
         """fsspec options per scheme: ``fs_options``, with ``s3_endpoint`` and ``s3_region``
