@@ -46,7 +46,6 @@ import importlib
 import re
 import select
 import socket
-import struct
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -61,6 +60,8 @@ from thriftpy2.transport import TTransportException
 from storage import hbase_keys, hbase_scans, hbase_writes, intents
 from storage.hbase_settings import DEFAULT_PORT as DEFAULT_PORT  # re-exported
 from storage.hbase_settings import HBaseSettings
+from storage.hbase_settings import shell_script as shell_script  # re-exported
+from storage.hbase_settings import table_id_split_keys as table_id_split_keys  # re-exported
 from storage.port import (
     Condition,
     Delete,
@@ -78,7 +79,6 @@ T = TypeVar("T")
 
 _GET_BATCH = 1000
 _MAX_BACKOFF_S = 5.0
-_INT64 = struct.Struct(">q")
 _CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     TTransportException,
     TProtocolException,
@@ -564,40 +564,6 @@ def _reconnect(connection: Any) -> None:
     if refresh is not None:
         refresh()
     connection.open()
-
-
-def shell_script(
-    settings: HBaseSettings, specs: Iterable[TableSpec], split_keys: Mapping[str, Sequence[bytes]]
-) -> str:
-    """HBase shell commands that create the tables pre-split (``split_keys`` per port table)
-    with one version and NEW_VERSION_BEHAVIOR, for an operator to run before the first start
-    (the Thrift gateway cannot pre-split)."""
-    lines = []
-    if settings.namespace:
-        lines.append(f"create_namespace '{settings.namespace}'")
-    for spec in specs:
-        name = settings.table_name(spec.name).decode()
-        families = ", ".join(
-            f"{{NAME => '{f}', VERSIONS => 1, BLOOMFILTER => 'ROW', "
-            "NEW_VERSION_BEHAVIOR => 'true'}"
-            for f in spec.families
-        )
-        splits = split_keys.get(spec.name)
-        tail = ""
-        if splits:
-            quoted = ", ".join('"' + "".join(f"\\x{b:02X}" for b in key) + '"' for key in splits)
-            tail = f", SPLITS => [{quoted}]"
-        lines.append(f"create '{name}', {families}{tail}")
-    return "\n".join(lines) + "\n"
-
-
-def table_id_split_keys(regions: int, table_ids: int) -> list[bytes]:
-    """Split keys for the partitions table: ``regions`` ranges of about equal numbers of table
-    ids below ``table_ids`` (partition keys start with the 8-byte big-endian table id)."""
-    if regions < 2:
-        return []
-    step = max(table_ids // regions, 1)
-    return [_INT64.pack(step * i) for i in range(1, regions) if step * i < 2**63]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,18 +1,26 @@
 """Where the HBase store (``storage.hbase``) finds its Thrift gateway and how it talks to it:
 ``HBaseSettings``, the fields of an ``hbase://`` storage URL, checked, and the HBase table
-name of a port table. Pure; no I/O."""
+name of a port table; and the HBase shell commands that create the tables pre-split
+(``shell_script``), for an operator. Pure; no I/O."""
 
 from __future__ import annotations
 
 import re
+import struct
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from storage import hbase_keys
+from storage.port import TableSpec
 
 DEFAULT_PORT = 9090
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")
+
+
+#: A table id as partition keys begin with it (8 bytes, big-endian).
+_TABLE_ID = struct.Struct(">q")
 
 
 @dataclass(frozen=True)
@@ -98,3 +106,37 @@ class HBaseSettings:
             f"HBase Thrift gateway at {self.address} (tables {where}, pool {self.pool_size}, "
             f"timeout {self.timeout_ms} ms, {self.transport}/{self.protocol})"
         )
+
+
+def shell_script(
+    settings: HBaseSettings, specs: Iterable[TableSpec], split_keys: Mapping[str, Sequence[bytes]]
+) -> str:
+    """HBase shell commands that create the tables pre-split (``split_keys`` per port table)
+    with one version and NEW_VERSION_BEHAVIOR, for an operator to run before the first start
+    (the Thrift gateway cannot pre-split)."""
+    lines = []
+    if settings.namespace:
+        lines.append(f"create_namespace '{settings.namespace}'")
+    for spec in specs:
+        name = settings.table_name(spec.name).decode()
+        families = ", ".join(
+            f"{{NAME => '{f}', VERSIONS => 1, BLOOMFILTER => 'ROW', "
+            "NEW_VERSION_BEHAVIOR => 'true'}"
+            for f in spec.families
+        )
+        splits = split_keys.get(spec.name)
+        tail = ""
+        if splits:
+            quoted = ", ".join('"' + "".join(f"\\x{b:02X}" for b in key) + '"' for key in splits)
+            tail = f", SPLITS => [{quoted}]"
+        lines.append(f"create '{name}', {families}{tail}")
+    return "\n".join(lines) + "\n"
+
+
+def table_id_split_keys(regions: int, table_ids: int) -> list[bytes]:
+    """Split keys for the partitions table: ``regions`` ranges of about equal numbers of table
+    ids below ``table_ids`` (partition keys start with the 8-byte big-endian table id)."""
+    if regions < 2:
+        return []
+    step = max(table_ids // regions, 1)
+    return [_TABLE_ID.pack(step * i) for i in range(1, regions) if step * i < 2**63]
