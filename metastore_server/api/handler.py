@@ -10,8 +10,10 @@ name and passes the arguments in IDL order. Where a method lives and why:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from metastore_server.api.area import Area, ServerSettings
+from metastore_server.api.authorization import Authorizer
 from metastore_server.api.catalogs import CatalogCalls
 from metastore_server.api.compactions import CompactionCalls
 from metastore_server.api.constraints import ConstraintCalls
@@ -45,6 +47,7 @@ from metastore_server.api.types import TypeCalls
 from metastore_server.api.values import ValuesCalls
 from metastore_server.api.workload import WorkloadCalls
 from metastore_server.api.write_ids import WriteIdCalls
+from metastore_server.caller import current_session
 from metastore_server.catalog.facade import Catalog
 from metastore_server.thrift_api import hms
 
@@ -97,10 +100,22 @@ class MetastoreHandler:
     """ThriftHiveMetastore (and fb303's FacebookService) over a Catalog: one object of each
     area, and for each IDL method a method of this class passing the call to its area."""
 
-    def __init__(self, catalog: Catalog, config_values: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        config_values: dict[str, str] | None = None,
+        authorizer: Authorizer | None = None,
+    ) -> None:
         self.catalog = catalog
+        self.authorizer = authorizer
         settings = ServerSettings(config_values=dict(config_values or {}))
         self.areas: dict[type[Area], Area] = {area: area(catalog, settings) for area in AREAS}
+
+    def authorize(self, api: str, values: dict[str, Any]) -> None:
+        """Refuse (raise the HMS exception) a call the current caller may not make under
+        ``--authorization``; nothing to check when it is off. Not a Thrift method."""
+        if self.authorizer is not None:
+            self.authorizer.check(api, values, current_session())
 
 
 def _passing_to(area: type[Area], name: str) -> Callable[..., object]:

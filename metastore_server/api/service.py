@@ -11,6 +11,7 @@ import time
 from metastore_server import __version__
 from metastore_server.api import client_settings
 from metastore_server.api.area import Area, ServerSettings
+from metastore_server.caller import current_session
 from metastore_server.catalog.facade import Catalog
 from metastore_server.thrift_api import hms
 
@@ -104,7 +105,9 @@ class ServiceCalls(Area):
         return self.settings.config_values.get(name, defaultValue)
 
     def set_ugi(self, user_name: str, group_names: list[str] | None) -> list[str]:
-        """HMS 2.3 answers with the group list as sent."""
+        """Record who the connection claims to be (believed only without authentication,
+        see :mod:`metastore_server.caller`); HMS 2.3 answers with the group list as sent."""
+        current_session().claim(user_name, group_names)
         return list(group_names or [])
 
     def flushCache(self) -> None:  # noqa: N802 (IDL name)

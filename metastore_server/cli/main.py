@@ -16,6 +16,7 @@ from typing import Any
 import structlog
 
 from metastore_server import __version__
+from metastore_server.api.authorization import AUTHORIZATION_CHOICES
 from metastore_server.audit import configure_logging
 from metastore_server.cli import bench as cli_bench
 from metastore_server.cli import dependency as cli_dependency
@@ -191,6 +192,13 @@ def _security_options(group: Any, defaults: ServerConfig) -> None:
         help="--auth kerberos: the protection offered after login, as hadoop.rpc.protection "
         "(auth: none; auth-int: integrity; auth-conf: privacy) (default %(default)s)",
     )
+    group.add_argument(
+        "--authorization",
+        choices=AUTHORIZATION_CHOICES,
+        default=defaults.authorization,
+        help="who may do what: off (every caller may do everything, as HMS without an "
+        "authorization manager) (default %(default)s)",
+    )
 
 
 def _catalog_options(group: Any, defaults: ServerConfig) -> None:
@@ -343,6 +351,7 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         kerberos_principal=args.kerberos_principal,
         kerberos_keytab=args.kerberos_keytab,
         sasl_qop=args.sasl_qop,
+        authorization=args.authorization,
         partition_request_limit=args.partition_request_limit,
         listing_cache_mb=args.listing_cache_mb,
         writer_lease=args.writer_lease,

@@ -8,6 +8,7 @@ from pathlib import Path
 import structlog
 
 from metastore_server import __version__
+from metastore_server.api.authorization import build_authorizer
 from metastore_server.api.client_settings import HIVE_DEFAULTS
 from metastore_server.api.handler import MetastoreHandler
 from metastore_server.catalog.core.context import MOVE_NOTE
@@ -58,7 +59,8 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
         "hive.metastore.event.db.listener.timetolive": f"{config.event_ttl:g}s",
         **config.extra_config,
     }
-    return MetastoreHandler(catalog, config_values), catalog.close
+    authorizer = build_authorizer(config.authorization, catalog, auth=config.auth)
+    return MetastoreHandler(catalog, config_values, authorizer), catalog.close
 
 
 def data_operations(config: ServerConfig, warehouse: Warehouse) -> DataOperations:
@@ -142,6 +144,7 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
         protocol=config.protocol,
         tls=bool(config.tls_cert),
         auth=config.auth,
+        authorization=config.authorization,
         max_message_size=config.max_message_size,
     )
     if config.protocol != "compact" and not wire_walk.compiled():

@@ -50,6 +50,7 @@ class ServerConfig:
     kerberos_principal: str = ""  # the server's principal, service/_HOST@REALM (auth kerberos)
     kerberos_keytab: str = ""  # the keytab holding its keys (auth kerberos)
     sasl_qop: str = "auth"  # auth | auth-int | auth-conf: the GSSAPI layers offered
+    authorization: str = "off"  # off | the modes of metastore_server.api.authorization
     partition_request_limit: int = -1  # HMS hive.metastore.limit.partition.request
     listing_cache_mb: int = 256  # whole-table listings kept while the store is unchanged
     writer_lease: float = WRITER_LEASE_S  # s before a write-in-progress mark counts as dead
@@ -130,6 +131,7 @@ class ServerConfig:
             "kerberos_principal",
             "kerberos_keytab",
             "sasl_qop",
+            "authorization",
             "data_operations",
             "notification_log",
             "trash_root",
@@ -234,6 +236,13 @@ class ServerConfig:
                 raise ValueError(f"kerberos_keytab {self.kerberos_keytab}: cannot be read")
         if self.sasl_qop not in ("auth", "auth-int", "auth-conf"):
             raise ValueError(f"sasl_qop must be auth, auth-int or auth-conf, not {self.sasl_qop!r}")
+        from metastore_server.api.authorization import AUTHORIZATION_CHOICES
+
+        if self.authorization not in AUTHORIZATION_CHOICES:
+            raise ValueError(
+                f"authorization must be one of {', '.join(AUTHORIZATION_CHOICES)}, "
+                f"not {self.authorization!r}"
+            )
 
     def filesystem_options(self) -> dict[str, dict[str, object]]:
         """fsspec options per scheme: ``fs_options``, with ``s3_endpoint`` and ``s3_region``

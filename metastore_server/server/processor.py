@@ -20,7 +20,9 @@ from thriftpy2.thrift import TApplicationException, TException, TMessageType, TT
 from thriftpy2.transport import TTransportException
 
 from metastore_server.api.audit_fields import result_size, split_audit_target
+from metastore_server.api.caller_fields import stamp_caller
 from metastore_server.audit import audit_call, collecting_extras
+from metastore_server.caller import Session, serving
 from metastore_server.server.generations import (
     SNIFFED_REQUESTS,
     ClientGeneration,
@@ -61,13 +63,13 @@ class _Call:
     started: float
     reader: LimitedSocket | None
     generation: ClientGeneration
-    #: Who the connection authenticated as (SASL), None without authentication.
-    user: str | None = None
+    #: Who the connection is: authenticated (SASL) or claimed (set_ugi).
+    session: Session
 
     def audit(self, outcome: str, **fields: Any) -> None:
-        """Write the call's audit line."""
+        """Write the call's audit line (``user=`` only for an authenticated user)."""
         audit_call(method=self.api, peer=self.peer, ms=_ms(self.started), outcome=outcome,
-                   user=self.user, **fields)  # fmt: skip
+                   user=self.session.authenticated_user, **fields)  # fmt: skip
 
 
 class CallProcessor:
@@ -94,7 +96,7 @@ class CallProcessor:
         reader: LimitedSocket | None = None,
         generation: ClientGeneration | None = None,
         *,
-        user: str | None = None,
+        session: Session | None = None,
     ) -> None:
         """Serve one message. Raises transport errors (the connection is then closed).
 
@@ -103,14 +105,15 @@ class CallProcessor:
         transport's frame buffer first. ``reader`` (the socket under ``iprot``) meters the
         decoding of the arguments and is told when the message has been read. ``generation``
         is what the connection's client has shown of its HMS generation (see
-        :mod:`metastore_server.server.generations`). ``user`` is who the connection
-        authenticated as (SASL; None without authentication): its audit lines name it."""
+        :mod:`metastore_server.server.generations`). ``session`` is who the connection is
+        (authenticated or claimed; :mod:`metastore_server.caller`): current while the handler
+        runs, and its authenticated user is named on the audit lines."""
         api, msg_type, seqid = iprot.read_message_begin()
         me = threading.get_ident()
         self._in_flight[me] = time.monotonic()
         call = _Call(api, seqid, peer, time.perf_counter(), reader,
                      generation if generation is not None else ClientGeneration(),
-                     user)  # fmt: skip
+                     session if session is not None else Session())  # fmt: skip
         try:
             self._process(call, msg_type, iprot, oprot, frame_writer)
         finally:
@@ -152,11 +155,16 @@ class CallProcessor:
         arg_names = [spec[1] for spec in args.thrift_spec.values()]
         values = {name: getattr(args, name, None) for name in arg_names}
         call.generation.observe(api, values)
+        stamp_caller(api, values, call.session)
+        authorize = getattr(self._handler, "authorize", None)
+        if authorize is not None and not_text is None:
+            method = _authorized(authorize, api, values, method)
         db, table = split_audit_target(values)
         result = getattr(self._service, api + "_result")()
-        outcome, error_text, rows, app_error, extras = self._run(
-            api, method, [values[name] for name in arg_names], result
-        )
+        with serving(call.session):
+            outcome, error_text, rows, app_error, extras = self._run(
+                api, method, [values[name] for name in arg_names], result
+            )
         try:
             if not getattr(result, "oneway", False):
                 self._reply(call, result, app_error, oprot, frame_writer)
@@ -259,6 +267,22 @@ class CallProcessor:
         exc.write(oprot)
         oprot.write_message_end()
         oprot.trans.flush()
+
+
+def _authorized(
+    authorize: Callable[[str, dict[str, Any]], None],
+    api: str,
+    values: dict[str, Any],
+    method: Callable[..., Any],
+) -> Callable[..., Any]:
+    """``method``, run only once ``authorize`` lets the caller make the call (its refusal is
+    the call's answer, declared like any error of the method)."""
+
+    def checked(*arguments: Any) -> Any:
+        authorize(api, values)
+        return method(*arguments)
+
+    return checked
 
 
 def _refuse_text(field: str, *_args: object) -> None:

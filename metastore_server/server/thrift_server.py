@@ -33,6 +33,7 @@ from thriftpy2.transport import (
 
 from metastore_server import thrift_api
 from metastore_server.audit import audit_call
+from metastore_server.caller import Session
 from metastore_server.server.generations import (
     ClientGeneration,
 )
@@ -330,12 +331,15 @@ class MetastoreServer:
         oprot = self._oprot_factory.get_protocol(otrans)
         frame_writer = tsocket.write if self._framed else None
         generation = ClientGeneration(self._hms_api)
-        user = identity.user if identity is not None else None
+        session = Session()
+        if identity is not None:
+            session.authenticated_user, session.mechanism = identity.user, identity.mechanism
+        user = session.authenticated_user
         try:
             while not self._closing.is_set():
                 tsocket.start_message(itrans)
                 self._processor.process(
-                    iprot, oprot, peer, frame_writer, tsocket, generation, user=user
+                    iprot, oprot, peer, frame_writer, tsocket, generation, session=session
                 )
         except MessageTooLarge as exc:
             log.warning(

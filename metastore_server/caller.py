@@ -1,0 +1,76 @@
+"""Who is calling: one :class:`Session` per connection, current while the connection's calls
+are served.
+
+A connection that authenticated (SASL: Kerberos, PLAIN, a delegation token) is its
+authenticated user, and nothing the client says changes that. A connection without
+authentication is whoever it claims with ``set_ugi`` (HMS's ``hive.metastore.execute.setugi``),
+or nobody (``user`` None) before it claims. The processor makes the connection's session
+current around each call (:func:`serving`); the code serving the call reads it with
+:func:`current_session`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Session:
+    """One connection's caller: the SASL identity it authenticated as (if any) and what it
+    claimed with ``set_ugi``."""
+
+    #: The user the connection authenticated as (None: no authentication).
+    authenticated_user: str | None = None
+    #: The SASL mechanism that authenticated it (GSSAPI, PLAIN, DIGEST-MD5).
+    mechanism: str | None = None
+    #: The user and groups named by ``set_ugi`` (only believed without authentication).
+    claimed_user: str | None = None
+    claimed_groups: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether the user was proven (SASL), not claimed."""
+        return self.authenticated_user is not None
+
+    @property
+    def user(self) -> str | None:
+        """Who the calls are made as: the authenticated user, else the ``set_ugi`` claim."""
+        return self.authenticated_user if self.authenticated else self.claimed_user
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The groups ``set_ugi`` named (none once authenticated: a client cannot add itself
+        to a group; the authorizer looks groups up itself)."""
+        return () if self.authenticated else self.claimed_groups
+
+    def claim(self, user: str | None, groups: list[str] | None) -> None:
+        """Record ``set_ugi``'s claim (kept, but not believed, on an authenticated connection)."""
+        self.claimed_user = user or None
+        self.claimed_groups = tuple(g for g in groups or () if g)
+
+
+_current: ContextVar[Session | None] = ContextVar("metastore_session", default=None)
+
+
+def current_session() -> Session:
+    """The session of the call being served (an anonymous one outside a call)."""
+    session = _current.get()
+    return session if session is not None else Session()
+
+
+def current_user() -> str | None:
+    """Who the current call is made as (None: nobody said)."""
+    return current_session().user
+
+
+@contextmanager
+def serving(session: Session) -> Iterator[Session]:
+    """Make ``session`` current for the code run inside."""
+    token = _current.set(session)
+    try:
+        yield session
+    finally:
+        _current.reset(token)
