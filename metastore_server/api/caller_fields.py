@@ -51,12 +51,6 @@ def _request_user(values: dict[str, Any], user: str) -> None:
         request.user = user
 
 
-def _role_owner(values: dict[str, Any], user: str) -> None:
-    role = values.get("role")
-    if role is not None:
-        role.ownerName = user
-
-
 def _role_grantor(values: dict[str, Any], user: str) -> None:
     values["grantor"], values["grantorType"] = user, _USER
 
@@ -76,6 +70,21 @@ def _privilege_grantors(bag_of: Callable[[dict[str, Any]], Any]) -> Stamp:
                 info.grantor, info.grantorType = user, _USER
 
     return stamp
+
+
+def _owner_name(of: Callable[[dict[str, Any]], Any]) -> Stamp:
+    def stamp(values: dict[str, Any], user: str) -> None:
+        owned = of(values)
+        if owned is not None:
+            owned.ownerName = user
+
+    return stamp
+
+
+def _scheduled_query_user(values: dict[str, Any], user: str) -> None:
+    query = getattr(values.get("request"), "scheduledQuery", None)
+    if query is not None:
+        query.user = user
 
 
 def _argument(name: str) -> Callable[[dict[str, Any]], Any]:
@@ -100,12 +109,15 @@ STAMPS: dict[str, Stamp] = {
     "create_function": _function_owner,
     "lock": _request_user,
     "open_txns": _request_user,
-    "create_role": _role_owner,
+    "create_role": _owner_name(_argument("role")),
     "grant_role": _role_grantor,
     "grant_revoke_role": _role_request_grantor,
     "grant_privileges": _privilege_grantors(_argument("privileges")),
     "revoke_privileges": _privilege_grantors(_argument("privileges")),
     "grant_revoke_privileges": _privilege_grantors(_request_privileges),
+    "scheduled_query_maintenance": _scheduled_query_user,
+    "add_package": _owner_name(_argument("request")),
+    "create_stored_procedure": _owner_name(_argument("proc")),
 }
 
 

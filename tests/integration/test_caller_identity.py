@@ -147,3 +147,28 @@ def test_an_authorizer_sees_each_call_with_its_caller_and_its_refusal_is_the_ans
         client.close()
     finally:
         running.stop()
+
+
+def test_procedures_packages_and_scheduled_queries_name_the_authenticated_user(
+    alice: Any,
+) -> None:
+    alice.create_database(hms.Database(name="procs", description="", parameters={}))
+    procedure = hms.StoredProcedure(name="p", dbName="procs", catName="hive",
+                                    ownerName="mallory", source="begin end")  # fmt: skip
+    alice.create_stored_procedure(procedure)
+    request = hms.StoredProcedureRequest(catName="hive", dbName="procs", procName="p")
+    assert alice.get_stored_procedure(request).ownerName == "alice"
+    alice.add_package(hms.AddPackageRequest(catName="hive", dbName="procs", packageName="k",
+                                            ownerName="mallory", header="h", body="b"))  # fmt: skip
+    package = alice.find_package(hms.GetPackageRequest(catName="hive", dbName="procs",
+                                                       packageName="k"))  # fmt: skip
+    assert package.ownerName == "alice"
+    key = hms.ScheduledQueryKey(scheduleName="nightly", clusterNamespace="ns")
+    scheduled = hms.ScheduledQuery(scheduleKey=key, enabled=True, schedule="0 0 0 * * ? *",
+                                   user="mallory", query="select 1")  # fmt: skip
+    alice.scheduled_query_maintenance(
+        hms.ScheduledQueryMaintenanceRequest(
+            type=hms.ScheduledQueryMaintenanceRequestType.CREATE, scheduledQuery=scheduled
+        )
+    )
+    assert alice.get_scheduled_query(key).user == "alice"
