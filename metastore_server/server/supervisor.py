@@ -7,8 +7,9 @@ over a Unix socket pair:
 
 * the supervisor hands each accepted connection to a worker (the file descriptor travels with
   ``SCM_RIGHTS``): to the live worker with the fewest connections among those that have
-  reported within ``_FRESH_S``, so a worker stuck in a call (holding the interpreter lock, say)
-  gets no new client;
+  reported within ``_FRESH_S`` of the latest report, so a worker stuck in a call (holding the
+  interpreter lock, say) gets no new client, even on a machine so loaded that every report
+  is late;
 * each worker reports every ``HEARTBEAT_S`` how many connections it serves and how long its
   longest call in flight has run.
 
@@ -83,6 +84,18 @@ class _Worker:
     @property
     def pid(self) -> int:
         return self.process.pid
+
+
+def least_busy_fresh(ready: Sequence[_Worker]) -> list[_Worker]:
+    """The workers a new connection may go to, least busy first: those that reported within
+    ``_FRESH_S`` of the latest report of any. Measured against the latest report, not the
+    clock, so that on a loaded machine, where every report is late, a worker stuck in a call
+    (whose reports stopped) is still passed over for one whose reports are only late."""
+    if not ready:
+        return []
+    latest = max(worker.last_report for worker in ready)
+    fresh = [worker for worker in ready if latest - worker.last_report <= _FRESH_S]
+    return sorted(fresh, key=lambda worker: worker.connections + worker.handed)
 
 
 class Supervisor:
@@ -268,12 +281,9 @@ class Supervisor:
             self._held.pop(0)
 
     def _hand_over(self, client: socket.socket) -> bool:
-        """Give ``client`` to the least busy ready worker that reported lately (else to any
-        ready one); False when none could take it."""
-        now = time.monotonic()
-        ready = self._ready_workers()
-        fresh = [w for w in ready if now - w.last_report <= _FRESH_S] or ready
-        for worker in sorted(fresh, key=lambda w: w.connections + w.handed):
+        """Give ``client`` to the least busy ready worker that reported lately
+        (:func:`least_busy_fresh`); False when none could take it."""
+        for worker in least_busy_fresh(self._ready_workers()):
             try:
                 socket.send_fds(worker.channel, [b"C"], [client.fileno()])
             except OSError:
