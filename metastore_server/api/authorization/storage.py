@@ -23,7 +23,13 @@ from typing import Any
 
 import structlog
 
-from metastore_server.api.authorization.storage_places import DELETE, READ, WRITE, Need, Places
+from metastore_server.api.authorization.storage_places import (
+    CHANGE,
+    DELETE,
+    READ,
+    Need,
+    Places,
+)
 from metastore_server.caller import Session
 from metastore_server.catalog.data import permissions
 from metastore_server.catalog.data.permissions import StoragePermissions
@@ -48,11 +54,11 @@ def _drop_database(places: Places, name: str | None, cascade: bool | None) -> li
 
 
 def _alter_database(places: Places, name: str | None, new: hms.Database | None) -> list[Need]:
-    needs = places.database_needs(WRITE, name)
+    needs = places.database_needs(CHANGE, name)
     old = {need.location for need in needs}
     for location in (new.locationUri, new.managedLocationUri) if new is not None else ():
         if location and location not in old:
-            needs.append(Need(WRITE, location, f"database {name} (new location)"))
+            needs.append(Need(CHANGE, location, f"database {name} (new location)"))
     return needs
 
 
@@ -78,10 +84,10 @@ def _truncate(
     if ref is None:
         return []
     if not parts:
-        return places.ref_needs(WRITE, ref)
+        return places.ref_needs(CHANGE, ref)
     found = (places.values_of(ref, part) for part in parts)
     return [
-        need for values in found if values for need in places.partition_needs(WRITE, ref, values)
+        need for values in found if values for need in places.partition_needs(CHANGE, ref, values)
     ]
 
 
@@ -138,8 +144,8 @@ def _exchange(places: Places, v: dict[str, Any]) -> list[Need]:
     """Partitions leave the source table's directory for the destination's: writing into
     both."""
     return [
-        *places.table_needs(WRITE, v["source_db"], v["source_table_name"]),
-        *places.table_needs(WRITE, v["dest_db"], v["dest_table_name"]),
+        *places.table_needs(CHANGE, v["source_db"], v["source_table_name"]),
+        *places.table_needs(CHANGE, v["dest_db"], v["dest_table_name"]),
     ]
 
 
@@ -231,7 +237,7 @@ CHANGES: dict[str, Rule] = {
         getattr(v["req"], "table", None),
     ),  # fmt: skip
     "alter_dependency": lambda p, v: p.table_needs(
-        WRITE, getattr(v["req"], "dbName", None), getattr(v["req"], "tblName", None)
+        CHANGE, getattr(v["req"], "dbName", None), getattr(v["req"], "tblName", None)
     ),
     "drop_table": _drop_table_args,
     "drop_table_with_environment_context": _drop_table_args,
@@ -338,6 +344,8 @@ class StorageAuthorizer:
             for need in dict.fromkeys(needs):
                 if need.access == DELETE:
                     self.permissions.check_delete(need.location, who)
+                elif need.access == CHANGE:
+                    self.permissions.check_change(need.location, who)
                 else:
                     access = permissions.READ if need.access == READ else permissions.WRITE
                     self.permissions.check(need.location, who, access)
@@ -356,4 +364,6 @@ def _flag(settings: dict[str, Any], key: str, default: bool) -> bool:
 def build(catalog: Catalog, settings: dict[str, Any]) -> StorageAuthorizer:
     """The storage authorizer of a server (``config_values``: its configuration, for
     ``auth.reads``)."""
+    # Directories made for a caller become the caller's, as HMS makes them as the caller.
+    catalog.ctx.data.give_to_caller = True
     return StorageAuthorizer(catalog, auth_reads=_flag(settings, AUTH_READS, True))

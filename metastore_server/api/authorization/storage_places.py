@@ -17,9 +17,11 @@ from metastore_server.catalog.objects.tables import TableRef
 from metastore_server.catalog.reads.partition_rows import partition_name, values_from_name
 from metastore_server.thrift_api import hms
 
-#: What a need asks: read the place, write into it (create or change what it holds), or
-#: remove it with what it holds.
-READ, WRITE, DELETE = "read", "write", "delete"
+#: What a need asks: read the directory; write into the directory itself (a database's, to
+#: put a table in it or take one out); create or change the object there (write into the
+#: location's parent: the directory its entry is made or changed in); remove it (write into
+#: the parent; a sticky parent: own one of them).
+READ, WRITE, CHANGE, DELETE = "read", "write", "change", "delete"
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ class Places:
         if not db:
             return []
         where = location or self.catalog.ctx.warehouse.database_location(db)
-        return [Need(WRITE, where, f"database {db}")]
+        return [Need(CHANGE, where, f"database {db}")]
 
     # -- tables ------------------------------------------------------------------------------
 
@@ -97,7 +99,7 @@ class Places:
         if not location and not is_view and database.locationUri:
             location = self.catalog.ctx.warehouse.child_location(database.locationUri, name)
         if location:
-            needs.append(Need(WRITE, location, f"table {db}.{name}"))
+            needs.append(Need(CHANGE, location, f"table {db}.{name}"))
         return needs
 
     def dropped_table(self, ref: TableRef) -> list[Need]:
@@ -113,12 +115,12 @@ class Places:
         ref = self.table(db, name)
         if ref is None:
             return []
-        needs = self.ref_needs(WRITE, ref)
+        needs = self.ref_needs(CHANGE, ref)
         if new is None:
             return needs
         new_location = new.sd.location if new.sd is not None else None
         if new_location and new_location != ref.location:
-            needs.append(Need(WRITE, new_location, f"table {ref.db}.{ref.name} (new location)"))
+            needs.append(Need(CHANGE, new_location, f"table {ref.db}.{ref.name} (new location)"))
         new_db = names.normalize(db_name(new.dbName)) or ref.db
         new_name = names.normalize(new.tableName) or ref.name
         if (new_db, new_name) == (ref.db, ref.name):
@@ -128,7 +130,7 @@ class Places:
         if ref.location and target is not None and target.locationUri and not new_location:
             default = self.catalog.ctx.warehouse.child_location(target.locationUri, new_name)
             needs.append(Need(DELETE, ref.location, f"table {ref.db}.{ref.name}"))
-            needs.append(Need(WRITE, default, f"table {new_db}.{new_name}"))
+            needs.append(Need(CHANGE, default, f"table {new_db}.{new_name}"))
         return needs
 
     def tables_of(self, db: str | None) -> list[TableRef]:
@@ -174,7 +176,7 @@ class Places:
             location = part.sd.location if part.sd is not None else None
             location = location or self.default_partition(ref, part.values or [])
             if location:
-                needs.append(Need(WRITE, location, f"partition of {ref.db}.{ref.name}"))
+                needs.append(Need(CHANGE, location, f"partition of {ref.db}.{ref.name}"))
         return needs
 
     def new_partition_by_values(self, db: str | None, table: str | None,
@@ -183,7 +185,9 @@ class Places:
         ref = self.table(db, table)
         location = self.default_partition(ref, values or []) if ref is not None else None
         return (
-            [Need(WRITE, location, f"partition of {ref.db}.{ref.name}")] if location and ref else []
+            [Need(CHANGE, location, f"partition of {ref.db}.{ref.name}")]
+            if location and ref
+            else []
         )
 
     def new_partition_by_name(self, db: str | None, table: str | None,
@@ -220,11 +224,11 @@ class Places:
                              table or (part.tableName if part else None))  # fmt: skip
             if part is None or ref is None:
                 continue
-            needs.extend(self.partition_needs(WRITE, ref, part.values))
+            needs.extend(self.partition_needs(CHANGE, ref, part.values))
             location = part.sd.location if part.sd is not None else None
             if location and all(need.location != location for need in needs):
                 needs.append(
-                    Need(WRITE, location, f"partition of {ref.db}.{ref.name} (new location)")
+                    Need(CHANGE, location, f"partition of {ref.db}.{ref.name} (new location)")
                 )
         return needs
 
@@ -241,5 +245,5 @@ class Places:
         if new is not None and (not location or location == old):
             location = self.default_partition(ref, new.values or []) or location
         if location:
-            needs.append(Need(WRITE, location, f"partition of {ref.db}.{ref.name}"))
+            needs.append(Need(CHANGE, location, f"partition of {ref.db}.{ref.name}"))
         return needs

@@ -6,9 +6,10 @@ process of that user: the user's uid and groups come from this machine's user da
 (``pwd``, ``os.getgrouplist``); reaching a directory needs search (``x``) on every directory
 above it, with symbolic links resolved; reading a directory needs ``r`` and ``x``, writing
 into it ``w`` and ``x``. A place that does not exist yet is judged by its nearest existing
-ancestor (the directory it would be made in). Removing a place needs writing into its parent
-(with the sticky bit: owning the parent or the place) and writing into the place itself.
-``root`` and the user the server runs as are superusers, as HDFS's superuser: never refused.
+ancestor (the directory it would be made in). Creating, changing or removing a place needs
+writing into its parent, the directory whose entry changes (for a removal from a sticky
+parent: also owning the parent or the place). ``root`` and the user the server runs as are
+superusers, as HDFS's superuser: never refused.
 
 Other file systems (S3, HDFS through pyarrow, ...) report no owner and mode bits this server
 can judge a user by: every check there is refused (:class:`NotCheckable`), never passed.
@@ -159,14 +160,26 @@ def check_local(path: str, who: Principal, access: str) -> None:
         raise denial(who, EXECUTE, real, st)
 
 
+def parent_of(path: str) -> str:
+    """The directory holding ``path`` (``/`` for ``/``)."""
+    return os.path.dirname(os.path.normpath(path)) or "/"
+
+
+def check_local_change(path: str, who: Principal) -> None:
+    """Refuse unless ``who`` may create, change or remove the entry of the local ``path``:
+    write into its parent (or the parent's nearest existing ancestor)."""
+    check_local(parent_of(path), who, WRITE)
+
+
 def check_local_delete(path: str, who: Principal) -> None:
-    """Refuse unless ``who`` may remove the local ``path`` with what it holds: write into its
-    parent (a sticky parent: also own the parent or the path) and into the path itself.
-    Nothing to check when nothing is there."""
-    if who.superuser or not os.path.lexists(path):
+    """Refuse unless ``who`` may remove the local ``path``: write into its parent, and when
+    the parent has the sticky bit, own the parent or the path."""
+    if who.superuser:
         return
-    parent = os.path.dirname(os.path.normpath(path)) or "/"
-    check_local(parent, who, WRITE)
+    check_local_change(path, who)
+    parent = parent_of(path)
+    if not os.path.lexists(path) or not os.path.exists(parent):
+        return
     parent_st = os.stat(parent)
     if parent_st.st_mode & stat.S_ISVTX:
         own_st = os.lstat(path)
@@ -176,8 +189,6 @@ def check_local_delete(path: str, who: Principal) -> None:
                 "because sticky bit is set on the parent dir and user does not own this file "
                 "or its parent"
             )
-    if os.path.exists(path):  # a link's target: what is deleted inside it is the target's
-        check_local(path, who, WRITE)
 
 
 class StoragePermissions:
@@ -215,6 +226,14 @@ class StoragePermissions:
             return
         path = self._local_path(location, who, access)
         check_local(path, who, access)
+
+    def check_change(self, location: str, who: Principal) -> None:
+        """Refuse (a Refused) unless ``who`` may create or change ``location``: write into
+        its parent."""
+        if who.superuser:
+            return
+        path = self._local_path(location, who, WRITE)
+        check_local_change(path, who)
 
     def check_delete(self, location: str, who: Principal) -> None:
         """Refuse (a Refused) unless ``who`` may remove ``location`` and what it holds."""
