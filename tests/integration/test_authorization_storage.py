@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from support.sasl_client import sasl_client
 
+from metastore_server.api.authorization.storage import AUTH_READS
 from metastore_server.server.passwords import hash_password
 from metastore_server.thrift_api import hms
 
@@ -281,6 +282,28 @@ def test_data_roots_apply_as_well(base: Path) -> None:
         client.set_ugi("nobody", [])
         with pytest.raises(hms.MetaException, match=DENIED.format(user="nobody")):
             client.create_table(make_table("inn", "t"))
+        client.close()
+    finally:
+        running.stop()
+
+
+def test_reads_are_not_checked_when_auth_reads_is_false(base: Path) -> None:
+    running = RunningServer(base / "reads-server", authorization="storage",
+                            extra_config={AUTH_READS: "false"})  # fmt: skip
+    os.chmod(base / "reads-server", 0o755)
+    try:
+        client = running.client()
+        client.set_ugi("daemon", [])
+        _give(base / "reads-server" / "warehouse", "daemon")
+        db_dir = _database(client, "hidden")
+        os.chmod(db_dir, 0o700)
+        client.create_table(make_table("hidden", "t"))
+        client.set_ugi("nobody", [])
+        assert client.get_table("hidden", "t").tableName == "t"
+        assert client.get_database("hidden").name == "hidden"
+        # changes are still checked
+        with pytest.raises(hms.MetaException, match="user=nobody, access=WRITE"):
+            client.drop_table("hidden", "t", True)
         client.close()
     finally:
         running.stop()
