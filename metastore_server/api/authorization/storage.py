@@ -2,13 +2,13 @@
 dropping a database, table or partition needs the caller's permission on the data's
 directories, checked through the data layer (``catalog/data/permissions.py``):
 
-- create: write where the directory goes (or its nearest existing ancestor); a table also
-  needs write on its database's directory;
-- alter: write on the object's directory (a new location: there too; a rename that moves a
-  table's data: removing the old directory and writing where the new one goes);
-- drop: removing the directory (write on its parent and on the directory itself; a sticky
-  parent: owning one of them); a table also needs write on its database's directory, and a
-  cascading database drop each of its tables' removal;
+- create: write on the parent of the object's directory (or its nearest existing ancestor);
+  a table also needs write on its database's directory;
+- alter: write on the parent of the object's directory (a new location: on its parent too; a
+  rename that moves a table's data: removing the old directory, writing where the new goes);
+- drop: removing the directory (write on its parent; a sticky parent: owning one of them); a
+  table also needs write on its database's directory, and a cascading database drop each of
+  its tables' removal;
 - reads (``get_database``, ``get_table``): read on the directory, unless
   ``hive.security.metastore.authorization.auth.reads`` is false (HMS's default: true).
 
