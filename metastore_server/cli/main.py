@@ -197,7 +197,9 @@ def _security_options(group: Any, defaults: ServerConfig) -> None:
         choices=AUTHORIZATION_CHOICES,
         default=defaults.authorization,
         help="who may do what: off (every caller may do everything, as HMS without an "
-        "authorization manager) (default %(default)s)",
+        "authorization manager); storage (HMS's storage-based authorization: creating, "
+        "altering or dropping a database, table or partition needs the caller's permission "
+        "on its directories) (default %(default)s)",
     )
 
 

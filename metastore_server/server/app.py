@@ -59,7 +59,9 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
         "hive.metastore.event.db.listener.timetolive": f"{config.event_ttl:g}s",
         **config.extra_config,
     }
-    authorizer = build_authorizer(config.authorization, catalog, auth=config.auth)
+    authorizer = build_authorizer(
+        config.authorization, catalog, auth=config.auth, config_values=config_values
+    )
     return MetastoreHandler(catalog, config_values, authorizer), catalog.close
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import pwd
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from metastore_server import audit
+from metastore_server.caller import current_user
 from metastore_server.catalog.data import files as data_files
 from metastore_server.catalog.data.deletions import (
     Deletion,
@@ -64,6 +66,28 @@ def _user() -> str:
         return getpass.getuser()
     except (KeyError, OSError):
         return str(os.getuid())
+
+
+def give_to_caller(top: str, path: str) -> None:
+    """Make the current caller the owner (its primary group the group) of the directories
+    from ``top`` down to ``path``; logged, never raised, when it cannot be done."""
+    user = current_user()
+    if not user:
+        return
+    try:
+        entry = pwd.getpwnam(user)
+    except (KeyError, UnicodeError, ValueError):
+        return
+    current = path
+    while True:
+        try:
+            os.chown(current, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
+        except OSError as exc:
+            log.warning("data_owner_not_set", location=current, user=user, error=reason(exc))
+            return
+        if current == top or len(current) <= len(top):
+            return
+        current = os.path.dirname(current)
 
 
 def _key(place: Place) -> tuple[str, str, str]:
@@ -113,6 +137,9 @@ class DataOperations:
         #: Told of each move just before it is made (the catalog records it in the store's
         #: transaction, so that a move of a process that dies before its commit is undone).
         self.journal: Callable[[Move], None] | None = None
+        #: Give the local directories made for a call to the user it is made as (as HMS
+        #: makes them as that user): ``--authorization storage``, where the server may chown.
+        self.give_to_caller = False
 
     # -- resolving ---------------------------------------------------------------------------
 
@@ -195,6 +222,8 @@ class DataOperations:
                 except OSError as exc:
                     raise refuse(place.uri, reason(exc)) from None
             made.places.append(place.with_path(top))
+            if self.give_to_caller:
+                give_to_caller(top, place.path)
             return
         if place.protocol == "s3":
             self._require_bucket(place, refuse)
