@@ -126,9 +126,10 @@ class Kdc:
         return f"{name}@{self.realm}"
 
     def keytab(self, name: str, path: Path) -> Path:
-        """Write the keys of principal ``name`` to the keytab ``path`` (made with -randkey)."""
+        """Write the keys of principal ``name`` to the keytab ``path`` (made with -randkey); the
+        keys stay as they are, so keytabs written earlier still hold them."""
         self._run("kadmin.local", "-r", self.realm, "-q",
-                  f"ktadd -k {path} {name}@{self.realm}")  # fmt: skip
+                  f"ktadd -norandkey -k {path} {name}@{self.realm}")  # fmt: skip
         return path
 
     def kinit(self, name: str, *, password: str | None = None, keytab: Path | None = None,

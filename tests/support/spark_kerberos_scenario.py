@@ -32,6 +32,7 @@ def settings(spec: dict[str, Any]) -> dict[str, str]:
         # One attempt: a refused client fails at once (the Hive client's default is 3, 1 s apart).
         "spark.hadoop.hive.metastore.connect.retries": "1",
     }
+    values.update(spec.get("extra_settings", {}))
     if spec.get("user_principal"):
         values["spark.kerberos.principal"] = spec["user_principal"]
         values["spark.kerberos.keytab"] = spec["user_keytab"]

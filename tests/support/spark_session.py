@@ -39,7 +39,9 @@ def local_spark(
         .config("spark.local.dir", str(scratch / "local"))
         .config("spark.sql.warehouse.dir", metastore.warehouse_dir)
         .config("spark.hadoop.hive.metastore.uris", metastore.uri)
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch} {java_options}".strip())
+        .config(
+            "spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch} {java_options}".strip()
+        )
     )
     for key, value in (settings or {}).items():
         builder = builder.config(key, value)
