@@ -24,7 +24,8 @@ DB = "kerberos_spark"
 
 def settings(spec: dict[str, Any]) -> dict[str, str]:
     """The Spark settings of a Kerberos Hive client: the metastore's principal (``_HOST``
-    stands for the host of the metastore URI), and the user's principal and keytab."""
+    stands for the host of the metastore URI), the spec's ``extra_settings``, and the user's
+    principal and keytab (none: no login)."""
     values = {
         "spark.hadoop.hive.metastore.sasl.enabled": "true",
         "spark.hadoop.hive.metastore.kerberos.principal": spec["service_principal"],
