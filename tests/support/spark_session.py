@@ -24,7 +24,8 @@ def local_spark(
 ) -> Iterator[Any]:
     """A ``local[1]`` session using ``metastore`` (skips without pyspark or java); ``settings``
     are more Spark settings, ``java_options`` more options of the driver's JVM (they take effect
-    only when this process has no JVM yet). Stopped afterwards."""
+    only when this process has no JVM yet). Stopped afterwards. Spark logs at ERROR, or at the
+    level ``SPARK_TEST_LOG_LEVEL`` names (``WARN`` shows why a metastore connection failed)."""
     pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is not installed")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("PySpark needs java")
