@@ -32,13 +32,15 @@ def principal_for(principal: str, host: str | None = None) -> str:
 
 
 def server_credentials(principal: str, keytab: str) -> Any:
-    """The acceptor credentials of ``principal`` (``service/host@REALM``) from ``keytab``;
-    ValueError when they cannot be had."""
+    """The acceptor credentials of ``principal`` (``service/host@REALM``) from ``keytab``, for
+    Kerberos V5 only (SASL GSSAPI's one mechanism: no SPNEGO); ValueError when they cannot be
+    had."""
     import gssapi
 
     try:
         name = gssapi.Name(principal, gssapi.NameType.kerberos_principal)
-        return gssapi.Credentials(name=name, usage="accept", store={"keytab": keytab})
+        return gssapi.Credentials(name=name, usage="accept", store={"keytab": keytab},
+                                  mechs=[gssapi.MechType.kerberos])  # fmt: skip
     except gssapi.exceptions.GSSError as exc:
         raise ValueError(f"no Kerberos keys for {principal} in {keytab}: {exc}") from None
 
@@ -67,6 +69,10 @@ class GssapiMechanism:
 
         self._gssapi = gssapi
         self._context = gssapi.SecurityContext(creds=credentials, usage="accept")
+        # A failed step raises at once (python-gssapi's default returns the Kerberos error
+        # token as if the context went on, and raises only on the next use): the client is
+        # answered BAD "GSS initiate failed", as HMS answers, and the log says why.
+        self._context.__DEFER_STEP_ERRORS__ = False
         self._offered = QOPS.get(qop, NO_LAYER)
         self._stage = "context"
         self._chosen = NO_LAYER
@@ -82,6 +88,10 @@ class GssapiMechanism:
         return self._chosen_layer(response)
 
     def _accept(self, token: bytes) -> bytes:
+        if not token:
+            raise AuthenticationFailed(
+                "GSS initiate failed", "GSSAPI: the client sent no Kerberos token (no ticket?)"
+            )
         try:
             answer = self._context.step(token)
         except self._gssapi.exceptions.GSSError as exc:

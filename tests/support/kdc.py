@@ -53,9 +53,10 @@ KDC_SKIP_REASON = _skip_reason()
 class Kdc:
     """A running throw-away KDC (see the module docstring)."""
 
-    def __init__(self, workdir: Path, realm: str = REALM) -> None:
+    def __init__(self, workdir: Path, realm: str = REALM, clockskew: int | None = None) -> None:
         self.workdir = Path(workdir)
         self.realm = realm
+        self.clockskew = clockskew  # seconds; None: the libraries' default (5 minutes)
         self.port = free_port(LOOPBACK)
         self.krb5_conf = self.workdir / "krb5.conf"
         self._process: subprocess.Popen[bytes] | None = None
@@ -75,11 +76,12 @@ class Kdc:
     def _write_config(self) -> None:
         data = self.workdir / "kdc"
         data.mkdir(parents=True, exist_ok=True)
+        skew = f" clockskew = {self.clockskew}\n" if self.clockskew is not None else ""
         self.krb5_conf.write_text(
             f"[libdefaults]\n default_realm = {self.realm}\n dns_lookup_kdc = false\n"
             f" dns_lookup_realm = false\n rdns = false\n dns_canonicalize_hostname = false\n"
             f" udp_preference_limit = 1\n"
-            f" ticket_lifetime = 1h\n forwardable = true\n"
+            f" ticket_lifetime = 1h\n forwardable = true\n{skew}"
             f"[realms]\n {self.realm} = {{\n  kdc = {LOOPBACK}:{self.port}\n"
             f"  admin_server = {LOOPBACK}:{self.port + 1}\n }}\n"
         )
@@ -112,26 +114,31 @@ class Kdc:
                     raise
                 time.sleep(0.1)
 
-    def add_principal(self, name: str, *, password: str | None = None) -> str:
+    def add_principal(self, name: str, *, password: str | None = None,
+                      max_life: str | None = None) -> str:  # fmt: skip
         """Make ``name`` (``user`` or ``service/host``) in the realm, with ``password`` or a
-        random key; its full name."""
+        random key, its tickets living at most ``max_life`` (``"4 seconds"``) if given; its
+        full name."""
         key = ["-pw", password] if password is not None else ["-randkey"]
+        life = ["-maxlife", f'"{max_life}"'] if max_life is not None else []
         self._run("kadmin.local", "-r", self.realm, "-q",
-                  " ".join(["addprinc", *key, f"{name}@{self.realm}"]))  # fmt: skip
+                  " ".join(["addprinc", *key, *life, f"{name}@{self.realm}"]))  # fmt: skip
         return f"{name}@{self.realm}"
 
     def keytab(self, name: str, path: Path) -> Path:
-        """Write the keys of principal ``name`` to the keytab ``path`` (made with -randkey)."""
+        """Write the keys of principal ``name`` to the keytab ``path`` (made with -randkey); the
+        keys stay as they are, so keytabs written earlier still hold them."""
         self._run("kadmin.local", "-r", self.realm, "-q",
-                  f"ktadd -k {path} {name}@{self.realm}")  # fmt: skip
+                  f"ktadd -norandkey -k {path} {name}@{self.realm}")  # fmt: skip
         return path
 
     def kinit(self, name: str, *, password: str | None = None, keytab: Path | None = None,
-              cache: Path | None = None) -> Path:  # fmt: skip
+              cache: Path | None = None, lifetime: str | None = None) -> Path:  # fmt: skip
         """A ticket for ``name`` in the credentials cache ``cache`` (a file of its own by
-        default), from a password or a keytab; the cache's path."""
+        default), from a password or a keytab, asking for ``lifetime`` (kinit's ``-l``: ``4s``)
+        if given; the cache's path."""
         cache = cache or self.workdir / f"cc_{name.replace('/', '_')}"
-        args = ["kinit", "-c", f"FILE:{cache}"]
+        args = ["kinit", "-c", f"FILE:{cache}", *(["-l", lifetime] if lifetime else [])]
         if keytab is not None:
             args += ["-k", "-t", str(keytab), f"{name}@{self.realm}"]
             self._run(*args)

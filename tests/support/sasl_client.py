@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import ssl
 import struct
 from typing import Any
@@ -87,6 +88,39 @@ def negotiation_frame(status: int, payload: bytes) -> bytes:
     return struct.pack(">BI", status, len(payload)) + payload
 
 
+def initiator_context(ccache: str, service: str, host: str, mech: Any = None) -> Any:
+    """A python-gssapi initiator context for ``service@host`` with the ticket in ``ccache``
+    (Kerberos V5 unless ``mech`` says otherwise); its first ``step()`` is the first token."""
+    import gssapi
+
+    creds = gssapi.Credentials(usage="initiate", store={"ccache": f"FILE:{ccache}"})
+    name = gssapi.Name(f"{service}@{host}", gssapi.NameType.hostbased_service)
+    flags = gssapi.RequirementFlag
+    wanted = [flags.mutual_authentication, flags.integrity, flags.confidentiality]
+    return gssapi.SecurityContext(name=name, creds=creds, usage="initiate", flags=wanted,
+                                  mech=mech)  # fmt: skip
+
+
+def first_answer(host: str, port: int, mechanism: str, response: bytes) -> tuple[int, bytes]:
+    """(status, payload) of the server's answer to a client that starts ``mechanism`` with
+    ``response``, read off a raw socket."""
+    with socket.create_connection((host, port), timeout=10) as sock:
+        sock.sendall(negotiation_frame(1, mechanism.encode()) + negotiation_frame(2, response))
+        header = _read(sock, 5)
+        status, length = struct.unpack(">BI", header)
+        return status, _read(sock, length)
+
+
+def _read(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise EOFError(f"closed after {len(data)} of {size} bytes")
+        data += chunk
+    return data
+
+
 class GssapiClient:
     """The client side of SASL GSSAPI (RFC 4752) over python-gssapi, in the interface
     TSaslClientTransport expects: a ticket from ``ccache`` for ``service@host``, then the
@@ -94,14 +128,7 @@ class GssapiClient:
 
     def __init__(self, ccache: str, service: str, host: str, layer: int = 1,
                  authorization_id: str = "") -> None:  # fmt: skip
-        import gssapi
-
-        creds = gssapi.Credentials(usage="initiate", store={"ccache": f"FILE:{ccache}"})
-        name = gssapi.Name(f"{service}@{host}", gssapi.NameType.hostbased_service)
-        flags = gssapi.RequirementFlag
-        wanted = [flags.mutual_authentication, flags.integrity, flags.confidentiality]
-        self._context = gssapi.SecurityContext(name=name, creds=creds, usage="initiate",
-                                               flags=wanted)  # fmt: skip
+        self._context = initiator_context(ccache, service, host)
         self._layer = layer
         self._authorization_id = authorization_id
         self._error: str | None = None
@@ -142,11 +169,15 @@ class GssapiClient:
 
 
 def gssapi_client(host: str, port: int, ccache: str, *, service: str = "hive", layer: int = 1,
-                  authorization_id: str = "", timeout_ms: int = 10000) -> Any:  # fmt: skip
-    """An open ThriftHiveMetastore client authenticated with Kerberos (SASL GSSAPI)."""
+                  authorization_id: str = "", timeout_ms: int = 10000,
+                  service_host: str = "localhost") -> Any:  # fmt: skip
+    """An open ThriftHiveMetastore client authenticated with Kerberos (SASL GSSAPI) as
+    ``service@service_host``."""
     sock = TSocket(host, port, socket_timeout=timeout_ms, connect_timeout=timeout_ms)
     transport = TSaslClientTransport(
-        lambda: GssapiClient(ccache, service, "localhost", layer, authorization_id), "GSSAPI", sock
+        lambda: GssapiClient(ccache, service, service_host, layer, authorization_id),
+        "GSSAPI",
+        sock,
     )
     transport.open()
     return TClient(hms.ThriftHiveMetastore, TBinaryProtocol(transport))

@@ -20,9 +20,12 @@ def local_spark(
     scratch: Path,
     app_name: str,
     settings: Mapping[str, str] | None = None,
+    java_options: str = "",
 ) -> Iterator[Any]:
     """A ``local[1]`` session using ``metastore`` (skips without pyspark or java); ``settings``
-    are more Spark settings. Stopped afterwards."""
+    are more Spark settings, ``java_options`` more options of the driver's JVM (they take effect
+    only when this process has no JVM yet). Stopped afterwards. Spark logs at ERROR, or at the
+    level ``SPARK_TEST_LOG_LEVEL`` names (``WARN`` shows why a metastore connection failed)."""
     pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is not installed")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("PySpark needs java")
@@ -37,12 +40,14 @@ def local_spark(
         .config("spark.local.dir", str(scratch / "local"))
         .config("spark.sql.warehouse.dir", metastore.warehouse_dir)
         .config("spark.hadoop.hive.metastore.uris", metastore.uri)
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch}")
+        .config(
+            "spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch} {java_options}".strip()
+        )
     )
     for key, value in (settings or {}).items():
         builder = builder.config(key, value)
     session = builder.enableHiveSupport().getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
+    session.sparkContext.setLogLevel(os.environ.get("SPARK_TEST_LOG_LEVEL", "ERROR"))
     try:
         yield session
     finally:
