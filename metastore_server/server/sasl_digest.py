@@ -95,6 +95,11 @@ class DigestMd5Mechanism:
                 "DIGEST-MD5: the delegation token is expired, cancelled or unknown",
                 f"DIGEST-MD5: {exc}",
             ) from None
+        except Exception as exc:  # noqa: BLE001 - a store that failed: refused, not a crash
+            raise AuthenticationFailed(
+                "DIGEST-MD5: the delegation token could not be checked (the token store failed)",
+                f"DIGEST-MD5: token lookup failed: {type(exc).__name__}: {exc}",
+            ) from None
         owner, secret = login.owner, base64.b64encode(login.password).decode("ascii")
         authzid = fields.get("authzid")
         ha1 = session_key(username, realm, secret, self._nonce, fields["cnonce"], authzid)

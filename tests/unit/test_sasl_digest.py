@@ -154,6 +154,17 @@ def test_directives_with_escapes_and_spaces() -> None:
     assert parsed == {"username": 'a"b', "qop": "auth", "nc": "00000001"}
 
 
+def test_a_failing_store_refuses_the_login() -> None:
+    def broken(identifier: bytes) -> SimpleNamespace:
+        raise OSError("store unreachable")
+
+    mechanism = DigestMd5Mechanism(broken)
+    challenge, _ = mechanism.step(b"")
+    with pytest.raises(AuthenticationFailed, match="could not be checked") as caught:
+        mechanism.step(client().process(challenge))
+    assert "store unreachable" in caught.value.reason
+
+
 def test_auth_conf_is_refused_clearly() -> None:
     with pytest.raises(AuthenticationFailed, match="need --sasl-qop auth or auth-int"):
         DigestMd5Mechanism(lookup, qop="auth-conf").step(b"")
