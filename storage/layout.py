@@ -73,6 +73,8 @@ NEXT_TABLE_ID = b"c:table_id"
 #: In the counters row: the last compaction request id handed out.
 NEXT_COMPACTION_ID = b"c:compaction_id"
 NEXT_MASTER_KEY = b"c:master_key"
+#: In the counters row: the last delegation-token sequence number handed out.
+NEXT_TOKEN_SEQUENCE = b"c:token_sequence"
 #: In the counters row: the last scheduled query execution id handed out.
 NEXT_SCHEDULED_EXECUTION_ID = b"c:scheduled_execution_id"
 #: In the counters row: the last runtime statistics sequence number handed out.

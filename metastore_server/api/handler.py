@@ -49,6 +49,7 @@ from metastore_server.api.workload import WorkloadCalls
 from metastore_server.api.write_ids import WriteIdCalls
 from metastore_server.caller import current_session
 from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog.security.delegation import DelegationTokens
 from metastore_server.thrift_api import hms
 
 #: The areas of the IDL, each serving the methods it defines (HMS's first, then ours).
@@ -105,10 +106,13 @@ class MetastoreHandler:
         catalog: Catalog,
         config_values: dict[str, str] | None = None,
         authorizer: Authorizer | None = None,
+        tokens: DelegationTokens | None = None,
     ) -> None:
         self.catalog = catalog
         self.authorizer = authorizer
-        settings = ServerSettings(config_values=dict(config_values or {}))
+        #: The delegation-token manager (None: no tokens), which token logins check too.
+        self.tokens = tokens
+        settings = ServerSettings(config_values=dict(config_values or {}), tokens=tokens)
         self.areas: dict[type[Area], Area] = {area: area(catalog, settings) for area in AREAS}
 
     def authorize(self, api: str, values: dict[str, Any]) -> None:

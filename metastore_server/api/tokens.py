@@ -1,36 +1,86 @@
-"""The delegation-token calls and HMS's token store: tokens themselves need SASL (Kerberos),
-which this server does not offer, but the token store keeps what other (Kerberos) metastores
-share through this one, as HMS's database token store does. See ``docs/security.md``."""
+"""The delegation-token calls, with HMS's rules and messages, over the token manager
+(:mod:`metastore_server.catalog.security.delegation`), and HMS's token store calls (what other
+metastores share through this one, as HMS's database token store). See ``docs/security.md``.
+
+A token is issued only on a Kerberos (GSSAPI) connection, to its user (HMS allows another owner
+only to a proxy user; there are none here), and renewed only on one, by the token's renewer;
+the owner or the renewer may cancel it from any authenticated connection (a token login too).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from metastore_server.api.area import Area
+from metastore_server.caller import Session, current_session
+from metastore_server.catalog.security.delegation import (
+    DelegationTokens,
+    InvalidToken,
+    TokenAccessDenied,
+    short_name,
+)
 from metastore_server.thrift_api import hms
 
-#: The answer to delegation-token calls: they need SASL (Kerberos) authentication.
+#: The answer to delegation-token calls on a server that does not issue tokens.
 NO_TOKENS = (
-    "Delegation tokens need SASL (Kerberos) authentication (hive.metastore.sasl.enabled), "
-    "which this server does not offer"
+    "Delegation tokens need Kerberos authentication (--auth kerberos, as "
+    "hive.metastore.sasl.enabled), which this server does not run with"
 )
+T = TypeVar("T")
+#: Hadoop's names of how a connection authenticated, by SASL mechanism (None: not at all).
+_METHODS = {None: "SIMPLE", "GSSAPI": "KERBEROS", "DIGEST-MD5": "TOKEN"}
+
+
+def _kerberos_only(session: Session) -> None:
+    """Refuse (HMS's MetaException) a connection that did not authenticate with Kerberos."""
+    if session.mechanism != "GSSAPI":
+        method = _METHODS.get(session.mechanism, session.mechanism)
+        raise hms.MetaException(
+            message="Delegation Token can be issued only with kerberos authentication. "
+            f"Current AuthenticationMethod: {method}"
+        )
 
 
 class TokenCalls(Area):
-    """Delegation tokens and master keys. Raises MetaException (every delegation-token call)
-    and NoSuchObjectException (a master key to update that is not there)."""
+    """Delegation tokens and master keys. Raises MetaException (a delegation-token call
+    refused, or on a token that is unknown, expired or forged) and NoSuchObjectException (a
+    master key to update that is not there)."""
 
     # -- delegation tokens -------------------------------------------------------------------
 
     def get_delegation_token(self, token_owner: str, renewer_kerberos_principal_name: str) -> str:
-        """Refused (MetaException): no SASL."""
-        raise hms.MetaException(message=NO_TOKENS)
+        """A new token of the caller (``token_owner``, by short name) that the renewer named
+        may renew: its string form."""
+        session = current_session()
+        _kerberos_only(session)
+        tokens = self._tokens()
+        user = session.authenticated_user or ""
+        if short_name(token_owner or "") != user:
+            raise hms.MetaException(
+                message=f"User: {user} is not allowed to impersonate {token_owner or ''}"
+            )
+        return _answered(lambda: tokens.issue(user, renewer_kerberos_principal_name or ""))
 
     def renew_delegation_token(self, token_str_form: str) -> int:
-        """Refused (MetaException): no SASL."""
-        raise hms.MetaException(message=NO_TOKENS)
+        """Renew a token (the caller must be its renewer): its new expiry, in ms."""
+        session = current_session()
+        _kerberos_only(session)
+        tokens = self._tokens()
+        return _answered(lambda: tokens.renew(token_str_form, session.authenticated_user or ""))
 
     def cancel_delegation_token(self, token_str_form: str) -> None:
-        """Refused (MetaException): no SASL."""
-        raise hms.MetaException(message=NO_TOKENS)
+        """Cancel a token (the caller must be its owner or renewer)."""
+        session = current_session()
+        if not session.authenticated:
+            _kerberos_only(session)
+        tokens = self._tokens()
+        _answered(lambda: tokens.cancel(token_str_form, session.authenticated_user or ""))
+
+    def _tokens(self) -> DelegationTokens:
+        if self.settings.tokens is None:
+            raise hms.MetaException(message=NO_TOKENS)
+        return self.settings.tokens
 
     # -- the token store ---------------------------------------------------------------------
 
@@ -65,3 +115,11 @@ class TokenCalls(Area):
     def get_master_keys(self) -> list[str]:
         """Every master key kept, in sequence order."""
         return self.catalog.secrets.master_keys()
+
+
+def _answered(call: Callable[[], T]) -> T:
+    """``call``'s answer; its refusal as HMS's MetaException (the manager's message)."""
+    try:
+        return call()
+    except (InvalidToken, TokenAccessDenied) as exc:
+        raise hms.MetaException(message=str(exc)) from None

@@ -192,6 +192,7 @@ def _security_options(group: Any, defaults: ServerConfig) -> None:
         help="--auth kerberos: the protection offered after login, as hadoop.rpc.protection "
         "(auth: none; auth-int: integrity; auth-conf: privacy) (default %(default)s)",
     )
+    _delegation_options(group, defaults)
     group.add_argument(
         "--authorization",
         choices=AUTHORIZATION_CHOICES,
@@ -201,6 +202,28 @@ def _security_options(group: Any, defaults: ServerConfig) -> None:
         "altering or dropping a database, table or partition needs the caller's permission "
         "on its directories) (default %(default)s)",
     )
+
+
+def _delegation_options(group: Any, defaults: ServerConfig) -> None:
+    """``serve``'s options: delegation-token lifetimes (--auth kerberos)."""
+    for flag, default, hms_name, what in (
+        ("--delegation-key-update-interval", defaults.delegation_key_update_interval,
+         "hive.cluster.delegation.key.update-interval", "how often a new master key signs "
+         "new delegation tokens"),
+        ("--delegation-token-renew-interval", defaults.delegation_token_renew_interval,
+         "hive.cluster.delegation.token.renew-interval", "how long a delegation token lives "
+         "past its issue or last renewal"),
+        ("--delegation-token-max-lifetime", defaults.delegation_token_max_lifetime,
+         "hive.cluster.delegation.token.max-lifetime", "how long after its issue a "
+         "delegation token may be renewed to at most"),
+    ):  # fmt: skip
+        group.add_argument(
+            flag,
+            type=float,
+            default=default,
+            metavar="SECONDS",
+            help=f"--auth kerberos: {what}, as HMS's {hms_name} (default %(default)g)",
+        )
 
 
 def _catalog_options(group: Any, defaults: ServerConfig) -> None:
@@ -353,6 +376,9 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         kerberos_principal=args.kerberos_principal,
         kerberos_keytab=args.kerberos_keytab,
         sasl_qop=args.sasl_qop,
+        delegation_key_update_interval=args.delegation_key_update_interval,
+        delegation_token_renew_interval=args.delegation_token_renew_interval,
+        delegation_token_max_lifetime=args.delegation_token_max_lifetime,
         authorization=args.authorization,
         partition_request_limit=args.partition_request_limit,
         listing_cache_mb=args.listing_cache_mb,

@@ -17,6 +17,7 @@ from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.roots import DataRoots
 from metastore_server.catalog.data.warehouse import Warehouse, to_uri
 from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog.security.delegation import DelegationTokens, TokenLifetimes
 from metastore_server.server import wire_walk
 from metastore_server.server.auth import build_sasl_server
 from metastore_server.server.config import ServerConfig
@@ -62,7 +63,24 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
     authorizer = build_authorizer(
         config.authorization, catalog, auth=config.auth, config_values=config_values
     )
-    return MetastoreHandler(catalog, config_values, authorizer), catalog.close
+    tokens = delegation_tokens(config, catalog)
+    handler = MetastoreHandler(catalog, config_values, authorizer, tokens)
+    return handler, catalog.close
+
+
+def delegation_tokens(config: ServerConfig, catalog: Catalog) -> DelegationTokens | None:
+    """The delegation-token manager of a Kerberos server (None otherwise: no tokens)."""
+    if config.auth != "kerberos":
+        return None
+    if config.sasl_qop == "auth-conf":
+        log.warning("delegation_token_logins_off", reason="DIGEST-MD5 has no auth-conf layer "
+                    "here: tokens are issued but logins with them are refused")  # fmt: skip
+    lifetimes = TokenLifetimes(
+        key_update_interval=config.delegation_key_update_interval,
+        renew_interval=config.delegation_token_renew_interval,
+        max_lifetime=config.delegation_token_max_lifetime,
+    )
+    return DelegationTokens(catalog.secrets, lifetimes)
 
 
 def data_operations(config: ServerConfig, warehouse: Warehouse) -> DataOperations:
@@ -135,6 +153,7 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
             kerberos_principal=config.kerberos_principal,
             kerberos_keytab=config.kerberos_keytab,
             sasl_qop=config.sasl_qop,
+            tokens=handler.tokens,
         ),
     )
     log.info(

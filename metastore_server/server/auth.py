@@ -3,8 +3,9 @@ the server's settings.
 
 ``password`` is PLAIN against a password file (:mod:`metastore_server.server.sasl_plain`);
 ``kerberos`` is GSSAPI with the server's keytab and principal
-(:mod:`metastore_server.server.sasl_gssapi`; DIGEST-MD5 for delegation tokens is to come, as
-HMS offers both).
+(:mod:`metastore_server.server.sasl_gssapi`) and, as HMS offers both, DIGEST-MD5 for logins with
+a delegation token (:mod:`metastore_server.server.sasl_digest`) when the server has a token
+manager (``tokens`` in the settings).
 """
 
 from __future__ import annotations
@@ -37,7 +38,15 @@ def _kerberos_mode(settings: dict[str, Any]) -> dict[str, MechanismFactory]:
     principal = principal_for(settings.get("kerberos_principal") or "")
     credentials = server_credentials(principal, settings.get("kerberos_keytab") or "")
     qop = settings.get("sasl_qop") or "auth"
-    return {GssapiMechanism.name: lambda: GssapiMechanism(credentials, qop)}
+    mechanisms: dict[str, MechanismFactory] = {
+        GssapiMechanism.name: lambda: GssapiMechanism(credentials, qop)
+    }
+    tokens = settings.get("tokens")
+    if tokens is not None:
+        from metastore_server.server.sasl_digest import DigestMd5Mechanism
+
+        mechanisms[DigestMd5Mechanism.name] = lambda: DigestMd5Mechanism(tokens.login, qop)
+    return mechanisms
 
 
 AUTH_MODES: dict[str, AuthModeBuilder] = {"password": _password_mode, "kerberos": _kerberos_mode}

@@ -21,6 +21,13 @@ MIN_MESSAGE_SIZE = 1024
 MAX_MESSAGE_SIZE = 2**31 - 1
 
 
+#: The delegation-token lifetimes (seconds).
+DELEGATION_SETTINGS = (
+    "delegation_key_update_interval",
+    "delegation_token_renew_interval",
+    "delegation_token_max_lifetime",
+)
+
 _KIND_WORDS = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
 
 
@@ -50,6 +57,12 @@ class ServerConfig:
     kerberos_principal: str = ""  # the server's principal, service/_HOST@REALM (auth kerberos)
     kerberos_keytab: str = ""  # the keytab holding its keys (auth kerberos)
     sasl_qop: str = "auth"  # auth | auth-int | auth-conf: the GSSAPI layers offered
+    #: Delegation tokens (auth kerberos), in seconds, as HMS's hive.cluster.delegation.*:
+    #: how often a new master key is made, how long a token lives past its issue or last
+    #: renewal, and how long it may be renewed for at most.
+    delegation_key_update_interval: float = 86400.0
+    delegation_token_renew_interval: float = 86400.0
+    delegation_token_max_lifetime: float = 7 * 86400.0
     authorization: str = "off"  # off | the modes of metastore_server.api.authorization
     partition_request_limit: int = -1  # HMS hive.metastore.limit.partition.request
     listing_cache_mb: int = 256  # whole-table listings kept while the store is unchanged
@@ -153,7 +166,14 @@ class ServerConfig:
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, int(value))
-        for name in ("message_timeout", "writer_lease", "txn_timeout", "event_ttl", "call_timeout"):
+        for name in (
+            "message_timeout",
+            "writer_lease",
+            "txn_timeout",
+            "event_ttl",
+            "call_timeout",
+            *DELEGATION_SETTINGS,
+        ):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, float(value))
@@ -234,6 +254,10 @@ class ServerConfig:
                 )
             if not os.access(self.kerberos_keytab, os.R_OK):
                 raise ValueError(f"kerberos_keytab {self.kerberos_keytab}: cannot be read")
+        for name in DELEGATION_SETTINGS:
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a positive number of seconds, not {value}")
         if self.sasl_qop not in ("auth", "auth-int", "auth-conf"):
             raise ValueError(f"sasl_qop must be auth, auth-int or auth-conf, not {self.sasl_qop!r}")
         from metastore_server.api.authorization import AUTHORIZATION_CHOICES

@@ -121,3 +121,20 @@ def test_a_trash_root_no_file_system_serves_stops_the_server(tmp_path: Path, cap
 def test_bad_filesystems_table_is_named(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"\[filesystems.SCHEME\] tables"):
         ServerConfig.from_file(write(tmp_path, "[filesystems]\ns3 = 1\n"))
+
+
+def test_delegation_token_lifetimes(tmp_path: Path) -> None:
+    defaults = ServerConfig()
+    assert (defaults.delegation_key_update_interval, defaults.delegation_token_renew_interval,
+            defaults.delegation_token_max_lifetime) == (86400.0, 86400.0, 604800.0)  # fmt: skip
+    env = {"METASTORE_DELEGATION_TOKEN_RENEW_INTERVAL": "600"}
+    assert ServerConfig.from_env(env).delegation_token_renew_interval == 600.0
+    file = write(tmp_path, "delegation_token_max_lifetime = 3600\n")
+    assert ServerConfig.from_file(file).delegation_token_max_lifetime == 3600.0
+    args = cli.build_parser(ServerConfig()).parse_args(
+        ["serve", "--delegation-key-update-interval", "120"]
+    )
+    assert args.delegation_key_update_interval == 120.0
+    for bad in (0.0, -5.0, float("inf")):
+        with pytest.raises(ValueError, match="delegation_key_update_interval must be a positive"):
+            ServerConfig(delegation_key_update_interval=bad).validate()

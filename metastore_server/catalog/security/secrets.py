@@ -23,6 +23,21 @@ class Secrets:
             Condition(layout.META, key, layout.OBJECT, None),
         )
 
+    def replace_token(self, identifier: str, old: str, new: str) -> bool:
+        """Replace a token's record ``old`` by ``new`` (compare-and-set); False when it no longer
+        holds ``old`` (removed or changed meanwhile)."""
+        key = layout.token_key(identifier)
+        return self._ctx.store.mutate(
+            [Put(layout.META, key, {layout.OBJECT: new.encode("utf-8")})],
+            Condition(layout.META, key, layout.OBJECT, old.encode("utf-8")),
+        )
+
+    def next_token_sequence(self) -> int:
+        """A new delegation-token sequence number (unique across the processes sharing the
+        store)."""
+        return self._ctx.store.increment(layout.META, layout.COUNTERS_ROW,
+                                         layout.NEXT_TOKEN_SEQUENCE)  # fmt: skip
+
     def remove_token(self, identifier: str | None) -> bool:
         """Remove a token; whether there was one."""
         key = layout.token_key(identifier or "")
@@ -48,6 +63,11 @@ class Secrets:
                                            layout.NEXT_MASTER_KEY)  # fmt: skip
         self._put_key(number, key)
         return number
+
+    def master_key(self, number: int) -> str | None:
+        """A master key by sequence number (None when there is none)."""
+        row = self._ctx.store.get(layout.META, layout.master_key_key(number))
+        return row[layout.OBJECT].decode("utf-8") if row else None
 
     def update_master_key(self, number: int, key: str | None) -> None:
         """Replace a master key; NoSuchObjectException (HMS's words) when there is none."""
