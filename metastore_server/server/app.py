@@ -133,6 +133,7 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
             kerberos_principal=config.kerberos_principal,
             kerberos_keytab=config.kerberos_keytab,
             sasl_qop=config.sasl_qop,
+            **config.ldap_settings(),
         ),
     )
     log.info(
