@@ -40,18 +40,30 @@ from urllib.parse import urlsplit
 LDAP_SLOTS = 4
 #: Seconds one login may take against the directory, by default.
 DEFAULT_TIMEOUT = 10.0
+_DN_SPECIAL = frozenset('\\"+,;<=>#')
 _ATTRIBUTE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9-]*|[0-9]+(?:\.[0-9]+)+)$")
 
 _slots = threading.BoundedSemaphore(LDAP_SLOTS)
 
 
 def escape_dn_value(value: str) -> str:
-    """``value`` as an attribute value of a DN (RFC 4514): ``a,ou=x`` stays one value."""
-    from ldap3.utils.dn import escape_rdn
+    """``value`` as an attribute value of a DN (RFC 4514): ``a,ou=x`` stays one value.
 
+    Each special character is escaped wherever it stands (``#`` too, which RFC 4514 requires
+    only first: ldap3's ``escape_rdn`` leaves an inner ``#`` that its own DN parser refuses), a
+    space at either end, NUL as ``\\00``."""
     if not value:
         raise ValueError("an empty name has no DN")
-    return escape_rdn(value).replace("\\\x00", "\\00")
+    last = len(value) - 1
+    out = []
+    for index, char in enumerate(value):
+        if char == "\0":
+            out.append("\\00")
+        elif char in _DN_SPECIAL or (char == " " and index in (0, last)):
+            out.append("\\" + char)
+        else:
+            out.append(char)
+    return "".join(out)
 
 
 def escape_filter_value(value: str) -> str:
@@ -154,6 +166,8 @@ class LdapSettings:
         return settings_
 
     def _check(self) -> None:
+        if self.bind_dn and not self.base_dn:
+            raise ValueError("ldap_bind_dn needs ldap_base_dn (where users are searched)")
         if not self.user_dn_patterns and not self.base_dn:
             raise ValueError(
                 "auth ldap needs ldap_user_dn_pattern (e.g. uid=%s,ou=people,dc=example,dc=com) "
@@ -181,8 +195,6 @@ class LdapSettings:
                 "ldap_bind_dn (search for the user under ldap_base_dn) and ldap_user_dn_pattern "
                 "(bind to the pattern's DN) exclude each other: set one"
             )
-        if self.bind_dn and not self.base_dn:
-            raise ValueError("ldap_bind_dn needs ldap_base_dn (where users are searched)")
         if self.ca_file and not os.access(self.ca_file, os.R_OK):
             raise ValueError(f"ldap_ca_file {self.ca_file}: cannot be read")
         if not (math.isfinite(self.timeout) and self.timeout > 0):
@@ -255,7 +267,7 @@ class LdapDirectory:
             return "empty user or password (never bound: it would be an anonymous bind)"
         settings = self.settings
         if settings.user_filter and user.lower() not in settings.user_filter:
-            return f"user {user!r} is not in ldap_user_filter"
+            return "not in ldap_user_filter"
         deadline = time.monotonic() + settings.timeout
         if not _slots.acquire(timeout=settings.timeout):
             return "too many LDAP logins being checked at once"
@@ -369,7 +381,7 @@ class LdapDirectory:
         wanted = {name.lower() for name in settings.group_filter}
         if not wanted & {name.lower() for name in names}:
             raise _Failed(
-                f"user {user!r} is in none of the groups of ldap_group_filter "
+                "in none of the groups of ldap_group_filter "
                 f"({', '.join(settings.group_filter)}; found: {', '.join(names) or 'none'})"
             )
 

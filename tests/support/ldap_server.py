@@ -27,8 +27,9 @@ PEOPLE = f"ou=people,{SUFFIX}"
 GROUPS_BASE = f"ou=groups,{SUFFIX}"
 #: The search user (cn=reader) and its password.
 READER_DN, READER_PASSWORD = f"cn=reader,{SUFFIX}", "reader-secret"
-#: uid -> password. ``x,y`` has a comma in its name: it can log in only if names are escaped.
-USERS = {"alice": "wonderland", "bob": "builder", "carol": "carrot", "x,y": "comma"}
+#: uid -> password. ``x,y`` (a comma) and ``*`` (a filter wildcard) find their own entries only
+#: when names are escaped; ``*`` is in no group, ``carol`` only in ``others``.
+USERS = {"alice": "wonderland", "bob": "builder", "carol": "carrot", "x,y": "comma", "*": "star"}
 #: group cn -> member uids (groupOfNames, members by DN).
 GROUPS = {"metastore-users": ("alice", "bob", "x,y"), "others": ("carol",)}
 
