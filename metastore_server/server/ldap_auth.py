@@ -327,6 +327,7 @@ class LdapDirectory:
             connection = ldap3.Connection(
                 server, user=dn, password=password, authentication=ldap3.SIMPLE,
                 receive_timeout=_seconds_left(deadline), raise_exceptions=False, read_only=True,
+                auto_referrals=False,
             )  # fmt: skip
             try:
                 connection.open()
@@ -343,7 +344,7 @@ class LdapDirectory:
                 raise
             _close(connection)
             raise _Refused(f"bind as {who} {dn!r} refused: {_result(connection)}")
-        raise _Failed(f"no LDAP server answered ({'; '.join(unreachable)})")
+        raise _Failed(f"no LDAP server could be used ({'; '.join(unreachable)})")
 
     def _tls(self) -> Any:
         import ldap3

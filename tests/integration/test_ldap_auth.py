@@ -227,7 +227,7 @@ def test_a_stopped_directory_fails_logins_and_spares_connections_already_in(
             client = sasl_client(running.host, running.port, "bob", "builder")
             assert "default" in client.get_all_databases()
             directory.stop()
-            assert "no LDAP server answered" in _refused(running, "alice", "wonderland")
+            assert "no LDAP server could be used" in _refused(running, "alice", "wonderland")
             client.create_database(hms.Database(name="still_in", description="", parameters={}))
             assert "still_in" in client.get_all_databases()
             client.close()
@@ -244,7 +244,7 @@ def test_a_directory_that_does_not_answer_fails_the_login_within_the_timeout(
                             ldap_user_dn_pattern=PATTERN, ldap_timeout=1.0)  # fmt: skip
     try:
         reason = _refused(running, "alice", "wonderland")
-        assert "no LDAP server answered" in reason and "timed out" in reason
+        assert "no LDAP server could be used" in reason and "timed out" in reason
         with socket.create_connection((running.host, running.port), timeout=10) as sock:
             sock.sendall(negotiation_frame(START, b"GSSAPI"))  # the server still answers
             assert _read_frame(sock)[0] == BAD
@@ -282,19 +282,24 @@ def test_tls_between_client_and_server_with_ldap(tmp_path: Path, directory: Ldap
         running.stop()
 
 
-def test_starttls_to_the_directory_checks_its_certificate(tmp_path: Path) -> None:
+def test_starttls_and_ldaps_to_the_directory_check_its_certificate(tmp_path: Path) -> None:
     cert, key = make_certificate(tmp_path)
     with LdapServer(tmp_path / "slapd", tls=(cert, key)) as directory:
         trusting = _ldap_server(tmp_path / "trusting", directory, ldap_starttls="on",
                                 ldap_ca_file=str(cert))  # fmt: skip
         distrusting = _ldap_server(tmp_path / "distrusting", directory, ldap_starttls="on")
+        ldaps = _ldap_server(tmp_path / "ldaps", directory, ldap_url=directory.ldaps_url,
+                             ldap_ca_file=str(cert))  # fmt: skip
         try:
             assert _plain_login(trusting, "alice", "wonderland") == (COMPLETE, b"")
             reason = _refused(distrusting, "alice", "wonderland")
             assert "certificate" in reason.lower()
+            assert _plain_login(ldaps, "alice", "wonderland") == (COMPLETE, b"")
+            assert "invalidCredentials" in _refused(ldaps, "alice", "nope")
         finally:
             trusting.stop()
             distrusting.stop()
+            ldaps.stop()
 
 
 # --------------------------------------------------------------------------- command line

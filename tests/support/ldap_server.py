@@ -4,7 +4,8 @@ with ``slapadd`` before the start).
 
 ``with LdapServer(workdir) as ldap:`` starts it with the entries of :data:`USERS` and
 :data:`GROUPS` under :data:`SUFFIX`; ``ldap.url`` is its ``ldap://`` URL, ``ldap.stop()`` stops it
-(logins against it then fail). ``tls=(cert, key)`` also offers StartTLS with that certificate.
+(logins against it then fail). ``tls=(cert, key)`` also offers StartTLS with that certificate,
+and ``ldap.ldaps_url`` (TLS from the first byte) on a second port.
 ``LDAP_SKIP_REASON`` says why tests that need one skip (None when slapd is installed).
 """
 
@@ -105,6 +106,7 @@ class LdapServer:
         self.port = free_port(LOOPBACK)
         self.url = f"ldap://{LOOPBACK}:{self.port}"
         self.tls = tls
+        self.ldaps_url = f"ldaps://{LOOPBACK}:{free_port(LOOPBACK)}" if tls else ""
         self.config = self.workdir / "slapd.conf"
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -150,7 +152,7 @@ class LdapServer:
         assert program is not None
         log = (self.workdir / "slapd.log").open("wb")
         self._process = subprocess.Popen(
-            [program, "-f", str(self.config), "-h", f"{self.url}/", "-d", "0"],
+            [program, "-f", str(self.config), "-h", f"{self.url}/ {self.ldaps_url}", "-d", "0"],
             stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         deadline = time.monotonic() + 30
