@@ -331,6 +331,7 @@ class LdapDirectory:
             )  # fmt: skip
             try:
                 connection.open()
+                _limit(connection, deadline)
                 if self.settings.starttls and not connection.start_tls():
                     raise _Failed(f"StartTLS with {url} failed: {_result(connection)}")
                 if connection.bind():
@@ -357,8 +358,11 @@ class LdapDirectory:
 
         settings = self.settings
         search = settings.user_search_filter(user)
+        _limit(searcher, deadline)
         searcher.search(settings.base_dn, search, search_scope=ldap3.SUBTREE, attributes=[],
                         size_limit=2, time_limit=_seconds_left(deadline))  # fmt: skip
+        if searcher.result.get("result") not in (0, 4, 32):  # success, sizeLimit, noSuchObject
+            raise _Failed(f"user search under {settings.base_dn!r} failed: {_result(searcher)}")
         found = _entries(searcher)
         if len(found) != 1:
             what = "no entry" if not found else "more than one entry"
@@ -374,6 +378,7 @@ class LdapDirectory:
         search = settings.group_search_filter(user, user_dn)
         names: list[str] = []
         for base in settings.group_bases():
+            _limit(searcher, deadline)
             searcher.search(base, search, search_scope=ldap3.SUBTREE, attributes=[],
                             time_limit=_seconds_left(deadline))  # fmt: skip
             if searcher.result.get("result") not in (0, 32):  # success, noSuchObject
@@ -399,6 +404,14 @@ def _result(connection: Any) -> str:
     if result.get("message"):
         text += f" ({result['message']})"
     return text
+
+
+def _limit(connection: Any, deadline: float) -> None:
+    """Bound the next exchange on ``connection`` by what is left of the login's time."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _Failed("ldap_timeout passed before the check was done")
+    connection.socket.settimeout(left)
 
 
 def _seconds_left(deadline: float) -> int:
