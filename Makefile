@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml setup.py metastore_server/server/wire_walk.py metastore
 		storage/row_scan.py storage/row_scan.pxd
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[test,ldap]'
 	$(BIN)/pip install -q 'gssapi>=1.8' || echo "python-gssapi (the kerberos extra) did not \
 install: it builds against MIT Kerberos (Debian's libkrb5-dev); the Kerberos tests skip"
 	touch $(STAMP)

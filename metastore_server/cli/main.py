@@ -26,6 +26,7 @@ from metastore_server.cli import importing as cli_import
 from metastore_server.cli import password as cli_password
 from metastore_server.cli import timeline as cli_timeline
 from metastore_server.cli import values as cli_values
+from metastore_server.cli.ldap_options import add_ldap_options, ldap_arguments
 from metastore_server.server.auth import AUTH_CHOICES
 from metastore_server.server.config import ServerConfig
 from storage.hbase import HBaseError
@@ -160,7 +161,9 @@ def _security_options(group: Any, defaults: ServerConfig) -> None:
         choices=AUTH_CHOICES,
         default=defaults.auth,
         help="client authentication: none (as HMS without SASL); password (SASL PLAIN, as "
-        "Hive 4's hive.metastore.authentication=CONFIG/LDAP, against --password-file); "
+        "Hive 4's hive.metastore.authentication=CONFIG, against --password-file); ldap (SASL "
+        "PLAIN checked by binding to --ldap-url as the user, as hive.metastore.authentication="
+        "LDAP); "
         "kerberos (SASL GSSAPI, as hive.metastore.sasl.enabled=true, with --kerberos-principal "
         "and --kerberos-keytab); a client that does not speak SASL is then refused "
         "(default %(default)s)",
@@ -172,6 +175,7 @@ def _security_options(group: Any, defaults: ServerConfig) -> None:
         help="--auth password: a file of user:hash lines (argon2 hashes; make them with "
         "`metastore-server hash-password`), read again when it changes",
     )
+    add_ldap_options(group, defaults)
     group.add_argument(
         "--kerberos-principal",
         default=defaults.kerberos_principal,
@@ -373,6 +377,7 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         tls_key=args.tls_key,
         auth=args.auth,
         password_file=args.password_file,
+        **ldap_arguments(args),
         kerberos_principal=args.kerberos_principal,
         kerberos_keytab=args.kerberos_keytab,
         sasl_qop=args.sasl_qop,

@@ -154,6 +154,7 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
             kerberos_keytab=config.kerberos_keytab,
             sasl_qop=config.sasl_qop,
             tokens=handler.tokens,
+            **config.ldap_settings(),
         ),
     )
     log.info(

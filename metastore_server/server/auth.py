@@ -2,6 +2,7 @@
 the server's settings.
 
 ``password`` is PLAIN against a password file (:mod:`metastore_server.server.sasl_plain`);
+``ldap`` is PLAIN against an LDAP directory (:mod:`metastore_server.server.ldap_auth`);
 ``kerberos`` is GSSAPI with the server's keytab and principal
 (:mod:`metastore_server.server.sasl_gssapi`) and, as HMS offers both, DIGEST-MD5 for logins with
 a delegation token (:mod:`metastore_server.server.sasl_digest`) when the server has a token
@@ -28,6 +29,13 @@ def _password_mode(settings: dict[str, Any]) -> dict[str, MechanismFactory]:
     return {PlainMechanism.name: lambda: PlainMechanism(passwords)}
 
 
+def _ldap_mode(settings: dict[str, Any]) -> dict[str, MechanismFactory]:
+    from metastore_server.server.ldap_auth import LdapDirectory, LdapSettings
+
+    directory = LdapDirectory(LdapSettings.from_settings(settings))
+    return {PlainMechanism.name: lambda: PlainMechanism(directory)}
+
+
 def _kerberos_mode(settings: dict[str, Any]) -> dict[str, MechanismFactory]:
     from metastore_server.server.sasl_gssapi import (
         GssapiMechanism,
@@ -49,7 +57,11 @@ def _kerberos_mode(settings: dict[str, Any]) -> dict[str, MechanismFactory]:
     return mechanisms
 
 
-AUTH_MODES: dict[str, AuthModeBuilder] = {"password": _password_mode, "kerberos": _kerberos_mode}
+AUTH_MODES: dict[str, AuthModeBuilder] = {
+    "password": _password_mode,
+    "ldap": _ldap_mode,
+    "kerberos": _kerberos_mode,
+}
 #: Every ``--auth`` value.
 AUTH_CHOICES = ("none", *AUTH_MODES)
 

@@ -28,6 +28,23 @@ DELEGATION_SETTINGS = (
     "delegation_token_max_lifetime",
 )
 
+#: The ``ldap_*`` settings that are text (METASTORE_LDAP_URL, ...).
+LDAP_TEXT_SETTINGS = (
+    "ldap_url",
+    "ldap_starttls",
+    "ldap_ca_file",
+    "ldap_user_dn_pattern",
+    "ldap_base_dn",
+    "ldap_guid_key",
+    "ldap_user_filter",
+    "ldap_group_filter",
+    "ldap_group_dn_pattern",
+    "ldap_group_membership_key",
+    "ldap_group_class_key",
+    "ldap_bind_dn",
+    "ldap_bind_password_file",
+)
+
 _KIND_WORDS = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
 
 
@@ -52,8 +69,23 @@ class ServerConfig:
     message_timeout: float = DEFAULT_MESSAGE_TIMEOUT  # s for a begun message to arrive; 0: none
     tls_cert: str = ""  # PEM certificate (chain); with tls_key, the server speaks TLS
     tls_key: str = ""  # PEM private key
-    auth: str = "none"  # none | password (SASL PLAIN) | kerberos (SASL GSSAPI)
+    auth: str = "none"  # none | password, ldap (SASL PLAIN) | kerberos (SASL GSSAPI)
     password_file: str = ""  # user:argon2-hash lines (auth password)
+    # auth ldap (metastore_server.server.ldap_auth; HMS's hive.metastore.authentication.ldap.*)
+    ldap_url: str = ""  # ldap://host[:port] or ldaps://host[:port], space-separated, in order
+    ldap_starttls: str = "off"  # on: StartTLS on ldap:// URLs
+    ldap_ca_file: str = ""  # PEM CAs the LDAP server's certificate is checked against
+    ldap_user_dn_pattern: str = ""  # uid=%s,ou=people,dc=example,dc=com (colon-separated)
+    ldap_base_dn: str = ""  # users (<guid key>=name,<base>) and groups are under it
+    ldap_guid_key: str = "uid"  # the attribute holding the user name
+    ldap_user_filter: str = ""  # comma-separated users who may log in ('': all)
+    ldap_group_filter: str = ""  # comma-separated groups whose members may log in ('': all)
+    ldap_group_dn_pattern: str = ""  # cn=%s,ou=groups,dc=example,dc=com (colon-separated)
+    ldap_group_membership_key: str = "member"  # the group attribute naming its members
+    ldap_group_class_key: str = "groupOfNames"  # the object class of groups
+    ldap_bind_dn: str = ""  # a search user that finds the user's DN under ldap_base_dn
+    ldap_bind_password_file: str = ""  # the file holding ldap_bind_dn's password
+    ldap_timeout: float = 10.0  # s one login may take against the directory
     kerberos_principal: str = ""  # the server's principal, service/_HOST@REALM (auth kerberos)
     kerberos_keytab: str = ""  # the keytab holding its keys (auth kerberos)
     sasl_qop: str = "auth"  # auth | auth-int | auth-conf: the GSSAPI layers offered
@@ -141,6 +173,7 @@ class ServerConfig:
             "tls_key",
             "auth",
             "password_file",
+            *LDAP_TEXT_SETTINGS,
             "kerberos_principal",
             "kerberos_keytab",
             "sasl_qop",
@@ -173,6 +206,7 @@ class ServerConfig:
             "event_ttl",
             "call_timeout",
             *DELEGATION_SETTINGS,
+            "ldap_timeout",
         ):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
@@ -246,6 +280,12 @@ class ServerConfig:
             parse_password_file(self.password_file)
         elif self.password_file:
             raise ValueError(f"password_file is set but auth is {self.auth}, not password")
+        if self.auth == "ldap":
+            from metastore_server.server.ldap_auth import LdapSettings
+
+            LdapSettings.from_settings(self.ldap_settings())
+        elif self.ldap_url:
+            raise ValueError(f"ldap_url is set but auth is {self.auth}, not ldap")
         if self.auth == "kerberos":
             if not self.kerberos_principal or not self.kerberos_keytab:
                 raise ValueError(
@@ -267,6 +307,10 @@ class ServerConfig:
                 f"authorization must be one of {', '.join(AUTHORIZATION_CHOICES)}, "
                 f"not {self.authorization!r}"
             )
+
+    def ldap_settings(self) -> dict[str, object]:
+        """The ``ldap_*`` settings (``--auth ldap``)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name.startswith("ldap_")}
 
     def filesystem_options(self) -> dict[str, dict[str, object]]:
         """fsspec options per scheme: ``fs_options``, with ``s3_endpoint`` and ``s3_region``

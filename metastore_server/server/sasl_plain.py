@@ -1,5 +1,7 @@
 """The PLAIN mechanism (RFC 4616) on the server: ``authzid NUL authcid NUL password`` checked
-against a password file (:mod:`metastore_server.server.passwords`).
+by a :class:`CredentialChecker`: a password file (:mod:`metastore_server.server.passwords`,
+``--auth password``) or an LDAP directory (:mod:`metastore_server.server.ldap_auth`,
+``--auth ldap``).
 
 An authorization identity other than the authenticated one (acting for another user) is refused:
 there are no proxy users yet. The client is told only that the login failed; the log says why.
@@ -7,11 +9,21 @@ there are no proxy users yet. The client is told only that the login failed; the
 
 from __future__ import annotations
 
-from metastore_server.server.passwords import PasswordFile
+from typing import Protocol
+
 from metastore_server.server.sasl import AuthenticationFailed, SecurityLayer
 
 #: What a refused client is told (not whether the user exists).
 FAILED = "Error validating the login: unknown user or wrong password"
+
+
+class CredentialChecker(Protocol):
+    """What PLAIN checks a user and password against."""
+
+    def verify(self, user: str, password: str) -> str | None:
+        """None when ``password`` is ``user``'s; else why not (for the log, not the client).
+        Never called with an empty user or password."""
+        ...
 
 
 class PlainMechanism:
@@ -19,8 +31,8 @@ class PlainMechanism:
 
     name = "PLAIN"
 
-    def __init__(self, passwords: PasswordFile) -> None:
-        self._passwords = passwords
+    def __init__(self, checker: CredentialChecker) -> None:
+        self._checker = checker
         self._user: str | None = None
         self._asked = False
 
@@ -46,7 +58,7 @@ class PlainMechanism:
                 f"user {authcid!r} may not act as {authzid!r}",
                 f"user {authcid!r} asked to act as {authzid!r} (no proxy users)",
             )
-        why = self._passwords.verify(authcid, password)
+        why = self._checker.verify(authcid, password)
         if why is not None:
             raise AuthenticationFailed(FAILED, f"user {authcid!r}: {why}")
         self._user = authcid
