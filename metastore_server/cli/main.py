@@ -197,7 +197,15 @@ def _security_options(group: Any, defaults: ServerConfig) -> None:
         choices=AUTHORIZATION_CHOICES,
         default=defaults.authorization,
         help="who may do what: off (every caller may do everything, as HMS without an "
-        "authorization manager) (default %(default)s)",
+        "authorization manager); privileges (the roles and privileges the server stores are "
+        "enforced, as HMS's SQL-standard based authorization) (default %(default)s)",
+    )
+    group.add_argument(
+        "--admin-users",
+        default=defaults.admin_users,
+        metavar="USER[,USER...]",
+        help="--authorization privileges: users who are administrators, as HMS's "
+        "hive.users.in.admin.role (besides the holders of the admin role)",
     )
 
 
@@ -352,6 +360,7 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         kerberos_keytab=args.kerberos_keytab,
         sasl_qop=args.sasl_qop,
         authorization=args.authorization,
+        admin_users=args.admin_users,
         partition_request_limit=args.partition_request_limit,
         listing_cache_mb=args.listing_cache_mb,
         writer_lease=args.writer_lease,

@@ -59,7 +59,16 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
         "hive.metastore.event.db.listener.timetolive": f"{config.event_ttl:g}s",
         **config.extra_config,
     }
-    authorizer = build_authorizer(config.authorization, catalog, auth=config.auth)
+    if config.authorization != "off" and config.auth == "none":
+        log.warning(
+            "authorization_without_authentication",
+            authorization=config.authorization,
+            detail="with --auth none a user is only claimed (set_ugi): any client may claim "
+            "to be an administrator or an owner",
+        )
+    authorizer = build_authorizer(
+        config.authorization, catalog, auth=config.auth, admin_users=config.admin_users
+    )
     return MetastoreHandler(catalog, config_values, authorizer), catalog.close
 
 
