@@ -17,7 +17,7 @@ Refusals are MetaExceptions with the access controller's words.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from metastore_server.api.authorization.callers import Caller
 from metastore_server.api.authorization.rules import (
@@ -28,10 +28,21 @@ from metastore_server.api.authorization.rules import (
     expand,
     table_name,
 )
+from metastore_server.catalog.facade import Catalog
 from metastore_server.thrift_api import hms
 
-if TYPE_CHECKING:
-    from metastore_server.api.authorization.privileges import PrivilegeAuthorizer
+
+class PrivilegeAuthorizer(Protocol):
+    """What these checks use of the authorizer (:mod:`.privileges`)."""
+
+    catalog: Catalog
+
+    def require(self, caller: Caller, operation: str, demands: list[Demand]) -> None:
+        """Refuse unless the caller holds every demand."""
+
+    def holdings(self, caller: Caller, demand: Demand) -> Any:
+        """What the caller holds on a demand's object (None: no such object)."""
+
 
 ADMIN_ONLY = "User has to belong to ADMIN role and have it as current role, for this action."
 ADMIN_OPTION = (
