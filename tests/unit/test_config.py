@@ -121,3 +121,17 @@ def test_a_trash_root_no_file_system_serves_stops_the_server(tmp_path: Path, cap
 def test_bad_filesystems_table_is_named(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"\[filesystems.SCHEME\] tables"):
         ServerConfig.from_file(write(tmp_path, "[filesystems]\ns3 = 1\n"))
+
+
+def test_authorization_settings(tmp_path: Path, monkeypatch) -> None:
+    path = write(tmp_path, 'authorization = "privileges"\nadmin_users = "hive"\n')
+    monkeypatch.setenv("METASTORE_ADMIN_USERS", "hive,spark-admin")
+    argv = ["serve", "--config", str(path)]
+    defaults = cli._file_defaults(argv)
+    config = cli._config_from_args(cli.build_parser(defaults).parse_args(argv), defaults)
+    assert (config.authorization, config.admin_users) == ("privileges", "hive,spark-admin")
+    argv += ["--admin-users", "root"]
+    config = cli._config_from_args(cli.build_parser(defaults).parse_args(argv), defaults)
+    assert config.admin_users == "root"
+    with pytest.raises(SystemExit):
+        cli.build_parser(defaults).parse_args(["serve", "--authorization", "everything"])
