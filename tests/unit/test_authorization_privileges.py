@@ -266,3 +266,25 @@ def test_admin_users_setting_and_the_os_group_lookup(tmp_path: Path) -> None:
     now[0] = 11.0
     lookup("u")
     assert calls == ["u", "u"]  # kept no longer than its time
+
+
+def test_moving_a_table_into_another_database_needs_that_database(world: Any) -> None:
+    authorizer, handler = world
+    handler.create_database(hms.Database(name="other", description="", parameters={},
+                                         ownerName="bob", ownerType=USER))  # fmt: skip
+    moved = hms.Table(tableName="orders", dbName="other")
+    values = {"dbname": "sales", "tbl_name": "orders", "new_tbl": moved}
+    with pytest.raises(hms.MetaException) as refused:
+        authorizer.check("alter_table", values, Session(claimed_user="alice"))
+    assert refused.value.message.endswith(
+        "[[OBJECT OWNERSHIP] on Object [type=DATABASE, name=other]]"
+    )
+    moved.dbName = "default"  # everyone's
+    assert _allowed(authorizer, "alter_table", values, "alice")
+    request = hms.AlterTableRequest(dbName="sales", tableName="orders", table=moved)
+    assert _allowed(authorizer, "alter_table_req", {"req": request}, "alice")
+    moved.dbName = "other"
+    assert not _allowed(authorizer, "alter_table_req", {"req": request}, "alice")
+    moved.dbName = "sales"  # staying put: the table's ownership is enough
+    assert _allowed(authorizer, "alter_table_req", {"req": request}, "alice")
+    assert not _allowed(authorizer, "alter_table_req", {"req": request}, "bob")

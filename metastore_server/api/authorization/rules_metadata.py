@@ -50,6 +50,28 @@ def _alter(locate: Any, operation: str = "ALTERTABLE_ADDCOLS") -> Rule:
     return on_tables(operation, _OWN, locate)
 
 
+def _moved_into(db_arg: str, new_arg: str, *path: str) -> Any:
+    """The database a table is moved into by an alter (renamed into another database): none
+    when it stays where it is."""
+    old = args(db_arg) if db_arg else field(new_arg)
+    new = field(new_arg, *path)
+
+    def locate(values: dict[str, Any]) -> list[tuple[str, str | None]]:
+        before, after = old(values), new(values)
+        if not after or not after[0][0] or (before and before[0][0] == after[0][0]):
+            return []
+        return [(after[0][0], None)]
+
+    return locate
+
+
+def _alter_table(locate: Any, db_arg: str, new_arg: str, *path: str) -> Rule:
+    """The table's ownership, and the ownership of a database it is moved into (creating a
+    table there)."""
+    into = on_databases("", _OWN, _moved_into(db_arg, new_arg, *path))
+    return combined("ALTERTABLE_ADDCOLS", _alter(locate), into)
+
+
 def _create(locate: Any) -> Rule:
     return on_databases("CREATETABLE", _OWN, locate)
 
@@ -123,10 +145,10 @@ TABLES: dict[str, Rule] = {
     "create_table_with_environment_context": _create(_TABLE),
     "drop_table": _drop(_DB_NAME),
     "drop_table_with_environment_context": _drop(_DB_NAME),
-    "alter_table": _alter(_DB_TABLE),
-    "alter_table_with_environment_context": _alter(_DB_TABLE),
-    "alter_table_req": _alter(_REQUEST),
-    "alter_table_with_cascade": _alter(_DB_TABLE),
+    "alter_table": _alter_table(_DB_TABLE, "dbname", "new_tbl"),
+    "alter_table_with_environment_context": _alter_table(_DB_TABLE, "dbname", "new_tbl"),
+    "alter_table_req": _alter_table(_REQUEST, "", "req", "table"),
+    "alter_table_with_cascade": _alter_table(_DB_TABLE, "dbname", "new_tbl"),
     "get_table": _read(_DB_TABLE),
     "get_table_req": _read(_REQUEST),
     "get_table_objects_by_name": OPEN,
