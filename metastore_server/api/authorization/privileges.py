@@ -130,8 +130,7 @@ class PrivilegeAuthorizer:
         if rule.style == "custom":
             grant_checks.check(self, api, values, caller)
             return
-        assert rule.demands is not None
-        self.require(caller, rule.operation, rule.demands(values))
+        self.require(caller, rule.operation, rule.demands(values) if rule.demands else [])
 
     def caller(self, session: Session) -> Caller:
         """Who ``session``'s calls are made as, with its roles as stored now."""
