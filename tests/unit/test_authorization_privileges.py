@@ -288,3 +288,22 @@ def test_moving_a_table_into_another_database_needs_that_database(world: Any) ->
     moved.dbName = "sales"  # staying put: the table's ownership is enough
     assert _allowed(authorizer, "alter_table_req", {"req": request}, "alice")
     assert not _allowed(authorizer, "alter_table_req", {"req": request}, "bob")
+
+
+def test_a_call_naming_no_table_is_left_to_administrators(world: Any) -> None:
+    authorizer, handler = world
+    event = hms.FireEventRequest(successful=True, dbName="sales", data=hms.FireEventRequestData())
+    with pytest.raises(hms.MetaException) as refused:
+        authorizer.check("fire_listener_event", {"rqst": event}, Session(claimed_user="alice"))
+    assert refused.value.message.endswith(
+        "[[INSERT] on Object [type=TABLE_OR_VIEW, name=sales.null]]"
+    )
+    assert _allowed(authorizer, "fire_listener_event", {"rqst": event}, "root")
+    assert not _allowed(authorizer, "add_partitions", {"new_parts": []}, "alice")
+    event.tableName = "orders"
+    assert _allowed(authorizer, "fire_listener_event", {"rqst": event}, "alice")
+    parent_only = hms.ForeignKeysRequest(parent_db_name="sales", parent_tbl_name="orders")
+    assert _allowed(authorizer, "get_foreign_keys", {"request": parent_only}, "alice")
+    assert not _allowed(authorizer, "get_foreign_keys", {"request": parent_only}, "bob")
+    _grant(handler, "SELECT", "bob", USER)
+    assert _allowed(authorizer, "get_foreign_keys", {"request": parent_only}, "bob")

@@ -164,7 +164,9 @@ class PrivilegeAuthorizer:
             )
             ref = hms.HiveObjectRef(objectType=hms.HiveObjectType.DATABASE, dbName=demand.db)
         else:
-            table = self.catalog.tables.find(demand.db, demand.name or "") if demand.name else None
+            if not demand.db or not demand.name:
+                return Held(frozenset())  # a call naming no table: administrators only
+            table = self.catalog.tables.find(demand.db, demand.name)
             if table is None:
                 return None
             owner = owns(caller, table.table.owner, table.table.ownerType)

@@ -54,8 +54,9 @@ class Demand:
 
     def object_text(self) -> str:
         """The object as HMS's refusals name it (``Object [type=..., name=db.t]``)."""
-        name = self.db if self.kind == DATABASE else f"{self.db}.{self.name}"
-        return f"Object [type={self.kind}, name={name}]"
+        if self.kind == DATABASE:
+            return f"Object [type={self.kind}, name={self.db}]"
+        return f"Object [type={self.kind}, name={self.db or 'null'}.{self.name or 'null'}]"
 
 
 @dataclass(frozen=True)
@@ -83,14 +84,21 @@ def admin_operation(operation: str) -> Rule:
     return Rule("admin_operation", operation)
 
 
-def on_tables(operation: str, privileges: Iterable[str], locate: Locator) -> Rule:
-    """``privileges`` on every table ``locate`` finds."""
+def on_tables(
+    operation: str, privileges: Iterable[str], locate: Locator, *, optional: bool = False
+) -> Rule:
+    """``privileges`` on every table ``locate`` finds. A call naming no table is left to
+    administrators (fail closed), unless the tables are ``optional`` (either side of a
+    foreign key request)."""
     wanted = tuple(privileges)
-    return Rule(
-        "privileges",
-        operation,
-        lambda values: [Demand(wanted, TABLE, db, t) for db, t in locate(values) if t],
-    )
+
+    def demands(values: dict[str, Any]) -> list[Demand]:
+        found = [(db, t) for db, t in locate(values) if t or not optional]
+        if not found and not optional:
+            found = [("", None)]
+        return [Demand(wanted, TABLE, db, t) for db, t in found]
+
+    return Rule("privileges", operation, demands)
 
 
 def on_databases(operation: str, privileges: Iterable[str], locate: Locator) -> Rule:

@@ -205,9 +205,13 @@ CONSTRAINTS: dict[str, Rule] = {
     "get_primary_keys": _read(_REQUEST_2),
     "get_foreign_keys": combined(
         "QUERY",
-        _read(named_fields("request", "parent_db_name", "parent_tbl_name")),
-        _read(named_fields("request", "foreign_db_name", "foreign_tbl_name")),
-    ),
+        on_tables(
+            "", _READ, named_fields("request", "parent_db_name", "parent_tbl_name"), optional=True
+        ),
+        on_tables(
+            "", _READ, named_fields("request", "foreign_db_name", "foreign_tbl_name"), optional=True
+        ),
+    ),  # fmt: skip
 }
 
 INDEXES_AND_TYPES: dict[str, Rule] = {
