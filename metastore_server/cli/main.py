@@ -204,7 +204,15 @@ def _security_options(group: Any, defaults: ServerConfig) -> None:
         help="who may do what: off (every caller may do everything, as HMS without an "
         "authorization manager); storage (HMS's storage-based authorization: creating, "
         "altering or dropping a database, table or partition needs the caller's permission "
-        "on its directories) (default %(default)s)",
+        "on its directories); privileges (the roles and privileges the server stores are "
+        "enforced, as HMS's SQL-standard based authorization) (default %(default)s)",
+    )
+    group.add_argument(
+        "--admin-users",
+        default=defaults.admin_users,
+        metavar="USER[,USER...]",
+        help="--authorization privileges: users who are administrators, as HMS's "
+        "hive.users.in.admin.role (besides the holders of the admin role)",
     )
 
 
@@ -385,6 +393,7 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         delegation_token_renew_interval=args.delegation_token_renew_interval,
         delegation_token_max_lifetime=args.delegation_token_max_lifetime,
         authorization=args.authorization,
+        admin_users=args.admin_users,
         partition_request_limit=args.partition_request_limit,
         listing_cache_mb=args.listing_cache_mb,
         writer_lease=args.writer_lease,

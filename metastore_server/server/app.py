@@ -60,8 +60,19 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
         "hive.metastore.event.db.listener.timetolive": f"{config.event_ttl:g}s",
         **config.extra_config,
     }
+    if config.authorization != "off" and config.auth == "none":
+        log.warning(
+            "authorization_without_authentication",
+            authorization=config.authorization,
+            detail="with --auth none a user is only claimed (set_ugi): any client may claim "
+            "to be an administrator or an owner",
+        )
     authorizer = build_authorizer(
-        config.authorization, catalog, auth=config.auth, config_values=config_values
+        config.authorization,
+        catalog,
+        auth=config.auth,
+        config_values=config_values,
+        admin_users=config.admin_users,
     )
     tokens = delegation_tokens(config, catalog)
     handler = MetastoreHandler(catalog, config_values, authorizer, tokens)

@@ -96,6 +96,8 @@ class ServerConfig:
     delegation_token_renew_interval: float = 86400.0
     delegation_token_max_lifetime: float = 7 * 86400.0
     authorization: str = "off"  # off | the modes of metastore_server.api.authorization
+    #: Comma-separated users who are administrators (HMS's hive.users.in.admin.role).
+    admin_users: str = ""
     partition_request_limit: int = -1  # HMS hive.metastore.limit.partition.request
     listing_cache_mb: int = 256  # whole-table listings kept while the store is unchanged
     writer_lease: float = WRITER_LEASE_S  # s before a write-in-progress mark counts as dead
@@ -178,6 +180,7 @@ class ServerConfig:
             "kerberos_keytab",
             "sasl_qop",
             "authorization",
+            "admin_users",
             "data_operations",
             "notification_log",
             "trash_root",

@@ -138,3 +138,17 @@ def test_delegation_token_lifetimes(tmp_path: Path) -> None:
     for bad in (0.0, -5.0, float("inf")):
         with pytest.raises(ValueError, match="delegation_key_update_interval must be a positive"):
             ServerConfig(delegation_key_update_interval=bad).validate()
+
+
+def test_authorization_settings(tmp_path: Path, monkeypatch) -> None:
+    path = write(tmp_path, 'authorization = "privileges"\nadmin_users = "hive"\n')
+    monkeypatch.setenv("METASTORE_ADMIN_USERS", "hive,spark-admin")
+    argv = ["serve", "--config", str(path)]
+    defaults = cli._file_defaults(argv)
+    config = cli._config_from_args(cli.build_parser(defaults).parse_args(argv), defaults)
+    assert (config.authorization, config.admin_users) == ("privileges", "hive,spark-admin")
+    argv += ["--admin-users", "root"]
+    config = cli._config_from_args(cli.build_parser(defaults).parse_args(argv), defaults)
+    assert config.admin_users == "root"
+    with pytest.raises(SystemExit):
+        cli.build_parser(defaults).parse_args(["serve", "--authorization", "everything"])

@@ -2,8 +2,10 @@
 pre-event listeners do, with the caller of :mod:`metastore_server.caller`.
 
 - ``off`` (the default): every call is served, as HMS without an authorization manager.
+- ``privileges``: the roles and privileges the server stores, enforced as HMS's SQL-standard
+  based authorization defines them (:mod:`.privileges`);
 - ``storage``: HMS's storage-based authorization: a change needs the caller's permission on
-  the data's directories (``storage``).
+  the data's directories (:mod:`.storage`).
 - each other mode is an :class:`Authorizer` registered in :data:`AUTHORIZATION_MODES` by
   its own module of this package; a refused call answers the exception HMS answers (its
   MetaException, or the call's declared one) and nothing of it is done.
@@ -31,7 +33,7 @@ class Authorizer(Protocol):
 AuthorizerBuilder = Callable[[Catalog, dict[str, Any]], Authorizer]
 
 #: ``--authorization`` mode -> the module of this package that builds it (``build``).
-AUTHORIZATION_MODES: dict[str, str] = {"storage": "storage"}
+AUTHORIZATION_MODES: dict[str, str] = {"storage": "storage", "privileges": "privileges"}
 #: Every ``--authorization`` value.
 AUTHORIZATION_CHOICES = ("off", *AUTHORIZATION_MODES)
 
