@@ -17,6 +17,7 @@ from support.net import LOOPBACK, free_port
 from metastore_server.cli import main as cli
 from metastore_server.cli import values as cli_values
 from metastore_server.cli.errors import DEBUG_HINT
+from metastore_server.server.supervisor import STOP_TIMEOUT_S
 
 TIMEOUT_S = 60
 
@@ -134,7 +135,7 @@ def test_the_unexpected_is_one_line_and_a_hint_and_the_traceback_with_debug(
 
 
 @pytest.mark.parametrize(("workers", "sig"), [("0", signal.SIGTERM), ("2", signal.SIGINT)])
-def test_an_idle_server_stops_within_a_second(
+def test_an_idle_connection_does_not_hold_up_the_stop(
     tmp_path: Path, workers: str, sig: signal.Signals
 ) -> None:
     port = free_port(LOOPBACK)
@@ -158,7 +159,10 @@ def test_an_idle_server_stops_within_a_second(
         sent = time.monotonic()
         process.send_signal(sig)
         assert process.wait(timeout=TIMEOUT_S) == 0
-        assert time.monotonic() - sent < 1.0
+        # Calls in flight are given STOP_TIMEOUT_S (10 s) to finish; an idle connection has
+        # none, so the stop does not wait for it: far sooner than that, however loaded the
+        # machine (a one-second bound failed only under load).
+        assert time.monotonic() - sent < STOP_TIMEOUT_S / 2
         idle.close()
     finally:
         if process.poll() is None:

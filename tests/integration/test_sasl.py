@@ -110,6 +110,19 @@ def _closed(sock: socket.socket) -> bool:
         return True
 
 
+def _closed_yet(sock: socket.socket) -> bool:
+    """Whether the server has closed ``sock`` already (without waiting)."""
+    sock.setblocking(False)
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
+    except ConnectionResetError:
+        return True
+    finally:
+        sock.setblocking(True)
+
+
 # --------------------------------------------------------------------------- credentials
 
 
@@ -311,7 +324,7 @@ def test_stalled_negotiation_holds_up_nobody(tmp_path: Path, password_file: Path
     config = ServerConfig(storage=f"sqlite:///{tmp_path / 'm.db'}", warehouse=str(tmp_path / "w"))
     handler, close = build_handler(config)
     sasl_server = build_sasl_server(
-        "password", password_file=str(password_file), handshake_timeout=3.0
+        "password", password_file=str(password_file), handshake_timeout=6.0
     )
     server = MetastoreServer(handler, "127.0.0.1", 0, sasl=sasl_server)
     server.start()
@@ -320,11 +333,10 @@ def test_stalled_negotiation_holds_up_nobody(tmp_path: Path, password_file: Path
         stalled = [socket.create_connection((host, port), timeout=10) for _ in range(3)]
         stalled[0].sendall(b"\x01\x00")  # half a START header, then nothing
         stalled[1].sendall(negotiation_frame(START, b"PLAIN") + b"\x02\x00\x00\x00\x10ab")
-        started = time.monotonic()
         client = sasl_client(host, port, "alice", "wonderland", timeout_ms=5000)
         assert "default" in client.get_all_databases()
         client.close()
-        assert time.monotonic() - started < 2.0  # well before the stalled ones are dropped
+        assert not any(_closed_yet(sock) for sock in stalled)  # served while they stall
         for sock in stalled:  # dropped after the handshake timeout
             assert _closed(sock)
             sock.close()
