@@ -24,7 +24,7 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 from support.kdc import KDC_SKIP_REASON, Kdc
-from support.sasl_client import GssapiClient, gssapi_client, negotiation_frame, sasl_client
+from support.sasl_client import GssapiSasl, gssapi_client, negotiation_frame, sasl_client
 from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.thrift import TMessageType
 from thriftpy2.transport import TMemoryBuffer
@@ -73,14 +73,14 @@ class Auth:
             return sasl_client(*address, "alice", "wonderland", timeout_ms=timeout_ms)
         return gssapi_client(*address, self.ccache, layer=layer, timeout_ms=timeout_ms)
 
-    def login(self, sock: socket.socket, layer: int = 1) -> GssapiClient | None:
+    def login(self, sock: socket.socket, layer: int = 1) -> GssapiSasl | None:
         """Negotiate by hand on ``sock`` (the GSSAPI client, to wrap data frames with)."""
         if self.mechanism == "PLAIN":
             sock.sendall(negotiation_frame(START, b"PLAIN") +
                          negotiation_frame(OK, b"\0alice\0wonderland"))  # fmt: skip
             assert _read_frame(sock) == (COMPLETE, b"")
             return None
-        gss = GssapiClient(self.ccache, "hive", "localhost", layer)
+        gss = GssapiSasl("hive", "localhost", ccache=self.ccache, layer=layer)
         ok, _, first = gss.start("GSSAPI")
         assert ok, gss.getError()
         sock.sendall(negotiation_frame(START, b"GSSAPI") + negotiation_frame(OK, first))
@@ -369,17 +369,17 @@ def test_garbage_in_place_of_the_security_layer_answer(
     ]
     reasons = []
     for answer in answers:
-        gss = GssapiClient(auth.ccache, "hive", "localhost", 4)
+        gss = GssapiSasl("hive", "localhost", ccache=auth.ccache, layer=4)
         with capture_logs() as logs, _connect(server) as sock:
             _, _, first = gss.start("GSSAPI")
             sock.sendall(negotiation_frame(START, b"GSSAPI") + negotiation_frame(OK, first))
-            while not gss._context.complete:  # noqa: SLF001 - the test drives the context
+            while not gss.context.complete:  # (the test drives the context)
                 status, challenge = _read_frame(sock)
                 assert status == OK
                 _, token = gss.step(challenge)
                 sock.sendall(negotiation_frame(OK, token))
             assert _read_frame(sock)[0] == OK  # the server's (wrapped) offer of layers
-            sock.sendall(negotiation_frame(OK, answer(gss._context)))  # noqa: SLF001
+            sock.sendall(negotiation_frame(OK, answer(gss.context)))
             status, payload = _refusal(sock)
             assert status == BAD, payload
             reasons.append(_logged(logs, "sasl_refused")[0]["reason"])
