@@ -67,9 +67,9 @@ def add_login(parser: argparse.ArgumentParser, prefix: str = "", side: str = "")
         choices=("none", "plain", "kerberos"),
         default="none",
         help=f"how to log in{f' to {side}' if side else ''}: none (default); plain (SASL "
-        f"PLAIN, user and password, as serve --auth password; use --{prefix}tls-ca with it); "
-        "kerberos (SASL GSSAPI with this process's Kerberos ticket, as serve --auth kerberos "
-        "or an HMS with SASL)",
+        f"PLAIN, user and password, as serve --auth password or ldap; use --{prefix}tls-ca with "
+        "it); kerberos (SASL GSSAPI with this process's Kerberos ticket, as serve --auth "
+        "kerberos or an HMS with SASL)",
     )
     group.add_argument(
         f"--{prefix}user", default="", metavar="NAME", help=f"{auth} plain: the user"

@@ -90,7 +90,7 @@ class GssapiMechanism:
     def _accept(self, token: bytes) -> bytes:
         if not token:
             raise AuthenticationFailed(
-                "GSS initiate failed", "GSSAPI: the client sent no Kerberos token (no ticket?)"
+                "GSS initiate failed", "the client sent no Kerberos token (no ticket?)"
             )
         try:
             answer = self._context.step(token)
