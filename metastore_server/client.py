@@ -13,6 +13,12 @@ thriftpy2 client's, so every metastore call is available::
 
 Errors are not wrapped: the server's ``hms.MetaException`` and ``hms.NoSuchObjectException``
 (and transport errors) propagate unchanged.
+
+A metastore that authenticates clients (``serve --auth password`` or ``--auth kerberos``; an
+HMS with SASL) takes a login (:mod:`metastore_server.sasl_client`)::
+
+    MetastoreClient("ms.internal", auth="plain", user="alice", password=secret, tls_ca="ca.pem")
+    MetastoreClient("ms.internal", auth="kerberos")  # the ticket of `kinit`, for hive/ms.internal
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from types import TracebackType
 from typing import Any, Self
 from urllib.parse import urlparse
 
+from metastore_server.sasl_client import SaslLogin, open_sasl_client
 from metastore_server.thrift_api import hms, make_client
 
 __all__ = ["MetastoreClient"]
@@ -46,21 +53,37 @@ class MetastoreClient:
         *,
         timeout_ms: int = 30000,
         tls_ca: str | None = None,
+        auth: str = "none",
+        user: str = "",
+        password: str = "",
+        kerberos_service: str = "hive",
+        kerberos_host: str | None = None,
+        sasl_qop: str | None = None,
     ) -> None:
-        """Connect; ``tls_ca`` (a PEM CA file) makes it a TLS connection verified against it."""
+        """Connect; ``tls_ca`` (a PEM CA file) makes it a TLS connection verified against it.
+
+        ``auth``: ``none``; ``plain`` (SASL PLAIN as ``user`` with ``password``; use TLS with
+        it); ``kerberos`` (SASL GSSAPI with the process's Kerberos ticket, ``KRB5CCNAME`` or
+        the default cache, for ``kerberos_service/kerberos_host``, the host defaulting to
+        ``host``; ``sasl_qop`` auth, auth-int or auth-conf, default the strongest the server
+        offers). ValueError on settings that cannot log in; a refused login raises
+        thriftpy2's TTransportException."""
         self.host = host
         self.port = port
-        self._client = make_client(host, port, timeout_ms=timeout_ms, tls_ca=tls_ca)
+        if auth == "none":
+            self._client = make_client(host, port, timeout_ms=timeout_ms, tls_ca=tls_ca)
+            return
+        login = SaslLogin(auth, user, password, service=kerberos_service, host=kerberos_host,
+                          qop=sasl_qop)  # fmt: skip
+        self._client = open_sasl_client(host, port, login, tls_ca=tls_ca, timeout_ms=timeout_ms)
 
     @classmethod
-    def from_uri(cls, uri: str, *, timeout_ms: int = 30000, tls_ca: str | None = None) -> Self:
-        """Connect to ``thrift://host[:port]`` (port 9083 by default); ``tls_ca`` as above."""
+    def from_uri(cls, uri: str, **options: Any) -> Self:
+        """Connect to ``thrift://host[:port]`` (port 9083 by default); ``options`` as above."""
         target = urlparse(uri)
         if target.scheme != "thrift" or not target.hostname:
             raise ValueError(f"metastore URI must be thrift://host:port, not {uri!r}")
-        return cls(
-            target.hostname, target.port or DEFAULT_PORT, timeout_ms=timeout_ms, tls_ca=tls_ca
-        )
+        return cls(target.hostname, target.port or DEFAULT_PORT, **options)
 
     def close(self) -> None:
         """Close the connection."""

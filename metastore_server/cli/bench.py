@@ -19,6 +19,8 @@ from urllib.parse import urlparse
 
 from metastore_server.cli.common import (
     DEFAULT_URI,
+    add_login,
+    login_options,
     non_negative_int,
     positive_int,
     positive_number,
@@ -51,6 +53,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         metavar="URI",
         help=f"a metastore to time, thrift://host:port; repeat to compare (default {DEFAULT_URI})",
     )
+    add_login(parser)
     parser.add_argument(
         "--partitions",
         type=_counts,
@@ -346,8 +349,11 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or default_out()
     if args.out is None:
         benchmark.log(sys.stderr, f"results go to {out} (--out to choose)")
+    login = login_options(COMMAND, args)
+    if login is None:
+        return 2
     targets = [
-        benchmark.Target(label, uri, timeout_ms=int(args.timeout * 1000))
+        benchmark.Target(label, uri, timeout_ms=int(args.timeout * 1000), login=login)
         for label, uri in zip(benchmark.labels(uris), uris, strict=True)
     ]
     created: list[benchmark.Target] = []

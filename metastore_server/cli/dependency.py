@@ -348,7 +348,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"re-pointed {what} to {args.base}")
             _print_resolved(result, args)
 
-    code, result = ask(command, args.uri, call)
+    code, result = ask(command, args.uri, call, args)
     if code == 0:
         show(result)
     return code

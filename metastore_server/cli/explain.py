@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from metastore_server.cli.common import DEFAULT_URI, ask, split_table
+from metastore_server.cli.common import DEFAULT_URI, add_login, ask, split_table
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,6 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     explain.add_argument(
         "--analyze", action="store_true", help="run the scans and count rows read and returned"
     )
+    add_login(explain)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,7 +39,9 @@ def run(args: argparse.Namespace) -> int:
     request = hms.ExplainFilterRequest(
         dbName=db, tblName=table, filter=args.filter, analyze=args.analyze
     )
-    code, result = ask("explain", args.uri, lambda client: client.explain_partition_filter(request))
+    code, result = ask(
+        "explain", args.uri, lambda client: client.explain_partition_filter(request), args
+    )
     if code == 0:
         print(result.text)
     return code

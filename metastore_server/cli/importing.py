@@ -13,7 +13,14 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from metastore_server.cli.common import DEFAULT_URI, positive_int
+from metastore_server.cli.common import (
+    DEFAULT_URI,
+    NEEDS_LOGIN_HINT,
+    add_login,
+    login_options,
+    not_thrift_errors,
+    positive_int,
+)
 from metastore_server.cli.interrupts import reliable_ctrl_c
 
 if TYPE_CHECKING:
@@ -104,6 +111,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--log-level", default="warning", help="log level of the importer (default %(default)s)"
     )
+    add_login(parser, "from-", "the source")
+    add_login(parser, "to-", "the target")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -116,11 +125,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     configure(parser)
 
 
-def _connect(side: str, uri: str, timeout_ms: int, err: TextIO) -> Any | None:
+def _connect(side: str, uri: str, args: argparse.Namespace, prefix: str, err: TextIO) -> Any | None:
     from metastore_server.client import MetastoreClient
 
+    login = login_options(COMMAND, args, prefix, err)
+    if login is None:
+        return None
     try:
-        return MetastoreClient.from_uri(uri, timeout_ms=timeout_ms)
+        return MetastoreClient.from_uri(uri, timeout_ms=args.timeout_ms, **login)
     except ValueError as exc:
         print(f"{COMMAND}: {side}: {exc}", file=err)
     except Exception as exc:  # noqa: BLE001 - any connection failure is reported the same way
@@ -150,10 +162,10 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         Selection,
     )
 
-    source = _connect("source", args.source, args.timeout_ms, err)
+    source = _connect("source", args.source, args, "from-", err)
     if source is None:
         return 2
-    target = _connect("target", args.target, args.timeout_ms, err)
+    target = _connect("target", args.target, args, "to-", err)
     if target is None:
         source.close()
         return 2
@@ -180,6 +192,10 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _print_so_far(importer, out)
         print(f"{COMMAND}: {exc}", file=err)
         return 1
+    except not_thrift_errors() as exc:
+        hint = NEEDS_LOGIN_HINT.replace("--auth", "--from-auth/--to-auth")
+        print(f"{COMMAND}: a metastore answered with no Thrift reply ({exc}): {hint}", file=err)
+        return 2
     finally:
         source.close()
         target.close()

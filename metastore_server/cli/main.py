@@ -172,7 +172,7 @@ def _security_options(group: Any, defaults: ServerConfig) -> None:
         "--password-file",
         default=defaults.password_file,
         metavar="PATH",
-        help="--auth password: a file of user:hash lines (argon2 hashes; make them with "
+        help="--auth password: a file of user:hash lines (argon2 or bcrypt hashes; make them with "
         "`metastore-server hash-password`), read again when it changes",
     )
     add_ldap_options(group, defaults)

@@ -12,7 +12,7 @@ import getpass
 import sys
 
 from metastore_server.cli import errors
-from metastore_server.server.passwords import hash_password
+from metastore_server.server.passwords import SCHEMES, hash_password
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,11 +20,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     command = sub.add_parser(
         "hash-password",
         help="print a user:hash line for the --password-file of serve --auth password",
-        description="Print an argon2id hash of a password (read from standard input, or asked "
-        "for on a terminal), as the line USER:HASH with --user. Append it to the password file; "
-        "the server reads the file again when it changes.",
+        description="Print an argon2id (or bcrypt) hash of a password (read from standard input, "
+        "or asked for on a terminal), as the line USER:HASH with --user. Append it to the "
+        "password file; the server reads the file again when it changes.",
     )
     command.add_argument("--user", help="print USER:HASH, the password file's line")
+    command.add_argument(
+        "--scheme",
+        choices=SCHEMES,
+        default=SCHEMES[0],
+        help="the hash: argon2 (argon2id, memory-hard; the default) or bcrypt (cost 12; reads "
+        "at most 72 bytes of a password, so a longer one is refused)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
         password = sys.stdin.readline().rstrip("\r\n")
     if not password:
         return errors.report("empty password: nothing to hash", errors.USAGE)
-    hashed = hash_password(password)
+    try:
+        hashed = hash_password(password, args.scheme)
+    except ValueError as exc:
+        return errors.report(str(exc), errors.USAGE)
     print(f"{args.user}:{hashed}" if args.user is not None else hashed)
     return 0

@@ -257,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
         def show(result: Any) -> None:
             _print_timelines(args.table, result, args)
 
-    code, result = ask(command, args.uri, call)
+    code, result = ask(command, args.uri, call, args)
     if code == 0:
         show(result)
     return code

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from metastore_server.cli.common import DEFAULT_URI, ask, split_table
+from metastore_server.cli.common import DEFAULT_URI, add_login, ask, split_table
 
 if TYPE_CHECKING:
     from metastore_server.client import MetastoreClient
@@ -43,6 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     values.add_argument("--all", action="store_true", help="one row per partition (no distinct)")
     values.add_argument("--uri", default=DEFAULT_URI, help="metastore to ask (default %(default)s)")
+    add_login(values)
     values.add_argument(
         "--format",
         choices=("tsv", "json"),
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             )
         return client.list_partition_values(db, table, args.keys, **query)
 
-    code, answer = ask("values", args.uri, call)
+    code, answer = ask("values", args.uri, call, args)
     if code:
         return code
     result = rows = answer

@@ -13,9 +13,15 @@ carrying the reason; the connection is then closed and a ``sasl_refused`` line l
 **Data.** After COMPLETE, every Thrift message travels in data frames (4-byte big-endian length,
 payload). :class:`SaslSocket` takes them off and puts them on, under
 :class:`~metastore_server.server.transport_limits.LimitedSocket`, so every limit on messages
-still applies to what the frames carry. Without a security layer (PLAIN; any mechanism's QOP
-``auth``) frames are streamed, never held whole; with one (GSSAPI's auth-int and auth-conf) a
-frame is read whole, up to ``max_wrapped``, and unwrapped.
+still applies to what the frames carry. A frame header declaring more than ``max_frame`` bytes
+(the server's ``max_message_size`` plus :data:`FRAME_SLACK`: a frame holds one message) or a
+negative length ends the connection before anything is read or allocated for it. Without a
+security layer (PLAIN; any mechanism's QOP ``auth``) frames are streamed, never held whole; with
+one (GSSAPI's auth-int and auth-conf) a frame is read whole and unwrapped, and a payload that
+fails the layer's check ends the connection (:class:`SaslFrameError`). Once the first byte of a
+frame header has arrived, the rest of the header (and a wrapped frame's payload) must arrive
+within ``frame_timeout`` (the server's ``message_timeout``); each ``recv`` also keeps within the
+timeout its caller set on the socket, however many (empty) frames it meets.
 
 **Mechanisms.** A mechanism is any :class:`ServerMechanism`; which ones a server offers is set
 by ``--auth`` (:mod:`metastore_server.server.auth`).
@@ -45,6 +51,11 @@ DEFAULT_MAX_PAYLOAD = 64 * 1024
 DEFAULT_MAX_ROUNDS = 8
 #: Seconds an answer to a refused client may take to send.
 _SEND_TIMEOUT = 5.0
+#: Bytes a data frame may hold beyond one message: a framed transport's header inside it and a
+#: security layer's wrapping (a Kerberos token header, checksum and padding: well under 1 KiB).
+FRAME_SLACK = 4096
+#: Characters of a client-chosen text (a mechanism name) shown in an answer or a log line.
+_SHOWN = 64
 _HEADER = struct.Struct(">BI")
 
 
@@ -99,6 +110,16 @@ class Identity:
     mechanism: str
 
 
+class SaslFrameError(ConnectionError):
+    """A data frame that cannot be taken: a length past the limit (``size``, the length it
+    declares) or negative, or a payload that fails the security layer's check. The connection
+    is closed."""
+
+    def __init__(self, message: str, size: int | None = None) -> None:
+        super().__init__(message)
+        self.size = size
+
+
 class _Refused(Exception):
     """The negotiation failed: answer ``status`` with ``message`` (if a status), log ``reason``."""
 
@@ -119,17 +140,20 @@ class SaslServer:
         handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
         max_payload: int = DEFAULT_MAX_PAYLOAD,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
-        max_wrapped: int = 2**31 - 1,
     ) -> None:
         self.mechanisms = dict(mechanisms)
         self.handshake_timeout = handshake_timeout
         self.max_payload = max_payload
         self.max_rounds = max_rounds
-        self.max_wrapped = max_wrapped
 
-    def negotiate(self, sock: socket.socket, peer: str) -> tuple[SaslSocket, Identity] | None:
-        """Authenticate the client on ``sock``: its data socket and identity, or None (the
-        client answered where it can be, the refusal logged; the caller closes ``sock``)."""
+    def negotiate(
+        self, sock: socket.socket, peer: str, *, max_frame: int = 2**31 - 1,
+        frame_timeout: float = 0.0,
+    ) -> tuple[SaslSocket, Identity] | None:  # fmt: skip
+        """Authenticate the client on ``sock``: its data socket (frames up to ``max_frame``
+        bytes, each complete within ``frame_timeout`` s once begun; 0: no limit) and identity,
+        or None (the client answered where it can be, the refusal logged; the caller closes
+        ``sock``)."""
         negotiation = _Negotiation(sock, self, time.monotonic() + self.handshake_timeout)
         try:
             mechanism = negotiation.run()
@@ -148,7 +172,9 @@ class SaslServer:
                 sock.settimeout(None)
         identity = Identity(mechanism.user, mechanism.name)
         log.info("sasl_authenticated", peer=peer, user=identity.user, mechanism=identity.mechanism)
-        return SaslSocket(sock, mechanism.security_layer(), self.max_wrapped), identity
+        data = SaslSocket(sock, mechanism.security_layer(), max_frame=max_frame,
+                          frame_timeout=frame_timeout)  # fmt: skip
+        return data, identity
 
 
 class _Negotiation:
@@ -169,7 +195,10 @@ class _Negotiation:
         factory = self.server.mechanisms.get(name)
         if factory is None:
             offered = ", ".join(sorted(self.server.mechanisms))
-            raise _Refused(BAD, f"Unsupported mechanism type {name} (this server offers {offered})")
+            shown = _shown(payload)
+            raise _Refused(
+                BAD, f"Unsupported mechanism type {shown} (this server offers {offered})"
+            )
         mechanism = factory()
         for _round in range(self.server.max_rounds):
             status, payload = self.receive()
@@ -179,6 +208,9 @@ class _Negotiation:
                 challenge, done = mechanism.step(payload)
             except AuthenticationFailed as exc:
                 raise _Refused(BAD, exc.message, f"{name}: {exc.reason}") from None
+            except Exception as exc:  # noqa: BLE001 - a mechanism's own failure ends this client only
+                raise _Refused(ERROR, f"{name} negotiation failed on the server",
+                               f"{name}: unexpected {_text(exc)}") from None  # fmt: skip
             self.send(COMPLETE if done else OK, challenge)
             if done:
                 return mechanism
@@ -241,42 +273,79 @@ class _Negotiation:
 
 class SaslSocket:
     """The socket-like object Thrift reads and writes through once a client is authenticated:
-    data frames are taken off on ``recv`` and put on by ``sendall``."""
+    data frames are taken off on ``recv`` and put on by ``sendall`` (limits: module docstring)."""
 
     def __init__(
-        self, sock: socket.socket, layer: SecurityLayer | None = None, max_wrapped: int = 2**31 - 1
+        self,
+        sock: socket.socket,
+        layer: SecurityLayer | None = None,
+        *,
+        max_frame: int = 2**31 - 1,
+        frame_timeout: float = 0.0,
     ) -> None:
         self._sock = sock
         self._layer = layer
-        self._max_wrapped = max_wrapped
+        self._max_frame = max_frame
+        self._frame_timeout = frame_timeout
         self._header = b""  # a frame header partly received
         self._left = 0  # bytes of the current frame still to come (streamed frames)
         self._unwrapped = b""  # data of a wrapped frame not handed out yet
+        self._frame_deadline: float | None = None  # when the frame begun must be complete
+        self._call_end: float | None = None  # when the recv under way must return
+        self._timeout: float | None = None  # the timeout the caller set on the socket
 
     def recv(self, size: int) -> bytes:
-        """Up to ``size`` bytes of data (at least one); b"" once the client has closed."""
-        if self._layer is not None:
-            return self._recv_wrapped(size)
-        while not self._left:
-            length = self._frame_length()
-            if length is None:
-                return b""
-            self._left = length
-        data = self._sock.recv(min(size, self._left))
-        self._left -= len(data)
-        return data
+        """Up to ``size`` bytes of data (at least one); b"" once the client has closed.
+        Raises TimeoutError past the caller's timeout or a begun frame's ``frame_timeout``,
+        SaslFrameError on a frame that cannot be taken."""
+        self._timeout = timeout = self._sock.gettimeout()
+        self._call_end = None if timeout is None else time.monotonic() + timeout
+        try:
+            if self._layer is not None:
+                return self._recv_wrapped(size)
+            while not self._left:
+                length = self._frame_length()
+                if length is None:
+                    return b""
+                self._left = length
+            data = self._read(min(size, self._left))
+            self._left -= len(data)
+            return data
+        finally:
+            if self._sock.gettimeout() != timeout:
+                self._sock.settimeout(timeout)
+
+    def _read(self, size: int) -> bytes:
+        """One ``recv`` of the socket underneath, within the call's and the frame's time."""
+        ends = [end for end in (self._call_end, self._frame_deadline) if end is not None]
+        if ends:
+            left = min(ends) - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("SASL data frame incomplete in time")
+            self._sock.settimeout(left)
+        elif self._sock.gettimeout() != self._timeout:
+            self._sock.settimeout(self._timeout)
+        return self._sock.recv(size)
 
     def _frame_length(self) -> int | None:
         """The length of the next data frame (None at the end of the stream)."""
         while len(self._header) < 4:
-            data = self._sock.recv(4 - len(self._header))
+            data = self._read(4 - len(self._header))
             if not data:
                 return None
+            if not self._header and self._frame_timeout > 0:
+                self._frame_deadline = time.monotonic() + self._frame_timeout
             self._header += data
         length = int.from_bytes(self._header, "big", signed=True)
         self._header = b""
+        if self._layer is None:
+            self._frame_deadline = None  # a streamed payload is timed by the message's reader
         if length < 0:
-            raise ConnectionError(f"invalid SASL data frame length {length}")
+            raise SaslFrameError(f"invalid SASL data frame length {length}")
+        if length > self._max_frame:
+            raise SaslFrameError(
+                f"SASL data frame of {length} bytes exceeds {self._max_frame} bytes", length
+            )
         return length
 
     def _recv_wrapped(self, size: int) -> bytes:
@@ -285,17 +354,22 @@ class SaslSocket:
             length = self._frame_length()
             if length is None:
                 return b""
-            if length > self._max_wrapped:
-                raise ConnectionError(
-                    f"SASL data frame of {length} bytes exceeds {self._max_wrapped} bytes"
-                )
-            payload = bytearray()
-            while len(payload) < length:
-                data = self._sock.recv(min(length - len(payload), 1024 * 1024))
+            chunks: list[bytes] = []
+            left = length
+            while left:
+                data = self._read(min(left, 1024 * 1024))
                 if not data:
                     return b""
-                payload += data
-            self._unwrapped = self._layer.unwrap(bytes(payload))
+                chunks.append(data)
+                left -= len(data)
+            self._frame_deadline = None
+            try:
+                self._unwrapped = self._layer.unwrap(b"".join(chunks))
+            except Exception as exc:  # noqa: BLE001 - whatever the layer raises on a bad payload
+                raise SaslFrameError(
+                    f"SASL data frame of {length} bytes fails the security layer's check: "
+                    f"{_text(exc)}"
+                ) from None
         data, self._unwrapped = self._unwrapped[:size], self._unwrapped[size:]
         return data
 
@@ -320,6 +394,18 @@ class SaslSocket:
 
 def _name(status: int) -> str:
     return _STATUS_NAMES.get(status, str(status))
+
+
+def _shown(raw: bytes) -> str:
+    """A client-chosen name as an answer or a log line may show it: as it is when it is short
+    printable text, else quoted (bytes that are not UTF-8 escaped) and cut."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return repr(raw[:_SHOWN]) + ("..." if len(raw) > _SHOWN else "")
+    if text and text.isprintable() and len(text) <= _SHOWN and text.strip() == text:
+        return text
+    return repr(text[:_SHOWN]) + ("..." if len(text) > _SHOWN else "")
 
 
 def _text(exc: BaseException) -> str:

@@ -90,12 +90,14 @@ class GssapiMechanism:
     def _accept(self, token: bytes) -> bytes:
         if not token:
             raise AuthenticationFailed(
-                "GSS initiate failed", "GSSAPI: the client sent no Kerberos token (no ticket?)"
+                "GSS initiate failed", "the client sent no Kerberos token (no ticket?)"
             )
         try:
             answer = self._context.step(token)
         except self._gssapi.exceptions.GSSError as exc:
-            raise AuthenticationFailed("GSS initiate failed", f"GSSAPI: {exc}") from None
+            raise AuthenticationFailed(
+                "GSS initiate failed", f"context not accepted: {exc}"
+            ) from None
         if not self._context.complete:
             return bytes(answer or b"")
         if answer:
@@ -112,14 +114,19 @@ class GssapiMechanism:
         try:
             answer = bytes(self._context.unwrap(response).message)
         except self._gssapi.exceptions.GSSError as exc:
-            raise AuthenticationFailed("GSS initiate failed", f"GSSAPI layer: {exc}") from None
+            raise AuthenticationFailed(
+                "GSS initiate failed", f"security layer answer does not unwrap: {exc}"
+            ) from None
         if len(answer) < 4:
-            raise AuthenticationFailed("GSSAPI: a malformed security layer answer")
+            raise AuthenticationFailed(
+                "GSSAPI: a malformed security layer answer",
+                f"security layer answer of {len(answer)} bytes (at least 4)",
+            )
         chosen = answer[0]
         if chosen not in (NO_LAYER, INTEGRITY, PRIVACY) or not chosen & self._offered:
             raise AuthenticationFailed(
                 "GSSAPI: the client chose a security layer the server does not offer",
-                f"GSSAPI: layer {chosen} chosen, {self._offered} offered",
+                f"layer {chosen} chosen, {self._offered} offered",
             )
         user = short_name(str(self._context.initiator_name))
         acting = answer[4:].decode("utf-8", "replace")

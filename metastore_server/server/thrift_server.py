@@ -38,7 +38,13 @@ from metastore_server.server.generations import (
     ClientGeneration,
 )
 from metastore_server.server.processor import CallProcessor
-from metastore_server.server.sasl import Identity, SaslServer, SaslSocket
+from metastore_server.server.sasl import (
+    FRAME_SLACK,
+    Identity,
+    SaslFrameError,
+    SaslServer,
+    SaslSocket,
+)
 from metastore_server.server.transport_limits import (
     CONTAINER_COST,
     DEFAULT_MAX_MESSAGE_SIZE,
@@ -309,7 +315,10 @@ class MetastoreServer:
         if self._sasl is None:
             self._serve_calls(connection, peer)
             return
-        negotiated = self._sasl.negotiate(connection, peer)
+        negotiated = self._sasl.negotiate(
+            connection, peer, max_frame=self._max_message_size + FRAME_SLACK,
+            frame_timeout=self._message_timeout,
+        )  # fmt: skip
         if negotiated is not None and not self._closing.is_set():
             data_socket, identity = negotiated
             self._serve_calls(data_socket, peer, identity)
@@ -358,6 +367,12 @@ class MetastoreServer:
                 received=exc.received,
                 ratio=exc.ratio,
             )
+        except SaslFrameError as exc:
+            if exc.size is not None:  # a frame holds one message: its limit is the message's
+                log.warning("connection_closed_message_too_large", peer=peer,
+                            max_message_size=self._max_message_size, size=exc.size)  # fmt: skip
+            else:
+                log.warning("connection_closed_bad_sasl_frame", peer=peer, reason=str(exc))
         except MessageTimeout as exc:
             if not self._closing.is_set():
                 log.warning(

@@ -429,17 +429,19 @@ def load_table(
 
 @dataclass
 class Target:
-    """A metastore under test: a label for the reports, its URI and a connection."""
+    """A metastore under test: a label for the reports, its URI, how to log in to it
+    (``MetastoreClient``'s options) and a connection."""
 
     label: str
     uri: str
     client: MetastoreClient | None = None
     timeout_ms: int = 600_000
+    login: dict[str, Any] = field(default_factory=dict)
 
     def connect(self) -> MetastoreClient:
         """(Re)open the connection."""
         self.close()
-        self.client = MetastoreClient.from_uri(self.uri, timeout_ms=self.timeout_ms)
+        self.client = MetastoreClient.from_uri(self.uri, timeout_ms=self.timeout_ms, **self.login)
         return self.client
 
     def close(self) -> None:

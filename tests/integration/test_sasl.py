@@ -363,7 +363,7 @@ def test_auth_settings_are_checked(tmp_path: Path, password_file: Path) -> None:
         ServerConfig(auth="password", password_file=str(tmp_path / "nope")).validate()
     bad = tmp_path / "bad"
     bad.write_text("alice:plaintext\n")
-    with pytest.raises(ValueError, match="line 1: the hash of 'alice' is not an argon2 hash"):
+    with pytest.raises(ValueError, match="line 1: the hash of 'alice' is not an argon2 or bcrypt"):
         ServerConfig(auth="password", password_file=str(bad)).validate()
     bad.write_text(f"alice:{hash_password('a')}\nalice:{hash_password('b')}\n")
     with pytest.raises(ValueError, match="line 2: user 'alice' appears twice"):

@@ -1,56 +1,35 @@
-"""A real SASL Thrift client: thriftpy2's TSaslClientTransport driven by pure-sasl."""
+"""Real SASL Thrift clients for the tests: the package's own (``metastore_server.sasl_client``:
+thriftpy2's TSaslClientTransport with pure-sasl's PLAIN and DIGEST-MD5, or python-gssapi) with the
+tests' usual arguments, and raw pieces for hand-made negotiations (a frame's bytes, a bare
+GSSAPI initiator context, the server's first answer)."""
 
 from __future__ import annotations
 
 import socket
-import ssl
 import struct
 from typing import Any
 
-from puresasl.client import SASLClient
-from thriftpy2.protocol.binary import TBinaryProtocol
-from thriftpy2.thrift import TClient
-from thriftpy2.transport import TSocket, TSSLSocket
-from thriftpy2.transport.framed import TFramedTransport
-from thriftpy2.transport.sasl import TSaslClientTransport
+from metastore_server.sasl_client import (
+    GssapiSasl,
+    PureSasl,
+    SaslLogin,
+    open_sasl_client,
+    sasl_thrift_client,
+)
 
-from metastore_server.thrift_api import hms
+__all__ = [
+    "GssapiSasl",
+    "first_answer",
+    "gssapi_client",
+    "initiator_context",
+    "negotiation_frame",
+    "sasl_client",
+    "token_client",
+    "token_credentials",
+]
 
-
-class PureSaslAdapter:
-    """The client interface TSaslClientTransport expects (python-sasl's), over pure-sasl."""
-
-    def __init__(self, host: str, mechanism: str, **props: Any) -> None:
-        self._client = SASLClient(host, service="hive", mechanism=mechanism, **props)
-        self._error: str | None = None
-
-    def start(self, mechanism: str) -> tuple[bool, str, bytes]:
-        """(ok, chosen mechanism, initial response)."""
-        try:
-            return True, mechanism, self._client.process() or b""
-        except Exception as exc:  # noqa: BLE001 - reported through getError, as python-sasl
-            self._error = str(exc)
-            return False, mechanism, b""
-
-    def step(self, challenge: bytes) -> tuple[bool, bytes]:
-        """(ok, response) to a challenge."""
-        try:
-            return True, self._client.process(challenge) or b""
-        except Exception as exc:  # noqa: BLE001
-            self._error = str(exc)
-            return False, b""
-
-    def encode(self, data: bytes) -> tuple[bool, bytes]:
-        """PLAIN has no security layer: data goes as it is."""
-        return True, self._client.wrap(data)
-
-    def decode(self, data: bytes) -> tuple[bool, bytes]:
-        """The data of a wrapped frame."""
-        return True, self._client.unwrap(data)
-
-    def getError(self) -> str | None:  # noqa: N802 - the name TSaslClientTransport calls
-        """The last error."""
-        return self._error
+#: The layers of --sasl-qop, by RFC 4752's numbers.
+_QOPS = {1: "auth", 2: "auth-int", 4: "auth-conf"}
 
 
 def sasl_client(
@@ -65,22 +44,28 @@ def sasl_client(
     authorization_id: str | None = None,
     framed: bool = False,
 ) -> Any:
-    """An open ThriftHiveMetastore client authenticated with SASL ``mechanism``."""
-    if tls_ca:
-        context = ssl.create_default_context(cafile=tls_ca)
-        sock: Any = TSSLSocket(host, port, ssl_context=context, socket_timeout=timeout_ms,
-                               connect_timeout=timeout_ms)  # fmt: skip
-    else:
-        sock = TSocket(host, port, socket_timeout=timeout_ms, connect_timeout=timeout_ms)
+    """An open ThriftHiveMetastore client authenticated with SASL ``mechanism`` (PLAIN, or
+    another of pure-sasl's such as DIGEST-MD5) as ``user`` with ``password``."""
+    if mechanism == "PLAIN":
+        login = SaslLogin("plain", user, password, authorization_id=authorization_id or "")
+        return open_sasl_client(host, port, login, tls_ca=tls_ca, timeout_ms=timeout_ms,
+                                framed=framed)  # fmt: skip
     props: dict[str, Any] = {"username": user, "password": password}
     if authorization_id is not None:
         props["authorization_id"] = authorization_id
-    transport = TSaslClientTransport(
-        lambda: PureSaslAdapter(host, mechanism, **props), mechanism, sock
-    )
-    transport.open()
-    outer: Any = TFramedTransport(transport) if framed else transport
-    return TClient(hms.ThriftHiveMetastore, TBinaryProtocol(outer))
+    adapter = PureSasl(host, mechanism, **props)
+    return sasl_thrift_client(host, port, adapter, mechanism, tls_ca=tls_ca,
+                              timeout_ms=timeout_ms, framed=framed)  # fmt: skip
+
+
+def gssapi_client(host: str, port: int, ccache: str, *, service: str = "hive", layer: int = 1,
+                  authorization_id: str = "", timeout_ms: int = 10000,
+                  service_host: str = "localhost") -> Any:  # fmt: skip
+    """An open ThriftHiveMetastore client authenticated with Kerberos (SASL GSSAPI) with the
+    ticket in ``ccache``, as ``service@service_host``, asking for the security ``layer``."""
+    login = SaslLogin("kerberos", service=service, host=service_host, ccache=ccache,
+                      qop=_QOPS[layer], authorization_id=authorization_id)  # fmt: skip
+    return open_sasl_client(host, port, login, timeout_ms=timeout_ms)
 
 
 def negotiation_frame(status: int, payload: bytes) -> bytes:
@@ -119,68 +104,6 @@ def _read(sock: socket.socket, size: int) -> bytes:
             raise EOFError(f"closed after {len(data)} of {size} bytes")
         data += chunk
     return data
-
-
-class GssapiClient:
-    """The client side of SASL GSSAPI (RFC 4752) over python-gssapi, in the interface
-    TSaslClientTransport expects: a ticket from ``ccache`` for ``service@host``, then the
-    security layer ``layer`` (1: none, 2: integrity, 4: privacy) out of what the server offers."""
-
-    def __init__(self, ccache: str, service: str, host: str, layer: int = 1,
-                 authorization_id: str = "") -> None:  # fmt: skip
-        self._context = initiator_context(ccache, service, host)
-        self._layer = layer
-        self._authorization_id = authorization_id
-        self._error: str | None = None
-
-    def start(self, mechanism: str) -> tuple[bool, str, bytes]:
-        try:
-            return True, mechanism, bytes(self._context.step() or b"")
-        except Exception as exc:  # noqa: BLE001 - reported through getError
-            self._error = str(exc)
-            return False, mechanism, b""
-
-    def step(self, challenge: bytes) -> tuple[bool, bytes]:
-        try:
-            if not self._context.complete:
-                return True, bytes(self._context.step(challenge) or b"")
-            offer = bytes(self._context.unwrap(challenge).message)
-            if not offer[0] & self._layer:
-                raise ValueError(f"the server offers layers {offer[0]}, not {self._layer}")
-            answer = bytes([self._layer]) + b"\xff\xff\xff" + self._authorization_id.encode()
-            return True, bytes(self._context.wrap(answer, False).message)
-        except Exception as exc:  # noqa: BLE001
-            self._error = str(exc)
-            return False, b""
-
-    def encode(self, data: bytes) -> tuple[bool, bytes]:
-        if self._layer == 1:
-            return True, data
-        wrapped = bytes(self._context.wrap(data, self._layer == 4).message)
-        return True, struct.pack(">I", len(wrapped)) + wrapped  # (the transport wants the header)
-
-    def decode(self, data: bytes) -> tuple[bool, bytes]:
-        if self._layer == 1:
-            return True, data
-        return True, bytes(self._context.unwrap(data[4:]).message)  # (after the header)
-
-    def getError(self) -> str | None:  # noqa: N802 - the name TSaslClientTransport calls
-        return self._error
-
-
-def gssapi_client(host: str, port: int, ccache: str, *, service: str = "hive", layer: int = 1,
-                  authorization_id: str = "", timeout_ms: int = 10000,
-                  service_host: str = "localhost") -> Any:  # fmt: skip
-    """An open ThriftHiveMetastore client authenticated with Kerberos (SASL GSSAPI) as
-    ``service@service_host``."""
-    sock = TSocket(host, port, socket_timeout=timeout_ms, connect_timeout=timeout_ms)
-    transport = TSaslClientTransport(
-        lambda: GssapiClient(ccache, service, service_host, layer, authorization_id),
-        "GSSAPI",
-        sock,
-    )
-    transport.open()
-    return TClient(hms.ThriftHiveMetastore, TBinaryProtocol(transport))
 
 
 def _vint(data: bytes, pos: int) -> tuple[int, int]:
