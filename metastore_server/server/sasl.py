@@ -158,9 +158,10 @@ class SaslServer:
         try:
             mechanism = negotiation.run()
         except _Refused as exc:
+            # Logged before the answer: a client that has its answer finds the line written.
+            log.warning("sasl_refused", peer=peer, reason=exc.reason)
             if exc.status is not None:
                 negotiation.send(exc.status, exc.message.encode("utf-8", "replace"))
-            log.warning("sasl_refused", peer=peer, reason=exc.reason)
             return None
         except (OSError, EOFError) as exc:
             # A connection closed before its first byte (a TCP readiness probe) is no news.

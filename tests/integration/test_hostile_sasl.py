@@ -24,7 +24,14 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 from support.kdc import KDC_SKIP_REASON, Kdc
-from support.sasl_client import GssapiSasl, gssapi_client, negotiation_frame, sasl_client
+from support.sasl_client import (
+    GssapiSasl,
+    gssapi_client,
+    negotiation_frame,
+    read_exactly,
+    read_frame,
+    sasl_client,
+)
 from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.thrift import TMessageType
 from thriftpy2.transport import TMemoryBuffer
@@ -78,14 +85,14 @@ class Auth:
         if self.mechanism == "PLAIN":
             sock.sendall(negotiation_frame(START, b"PLAIN") +
                          negotiation_frame(OK, b"\0alice\0wonderland"))  # fmt: skip
-            assert _read_frame(sock) == (COMPLETE, b"")
+            assert read_frame(sock) == (COMPLETE, b"")
             return None
         gss = GssapiSasl("hive", "localhost", ccache=self.ccache, layer=layer)
         ok, _, first = gss.start("GSSAPI")
         assert ok, gss.getError()
         sock.sendall(negotiation_frame(START, b"GSSAPI") + negotiation_frame(OK, first))
         while True:
-            status, challenge = _read_frame(sock)
+            status, challenge = read_frame(sock)
             if status == COMPLETE:
                 return gss
             assert status == OK, (status, challenge)
@@ -156,20 +163,6 @@ def server(serve: Callable[..., MetastoreServer]) -> MetastoreServer:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _read_exactly(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        assert chunk, f"closed after {data!r}"
-        data += chunk
-    return data
-
-
-def _read_frame(sock: socket.socket) -> tuple[int, bytes]:
-    status, length = struct.unpack(">BI", _read_exactly(sock, 5))
-    return status, _read_exactly(sock, length)
 
 
 def _closed_by_server(sock: socket.socket, timeout: float = 20.0) -> bytes:
@@ -374,11 +367,11 @@ def test_garbage_in_place_of_the_security_layer_answer(
             _, _, first = gss.start("GSSAPI")
             sock.sendall(negotiation_frame(START, b"GSSAPI") + negotiation_frame(OK, first))
             while not gss.context.complete:  # (the test drives the context)
-                status, challenge = _read_frame(sock)
+                status, challenge = read_frame(sock)
                 assert status == OK
                 _, token = gss.step(challenge)
                 sock.sendall(negotiation_frame(OK, token))
-            assert _read_frame(sock)[0] == OK  # the server's (wrapped) offer of layers
+            assert read_frame(sock)[0] == OK  # the server's (wrapped) offer of layers
             sock.sendall(negotiation_frame(OK, answer(gss.context)))
             status, payload = _refusal(sock)
             assert status == BAD, payload
@@ -512,7 +505,7 @@ def test_truncated_data_frames(serve: Callable[..., MetastoreServer], auth: Auth
                 else:
                     frame = struct.pack(">I", len(call)) + call
                 sock.sendall(frame)  # one whole call first: answered
-                assert _read_exactly(sock, 4)
+                assert read_exactly(sock, 4)
                 sock.sendall(frame[:cut])
                 if close:
                     sock.shutdown(socket.SHUT_WR)
@@ -538,8 +531,8 @@ def test_a_data_frame_failing_its_integrity_check_closes_the_connection(
                 gss = auth.login(sock, layer)
                 assert gss is not None
                 sock.sendall(gss.encode(_call_bytes())[1])
-                (length,) = struct.unpack(">I", _read_exactly(sock, 4))
-                assert gss.decode(b"...." + _read_exactly(sock, length))[1]  # answered
+                (length,) = struct.unpack(">I", read_exactly(sock, 4))
+                assert gss.decode(b"...." + read_exactly(sock, length))[1]  # answered
                 wrapped = gss.encode(_call_bytes())[1][4:]
                 spoiled = spoil(wrapped)
                 sock.sendall(struct.pack(">I", len(spoiled)) + spoiled)

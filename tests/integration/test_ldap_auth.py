@@ -7,7 +7,6 @@ that is stopped or does not answer, TLS on either side."""
 from __future__ import annotations
 
 import socket
-import struct
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +23,7 @@ from support.ldap_server import (
     LdapServer,
 )
 from support.our_server import OurServer
-from support.sasl_client import negotiation_frame, sasl_client
+from support.sasl_client import negotiation_frame, read_frame, sasl_client
 from support.tls import make_certificate
 from thriftpy2.transport import TTransportException
 
@@ -88,27 +87,12 @@ def _wait_for(logs: list[dict], event: str, timeout: float = 10.0) -> dict:
         time.sleep(0.01)
 
 
-def _read_frame(sock: socket.socket) -> tuple[int, bytes]:
-    header = _read_exactly(sock, 5)
-    status, length = struct.unpack(">BI", header)
-    return status, _read_exactly(sock, length)
-
-
-def _read_exactly(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        assert chunk, f"closed after {data!r}"
-        data += chunk
-    return data
-
-
 def _plain_login(server: RunningServer, user: str, password: str) -> tuple[int, bytes]:
     """The server's answer to a PLAIN login sent as raw frames."""
     message = f"\0{user}\0{password}".encode()
     with socket.create_connection((server.host, server.port), timeout=30) as sock:
         sock.sendall(negotiation_frame(START, b"PLAIN") + negotiation_frame(OK, message))
-        return _read_frame(sock)
+        return read_frame(sock)
 
 
 def _refused(server: RunningServer, user: str, password: str) -> str:
@@ -247,7 +231,7 @@ def test_a_directory_that_does_not_answer_fails_the_login_within_the_timeout(
         assert "no LDAP server could be used" in reason and "timed out" in reason
         with socket.create_connection((running.host, running.port), timeout=10) as sock:
             sock.sendall(negotiation_frame(START, b"GSSAPI"))  # the server still answers
-            assert _read_frame(sock)[0] == BAD
+            assert read_frame(sock)[0] == BAD
     finally:
         running.stop()
         silent.close()

@@ -16,7 +16,7 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 from support.our_server import REPO_ROOT, OurServer
-from support.sasl_client import negotiation_frame, sasl_client
+from support.sasl_client import negotiation_frame, read_frame, sasl_client
 from support.tls import make_certificate
 from thriftpy2.protocol.cybin import ProtocolError
 from thriftpy2.protocol.exc import TProtocolException
@@ -85,21 +85,6 @@ def _calls_of(logs: list[dict], user: str | None) -> list[dict]:
     """Audit lines of calls made as ``user`` (None: with no user; an earlier test's calls
     may be logged a moment after it ended, under their own user)."""
     return [e for e in logs if e["event"] == "call" and e.get("user") == user]
-
-
-def _read_frame(sock: socket.socket) -> tuple[int, bytes]:
-    header = _read_exactly(sock, 5)
-    status, length = struct.unpack(">BI", header)
-    return status, _read_exactly(sock, length)
-
-
-def _read_exactly(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        assert chunk, f"closed after {data!r}"
-        data += chunk
-    return data
 
 
 def _closed(sock: socket.socket) -> bool:
@@ -187,7 +172,7 @@ def test_plain_thrift_client_is_refused(server: RunningServer) -> None:
 def test_unknown_mechanism_gets_a_bad_frame(server: RunningServer) -> None:
     with socket.create_connection((server.host, server.port), timeout=10) as sock:
         sock.sendall(negotiation_frame(START, b"DIGEST-MD5"))
-        status, payload = _read_frame(sock)
+        status, payload = read_frame(sock)
         assert status == BAD
         assert b"Unsupported mechanism type DIGEST-MD5" in payload
         assert b"PLAIN" in payload
@@ -197,9 +182,9 @@ def test_unknown_mechanism_gets_a_bad_frame(server: RunningServer) -> None:
 def test_plain_without_initial_response_is_asked_once(server: RunningServer) -> None:
     with socket.create_connection((server.host, server.port), timeout=10) as sock:
         sock.sendall(negotiation_frame(START, b"PLAIN") + negotiation_frame(OK, b""))
-        assert _read_frame(sock) == (OK, b"")
+        assert read_frame(sock) == (OK, b"")
         sock.sendall(negotiation_frame(OK, b"\0bob\0builder"))
-        assert _read_frame(sock) == (COMPLETE, b"")
+        assert read_frame(sock) == (COMPLETE, b"")
 
 
 def test_password_file_is_read_again_when_it_changes(tmp_path: Path) -> None:
@@ -293,7 +278,7 @@ def test_plain_over_tls(tmp_path: Path, password_file: Path) -> None:
 def test_huge_negotiation_length_is_refused_at_its_header(server: RunningServer) -> None:
     with socket.create_connection((server.host, server.port), timeout=10) as sock:
         sock.sendall(struct.pack(">BI", START, 0xFFFFFFF0))
-        status, payload = _read_frame(sock)
+        status, payload = read_frame(sock)
         assert status == ERROR
         assert b"Invalid payload header length: 4294967280" in payload
         assert _closed(sock)
@@ -303,7 +288,7 @@ def test_huge_negotiation_length_is_refused_at_its_header(server: RunningServer)
 def test_garbage_status_byte_gets_an_error_frame(server: RunningServer, first: bytes) -> None:
     with socket.create_connection((server.host, server.port), timeout=10) as sock:
         sock.sendall(first + b"\x00\x00\x00\x05hello")
-        status, payload = _read_frame(sock)
+        status, payload = read_frame(sock)
         assert status == ERROR
         assert payload == f"Invalid status {first[0]}".encode()
         assert _closed(sock)
@@ -312,7 +297,7 @@ def test_garbage_status_byte_gets_an_error_frame(server: RunningServer, first: b
 def test_status_out_of_turn_and_client_errors_close_the_connection(server: RunningServer) -> None:
     with socket.create_connection((server.host, server.port), timeout=10) as sock:
         sock.sendall(negotiation_frame(OK, b"PLAIN"))  # no START
-        status, payload = _read_frame(sock)
+        status, payload = read_frame(sock)
         assert (status, payload) == (ERROR, b"Expecting START status, received OK")
         assert _closed(sock)
     with socket.create_connection((server.host, server.port), timeout=10) as sock:

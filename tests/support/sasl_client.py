@@ -91,19 +91,24 @@ def first_answer(host: str, port: int, mechanism: str, response: bytes) -> tuple
     ``response``, read off a raw socket."""
     with socket.create_connection((host, port), timeout=10) as sock:
         sock.sendall(negotiation_frame(1, mechanism.encode()) + negotiation_frame(2, response))
-        header = _read(sock, 5)
-        status, length = struct.unpack(">BI", header)
-        return status, _read(sock, length)
+        return read_frame(sock)
 
 
-def _read(sock: socket.socket, size: int) -> bytes:
+def read_exactly(sock: socket.socket, size: int) -> bytes:
+    """``size`` bytes off ``sock``; EOFError when it closes first."""
     data = b""
     while len(data) < size:
         chunk = sock.recv(size - len(data))
         if not chunk:
-            raise EOFError(f"closed after {len(data)} of {size} bytes")
+            raise EOFError(f"closed after {data!r} ({len(data)} of {size} bytes)")
         data += chunk
     return data
+
+
+def read_frame(sock: socket.socket) -> tuple[int, bytes]:
+    """(status, payload) of one SASL negotiation frame off a raw socket."""
+    status, length = struct.unpack(">BI", read_exactly(sock, 5))
+    return status, read_exactly(sock, length)
 
 
 def _vint(data: bytes, pos: int) -> tuple[int, int]:
