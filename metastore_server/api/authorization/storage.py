@@ -156,22 +156,24 @@ def _dependent_table(places: Places, req: hms.CreateDependentTableRequest | None
     return places.new_table(hms.Table(dbName=req.dbName, tableName=req.tblName, sd=sd))
 
 
+def _new_database(places: Places, name: str, location: str | None,
+                  managed: str | None) -> list[Need]:  # fmt: skip
+    needs = places.new_database(name, location)
+    if managed:
+        needs.extend(places.new_database(name, managed))
+    return needs
+
+
 def _create_database_req(places: Places, req: hms.CreateDatabaseRequest | None) -> list[Need]:
     if req is None:
         return []
-    needs = places.new_database(req.databaseName, req.locationUri)
-    if req.managedLocationUri:
-        needs.extend(places.new_database(req.databaseName, req.managedLocationUri))
-    return needs
+    return _new_database(places, req.databaseName, req.locationUri, req.managedLocationUri)
 
 
 def _create_database(places: Places, db: hms.Database | None) -> list[Need]:
     if db is None:
         return []
-    needs = places.new_database(db.name, db.locationUri)
-    if db.managedLocationUri:
-        needs.extend(places.new_database(db.name, db.managedLocationUri))
-    return needs
+    return _new_database(places, db.name, db.locationUri, db.managedLocationUri)
 
 
 def _alter_partitions(places: Places, v: dict[str, Any]) -> list[Need]:
