@@ -96,6 +96,7 @@ def audit_call(
     ms: float,
     outcome: str,
     user: str | None = None,
+    real_user: str | None = None,
     db: str | None = None,
     table: str | None = None,
     rows: int | None = None,
@@ -112,6 +113,8 @@ def audit_call(
     }
     if user is not None:
         fields["user"] = user
+    if real_user is not None:
+        fields["real_user"] = real_user
     if db is not None:
         fields["db"] = db
     if table is not None:

@@ -2,7 +2,9 @@
 are served.
 
 A connection that authenticated (SASL: Kerberos, PLAIN, a delegation token) is its
-authenticated user, and nothing the client says changes that. A connection without
+authenticated user, and nothing the client says changes that, except that a proxy user may
+log in acting for another user (``--proxy-user``): the connection is then that user, and
+``real_user`` the one who authenticated. A connection without
 authentication is whoever it claims with ``set_ugi`` (HMS's ``hive.metastore.execute.setugi``),
 or nobody (``user`` None) before it claims. The processor makes the connection's session
 current around each call (:func:`serving`); the code serving the call reads it with
@@ -22,10 +24,16 @@ class Session:
     """One connection's caller: the SASL identity it authenticated as (if any) and what it
     claimed with ``set_ugi``."""
 
-    #: The user the connection authenticated as (None: no authentication).
+    #: The user the connection authenticated as, or acts for as a proxy user (None: no
+    #: authentication).
     authenticated_user: str | None = None
     #: The SASL mechanism that authenticated it (GSSAPI, PLAIN, DIGEST-MD5).
     mechanism: str | None = None
+    #: The proxy user who authenticated and acts for ``authenticated_user`` (on a token login:
+    #: the one who got the token for its owner); None when the user acts for itself.
+    real_user: str | None = None
+    #: The client's IP address (None: not known).
+    address: str | None = None
     #: The user and groups named by ``set_ugi`` (only believed without authentication).
     claimed_user: str | None = None
     claimed_groups: tuple[str, ...] = field(default_factory=tuple)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from metastore_server.api import arguments
 from metastore_server.api.meta_conf import MetaConf
+from metastore_server.api.proxy_users import ProxyUsers
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.security.delegation import DelegationTokens
 from metastore_server.thrift_api import hms
@@ -20,11 +21,13 @@ from metastore_server.thrift_api import hms
 class ServerSettings:
     """What calls read besides the catalog: the settings clients may read
     (``get_config_value``, the event-mark expiry), each connection's settable ones
-    (``setMetaConf``) and the delegation-token manager (None: the server issues no tokens)."""
+    (``setMetaConf``), the delegation-token manager (None: the server issues no tokens) and
+    the proxy-user rules (``--proxy-user``)."""
 
     config_values: dict[str, str] = field(default_factory=dict)
     meta_conf: MetaConf = field(default_factory=MetaConf)
     tokens: DelegationTokens | None = None
+    proxy_users: ProxyUsers = field(default_factory=ProxyUsers)
 
 
 class Area:

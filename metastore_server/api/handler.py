@@ -31,6 +31,7 @@ from metastore_server.api.partition_requests import PartitionRequestCalls
 from metastore_server.api.partition_writes import PartitionWriteCalls
 from metastore_server.api.procedures import ProcedureCalls
 from metastore_server.api.properties import PropertyCalls
+from metastore_server.api.proxy_users import ProxyUsers
 from metastore_server.api.replication_metrics import ReplicationMetricsCalls
 from metastore_server.api.runtime_stats import RuntimeStatsCalls
 from metastore_server.api.scheduled_queries import ScheduledQueryCalls
@@ -107,12 +108,16 @@ class MetastoreHandler:
         config_values: dict[str, str] | None = None,
         authorizer: Authorizer | None = None,
         tokens: DelegationTokens | None = None,
+        proxy_users: ProxyUsers | None = None,
     ) -> None:
         self.catalog = catalog
         self.authorizer = authorizer
         #: The delegation-token manager (None: no tokens), which token logins check too.
         self.tokens = tokens
-        settings = ServerSettings(config_values=dict(config_values or {}), tokens=tokens)
+        #: Who may act for whom (``--proxy-user``), which SASL logins check too.
+        self.proxy_users = proxy_users if proxy_users is not None else ProxyUsers()
+        settings = ServerSettings(config_values=dict(config_values or {}), tokens=tokens,
+                                  proxy_users=self.proxy_users)  # fmt: skip
         self.areas: dict[type[Area], Area] = {area: area(catalog, settings) for area in AREAS}
 
     def authorize(self, api: str, values: dict[str, Any]) -> None:

@@ -2,9 +2,11 @@
 (:mod:`metastore_server.catalog.security.delegation`), and HMS's token store calls (what other
 metastores share through this one, as HMS's database token store). See ``docs/security.md``.
 
-A token is issued only on a Kerberos (GSSAPI) connection, to its user (HMS allows another owner
-only to a proxy user; there are none here), and renewed only on one, by the token's renewer;
-the owner or the renewer may cancel it from any authenticated connection (a token login too).
+A token is issued only on a Kerberos (GSSAPI) connection, to its user or, when the proxy-user
+rules (``--proxy-user``) let the caller act for the owner named from the client's address, to
+that owner with the caller as the token's real user (as HMS); it is renewed only on a Kerberos
+connection, by the token's renewer; the owner or the renewer may cancel it from any
+authenticated connection (a token login too).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from metastore_server.api.area import Area
+from metastore_server.api.proxy_users import ImpersonationRefused
 from metastore_server.caller import Session, current_session
 from metastore_server.catalog.security.delegation import (
     DelegationTokens,
@@ -50,17 +53,24 @@ class TokenCalls(Area):
     # -- delegation tokens -------------------------------------------------------------------
 
     def get_delegation_token(self, token_owner: str, renewer_kerberos_principal_name: str) -> str:
-        """A new token of the caller (``token_owner``, by short name) that the renewer named
-        may renew: its string form."""
+        """A new token of ``token_owner`` (by short name: the caller, or a user the caller
+        may act for as a proxy user) that the renewer named may renew: its string form."""
         session = current_session()
         _kerberos_only(session)
         tokens = self._tokens()
         user = session.authenticated_user or ""
-        if short_name(token_owner or "") != user:
-            raise hms.MetaException(
-                message=f"User: {user} is not allowed to impersonate {token_owner or ''}"
-            )
-        return _answered(lambda: tokens.issue(user, renewer_kerberos_principal_name or ""))
+        owner = short_name(token_owner or "")
+        real_user = session.real_user or ""
+        if owner != user:
+            try:
+                if not owner:  # no one to act for
+                    raise ImpersonationRefused(f"User: {user} is not allowed to impersonate ")
+                self.settings.proxy_users.authorize(user, owner, session.address)
+            except ImpersonationRefused as exc:
+                raise hms.MetaException(message=str(exc)) from None
+            real_user = user
+        renewer = renewer_kerberos_principal_name or ""
+        return _answered(lambda: tokens.issue(owner, renewer, real_user))
 
     def renew_delegation_token(self, token_str_form: str) -> int:
         """Renew a token (the caller must be its renewer): its new expiry, in ms."""

@@ -27,6 +27,7 @@ from metastore_server.cli import password as cli_password
 from metastore_server.cli import timeline as cli_timeline
 from metastore_server.cli import values as cli_values
 from metastore_server.cli.ldap_options import add_ldap_options, ldap_arguments
+from metastore_server.cli.proxy_options import add_proxy_user_option, proxy_user_arguments
 from metastore_server.server.auth import AUTH_CHOICES
 from metastore_server.server.config import ServerConfig
 from storage.hbase import HBaseError
@@ -214,6 +215,7 @@ def _security_options(group: Any, defaults: ServerConfig) -> None:
         help="--authorization privileges: users who are administrators, as HMS's "
         "hive.users.in.admin.role (besides the holders of the admin role)",
     )
+    add_proxy_user_option(group)
 
 
 def _delegation_options(group: Any, defaults: ServerConfig) -> None:
@@ -394,6 +396,7 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         delegation_token_max_lifetime=args.delegation_token_max_lifetime,
         authorization=args.authorization,
         admin_users=args.admin_users,
+        **proxy_user_arguments(args, defaults),
         partition_request_limit=args.partition_request_limit,
         listing_cache_mb=args.listing_cache_mb,
         writer_lease=args.writer_lease,

@@ -75,7 +75,10 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
         admin_users=config.admin_users,
     )
     tokens = delegation_tokens(config, catalog)
-    handler = MetastoreHandler(catalog, config_values, authorizer, tokens)
+    proxy_users = config.proxy_user_rules()
+    if proxy_users:
+        log.info("proxy_users", superusers=sorted(proxy_users.rules))
+    handler = MetastoreHandler(catalog, config_values, authorizer, tokens, proxy_users)
     return handler, catalog.close
 
 
@@ -165,6 +168,7 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
             kerberos_keytab=config.kerberos_keytab,
             sasl_qop=config.sasl_qop,
             tokens=handler.tokens,
+            impersonation=handler.proxy_users,
             **config.ldap_settings(),
         ),
     )

@@ -69,12 +69,13 @@ AUTH_CHOICES = ("none", *AUTH_MODES)
 def build_sasl_server(auth: str, **settings: Any) -> SaslServer | None:
     """The SASL server of an ``--auth`` mode (None for ``none``); ValueError on a mode that
     is not known or settings it cannot use (a password file that cannot be read, say).
-    ``handshake_timeout`` in ``settings`` goes to the SaslServer (the data frames' limits
-    are the Thrift server's: see :meth:`SaslServer.negotiate`)."""
+    ``handshake_timeout`` and ``impersonation`` (the proxy-user rules logins acting for
+    another user are checked against) in ``settings`` go to the SaslServer (the data
+    frames' limits are the Thrift server's: see :meth:`SaslServer.negotiate`)."""
     if auth == "none":
         return None
     builder = AUTH_MODES.get(auth)
     if builder is None:
         raise ValueError(f"auth must be one of {', '.join(AUTH_CHOICES)}, not {auth!r}")
-    limits = {k: v for k, v in settings.items() if k == "handshake_timeout"}
+    limits = {k: v for k, v in settings.items() if k in ("handshake_timeout", "impersonation")}
     return SaslServer(builder(settings), **limits)

@@ -8,6 +8,7 @@ import os
 import tomllib
 from dataclasses import dataclass, field, fields
 
+from metastore_server.api.proxy_users import ProxyUsers, parse_option
 from metastore_server.catalog.core.context import WRITER_LEASE_S
 from metastore_server.server.transport_limits import (
     DEFAULT_MAX_MESSAGE_SIZE,
@@ -45,7 +46,26 @@ LDAP_TEXT_SETTINGS = (
     "ldap_bind_password_file",
 )
 
+#: Settings given as tables of a config file, not as ``name = value``.
+_TABLE_SETTINGS = ("extra_config", "fs_options", "proxy_users")
+
 _KIND_WORDS = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
+
+
+def with_proxy_rules(
+    base: dict[str, dict[str, object]], rules: list[str]
+) -> dict[str, dict[str, object]]:
+    """``base`` with the ``SUPERUSER:users=..;groups=..;hosts=..`` rules over it (a rule
+    replaces the superuser's rule of ``base``); ValueError on one of another form."""
+    merged = {superuser: dict(spec) for superuser, spec in base.items()}
+    given: set[str] = set()
+    for text in rules:
+        superuser, spec = parse_option(text)
+        if superuser in given:
+            raise ValueError(f"--proxy-user {superuser}: given twice (one rule a superuser)")
+        given.add(superuser)
+        merged[superuser] = dict(spec)
+    return merged
 
 
 @dataclass
@@ -98,6 +118,10 @@ class ServerConfig:
     authorization: str = "off"  # off | the modes of metastore_server.api.authorization
     #: Comma-separated users who are administrators (HMS's hive.users.in.admin.role).
     admin_users: str = ""
+    #: Proxy users (Hadoop's hadoop.proxyuser.*): {superuser: {"users": [...], "groups":
+    #: [...], "hosts": [...]}}; ``[proxy_users.SUPERUSER]`` in a config file,
+    #: ``--proxy-user`` on the command line, METASTORE_PROXY_USERS (space-separated rules).
+    proxy_users: dict[str, dict[str, object]] = field(default_factory=dict)
     partition_request_limit: int = -1  # HMS hive.metastore.limit.partition.request
     listing_cache_mb: int = 256  # whole-table listings kept while the store is unchanged
     writer_lease: float = WRITER_LEASE_S  # s before a write-in-progress mark counts as dead
@@ -129,11 +153,10 @@ class ServerConfig:
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"{os.fspath(path)}: not valid TOML: {exc}") from None
         settings = dict(document.get("server", {}))
-        settings.update(
-            {k: v for k, v in document.items() if k not in ("server", "hive", "filesystems")}
-        )
+        tables = ("server", "hive", "filesystems", "proxy_users")
+        settings.update({k: v for k, v in document.items() if k not in tables})
         config = cls()
-        known = {f.name: f for f in fields(cls) if f.name not in ("extra_config", "fs_options")}
+        known = {f.name: f for f in fields(cls) if f.name not in _TABLE_SETTINGS}
         for name, value in settings.items():
             attribute = name.replace("-", "_")
             if attribute not in known:
@@ -152,6 +175,12 @@ class ServerConfig:
         ):
             raise ValueError(f"{path}: [filesystems.SCHEME] tables of fsspec options expected")
         config.fs_options = {str(k).lower(): dict(v) for k, v in filesystems.items()}
+        proxy_users = document.get("proxy_users", {})
+        if not isinstance(proxy_users, dict) or not all(
+            isinstance(v, dict) for v in proxy_users.values()
+        ):
+            raise ValueError(f"{path}: [proxy_users.SUPERUSER] tables of users, groups, hosts")
+        config.proxy_users = {str(k): dict(v) for k, v in proxy_users.items()}
         return config
 
     @classmethod
@@ -214,6 +243,9 @@ class ServerConfig:
             value = env.get(ENV_PREFIX + name.upper())
             if value:
                 setattr(config, name, float(value))
+        rules = env.get(ENV_PREFIX + "PROXY_USERS", "").split()
+        if rules:
+            config.proxy_users = with_proxy_rules(config.proxy_users, rules)
         return config
 
     def validate(self) -> None:
@@ -303,6 +335,11 @@ class ServerConfig:
                 raise ValueError(f"{name} must be a positive number of seconds, not {value}")
         if self.sasl_qop not in ("auth", "auth-int", "auth-conf"):
             raise ValueError(f"sasl_qop must be auth, auth-int or auth-conf, not {self.sasl_qop!r}")
+        if self.proxy_user_rules() and self.auth == "none":
+            raise ValueError(
+                "proxy users are set but auth is none: without authentication every client "
+                "is whoever it claims (set_ugi), so there is nobody to act for another"
+            )
         from metastore_server.api.authorization import AUTHORIZATION_CHOICES
 
         if self.authorization not in AUTHORIZATION_CHOICES:
@@ -310,6 +347,10 @@ class ServerConfig:
                 f"authorization must be one of {', '.join(AUTHORIZATION_CHOICES)}, "
                 f"not {self.authorization!r}"
             )
+
+    def proxy_user_rules(self) -> ProxyUsers:
+        """The proxy-user rules of ``proxy_users`` (ValueError on a bad one)."""
+        return ProxyUsers.from_settings(self.proxy_users)
 
     def ldap_settings(self) -> dict[str, object]:
         """The ``ldap_*`` settings (``--auth ldap``)."""

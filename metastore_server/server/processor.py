@@ -67,9 +67,11 @@ class _Call:
     session: Session
 
     def audit(self, outcome: str, **fields: Any) -> None:
-        """Write the call's audit line (``user=`` only for an authenticated user)."""
+        """Write the call's audit line (``user=`` only for an authenticated user; with
+        ``real_user=`` when a proxy user acts for it)."""
         audit_call(method=self.api, peer=self.peer, ms=_ms(self.started), outcome=outcome,
-                   user=self.session.authenticated_user, **fields)  # fmt: skip
+                   user=self.session.authenticated_user, real_user=self.session.real_user,
+                   **fields)  # fmt: skip
 
 
 class CallProcessor:

@@ -25,6 +25,13 @@ timeout its caller set on the socket, however many (empty) frames it meets.
 
 **Mechanisms.** A mechanism is any :class:`ServerMechanism`; which ones a server offers is set
 by ``--auth`` (:mod:`metastore_server.server.auth`).
+
+**Acting for another user.** A mechanism whose client asked to act for another user (PLAIN's
+authorization identity, GSSAPI's in its security-layer answer) names that user in
+``authorization_id``; once the mechanism is done, the server's proxy-user rules
+(``impersonation``, :mod:`metastore_server.api.proxy_users`) must let the authenticated user
+act for it from the client's address, else the client is answered BAD with the rules'
+refusal. The connection is then that user, the authenticated one its ``real_user``.
 """
 
 from __future__ import annotations
@@ -91,7 +98,17 @@ class ServerMechanism(Protocol):
 
     @property
     def user(self) -> str:
-        """The authenticated (authorization) identity, once complete."""
+        """The authenticated identity, once complete."""
+        ...
+
+    @property
+    def authorization_id(self) -> str | None:
+        """The user the client asked to act for, when other than ``user`` (once complete)."""
+        ...
+
+    @property
+    def real_user(self) -> str | None:
+        """Who acts for ``user`` by the credentials themselves (a token's real user)."""
         ...
 
     def security_layer(self) -> SecurityLayer | None:
@@ -102,12 +119,21 @@ class ServerMechanism(Protocol):
 MechanismFactory = Callable[[], ServerMechanism]
 
 
+class Impersonation(Protocol):
+    """The proxy-user rules a login acting for another user is checked against."""
+
+    def authorize(self, real_user: str, user: str, address: str | None) -> None:
+        """Raise PermissionError (its message for the client) unless allowed."""
+        ...
+
+
 @dataclass(frozen=True)
 class Identity:
-    """Who a connection authenticated as, and how."""
+    """Who a connection is (authenticated, or acted for by ``real_user``), and how."""
 
     user: str
     mechanism: str
+    real_user: str | None = None
 
 
 class SaslFrameError(ConnectionError):
@@ -140,8 +166,10 @@ class SaslServer:
         handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
         max_payload: int = DEFAULT_MAX_PAYLOAD,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
+        impersonation: Impersonation | None = None,
     ) -> None:
         self.mechanisms = dict(mechanisms)
+        self.impersonation = impersonation
         self.handshake_timeout = handshake_timeout
         self.max_payload = max_payload
         self.max_rounds = max_rounds
@@ -156,7 +184,7 @@ class SaslServer:
         ``sock``)."""
         negotiation = _Negotiation(sock, self, time.monotonic() + self.handshake_timeout)
         try:
-            mechanism = negotiation.run()
+            mechanism, identity = negotiation.run()
         except _Refused as exc:
             # Logged before the answer: a client that has its answer finds the line written.
             log.warning("sasl_refused", peer=peer, reason=exc.reason)
@@ -171,8 +199,8 @@ class SaslServer:
         finally:
             with contextlib.suppress(OSError):
                 sock.settimeout(None)
-        identity = Identity(mechanism.user, mechanism.name)
-        log.info("sasl_authenticated", peer=peer, user=identity.user, mechanism=identity.mechanism)
+        log.info("sasl_authenticated", peer=peer, user=identity.user, mechanism=identity.mechanism,
+                 **({"real_user": identity.real_user} if identity.real_user else {}))  # fmt: skip
         data = SaslSocket(sock, mechanism.security_layer(), max_frame=max_frame,
                           frame_timeout=frame_timeout)  # fmt: skip
         return data, identity
@@ -187,8 +215,8 @@ class _Negotiation:
         self.deadline = deadline
         self.received = 0  # bytes received so far
 
-    def run(self) -> ServerMechanism:
-        """The completed mechanism; raises _Refused."""
+    def run(self) -> tuple[ServerMechanism, Identity]:
+        """The completed mechanism and who the client is; raises _Refused."""
         status, payload = self.receive(first=True)
         if status != START:
             raise _Refused(ERROR, f"Expecting START status, received {_name(status)}")
@@ -212,10 +240,32 @@ class _Negotiation:
             except Exception as exc:  # noqa: BLE001 - a mechanism's own failure ends this client only
                 raise _Refused(ERROR, f"{name} negotiation failed on the server",
                                f"{name}: unexpected {_text(exc)}") from None  # fmt: skip
+            identity = self._identity(name, mechanism) if done else None
             self.send(COMPLETE if done else OK, challenge)
-            if done:
-                return mechanism
+            if identity is not None:
+                return mechanism, identity
         raise _Refused(ERROR, f"SASL negotiation took more than {self.server.max_rounds} rounds")
+
+    def _identity(self, name: str, mechanism: ServerMechanism) -> Identity:
+        """Who the client of a completed mechanism is: the user it authenticated as, or the
+        one it asked to act for when the proxy-user rules allow it (else refused)."""
+        acting = mechanism.authorization_id
+        if not acting:
+            return Identity(mechanism.user, name, mechanism.real_user or None)
+        impersonation = self.server.impersonation
+        address = _address(self.sock)
+        try:
+            if impersonation is None:
+                raise PermissionError(
+                    f"User: {mechanism.user} is not allowed to impersonate {acting}"
+                )
+            impersonation.authorize(mechanism.user, acting, address)
+        except PermissionError as exc:
+            raise _Refused(BAD, str(exc), f"{name}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - a failed check refuses this client only
+            raise _Refused(ERROR, "the proxy-user check failed on the server",
+                           f"{name}: proxy-user check: {_text(exc)}") from None  # fmt: skip
+        return Identity(acting, name, mechanism.user)
 
     def receive(self, first: bool = False) -> tuple[int, bytes]:
         """The next negotiation frame (status, payload); refuses a malformed one."""
@@ -391,6 +441,15 @@ class SaslSocket:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._sock, name)  # shutdown, close, fileno, setsockopt, ...
+
+
+def _address(sock: socket.socket) -> str | None:
+    """The IP address of a socket's peer (None: not known)."""
+    try:
+        peer = sock.getpeername()
+    except (OSError, AttributeError):
+        return None
+    return str(peer[0]) if isinstance(peer, tuple) and peer else None
 
 
 def _name(status: int) -> str:

@@ -6,13 +6,14 @@ One round: the server sends a challenge (realm, a fresh nonce from :mod:`secrets
 offers, ``charset=utf-8``, ``algorithm=md5-sess``); the client answers with its digest response;
 the server checks it against the password kept for the token (a constant-time comparison) and
 answers with ``rspauth``, which proves it knew the password too. The connection's user is the
-token's owner.
+token's owner (and its real user the token's, when a proxy user got the token for the owner).
 
 Checked: the nonce is the one sent and counted once (``nc=00000001``: no reuse of a login), the
 QOP is the one offered, the realm (when named) is ``default``, the digest-uri names the ``hive``
 service (``hive/<host>``, as Python clients name it) or is ``null/default`` (Hive's Java
 client: no protocol, the server ``default``), an authorization identity (if any) is the user
-itself. The response is bounded: at most :data:`MAX_DIRECTIVES` directives, each once.
+itself (a token acts for its owner only). The response is bounded: at most
+:data:`MAX_DIRECTIVES` directives, each once.
 
 Protection: ``auth`` (none) and ``auth-int`` (each frame signed with HMAC-MD5 and a sequence
 number, RFC 2831 section 2.3) follow ``--sasl-qop``; ``auth-conf`` (encryption) is not built,
@@ -60,6 +61,7 @@ class DigestMd5Mechanism:
         self._qop = qop
         self._nonce = ""
         self._user: str | None = None
+        self._real_user: str | None = None
         self._layer: _IntegrityLayer | None = None
 
     def step(self, response: bytes) -> tuple[bytes, bool]:
@@ -111,6 +113,7 @@ class DigestMd5Mechanism:
                 f"DIGEST-MD5: mismatched response for a token of {owner}",
             )
         self._user = owner
+        self._real_user = getattr(login, "real_user", "") or None
         if qop == "auth-int":
             self._layer = _IntegrityLayer(ha1)
         rspauth = digest(ha1, self._nonce, fields["nc"], fields["cnonce"], qop, ":" + digest_uri)
@@ -141,7 +144,10 @@ class DigestMd5Mechanism:
             raise _refused(f"digest-uri {uri!r} names another service (expected hive/<host>)")
         authzid = fields.get("authzid")
         if authzid is not None and authzid != fields["username"]:
-            raise _refused("an authorization identity other than the token's (no proxy users)")
+            raise _refused(
+                "an authorization identity other than the token's (a token login "
+                "acts for the token's owner)"
+            )
         return fields["username"], realm, uri, qop
 
     @property
@@ -149,6 +155,16 @@ class DigestMd5Mechanism:
         """The token's owner."""
         assert self._user is not None, "DIGEST-MD5 not complete"
         return self._user
+
+    @property
+    def authorization_id(self) -> str | None:
+        """None: a token login acts for the token's owner, checked when it was issued."""
+        return None
+
+    @property
+    def real_user(self) -> str | None:
+        """The token's real user (who got it for its owner), if any."""
+        return self._real_user
 
     def security_layer(self) -> SecurityLayer | None:
         """The integrity layer under auth-int; None under auth."""

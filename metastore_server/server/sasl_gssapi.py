@@ -3,7 +3,9 @@ a Kerberos security context accepted with the server's keytab, then the security
 exchange: the server offers the layers the ``--sasl-qop`` allows (wrapped, with its largest
 buffer), the client answers with the one it chose (wrapped) and, optionally, the user it acts
 as. The connection's user is the client principal's short name (its first component: the
-``alice`` of ``alice@REALM`` and of ``alice/host@REALM``, as Hadoop's default mapping).
+``alice`` of ``alice@REALM`` and of ``alice/host@REALM``, as Hadoop's default mapping); a user
+to act as other than that one (by short name) is reported as ``authorization_id``, for the
+negotiation to check against the proxy-user rules.
 
 Built on python-gssapi (MIT Kerberos); :func:`server_credentials` loads the keytab once.
 """
@@ -77,6 +79,7 @@ class GssapiMechanism:
         self._stage = "context"
         self._chosen = NO_LAYER
         self._user: str | None = None
+        self._acting: str | None = None
 
     def step(self, response: bytes) -> tuple[bytes, bool]:
         """The next challenge for the client's ``response``; raises AuthenticationFailed."""
@@ -129,13 +132,14 @@ class GssapiMechanism:
                 f"layer {chosen} chosen, {self._offered} offered",
             )
         user = short_name(str(self._context.initiator_name))
-        acting = answer[4:].decode("utf-8", "replace")
-        if acting and short_name(acting) != user:
+        try:
+            acting = short_name(answer[4:].decode("utf-8"))
+        except UnicodeDecodeError:
             raise AuthenticationFailed(
-                f"user {user!r} may not act as {acting!r}",
-                f"user {user!r} asked to act as {acting!r} (no proxy users)",
-            )
+                "GSSAPI: the authorization identity is not UTF-8 text"
+            ) from None
         self._chosen, self._user = chosen, user
+        self._acting = acting if acting and acting != user else None
         return b"", True
 
     @property
@@ -143,6 +147,16 @@ class GssapiMechanism:
         """The client principal's short name."""
         assert self._user is not None, "GSSAPI not complete"
         return self._user
+
+    @property
+    def authorization_id(self) -> str | None:
+        """The user (short name) the client asked to act for (None: itself)."""
+        return self._acting
+
+    @property
+    def real_user(self) -> str | None:
+        """None: a Kerberos login is its own user."""
+        return None
 
     def security_layer(self) -> SecurityLayer | None:
         """The chosen layer (None for QOP auth)."""

@@ -3,8 +3,10 @@ by a :class:`CredentialChecker`: a password file (:mod:`metastore_server.server.
 ``--auth password``) or an LDAP directory (:mod:`metastore_server.server.ldap_auth`,
 ``--auth ldap``).
 
-An authorization identity other than the authenticated one (acting for another user) is refused:
-there are no proxy users yet. The client is told only that the login failed; the log says why.
+A failed login tells the client only that it failed; the log says why. An authorization
+identity other than the authenticated one (acting for another user) is reported as
+``authorization_id`` once the password is checked: the negotiation lets it through only when
+the proxy-user rules allow (:mod:`metastore_server.server.sasl`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class PlainMechanism:
     def __init__(self, checker: CredentialChecker) -> None:
         self._checker = checker
         self._user: str | None = None
+        self._acting: str | None = None
         self._asked = False
 
     def step(self, response: bytes) -> tuple[bytes, bool]:
@@ -53,15 +56,11 @@ class PlainMechanism:
             raise AuthenticationFailed("PLAIN message is not UTF-8 text") from None
         if not authcid or not password:
             raise AuthenticationFailed(FAILED, "empty user or password")
-        if authzid and authzid != authcid:
-            raise AuthenticationFailed(
-                f"user {authcid!r} may not act as {authzid!r}",
-                f"user {authcid!r} asked to act as {authzid!r} (no proxy users)",
-            )
         why = self._checker.verify(authcid, password)
         if why is not None:
             raise AuthenticationFailed(FAILED, f"user {authcid!r}: {why}")
         self._user = authcid
+        self._acting = authzid if authzid and authzid != authcid else None
         return b"", True
 
     @property
@@ -69,6 +68,16 @@ class PlainMechanism:
         """The authenticated user."""
         assert self._user is not None, "PLAIN not complete"
         return self._user
+
+    @property
+    def authorization_id(self) -> str | None:
+        """The user the client asked to act for (None: itself)."""
+        return self._acting
+
+    @property
+    def real_user(self) -> str | None:
+        """None: a password login is its own user."""
+        return None
 
     def security_layer(self) -> SecurityLayer | None:
         """PLAIN has no security layer (QOP auth)."""

@@ -340,9 +340,10 @@ class MetastoreServer:
         oprot = self._oprot_factory.get_protocol(otrans)
         frame_writer = tsocket.write if self._framed else None
         generation = ClientGeneration(self._hms_api)
-        session = Session()
+        session = Session(address=peer.rsplit(":", 1)[0])
         if identity is not None:
             session.authenticated_user, session.mechanism = identity.user, identity.mechanism
+            session.real_user = identity.real_user
         user = session.authenticated_user
         try:
             while not self._closing.is_set():

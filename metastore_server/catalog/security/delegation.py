@@ -1,6 +1,7 @@
 """Delegation tokens, as HMS's token secret manager issues and checks them, kept in the store.
 
-A token is issued to the authenticated (Kerberos) user and signed with this process's current
+A token is issued to the authenticated (Kerberos) user, or to the user a proxy user gets it
+for (the proxy user is then the token's real user), and signed with this process's current
 master key; the token and its renewal deadline go into the token store (``secrets``), and so
 does every master key, so every server process on the same store checks the others' tokens
 (as HMS's database token store lets several metastores share tokens). The formats are Hadoop's
@@ -70,10 +71,12 @@ class TokenLifetimes:
 
 @dataclass(frozen=True)
 class TokenLogin:
-    """What a token login is checked with: the token's owner and its password."""
+    """What a token login is checked with: the token's owner and its password, and who got
+    the token for the owner (a proxy user's short name; empty: the owner itself)."""
 
     owner: str
     password: bytes
+    real_user: str = ""
 
 
 def short_name(principal: str) -> str:
@@ -198,7 +201,10 @@ class DelegationTokens:
                 f"token ({ident}) is expired, current time: {format_time(now)} expected "
                 f"renewal time: {format_time(deadline)}"
             )
-        return TokenLogin(ident.owner, record.password)
+        real_user = short_name(ident.real_user) if ident.real_user else ""
+        if real_user == short_name(ident.owner):
+            real_user = ""
+        return TokenLogin(ident.owner, record.password, real_user)
 
     # -- master keys and collection ----------------------------------------------------------
 
