@@ -150,6 +150,12 @@ def _order_part(kind: KeyKind, raw: str) -> tuple[bytes, bytes | None]:
     return body, _form(raw, canonical)
 
 
+def order_part(kind: KeyKind, raw: str) -> tuple[bytes, bytes | None]:
+    """One value's order part and its form (None: none): ``encode_values`` of a tuple is its
+    values' order parts, then their forms. O(len(raw))."""
+    return _order_part(kind, raw)
+
+
 def encode_value(kind: KeyKind, raw: str) -> bytes:
     """One partition value of ``kind`` encoded on its own: its order part, then its form when it
     is a typed value (the one-value tuple; the ``k:<i>`` column of a partition row). Byte order

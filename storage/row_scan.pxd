@@ -22,6 +22,11 @@ cpdef tuple packed_columns(object pairs, object columns, object key_test=*, Py_s
 @cython.locals(out=list, i=Py_ssize_t)
 cpdef list passing(object keys, object key_test)
 
+cdef list _LENGTHS
+
+@cython.locals(pieces=list, lengths=list, n=Py_ssize_t, i=Py_ssize_t, item=bytes)
+cpdef bytes length_prefixed(list items)
+
 cdef Py_ssize_t _text_end(bytes data, Py_ssize_t pos, Py_ssize_t size) except -1
 
 @cython.locals(tag=int, end=Py_ssize_t)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["PartMemo", "compiled", "packed_columns", "order_parts", "passing"]
+__all__ = ["PartMemo", "compiled", "length_prefixed", "packed_columns", "order_parts", "passing"]
 
 _ROW_VERSION = 1
 _HEADER = 5  # version byte, then the column count as a big-endian u32
@@ -121,6 +121,23 @@ def passing(keys: Sequence[bytes], key_test: Callable[[bytes], bool]) -> list[in
         if key_test(keys[i]):
             out.append(i)
     return out
+
+
+#: The 4-byte big-endian lengths of short strings, made once.
+_LENGTHS = [n.to_bytes(4, "big") for n in range(4096)]
+
+
+def length_prefixed(items: list[bytes]) -> bytes:
+    """The items joined, each after its length as a big-endian u32: the body of a Thrift
+    binary list of strings (a listing of partition names goes to the wire as it is)."""
+    pieces: list[bytes] = []
+    lengths = _LENGTHS
+    for i in range(len(items)):
+        item = items[i]
+        n = len(item)
+        pieces.append(lengths[n] if n < 4096 else n.to_bytes(4, "big"))
+        pieces.append(item)
+    return b"".join(pieces)
 
 
 def _text_end(data: bytes, pos: int, size: int) -> int:

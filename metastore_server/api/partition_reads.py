@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, catalog_named, object_name, required
-from metastore_server.catalog.basics.encoded import EncodedPartitions
+from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
 from metastore_server.catalog.partitions import specs as partition_specs
 from metastore_server.thrift_api import hms
 
@@ -93,8 +93,8 @@ class PartitionReadCalls(Area):
         )
         return hms.PartitionsResponse(partitions=parts.decode())
 
-    def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
-        """Names of a table's partitions in key order."""
+    def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> EncodedNames:
+        """Names of a table's partitions, sorted."""
         return self.catalog.partition_reads.list_names(
             self.database_in(None, db_name), object_name(tbl_name), max_parts
         )
@@ -145,7 +145,7 @@ class PartitionReadCalls(Area):
 
     def get_partition_names_ps(
         self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
-    ) -> list[str]:
+    ) -> EncodedNames:
         """Names of the partitions matching leading values."""
         return self.catalog.partition_reads.list_names_ps(
             self.database_in(None, db_name), object_name(tbl_name), part_vals, max_parts
@@ -161,7 +161,7 @@ class PartitionReadCalls(Area):
             req.partValues,
             req.maxParts,
         )
-        return hms.GetPartitionNamesPsResponse(names=found)
+        return hms.GetPartitionNamesPsResponse(names=found.decode())
 
     # -- by filter or expression -------------------------------------------------------------
 

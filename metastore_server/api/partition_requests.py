@@ -17,6 +17,7 @@ from metastore_server.api.arguments import (
 )
 from metastore_server.api.partition_reads import PartitionReadCalls
 from metastore_server.api.partition_writes import PartitionWriteCalls
+from metastore_server.catalog.basics.encoded import EncodedNames
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.partitions import specs as partition_specs
 from metastore_server.thrift_api import hms
@@ -135,7 +136,7 @@ class PartitionRequestCalls(Area):
     def fetch_partition_names_req(
         self,
         partitionReq: hms.PartitionsRequest,  # noqa: N803 (IDL name)
-    ) -> list[str]:
+    ) -> EncodedNames:
         """``get_partition_names`` (up to ``maxParts``; unset or -1: all)."""
         req = required(partitionReq, "PartitionsRequest")
         limit = -1 if req.maxParts is None else req.maxParts

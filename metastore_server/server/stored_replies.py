@@ -1,4 +1,5 @@
-"""Replies whose partitions are their stored bytes, written to the wire as they are.
+"""Replies whose partitions (or partition names) are their stored bytes, written to the wire
+as they are.
 
 A reply of ``EncodedPartitions`` (the catalog's stored partition encodings of one table) is
 framed here without decoding them (``docs/design.md``, "Partitions are stored as their Thrift
@@ -7,6 +8,10 @@ order, so each partition is its database and table names written as fields, then
 bytes as they are. Decoding and encoding again would cost some 30 times more per partition.
 The chunks go to the socket as they are made, so the client reads the first while the next is
 made, and nothing is copied twice. Protocols other than binary get the decoded partitions.
+
+A reply of ``EncodedNames`` (partition names as UTF-8) is the list header and the names each
+after its length (``EncodedNames.body``, kept with a cached listing): no string is made or
+encoded per name.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any
 
 from thriftpy2.thrift import TMessageType
 
-from metastore_server.catalog.basics.encoded import EncodedPartitions
+from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
 
 _STRING, _STRUCT, _LIST, _STOP = 11, 12, 15, 0
 _VERSION_1 = 0x80010000
@@ -29,10 +34,11 @@ _CHUNK = 256
 Writer = Callable[[bytes], None]
 
 
-def stored_partitions(result: Any) -> EncodedPartitions | None:
-    """The stored partitions a call's result answers with, when it answers with them."""
+def stored_partitions(result: Any) -> EncodedPartitions | EncodedNames | None:
+    """The stored partitions (or names) a call's result answers with, when it answers with
+    them."""
     success = getattr(result, "success", None)
-    return success if isinstance(success, EncodedPartitions) else None
+    return success if isinstance(success, EncodedPartitions | EncodedNames) else None
 
 
 def _string_field(field_id: int, text: str) -> bytes:
@@ -40,14 +46,15 @@ def _string_field(field_id: int, text: str) -> bytes:
     return struct.pack("!bhi", _STRING, field_id, len(data)) + data
 
 
-def _head(parts: EncodedPartitions, method: str, seqid: int) -> bytes:
+def _head(parts: EncodedPartitions | EncodedNames, method: str, seqid: int) -> bytes:
     """The message header and the list header of ``success`` (field 0)."""
     name = method.encode("utf-8")
+    element = _STRING if isinstance(parts, EncodedNames) else _STRUCT
     return (
         struct.pack("!Ii", _VERSION_1 | _REPLY, len(name))
         + name
         + struct.pack("!i", seqid)
-        + struct.pack("!bhbi", _LIST, 0, _STRUCT, len(parts.blobs))
+        + struct.pack("!bhbi", _LIST, 0, element, len(parts))
     )
 
 
@@ -55,9 +62,15 @@ def _names(parts: EncodedPartitions) -> bytes:
     return _string_field(_DB_NAME_FIELD, parts.db) + _string_field(_TABLE_NAME_FIELD, parts.table)
 
 
-def binary_reply(parts: EncodedPartitions, method: str, seqid: int) -> Iterator[bytes]:
+def binary_reply(
+    parts: EncodedPartitions | EncodedNames, method: str, seqid: int
+) -> Iterator[bytes]:
     """A whole binary-protocol reply whose ``success`` is ``parts``, in chunks."""
     yield _head(parts, method, seqid)
+    if isinstance(parts, EncodedNames):
+        yield parts.body()
+        yield bytes((_STOP,))
+        return
     names = _names(parts)
     blobs = parts.blobs
     for start in range(0, len(blobs), _CHUNK):
@@ -66,8 +79,10 @@ def binary_reply(parts: EncodedPartitions, method: str, seqid: int) -> Iterator[
     yield bytes((_STOP,))
 
 
-def binary_reply_size(parts: EncodedPartitions, method: str, seqid: int) -> int:
+def binary_reply_size(parts: EncodedPartitions | EncodedNames, method: str, seqid: int) -> int:
     """The length of ``binary_reply`` in bytes, without building it (a frame header)."""
+    if isinstance(parts, EncodedNames):
+        return len(_head(parts, method, seqid)) + len(parts.body()) + 1
     names = len(_names(parts))
     body = sum(len(blob) for blob in parts.blobs) + names * len(parts.blobs)
     return len(_head(parts, method, seqid)) + body + 1
@@ -82,12 +97,12 @@ def send_stored_partitions(
     frame_writer: Writer | None = None,
     socket_writer: Writer | None = None,
 ) -> None:
-    """Answer ``result`` (whose ``success`` is ``EncodedPartitions``): its stored bytes as they
-    are on the binary protocol, else decoded.
+    """Answer ``result`` (whose ``success`` is ``EncodedPartitions`` or ``EncodedNames``): its
+    stored bytes as they are on the binary protocol, else decoded.
 
     The chunks go to the socket as they are made (``frame_writer`` after the frame's size, or
     ``socket_writer`` on the buffered transport), not through the transport's buffer."""
-    parts: EncodedPartitions = result.success
+    parts: EncodedPartitions | EncodedNames = result.success
     if binary and frame_writer is not None:
         size = binary_reply_size(parts, api, seqid)
         if size < 2**31:

@@ -11,10 +11,11 @@ other than binary.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.thrift_api import hms
+from storage.row_scan import length_prefixed
 
 
 @dataclass(frozen=True)
@@ -36,3 +37,27 @@ class EncodedPartitions:
             partition.dbName, partition.tableName = self.db, self.table
             partitions.append(partition)
         return partitions
+
+
+@dataclass(frozen=True)
+class EncodedNames:
+    """Partition names as UTF-8 bytes, in answer order, answered without making a string of
+    each: the server writes ``body()`` after a list header as it is."""
+
+    names: Sequence[bytes]
+    #: Where the body is kept once made (a cached listing's, shared by the calls it answers).
+    memo: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def body(self) -> bytes:
+        """The names as the body of a Thrift binary list of strings (each after its length)."""
+        made = self.memo.get("body")
+        if made is None:
+            made = self.memo["body"] = length_prefixed(list(self.names))
+        return made
+
+    def decode(self) -> list[str]:
+        """The names as strings (for protocols other than binary, and for callers)."""
+        return [name.decode("utf-8") for name in self.names]

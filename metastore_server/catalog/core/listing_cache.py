@@ -11,15 +11,21 @@ range cannot narrow, such as ``region in (...)``) is answered from it: the resid
 on the keys (each distinct value once) and the matching partitions are taken in name order,
 without reading the store. A table whose listing was once too large to keep is remembered, so
 that filters on it read the store instead of building a listing that would be thrown away.
+
+A table's names alone (read by ``get_partition_names``) are kept under a key of their own
+(``("names", table id)``) as a listing without stored partitions or keys.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+
+#: A listing's key: its table's id (the whole listing), or ("names", id) (its names alone).
+Key = int | tuple[str, int]
 
 
 @dataclass(frozen=True)
@@ -30,12 +36,16 @@ class Listing:
     names: list[bytes]
     blobs: list[bytes]
     keys: list[bytes]
+    #: What calls derive from the whole listing and keep with it (the names as they go to the
+    #: wire: ``EncodedNames``), made by the first call that needs it.
+    memo: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def size(self) -> int:
         """Bytes held (about)."""
         held = sum(map(len, self.names)) + sum(map(len, self.blobs)) + sum(map(len, self.keys))
-        return held + 150 * len(self.names)
+        # + the names' wire form, which a names listing may keep with it (``memo``)
+        return held + sum(map(len, self.names)) + 154 * len(self.names)
 
 
 #: Tables remembered as too large to keep, or by the token of their last filter (the oldest
@@ -48,9 +58,9 @@ class ListingCache:
 
     def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[int, tuple[int, Listing, int]] = OrderedDict()
+        self._entries: OrderedDict[Key, tuple[int, Listing, int]] = OrderedDict()
         self._bytes = 0
-        self._too_large: OrderedDict[int, None] = OrderedDict()
+        self._too_large: OrderedDict[Key, None] = OrderedDict()
         self._looks: OrderedDict[int, int] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -75,13 +85,13 @@ class ListingCache:
         with self._lock:
             self._remember_too_large(table_id)
 
-    def _remember_too_large(self, table_id: int) -> None:
+    def _remember_too_large(self, table_id: Key) -> None:
         self._too_large[table_id] = None
         self._too_large.move_to_end(table_id)
         while len(self._too_large) > _TOO_LARGE_REMEMBERED:
             self._too_large.popitem(last=False)
 
-    def get(self, table_id: int, token: int) -> Listing | None:
+    def get(self, table_id: Key, token: int) -> Listing | None:
         """The listing of a table built under ``token``, or None."""
         with self._lock:
             entry = self._entries.get(table_id)
@@ -90,7 +100,7 @@ class ListingCache:
             self._entries.move_to_end(table_id)
             return entry[1]
 
-    def put(self, table_id: int, token: int, listing: Listing) -> None:
+    def put(self, table_id: Key, token: int, listing: Listing) -> None:
         """Keep a listing built under ``token`` (too large ones are not kept)."""
         size = listing.size
         with self._lock:

@@ -125,7 +125,7 @@ def _check_exchangeable(source: TableRef, dest: TableRef) -> None:
 def _moved(catalog: Catalog, dest: TableRef, moving: list[hms.Partition]) -> list[hms.Partition]:
     """The partitions ``moving`` as partitions of ``dest``, at their default locations there;
     MetaException when ``dest`` has one already."""
-    taken = set(catalog.partition_reads.list_names(dest.db, dest.name))
+    taken = set(catalog.partition_reads.list_names(dest.db, dest.name).decode())
     moved = []
     for partition in moving:
         name = names.make_partition_name(dest.key_names, partition.values)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from metastore_server.catalog.basics.encoded import EncodedPartitions
+from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
 from metastore_server.catalog.basics.java_text import java_list
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.tables import TableRef, Tables
@@ -66,8 +66,8 @@ class PartitionReads:
         """The partitions that exist among ``part_names``, sorted by name (unknown names and
         names that lack a key are skipped)."""
         ref = self._tables.get(db, table)
-        ranges = request_ranges.name_ranges(ref, part_names)
-        return selection.from_store(self._ctx, ref, ranges).partitions(-1)
+        keys = request_ranges.name_keys(ref, part_names)
+        return selection.from_keys(self._ctx, ref, keys).partitions(-1)
 
     def by_expr(
         self, db: str, table: str, expr: bytes | str | None, max_parts: int | None = -1
@@ -84,7 +84,7 @@ class PartitionReads:
         """Partition names for an expression (every name when it cannot be read)."""
         ref = self._tables.get(db, table)
         ranges, _unknown = request_ranges.expr_ranges(ref, expr)
-        return selection.from_store(self._ctx, ref, ranges).names(max_parts)
+        return selection.from_store(self._ctx, ref, ranges).names(max_parts).decode()
 
     def list_all(self, db: str, table: str, max_parts: int | None = -1) -> EncodedPartitions:
         """All partitions (up to max_parts), sorted by name as HMS returns them; MetaException
@@ -93,11 +93,10 @@ class PartitionReads:
         build = selection.may_build_listing(self._ctx, max_parts)
         return selection.for_table(self._ctx, ref, build=build).partitions(max_parts)
 
-    def list_names(self, db: str, table: str, max_parts: int | None = -1) -> list[str]:
-        """All partition names, sorted by name as HMS does (up to max_parts)."""
+    def list_names(self, db: str, table: str, max_parts: int | None = -1) -> EncodedNames:
+        """All partition names, sorted by name as HMS does (up to max_parts), as UTF-8."""
         ref = self._tables.get(db, table)
-        # A cached listing answers; none is built for names alone (reading them is cheap).
-        return selection.for_table(self._ctx, ref, build=False).names(max_parts)
+        return selection.table_names(self._ctx, ref, max_parts)
 
     def list_ps(
         self, db: str, table: str, part_vals: Sequence[str] | None, max_parts: int | None = -1
@@ -112,9 +111,9 @@ class PartitionReads:
 
     def list_names_ps(
         self, db: str, table: str, part_vals: Sequence[str] | None, max_parts: int | None = -1
-    ) -> list[str]:
-        """Names of the partitions matching a partial spec, sorted by name; MetaException for
-        an empty spec or one with too many values."""
+    ) -> EncodedNames:
+        """Names of the partitions matching a partial spec, sorted by name, as UTF-8;
+        MetaException for an empty spec or one with too many values."""
         ref = self._tables.get(db, table)
         if not part_vals:
             raise hms.MetaException(message="Invalid partition key & values; keys [], values []")
@@ -136,7 +135,7 @@ class PartitionReads:
     ) -> list[str]:
         """Names of the partitions matching a filter, sorted by name."""
         ref = self._tables.get(db, table)
-        return self._filtered(ref, filter_text).names(max_parts)
+        return self._filtered(ref, filter_text).names(max_parts).decode()
 
     def count_by_filter(self, db: str, table: str, filter_text: str | None) -> int:
         """How many partitions match a filter (no partition is decoded); NoSuchObjectException

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from metastore_server import audit
+from metastore_server.catalog.basics.names import parse_partition_name
 from metastore_server.catalog.objects.tables import TableRef
 from metastore_server.catalog.reads.expr import expression_text, msck_partition_names
-from metastore_server.catalog.reads.partition_rows import row_key, values_from_name
 from metastore_server.catalog.reads.scan import KeyRange, plan_ranges, prefix, whole_table
 from metastore_server.thrift_api import hms
 from planner.errors import FilterError
@@ -18,6 +18,7 @@ from planner.explain import summary
 from planner.grammar import parse_filter
 from planner.plan import MultiScanPlan, plan_filter
 from planner.types import KeyKind
+from storage.codec import encode_id, order_part
 
 #: A test of a partition's values (those a key range cannot fix).
 Predicate = Callable[[Sequence[str]], bool]
@@ -60,13 +61,46 @@ def expr_ranges(ref: TableRef, expr: bytes | str | None) -> tuple[list[KeyRange]
 def name_ranges(ref: TableRef, part_names: Sequence[str] | None) -> list[KeyRange]:
     """Point ranges of the partitions named, in key order, each once (names that lack a key
     are skipped)."""
+    return [KeyRange(key, key + b"\x00", None, key) for key in name_keys(ref, part_names)]
+
+
+def name_keys(ref: TableRef, part_names: Sequence[str] | None) -> list[bytes]:
+    """The row keys of the partitions named, in key order, each once (names that lack a key
+    are skipped). Names share their components (``ds=2024-01-01``): each distinct component is
+    parsed, and each distinct value encoded, once."""
+    kinds = ref.kinds
+    key_names = ref.key_names
+    table_prefix = encode_id(ref.table_id)
+    components: dict[str, tuple[str, str] | None] = {}
+    encoded: dict[tuple[int, str], tuple[bytes, bytes | None]] = {}
     keys = set()
     for name in part_names or []:
-        try:
-            keys.add(row_key(ref, values_from_name(ref, name)))
-        except hms.NoSuchObjectException:
-            continue
-    return [KeyRange(key, key + b"\x00", None, key) for key in sorted(keys)]
+        spec: dict[str, str] = {}
+        for component in (name or "").split("/"):
+            pair = components.get(component, _UNSEEN)
+            if pair is _UNSEEN:
+                parsed = parse_partition_name(component)
+                pair = components[component] = parsed[0] if parsed else None
+            if pair is not None:
+                spec.pop(pair[0], None)  # a later duplicate key wins
+                spec[pair[0]] = pair[1]
+        parts, forms = [table_prefix], []
+        for index, key in enumerate(key_names):
+            raw = spec.get(key)
+            if raw is None:
+                break
+            found = encoded.get((index, raw))
+            if found is None:
+                found = encoded[(index, raw)] = order_part(kinds[index], raw)
+            parts.append(found[0])
+            if found[1] is not None:
+                forms.append(found[1])
+        else:
+            keys.add(b"".join(parts) + b"".join(forms))
+    return sorted(keys)
+
+
+_UNSEEN: tuple[str, str] = ("", "")
 
 
 def spec_ranges(ref: TableRef, part_vals: Sequence[str] | None) -> list[KeyRange]:

@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from metastore_server.catalog.basics.encoded import EncodedPartitions
+from metastore_server import audit
+from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.core.listing_cache import Listing
 from metastore_server.catalog.objects.tables import TableRef
@@ -26,8 +27,14 @@ from metastore_server.catalog.reads.scan import (
     name_bytes_of,
     whole_table,
 )
-from metastore_server.catalog.reads.whole_listing import filtered, named_rows, whole_listing
+from metastore_server.catalog.reads.whole_listing import (
+    change_token,
+    filtered,
+    named_rows,
+    whole_listing,
+)
 from metastore_server.thrift_api import hms
+from storage import layout
 
 
 def limit_of(max_parts: int | None) -> int | None:
@@ -70,7 +77,7 @@ class Selection(Protocol):
         request limit."""
         ...
 
-    def names(self, max_parts: int | None) -> list[str]:
+    def names(self, max_parts: int | None) -> EncodedNames:
         """The selected partitions' names, sorted, up to max_parts."""
         ...
 
@@ -100,15 +107,16 @@ class Listed:
             chosen = [blobs[i] for i in self.positions[:limit]]
         return EncodedPartitions(self.ref.db, self.ref.name, chosen)
 
-    def names(self, max_parts: int | None) -> list[str]:
-        """The selected partitions' names, sorted, up to max_parts."""
+    def names(self, max_parts: int | None) -> EncodedNames:
+        """The selected partitions' names, sorted, up to max_parts (all of them: the
+        listing's, their wire form kept with it)."""
         limit = limit_of(max_parts)
         names = self.listing.names
-        if self.positions is None:
-            found = names if limit is None else names[:limit]
-        else:
-            found = [names[i] for i in self.positions[:limit]]
-        return [name.decode("utf-8") for name in found]
+        if self.positions is not None:
+            return EncodedNames([names[i] for i in self.positions[:limit]])
+        if limit is None or limit >= len(names):
+            return EncodedNames(names, self.listing.memo)
+        return EncodedNames(names[:limit])
 
     def count(self) -> int:
         """How many partitions are selected."""
@@ -135,22 +143,74 @@ class Stored:
             named = named[:limit]
         return EncodedPartitions(self.ref.db, self.ref.name, [row[1] for row in named])
 
-    def names(self, max_parts: int | None) -> list[str]:
+    def names(self, max_parts: int | None) -> EncodedNames:
         """Names of the partitions in the ranges, sorted, up to max_parts."""
         ref = self.ref
-        rows, _ = matching_columns(self.ctx.store, ref, self.ranges, NAME_COLUMNS, keys=False)
-        found = sorted(
-            name if name is not None else name_bytes_of(ref, key, {}) for name, key in rows
+        rows, incomplete = matching_columns(
+            self.ctx.store, ref, self.ranges, NAME_COLUMNS, keys=False
         )
+        found = [row[0] for row in rows]
+        for i, (name, key) in enumerate(rows if incomplete else ()):
+            if name is None:  # a row without its name: made from the key
+                found[i] = name_bytes_of(ref, key, {})
+        found.sort()
         limit = limit_of(max_parts)
-        found = found if limit is None else found[:limit]
-        return [name.decode("utf-8") for name in found]
+        if limit is not None:
+            del found[limit:]
+        return EncodedNames(found)
 
     def count(self) -> int:
         """How many partitions the ranges hold (none is decoded)."""
         rows, _ = matching_columns(self.ctx.store, self.ref, self.ranges, NAME_COLUMNS,
                                    keys=False)  # fmt: skip
         return len(rows)
+
+
+@dataclass(frozen=True)
+class Points:
+    """Partitions read from the store by their row keys (gets, not scans)."""
+
+    ctx: CatalogContext
+    ref: TableRef
+    keys: list[bytes]
+
+    def _named(self) -> list[tuple[bytes, bytes]]:
+        """(name, stored partition) of the keys that exist, in key order."""
+        ref = self.ref
+        named = []
+        for key, row in self.ctx.store.get_many(layout.PARTITIONS, self.keys):
+            blob = row.get(layout.OBJECT)
+            if blob is None:
+                raise ValueError(f"partition row {key!r} of {ref.db}.{ref.name} is empty")
+            named.append((name_bytes_of(ref, key, row), blob))
+        audit.count(rows_scanned=len(named), rows_matched=len(named))
+        return named
+
+    def partitions(self, max_parts: int | None) -> EncodedPartitions:
+        """The partitions that exist, sorted by name, up to max_parts; MetaException past the
+        request limit."""
+        limit = limit_of(max_parts)
+        named = self._named()
+        check_request_limit(self.ctx, self.ref, len(named), limit)
+        named.sort()
+        if limit is not None:
+            del named[limit:]
+        return EncodedPartitions(self.ref.db, self.ref.name, [row[1] for row in named])
+
+    def names(self, max_parts: int | None) -> EncodedNames:
+        """The names of the partitions that exist, sorted, up to max_parts."""
+        found = sorted(name for name, _blob in self._named())
+        limit = limit_of(max_parts)
+        return EncodedNames(found if limit is None else found[:limit])
+
+    def count(self) -> int:
+        """How many of the keys exist."""
+        return len(self._named())
+
+
+def from_keys(ctx: CatalogContext, ref: TableRef, keys: list[bytes]) -> Selection:
+    """The partitions at these row keys (each once), read from the store by gets."""
+    return Points(ctx, ref, keys)
 
 
 def from_store(ctx: CatalogContext, ref: TableRef, ranges: list[KeyRange]) -> Selection:
@@ -176,3 +236,28 @@ def for_table(ctx: CatalogContext, ref: TableRef, *, build: bool) -> Selection:
     if listing is None:
         return Stored(ctx, ref, whole_table(ref))
     return Listed(ctx, ref, listing)
+
+
+def table_names(ctx: CatalogContext, ref: TableRef, max_parts: int | None) -> EncodedNames:
+    """Every partition name of a table, sorted, up to max_parts: from its cached listing, or
+    its cached names, else read from the store (every name: they are sorted) and kept in the
+    listing cache while the store is unchanged (reading them built them: keeping them costs
+    only their memory, bounded by the cache)."""
+    token = change_token(ctx)
+    cache = ctx.listing_cache
+    if token is not None:
+        listing = cache.get(ref.table_id, token) or cache.get(names_key(ref.table_id), token)
+        if listing is not None:
+            audit.note(listing_cache="hit")
+            return Listed(ctx, ref, listing).names(max_parts)
+    found = Stored(ctx, ref, whole_table(ref)).names(None)
+    names = list(found.names)
+    if token is not None and cache.max_bytes > 0:
+        cache.put(names_key(ref.table_id), token, Listing(names, [], []))
+    limit = limit_of(max_parts)
+    return found if limit is None or limit >= len(names) else EncodedNames(names[:limit])
+
+
+def names_key(table_id: int) -> tuple[str, int]:
+    """The listing cache's key of a table's names alone (its whole listing's is its id)."""
+    return ("names", table_id)

@@ -53,15 +53,16 @@ def whole_listing(ctx: CatalogContext, ref: TableRef, *, build: bool = True) -> 
     """Every partition of a table sorted by name, from the listing cache when the store has
     not changed since it was built (else built and kept, when ``build``); None when the store
     cannot say, or it is not cached and not to be built (then read the store directly)."""
-    token = _token(ctx)
+    token = change_token(ctx)
     if token is None:
         return None
     return _listing(ctx, ref, token, build)
 
 
-def _token(ctx: CatalogContext) -> int | None:
-    change_token = ctx.capabilities.change_token
-    return change_token() if change_token is not None else None
+def change_token(ctx: CatalogContext) -> int | None:
+    """The store's change token (None: it has none, or cannot say now)."""
+    token_of = ctx.capabilities.change_token
+    return token_of() if token_of is not None else None
 
 
 def _listing(ctx: CatalogContext, ref: TableRef, token: int, build: bool) -> Listing | None:
@@ -101,7 +102,7 @@ def filtered(
         ref.table_id
     ):
         return None
-    token = _token(ctx)
+    token = change_token(ctx)
     if token is None:
         return None
     listing = ctx.listing_cache.get(ref.table_id, token)
