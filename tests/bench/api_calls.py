@@ -38,7 +38,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from partition_filters import (  # noqa: E402 - sets up sys.path for the imports below
+from api_ops import (  # noqa: E402 - api_ops imports partition_filters, which sets up sys.path
+    NAMES_LISTINGS,
+    Ctx,
+    Op,
+    encode_call,
+    names_reply,
+    operations,
+    send_and_skip,
+    setup,
+    warehouse_of,
+)
+from byte_copy import PreEncodedServer  # noqa: E402
+from partition_filters import (  # noqa: E402
     MemorySampler,
     Result,
     Target,
@@ -49,12 +61,9 @@ from partition_filters import (  # noqa: E402 - sets up sys.path for the imports
     reference_preflight,
     start_targets,
 )
-
-from api_ops import NAMES_LISTINGS, Ctx, Op, names_reply, operations, send_and_skip, setup  # noqa: E402, I001
-from api_ops import encode_call, warehouse_of  # noqa: E402
-from byte_copy import PreEncodedServer  # noqa: E402
-from metastore_server.thrift_api import make_client  # noqa: E402
 from support.net import LOOPBACK  # noqa: E402
+
+from metastore_server.thrift_api import make_client  # noqa: E402
 
 GOAL = 0.5  # ours / HMS at or below this
 LIMIT_GOAL = 3.0  # names listings: ours at most this many times the byte-copy limit per name
@@ -339,8 +348,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=2, help="untimed calls first")
     parser.add_argument("--reference-hms", choices=("derby", "postgres", "none"), default="none",
                         help="start the reference HMS 2.3 here (default none)")  # fmt: skip
-    parser.add_argument("--reference", metavar="URI",
-                        help="a running metastore to compare instead (thrift://127.0.0.1:PORT)")
+    parser.add_argument(
+        "--reference",
+        metavar="URI",
+        help="a running metastore to compare instead (thrift://127.0.0.1:PORT)",
+    )
     parser.add_argument("--reference-heap", default="2g", help="its JVM heap (default 2g)")
     parser.add_argument("--only", default="", help="only these operations, comma-separated")
     parser.add_argument("--out", type=Path, help="also write the figures to this CSV file")
@@ -377,7 +389,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.reference_hms:
         reason = reference_preflight(args.reference_hms)
         if reason is not None:
-            log(f"cannot start the reference HMS: {reason.replace('partition_filters', 'api_calls')}")
+            reason = reason.replace("partition_filters", "api_calls")
+            log(f"cannot start the reference HMS: {reason}")
             return 2
     own_dir = args.data_dir is None
     if own_dir:

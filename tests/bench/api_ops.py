@@ -178,7 +178,9 @@ def setup(ctx: Ctx, log: Callable[[str], None]) -> None:
     existing = set(c.get_all_tables(ctx.list_db))
     for i, name in enumerate(table_names(ctx.n)):
         if name not in existing:
-            c.create_table(new_table(ctx, ctx.list_db, name, partitioned=False, external=bool(i % 2)))
+            c.create_table(
+                new_table(ctx, ctx.list_db, name, partitioned=False, external=bool(i % 2))
+            )
     log(f"  {ctx.target.name}: {ctx.n:,} databases and tables there")
     work = set(c.get_all_tables(ctx.work_db))
     for name in ("parts", "ren"):
@@ -289,9 +291,7 @@ def _alter_table(ctx: Ctx) -> Request:
 
 def _prepare_drop_table(ctx: Ctx) -> None:
     name = f"d_{ctx.seq()}"
-    ctx.client.create_table(
-        new_table(ctx, ctx.work_db, name, partitioned=False, external=False)
-    )
+    ctx.client.create_table(new_table(ctx, ctx.work_db, name, partitioned=False, external=False))
     ctx.state["drop"] = name
 
 
