@@ -1375,6 +1375,7 @@ def start_reference(
         f"Apache Hive Metastore ({jar}, {java_version()}, -Xmx{args.reference_heap}) on {backend}"
         + (f"; hive-site additions {args.reference_props}" if args.reference_props else ""),
         timeout_ms=timeout_ms,
+        pid=ref.process.pid if ref.process is not None else None,
     )
 
 

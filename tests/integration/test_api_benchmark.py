@@ -1,0 +1,105 @@
+"""The API benchmark (tests/bench/api_calls.py) end to end against our server only, with a
+tiny N: every operation runs, counts what the data set holds, and the names listings get
+their byte-copy limit. No timing is asserted."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from metastore_server.thrift_api import make_client
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+REPO = BENCH.parents[1]
+N = 4
+
+#: Rows each operation returns on the benchmark's data set of N (t_00000 .. t_00003, the odd
+#: ones external; N partitions in one table).
+EXPECTED_ROWS = {
+    "get_all_tables": N,
+    "get_tables 't_*1'": 1,
+    "get_tables_by_type": N // 2,
+    "get_table_meta": N,
+    "get_table_objects_by_name": N,
+    "rename (N partitions)": N,
+    "add_partitions (N)": N,
+    "get_partition_names": N,
+    "get_partitions": N,
+    "get_partitions_by_names": N,
+    "get_partitions_by_filter point": 1,
+    "get_next_notification (N)": N,
+    "get_partition_values": 1,  # distinct ds: the N partitions fall on one day
+    "get_table": 1,
+}
+
+
+@pytest.fixture(scope="module")
+def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[dict[str, str]]]:
+    """The benchmark's output and CSV rows, from one run against our server."""
+    tmp = tmp_path_factory.mktemp("api-bench")
+    out = tmp / "figures.csv"
+    run = subprocess.run(
+        [sys.executable, str(BENCH / "api_calls.py"), "--n", str(N), "--repeat", "1",
+         "--warmup", "0", "--data-dir", str(tmp / "data"), "--out", str(out)],
+        cwd=tmp, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    with out.open(newline="") as f:
+        return run.stdout, list(csv.DictReader(f))
+
+
+def test_every_operation_runs_without_error(bench_run: tuple[str, list[dict[str, str]]]) -> None:
+    from api_ops import operations
+
+    stdout, rows = bench_run
+    assert [r["operation"] for r in rows] == [op.name for op in operations()]
+    assert [r for r in rows if r["error"]] == []
+    assert all(float(r["ours_ms"]) > 0 and r["server_ms"] for r in rows)
+    assert f"== N = {N} ==" in stdout
+    assert "errors:" not in stdout
+
+
+def test_rows_are_what_the_data_set_holds(bench_run: tuple[str, list[dict[str, str]]]) -> None:
+    by_name = {r["operation"]: r for r in bench_run[1]}
+    assert {name: int(by_name[name]["rows_ours"]) for name in EXPECTED_ROWS} == EXPECTED_ROWS
+    # N databases of the benchmark, plus default and its two of this size
+    assert int(by_name["get_all_databases"]["rows_ours"]) == N + 3
+
+
+def test_names_listings_have_their_byte_copy_limit(
+    bench_run: tuple[str, list[dict[str, str]]],
+) -> None:
+    from api_ops import NAMES_LISTINGS
+
+    by_name = {r["operation"]: r for r in bench_run[1]}
+    limited = {name for name, r in by_name.items() if r["limit_ms"]}
+    assert limited == set(NAMES_LISTINGS)
+    assert all(float(by_name[name]["ours_over_limit"]) > 0 for name in limited)
+    assert "names listing" in bench_run[0]
+
+
+def test_the_byte_copy_server_sends_the_reply_as_encoded() -> None:
+    """What the limit is measured on decodes to the listing it was made from."""
+    from api_ops import encode_reply
+    from byte_copy import PreEncodedServer
+
+    names = [f"t_{i:05d}" for i in range(300)]
+    with PreEncodedServer(encode_reply("get_all_tables", names)) as port:
+        client = make_client("127.0.0.1", port)
+        try:
+            assert client.get_all_tables("any") == names
+            assert client.get_all_tables("again") == names  # one connection, several calls
+        finally:
+            client.close()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _bench_on_path() -> None:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
