@@ -45,8 +45,6 @@ def stored_answer(result: Any) -> bool:
     return isinstance(getattr(result, "success", None), EncodedPartitions | EncodedStructs)
 
 
-
-
 def _head(parts: EncodedPartitions, method: str, seqid: int) -> bytes:
     """The message header and the list header of ``success`` (field 0)."""
     name = method.encode("utf-8")

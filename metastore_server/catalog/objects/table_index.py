@@ -51,9 +51,7 @@ def meta_type(meta: bytes) -> str:
     return ""
 
 
-def listed(
-    ctx: CatalogContext, db: str, pattern: names.NamePattern
-) -> list[tuple[str, bytes]]:
+def listed(ctx: CatalogContext, db: str, pattern: names.NamePattern) -> list[tuple[str, bytes]]:
     """(name, index column) of each table of ``db`` whose name matches ``pattern``, in name
     order. A row of marks alone (no definition) is no table."""
     base, whole_stop = layout.children_range(db)
