@@ -1,7 +1,8 @@
 """Row layouts of the catalog objects on the storage port.
 
 - ``dbs``: key ``db``; ``c:o`` the Database (Thrift binary)
-- ``tbls``: key ``db \\x00 table``; ``c:o`` the Table, ``c:id`` its 8-byte table id
+- ``tbls``: key ``db \\x00 table``; ``c:o`` the Table, ``c:id`` its 8-byte table id, ``c:m``
+  its type and comment for the name listings (``TABLE_META``)
 - ``parts``: key ``table id`` + typed encoding of the values; ``c:o`` the Partition (without
   its database and table names), ``c:n`` its name ``k=v/...``, ``k:<i>`` value i encoded on its
   own (for server-side filters)
@@ -41,6 +42,11 @@ META = "meta"
 OBJECT = b"c:o"
 NAME = b"c:n"
 TABLE_ID = b"c:id"
+#: On a table row: what the name listings need of the table besides its name, so that they read
+#: no definition: its type and comment as the fields 3 and 4 of a TableMeta (Thrift binary,
+#: ending with the stop byte). Written with every definition (``c:o``) by create and alter;
+#: rows written before it existed lack it (readers then take both from the definition).
+TABLE_META = b"c:m"
 #: On a table row: present once any partition of the table held a typed value in a
 #: non-canonical spelling ("007" for 7); never removed (readers only rely on its absence).
 SPELLINGS = b"c:sp"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
+from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions, EncodedStructs
 
 _DB_ARGUMENTS = ("db_name", "dbname", "dbName")
 _TABLE_ARGUMENTS = ("tbl_name", "table_name", "tblName")
@@ -18,6 +18,8 @@ def result_size(result: object) -> int | None:
     """Rows in a call's result, for the audit line."""
     if result is None:
         return None
+    if isinstance(result, EncodedStructs):  # a struct holding the list counts one, as before
+        return len(result) if result.within is None else 1
     if isinstance(result, list | tuple | dict | EncodedPartitions | EncodedNames):
         return len(result)
     for attr in _LIST_FIELDS:

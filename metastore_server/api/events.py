@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import object_name
+from metastore_server.catalog.basics.encoded import EncodedStructs
 from metastore_server.catalog.events import messages as event_messages
 from metastore_server.catalog.objects.partition_marks import expiry_seconds
 from metastore_server.thrift_api import hms
@@ -53,15 +54,16 @@ class EventCalls(Area):
 
     # -- the notification log ----------------------------------------------------------------
 
-    def get_next_notification(
-        self, rqst: hms.NotificationEventRequest
-    ) -> hms.NotificationEventResponse:
-        """Events after ``lastEvent`` in order, at most ``maxEvents`` (when positive)."""
+    def get_next_notification(self, rqst: hms.NotificationEventRequest) -> EncodedStructs:
+        """Events after ``lastEvent`` in order, at most ``maxEvents`` (when positive): a
+        NotificationEventResponse whose events are passed through as stored."""
         if rqst is None or rqst.lastEvent is None:
             raise hms.MetaException(message="NotificationEventRequest needs lastEvent")
         wanted = _event_filter(rqst.dbName, rqst.tableNames, rqst.eventTypeSkipList)
-        events = self.catalog.ctx.events.next_events(rqst.lastEvent, rqst.maxEvents, wanted)
-        return hms.NotificationEventResponse(events=events)
+        events = self.catalog.ctx.events.next_stored(rqst.lastEvent, rqst.maxEvents, wanted)
+        return EncodedStructs(
+            hms.NotificationEvent, events, within=(hms.NotificationEventResponse, 1)
+        )
 
     def get_current_notificationEventId(self) -> hms.CurrentNotificationEventId:  # noqa: N802
         """The id of the last event recorded."""

@@ -21,8 +21,10 @@ from metastore_server.api.arguments import (
 )
 from metastore_server.api.meta_conf import DISALLOW_INCOMPATIBLE_TYPES
 from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.encoded import EncodedStructs, string_field
 from metastore_server.catalog.data.fast_stats import Context
 from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog.objects import table_index
 from metastore_server.catalog.objects.table_filter import table_names_by_filter
 from metastore_server.catalog.objects.tables import EXPECTED_KEY, EXPECTED_VALUE, TABLE_TYPES
 from metastore_server.thrift_api import hms
@@ -54,12 +56,15 @@ def _columns(table: hms.Table) -> list[hms.FieldSchema]:
     return list(table.sd.cols or []) if table.sd else []
 
 
-def _table_meta(db: str, name: str, table: hms.Table, catalog: str) -> hms.TableMeta:
-    comment = (table.parameters or {}).get("comment")
-    return hms.TableMeta(
-        dbName=db, tableName=name, tableType=table.tableType or "", comments=comment,
-        catName=catalog,
-    )  # fmt: skip
+#: The catalog-name fields of Table and TableMeta (HMS 3 and later).
+_TABLE_CATALOG_FIELD = 17
+_META_CATALOG_FIELD = 5
+
+
+def _table_catalog(catalog: str) -> bytes:
+    """The catalog-name field of tables answered as stored: HMS 4 fills ``Table.catName``
+    (rows keep none: the catalog is the database's; a 2.3 client gets none)."""
+    return string_field(_TABLE_CATALOG_FIELD, catalog)
 
 
 class TableCalls(Area):
@@ -191,9 +196,10 @@ class TableCalls(Area):
             table=stamp_tables([table], catalog_named(req.catName, req.dbName))[0]
         )
 
-    def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> list[hms.Table]:
-        """The tables that exist among ``tbl_names``; UnknownDBException for a missing or
-        empty database name, InvalidOperationException for no list (HMS's words)."""
+    def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> EncodedStructs:
+        """The tables that exist among ``tbl_names`` (their stored bytes, passed through);
+        UnknownDBException for a missing or empty database name, InvalidOperationException for
+        no list (HMS's words)."""
         if not dbname:
             raise hms.UnknownDBException(message="DB name is null or empty")
         db = self.database_in(None, dbname)
@@ -201,10 +207,10 @@ class TableCalls(Area):
             raise hms.InvalidOperationException(message=f"{db} cannot find null tables")
         if self.catalog.databases.find(db) is None:
             raise hms.UnknownDBException(message=f"Could not find database {db}")
-        found = self.catalog.tables.objects(db, tbl_names)
-        return stamp_tables(found, catalog_named(None, dbname))
+        found = self.catalog.tables.stored_objects(db, tbl_names)
+        return EncodedStructs(hms.Table, found, _table_catalog(catalog_named(None, dbname)))
 
-    def get_table_objects_by_name_req(self, req: hms.GetTablesRequest) -> hms.GetTablesResult:
+    def get_table_objects_by_name_req(self, req: hms.GetTablesRequest) -> EncodedStructs:
         """The request form of ``get_table_objects_by_name`` (no names: every table)."""
         req = required(req, "GetTablesRequest")
         db = self.database_in(req.catName, req.dbName) if req.dbName else ""
@@ -213,10 +219,9 @@ class TableCalls(Area):
         if self.catalog.databases.find(db) is None:
             raise hms.UnknownDBException(message=f"Could not find database {db}")
         wanted = req.tblNames if req.tblNames is not None else self.catalog.tables.names(db)
-        found = self.catalog.tables.objects(db, wanted)
-        return hms.GetTablesResult(
-            tables=stamp_tables(found, catalog_named(req.catName, req.dbName))
-        )
+        found = self.catalog.tables.stored_objects(db, wanted)
+        catalog = _table_catalog(catalog_named(req.catName, req.dbName))
+        return EncodedStructs(hms.Table, found, catalog, within=(hms.GetTablesResult, 1))
 
     def get_fields(self, db_name: str, table_name: str) -> list[hms.FieldSchema]:
         """A table's columns (not its partition keys)."""
@@ -273,19 +278,19 @@ class TableCalls(Area):
 
     def get_table_meta(
         self, db_patterns: str, tbl_patterns: str, tbl_types: list[str]
-    ) -> list[hms.TableMeta]:
+    ) -> EncodedStructs:
         """Database, name, type and comment of the tables matching HMS patterns, in the
-        catalog the database pattern names (``@cat#pattern``; none: ``hive``)."""
+        catalog the database pattern names (``@cat#pattern``; none: ``hive``): each written
+        from the table row's index column, no definition decoded (``table_index``)."""
         types = {t.upper() for t in tbl_types or []}
         catalog, pattern = names.split_catalog_pattern(db_patterns)
         found = []
         for db in self.catalog.databases.names(pattern or "*", catalog):
-            for name in self.catalog.tables.names(db, tbl_patterns or "*"):
-                ref = self.catalog.tables.find(db, name)
-                if ref is None or (types and (ref.table.tableType or "").upper() not in types):
+            for name, meta in self.catalog.tables.listed(db, tbl_patterns or "*"):
+                if types and table_index.meta_type(meta).upper() not in types:
                     continue
-                found.append(_table_meta(db, name, ref.table, catalog))
-        return found
+                found.append(table_index.table_meta_blob(db, name, meta))
+        return EncodedStructs(hms.TableMeta, found, string_field(_META_CATALOG_FIELD, catalog))
 
     def get_table_names_by_filter(
         self,

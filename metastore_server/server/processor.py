@@ -31,7 +31,7 @@ from metastore_server.server.generations import (
     shape_result,
     write_both_layouts,
 )
-from metastore_server.server.stored_replies import send_stored_partitions, stored_partitions
+from metastore_server.server.stored_replies import send_stored_partitions, stored_answer
 from metastore_server.server.text_check import undecoded_field
 from metastore_server.server.transport_limits import DecodeLimitExceeded, LimitedSocket
 from metastore_server.thrift_api import hms
@@ -236,10 +236,10 @@ class CallProcessor:
         api, seqid = call.api, call.seqid
         if app_error is not None:
             self._send_exception(oprot, api, app_error, seqid)
-        elif stored_partitions(result) is not None:
+        elif stored_answer(result):
             socket_writer = call.reader.write if call.reader is not None else None
             send_stored_partitions(oprot, api, result, seqid, self._binary_output,
-                                   frame_writer, socket_writer)  # fmt: skip
+                                   frame_writer, socket_writer, call.generation.newer)  # fmt: skip
         elif needs_both_layouts(api, result, call.generation, self._binary_output):
             write_both_layouts(api, result, seqid, oprot.trans.write)
             oprot.trans.flush()

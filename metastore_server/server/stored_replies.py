@@ -1,5 +1,5 @@
-"""Replies whose partitions (or partition names) are their stored bytes, written to the wire
-as they are.
+"""Replies whose partitions (or partition names, or other structs) are their stored bytes,
+written to the wire as they are.
 
 A reply of ``EncodedPartitions`` (the catalog's stored partition encodings of one table) is
 framed here without decoding them (``docs/design.md``, "Partitions are stored as their Thrift
@@ -12,6 +12,10 @@ made, and nothing is copied twice. Protocols other than binary get the decoded p
 A reply of ``EncodedNames`` (partition names as UTF-8) is the list header and the names each
 after its length (``EncodedNames.body``, kept with a cached listing): no string is made or
 encoded per name.
+
+Answers of ``EncodedStructs`` (stored tables, table listings from the rows' index column,
+notification events) go the same way: each struct's bytes as they are, with the catalog-name
+field before its stop byte for the clients that read one (``server.generations``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,12 @@ from typing import Any
 
 from thriftpy2.thrift import TMessageType
 
-from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
+from metastore_server.catalog.basics.encoded import (
+    EncodedNames,
+    EncodedPartitions,
+    EncodedStructs,
+    string_field,
+)
 
 _STRING, _STRUCT, _LIST, _STOP = 11, 12, 15, 0
 _VERSION_1 = 0x80010000
@@ -34,16 +43,11 @@ _CHUNK = 256
 Writer = Callable[[bytes], None]
 
 
-def stored_partitions(result: Any) -> EncodedPartitions | EncodedNames | None:
-    """The stored partitions (or names) a call's result answers with, when it answers with
-    them."""
-    success = getattr(result, "success", None)
-    return success if isinstance(success, EncodedPartitions | EncodedNames) else None
-
-
-def _string_field(field_id: int, text: str) -> bytes:
-    data = text.encode("utf-8")
-    return struct.pack("!bhi", _STRING, field_id, len(data)) + data
+def stored_answer(result: Any) -> bool:
+    """Whether a call's result answers with stored bytes (partitions, their names or other
+    structs)."""
+    answer = getattr(result, "success", None)
+    return isinstance(answer, EncodedPartitions | EncodedNames | EncodedStructs)
 
 
 def _head(parts: EncodedPartitions | EncodedNames, method: str, seqid: int) -> bytes:
@@ -59,7 +63,7 @@ def _head(parts: EncodedPartitions | EncodedNames, method: str, seqid: int) -> b
 
 
 def _names(parts: EncodedPartitions) -> bytes:
-    return _string_field(_DB_NAME_FIELD, parts.db) + _string_field(_TABLE_NAME_FIELD, parts.table)
+    return string_field(_DB_NAME_FIELD, parts.db) + string_field(_TABLE_NAME_FIELD, parts.table)
 
 
 def binary_reply(
@@ -88,6 +92,43 @@ def binary_reply_size(parts: EncodedPartitions | EncodedNames, method: str, seqi
     return len(_head(parts, method, seqid)) + body + 1
 
 
+def _structs_head(structs: EncodedStructs, method: str, seqid: int) -> bytes:
+    """The message header, then the list header of ``success`` (or of the field of the
+    struct ``success`` is, ``within``)."""
+    name = method.encode("utf-8")
+    head = struct.pack("!Ii", _VERSION_1 | _REPLY, len(name)) + name + struct.pack("!i", seqid)
+    if structs.within is None:
+        return head + struct.pack("!bhbi", _LIST, 0, _STRUCT, len(structs.blobs))
+    field_id = structs.within[1]
+    return head + struct.pack("!bhbhbi", _STRUCT, 0, _LIST, field_id, _STRUCT, len(structs.blobs))
+
+
+def _structs_tail(structs: EncodedStructs) -> bytes:
+    return bytes((_STOP,)) if structs.within is None else bytes((_STOP, _STOP))
+
+
+def structs_reply(structs: EncodedStructs, method: str, seqid: int, newer: bool) -> Iterator[bytes]:
+    """A whole binary-protocol reply whose ``success`` is ``structs``, in chunks; with
+    ``newer`` (a client of HMS 3 or later) each struct carries the catalog-name field."""
+    yield _structs_head(structs, method, seqid)
+    blobs = structs.blobs
+    catalog = structs.catalog if newer else b""
+    for start in range(0, len(blobs), _CHUNK):
+        chunk = blobs[start : start + _CHUNK]
+        if catalog:
+            yield b"".join([piece for blob in chunk for piece in (blob[:-1], catalog, blob[-1:])])
+        else:
+            yield b"".join(chunk)
+    yield _structs_tail(structs)
+
+
+def structs_reply_size(structs: EncodedStructs, method: str, seqid: int, newer: bool) -> int:
+    """The length of ``structs_reply`` in bytes, without building it (a frame header)."""
+    catalog = len(structs.catalog) if newer else 0
+    body = sum(len(blob) for blob in structs.blobs) + catalog * len(structs.blobs)
+    return len(_structs_head(structs, method, seqid)) + body + len(_structs_tail(structs))
+
+
 def send_stored_partitions(
     oprot: Any,
     api: str,
@@ -96,31 +137,38 @@ def send_stored_partitions(
     binary: bool,
     frame_writer: Writer | None = None,
     socket_writer: Writer | None = None,
+    newer: bool = True,
 ) -> None:
-    """Answer ``result`` (whose ``success`` is ``EncodedPartitions`` or ``EncodedNames``): its
-    stored bytes as they are on the binary protocol, else decoded.
+    """Answer ``result`` (whose ``success`` is ``EncodedPartitions``, ``EncodedNames`` or
+    ``EncodedStructs``):
+    its stored bytes as they are on the binary protocol, else decoded. ``newer``: the client
+    reads the catalog names of HMS 3 and later (``EncodedStructs.catalog``).
 
     The chunks go to the socket as they are made (``frame_writer`` after the frame's size, or
     ``socket_writer`` on the buffered transport), not through the transport's buffer."""
-    parts: EncodedPartitions | EncodedNames = result.success
-    if binary and frame_writer is not None:
-        size = binary_reply_size(parts, api, seqid)
-        if size < 2**31:
-            frame_writer(struct.pack("!i", size))
-            for chunk in binary_reply(parts, api, seqid):
-                frame_writer(chunk)
-            return
+    answer = result.success
+    if isinstance(answer, EncodedStructs):
+        size = structs_reply_size(answer, api, seqid, newer)
+        chunks = structs_reply(answer, api, seqid, newer)
+    else:
+        size = binary_reply_size(answer, api, seqid)
+        chunks = binary_reply(answer, api, seqid)
+    if binary and frame_writer is not None and size < 2**31:
+        frame_writer(struct.pack("!i", size))
+        for chunk in chunks:
+            frame_writer(chunk)
+        return
     if binary and socket_writer is not None:
         oprot.trans.flush()  # whatever the transport holds goes first (nothing, usually)
-        for chunk in binary_reply(parts, api, seqid):
+        for chunk in chunks:
             socket_writer(chunk)
         return
     if binary:
-        for chunk in binary_reply(parts, api, seqid):
+        for chunk in chunks:
             oprot.trans.write(chunk)
         oprot.trans.flush()
         return
-    result.success = parts.decode()
+    result.success = answer.decode(newer) if isinstance(answer, EncodedStructs) else answer.decode()
     oprot.write_message_begin(api, TMessageType.REPLY, seqid)
     result.write(oprot)
     oprot.write_message_end()

@@ -10,10 +10,12 @@ other than binary.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from metastore_server.catalog.basics.serde import from_bytes
+from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.thrift_api import hms
 from storage.row_scan import length_prefixed
 
@@ -61,3 +63,47 @@ class EncodedNames:
     def decode(self) -> list[str]:
         """The names as strings (for protocols other than binary, and for callers)."""
         return [name.decode("utf-8") for name in self.names]
+
+
+_STRING = 11
+
+
+def string_field(field_id: int, text: str) -> bytes:
+    """A Thrift binary string field: its header, then ``text`` in UTF-8."""
+    data = text.encode("utf-8")
+    return struct.pack("!bhi", _STRING, field_id, len(data)) + data
+
+
+@dataclass(frozen=True)
+class EncodedStructs:
+    """Structs of one type answered as their Thrift binary encodings (each whole: its fields,
+    then its stop byte), written to the wire as they are (``server.stored_replies``): stored
+    tables, table listings built from the rows' index column, notification events.
+
+    ``catalog``: an encoded catalog-name field that clients of HMS 3 and later read (HMS 4
+    fills it; 2.3.10 leaves it unset: ``server.generations``), written just before each
+    struct's stop byte for them only; empty: none. ``within``: the answer is a struct of
+    this type holding the list as its field of this id (``NotificationEventResponse``'s
+    ``events``); None: the answer is the list itself."""
+
+    struct: type
+    blobs: Sequence[bytes]
+    catalog: bytes = b""
+    within: tuple[type, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.blobs)
+
+    def decode(self, newer: bool = True) -> Any:
+        """The answer as objects (for protocols other than binary, and for callers)."""
+        catalog = self.catalog if newer else b""
+        items = [from_bytes(self.struct, blob[:-1] + catalog + blob[-1:]) for blob in self.blobs]
+        if self.within is None:
+            return items
+        container, field_id = self.within
+        return container(**{container.thrift_spec[field_id][1]: items})
+
+
+def encoded_list(items: Sequence[Any], struct_type: type) -> EncodedStructs:
+    """``EncodedStructs`` of objects (where some of an answer is not stored as it goes out)."""
+    return EncodedStructs(struct_type, [to_bytes(item) for item in items])

@@ -138,3 +138,80 @@ def pattern_to_regex(pattern: str | None) -> NameMatcher:
             regex = ".*".join(java_regex.escape(piece) for piece in pieces)
         alternatives.append(f"(?:{regex})")
     return java_regex.compile_re2("(?i)(?:" + "|".join(alternatives) + ")")
+
+
+#: A pattern alternative matched without a regex: letters, digits, ``_`` and ``*`` only.
+_PLAIN_ALTERNATIVE = re.compile(r"[A-Za-z0-9_*]*")
+#: The one ASCII letter whose case-insensitive match (RE2's case folding) also takes a stored
+#: (lower-case) character outside ASCII: ``s`` matches U+017F, the long s. A literal start
+#: narrows a key range only up to it.
+_FOLDS_BEYOND_ASCII = "s"
+
+
+class NamePattern:
+    """An HMS name pattern (``pattern_to_regex``'s semantics) with what makes a listing cheap.
+
+    The usual patterns (``None``, ``*``, ``t_*``, ``a*|b*``: each alternative letters, digits,
+    ``_`` and ``*``) are matched as globs on lower-cased text, a few string operations a name;
+    the others through the regex. A name outside ASCII, or holding a line break, always goes
+    through the regex (RE2's case folding and ``.`` decide there), so the answers are the
+    regex's in every case. ``prefixes`` says which key ranges hold every possible match."""
+
+    __slots__ = ("_regex", "_globs", "everything")
+
+    def __init__(self, pattern: str | None) -> None:
+        self._regex = pattern_to_regex(pattern)
+        self._globs: tuple[tuple[str, ...], ...] | None = None
+        if pattern is None:
+            self._globs = (("", ""),)
+        else:
+            alternatives = [alternative.strip() for alternative in pattern.split("|")]
+            if all(_PLAIN_ALTERNATIVE.fullmatch(a) for a in alternatives):
+                self._globs = tuple(tuple(a.lower().split("*")) for a in alternatives)
+        #: Whether every plain name matches (no need to test them).
+        self.everything = self._globs is not None and ("", "") in self._globs
+
+    def matches(self, name: str) -> bool:
+        """Whether ``name`` matches the whole pattern (case-insensitively)."""
+        globs = self._globs
+        if globs is None or not name.isascii() or "\n" in name:
+            return self._regex.fullmatch(name) is not None
+        if self.everything:
+            return True
+        text = name.lower()
+        return any(_glob_matches(pieces, text) for pieces in globs)
+
+    def prefixes(self) -> list[str] | None:
+        """Lower-case starts such that every name that matches begins with one of them
+        (sorted, none a prefix of another); None when any name may match."""
+        if self._globs is None:
+            return None
+        starts = set()
+        for pieces in self._globs:
+            start = pieces[0].split(_FOLDS_BEYOND_ASCII, 1)[0]
+            if not start:
+                return None
+            starts.add(start)
+        kept: list[str] = []
+        for start in sorted(starts):
+            if not kept or not start.startswith(kept[-1]):
+                kept.append(start)
+        return kept
+
+
+def _glob_matches(pieces: tuple[str, ...], text: str) -> bool:
+    """Whether ``text`` is ``pieces`` joined by runs of any characters (one piece: equal)."""
+    if len(pieces) == 1:
+        return text == pieces[0]
+    first, last = pieces[0], pieces[-1]
+    if len(text) < len(first) + len(last) or not text.startswith(first):
+        return False
+    if not text.endswith(last):
+        return False
+    at, end = len(first), len(text) - len(last)
+    for piece in pieces[1:-1]:
+        found = text.find(piece, at, end)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import structlog
+from thriftpy2.thrift import TPayload, TType
 
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.events.messages import Event, render
@@ -42,6 +43,18 @@ _APPEND_ATTEMPTS = 1000
 _EXPIRE_BATCH = 1000
 _EXPIRE_BATCHES = 10
 _MAX_ID = (1 << 63) - 1
+
+
+class _EventNames(TPayload):
+    """A NotificationEvent's type and names alone (what event filters test): decoding it
+    skips the message."""
+
+    thrift_spec = {
+        3: (TType.STRING, "eventType", False),
+        4: (TType.STRING, "dbName", False),
+        5: (TType.STRING, "tableName", False),
+    }
+    default_spec = [("eventType", None), ("dbName", None), ("tableName", None)]
 
 
 class NotificationLog:
@@ -187,21 +200,29 @@ class NotificationLog:
             return layout.event_id(key)
         return 0
 
-    def next_events(
+    def next_stored(
         self,
         last_event: int,
         max_events: int | None,
         wanted: Callable[[hms.NotificationEvent], bool] | None = None,
-    ) -> list[hms.NotificationEvent]:
-        """Events with ids above ``last_event`` in id order that ``wanted`` accepts (all when
-        None); at most ``max_events`` when it is positive."""
+    ) -> list[bytes]:
+        """The events with ids above ``last_event`` in id order that ``wanted`` accepts (all
+        when None), at most ``max_events`` when it is positive, as Thrift binary: each as it
+        is stored, decoded and encoded again only where its message is rendered when read (a
+        payload, ``render``). ``wanted`` is given the event's type and names alone (read
+        without its message)."""
         limit = max_events if max_events and max_events > 0 else None
-        found: list[hms.NotificationEvent] = []
-        for event in self._after(last_event, None if wanted else limit):
-            if wanted is None or wanted(event):
-                found.append(event)
-                if limit is not None and len(found) >= limit:
-                    break
+        found: list[bytes] = []
+        for data, payload in self._stored_after(last_event, None if wanted else limit):
+            if wanted is not None and not wanted(from_bytes(_EventNames, data)):
+                continue
+            if payload is not None:
+                event = from_bytes(hms.NotificationEvent, data)
+                event.message = render(event.eventType, payload, event.eventTime)
+                data = to_bytes(event)
+            found.append(data)
+            if limit is not None and len(found) >= limit:
+                break
         return found
 
     def count(
@@ -216,6 +237,16 @@ class NotificationLog:
         return counted
 
     def _after(self, last_event: int | None, limit: int | None) -> Iterator[hms.NotificationEvent]:
+        for data, payload in self._stored_after(last_event, limit):
+            event = from_bytes(hms.NotificationEvent, data)
+            if payload is not None:
+                event.message = render(event.eventType, payload, event.eventTime)
+            yield event
+
+    def _stored_after(
+        self, last_event: int | None, limit: int | None
+    ) -> Iterator[tuple[bytes, bytes | None]]:
+        """(stored event, payload or None) of the events after ``last_event``, in id order."""
         start, stop = layout.event_range()
         if last_event is not None and last_event >= _MAX_ID:
             return
@@ -224,10 +255,6 @@ class NotificationLog:
         rows = self._store.scan(layout.META, start, stop, limit=limit,
                                 columns=[layout.OBJECT, layout.EVENT_PAYLOAD])  # fmt: skip
         for _key, row in rows:  # an expired event's mark holds no event: skipped
-            if layout.OBJECT not in row:
-                continue
-            event = from_bytes(hms.NotificationEvent, row[layout.OBJECT])
-            payload = row.get(layout.EVENT_PAYLOAD)
-            if payload is not None:
-                event.message = render(event.eventType, payload, event.eventTime)
-            yield event
+            data = row.get(layout.OBJECT)
+            if data is not None:
+                yield data, row.get(layout.EVENT_PAYLOAD)

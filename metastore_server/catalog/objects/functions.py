@@ -35,13 +35,13 @@ class Functions:
 
     def names(self, db: str, pattern: str | None = None) -> list[str]:
         """Function names of a database matching an HMS pattern, sorted."""
-        regex = names.pattern_to_regex(pattern)
+        matcher = names.NamePattern(pattern)
         start, stop = layout.children_range(db)
         found = [
             layout.name_from_child_key(key)
             for key, _ in self._ctx.store.scan(layout.FUNCTIONS, start, stop)
         ]
-        return sorted(name for name in found if regex.fullmatch(name))
+        return sorted(name for name in found if matcher.matches(name))
 
     def all(self) -> list[hms.Function]:
         """Every function of every database."""

@@ -22,7 +22,7 @@ from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.fast_stats import Context, FastStats
 from metastore_server.catalog.data.operations import DataOperations, MadeDirs
-from metastore_server.catalog.objects import transactional
+from metastore_server.catalog.objects import table_index, transactional
 from metastore_server.catalog.objects.databases import Databases
 from metastore_server.catalog.objects.table_checks import (
     check_column_types,
@@ -300,20 +300,17 @@ class Tables:
     def names(
         self, db: str, pattern: str | None = None, table_type: str | None = None
     ) -> list[str]:
-        """Table names of a database matching an HMS pattern (and type), sorted."""
-        regex = names.pattern_to_regex(pattern)
-        start, stop = layout.children_range(db)
-        found = []
-        for key, row in self._ctx.store.scan(layout.TABLES, start, stop):
-            name = layout.name_from_child_key(key)
-            if not regex.fullmatch(name) or layout.OBJECT not in row:
-                continue  # (no definition: a row of marks alone is no table)
-            if table_type:
-                table = from_bytes(hms.Table, row[layout.OBJECT])
-                if (table.tableType or "") != table_type:
-                    continue
-            found.append(name)
-        return sorted(found)
+        """Table names of a database matching an HMS pattern (and type), sorted: read from
+        the rows' keys and index column (``table_index``), no definition decoded."""
+        found = self.listed(db, pattern)
+        if table_type:
+            return [name for name, meta in found if table_index.meta_type(meta) == table_type]
+        return [name for name, _meta in found]
+
+    def listed(self, db: str, pattern: str | None = None) -> list[tuple[str, bytes]]:
+        """(name, index column ``layout.TABLE_META``) of the tables of a database matching an
+        HMS pattern, sorted by name."""
+        return table_index.listed(self._ctx, db, names.NamePattern(pattern))
 
     def every_table(self) -> Iterator[TableRef]:
         """Every table of every database (a database drop keeps what others hold)."""
@@ -323,19 +320,10 @@ class Tables:
             if ref is not None:
                 yield ref
 
-    def objects(self, db: str, table_names: list[str]) -> list[hms.Table]:
-        """The tables that exist among ``table_names``, in that order (duplicates once)."""
-        seen: set[str] = set()
-        result = []
-        for raw in table_names or []:
-            name = names.normalize(raw)
-            if name in seen:
-                continue
-            seen.add(name)
-            ref = self.find(db, name)
-            if ref is not None:
-                result.append(ref.table)
-        return result
+    def stored_objects(self, db: str, table_names: list[str]) -> list[bytes]:
+        """The stored definitions of the tables that exist among ``table_names``, in that order
+        (duplicates once), as they are stored (Thrift binary)."""
+        return table_index.stored_definitions(self._ctx, db, table_names or [])
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -398,6 +386,7 @@ class Tables:
                             {
                                 layout.OBJECT: to_bytes(table),
                                 layout.TABLE_ID: encode_id(table_id),
+                                layout.TABLE_META: table_index.meta_column(table),
                             },
                         )
                     ],
@@ -506,7 +495,8 @@ class Tables:
         data = to_bytes(table)
         # The new row first: on a store without atomic batches a failure in between then
         # leaves both names, never neither.
-        columns = {layout.OBJECT: data, layout.TABLE_ID: encode_id(current.table_id)}
+        columns = {layout.OBJECT: data, layout.TABLE_ID: encode_id(current.table_id),
+                   layout.TABLE_META: table_index.meta_column(table)}  # fmt: skip
         if current.has_spellings:
             columns[layout.SPELLINGS] = b"1"
         stamp = None

@@ -1,0 +1,113 @@
+"""The listings of a database's tables read from the table rows' keys and their index column
+(``layout.TABLE_META``: type and comment), never from the tables' definitions.
+
+``get_all_tables``, ``get_tables``, ``get_tables_by_type`` and ``get_table_meta`` of a
+database of 200,000 tables would otherwise decode 200,000 definitions. Here one narrow scan
+reads the keys (the names) and the index column of the rows in name order; a pattern's
+literal start narrows the scan to its key ranges (``names.NamePattern``) and the usual
+patterns are matched as globs. ``get_table_meta`` answers each table as its names written as
+Thrift fields followed by the index column as it is stored (``EncodedStructs``), and
+``get_table_objects_by_name`` the stored definitions as they are. A row written before the
+index column existed is answered from its definition, as before.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+
+from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.encoded import string_field
+from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.thrift_api import hms
+from storage import layout
+
+_STRING, _STOP = 11, 0
+_FIELD = struct.Struct("!bhi")
+_TYPE_FIELD = 3
+#: TableMeta's fields of the names.
+_DB_FIELD, _NAME_FIELD = 1, 2
+_LISTED_COLUMNS = (layout.TABLE_META, layout.TABLE_ID)
+
+
+def meta_column(table: hms.Table) -> bytes:
+    """The index column of a table row (``layout.TABLE_META``): the TableMeta fields of the
+    table besides its names and catalog (type, comment), Thrift binary."""
+    comment = (table.parameters or {}).get("comment")
+    return to_bytes(hms.TableMeta(tableType=table.tableType or "", comments=comment))
+
+
+def meta_type(meta: bytes) -> str:
+    """The table type held in an index column."""
+    pos = 0
+    while pos < len(meta) and meta[pos] != _STOP:
+        ttype, field_id, size = _FIELD.unpack_from(meta, pos)
+        if ttype != _STRING:  # not written by meta_column: read it the long way
+            return from_bytes(hms.TableMeta, meta).tableType or ""
+        if field_id == _TYPE_FIELD:
+            return meta[pos + _FIELD.size : pos + _FIELD.size + size].decode("utf-8")
+        pos += _FIELD.size + size
+    return ""
+
+
+def listed(ctx: CatalogContext, db: str, pattern: names.NamePattern) -> list[tuple[str, bytes]]:
+    """(name, index column) of each table of ``db`` whose name matches ``pattern``, in name
+    order. A row of marks alone (no definition) is no table."""
+    base, whole_stop = layout.children_range(db)
+    prefixes = pattern.prefixes()
+    if prefixes is None:
+        ranges: Sequence[tuple[bytes, bytes | None]] = [(base, whole_stop)]
+    else:  # sorted, none a prefix of another: disjoint ranges in key order
+        ranges = [layout.prefix_range(base + start.encode("utf-8")) for start in prefixes]
+    skip = len(base)
+    found: list[tuple[str, bytes]] = []
+    for start, stop in ranges:
+        for meta, key in _index_rows(ctx, start, stop or whole_stop):
+            name = key[skip:].decode("utf-8")
+            if not pattern.matches(name):
+                continue
+            if meta is None:
+                meta = _meta_from_definition(ctx, key)
+                if meta is None:
+                    continue
+            found.append((name, meta))
+    return found
+
+
+def _index_rows(ctx: CatalogContext, start: bytes, stop: bytes) -> list[tuple[bytes | None, bytes]]:
+    """(index column or None, key) of the rows in ``[start, stop)`` that hold the index column
+    or a table id, in key order."""
+    scan_columns = ctx.capabilities.scan_columns
+    if scan_columns is not None:
+        rows, _read, _lacking = scan_columns(layout.TABLES, start, stop, _LISTED_COLUMNS)
+        return [(row[0], row[2]) for row in rows]  # type: ignore[misc]
+    return [
+        (row.get(layout.TABLE_META), key)
+        for key, row in ctx.store.scan(layout.TABLES, start, stop, columns=_LISTED_COLUMNS)
+    ]
+
+
+def _meta_from_definition(ctx: CatalogContext, key: bytes) -> bytes | None:
+    """The index column of a row written before it existed, from its definition (None: the
+    row holds none)."""
+    row = ctx.store.get(layout.TABLES, key)
+    if row is None or layout.OBJECT not in row:
+        return None
+    return meta_column(from_bytes(hms.Table, row[layout.OBJECT]))
+
+
+def table_meta_blob(db: str, name: str, meta: bytes) -> bytes:
+    """A whole TableMeta (Thrift binary, without its catalog name) of a listed table."""
+    return string_field(_DB_FIELD, db) + string_field(_NAME_FIELD, name) + meta
+
+
+def stored_definitions(ctx: CatalogContext, db: str, wanted: Sequence[str]) -> list[bytes]:
+    """The stored definitions (``c:o``) of the tables of ``db`` named in ``wanted`` that exist,
+    in that order, each once: read in one batch, never decoded."""
+    keys = list(dict.fromkeys(layout.table_key(db, names.normalize(raw)) for raw in wanted))
+    found = []
+    for _key, row in ctx.store.get_many(layout.TABLES, keys):
+        if layout.OBJECT in row and layout.TABLE_ID in row:  # as ``Tables.find`` reads a row
+            found.append(row[layout.OBJECT])
+    return found
