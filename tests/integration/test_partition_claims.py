@@ -121,7 +121,7 @@ def test_an_add_refused_while_another_process_keeps_the_tables_adding_claim(
         "Adding partitions of c.t: other server processes kept adding partitions to the table "
         "for over 0.2 s; try again"
     )
-    assert catalog.partition_reads.list_names("c", "t") == []
+    assert catalog.partition_reads.list_names("c", "t").decode() == []
     other.release([adding])
     catalog.partitions.add("c", "t", [hms.Partition(values=["a"], parameters={})])
-    assert catalog.partition_reads.list_names("c", "t") == ["ds=a"]
+    assert catalog.partition_reads.list_names("c", "t").decode() == ["ds=a"]

@@ -103,7 +103,7 @@ def test_a_writer_dying_during_another_change_leaves_only_the_other_change(
     assert kept == _ranges(fresh, rebuild=True)
     assert "2024-01-01-05" not in str(kept)
     assert "2024-01-01-00" in str(kept) and "2024-01-01-09" in str(kept)
-    names = fresh.partition_reads.list_names(stress.DB, stress.TABLE)
+    names = fresh.partition_reads.list_names(stress.DB, stress.TABLE).decode()
     assert not any("2024-01-01-05" in name for name in names)
     for catalog in (dead, writer, fresh):
         catalog.close()

@@ -32,7 +32,7 @@ def test_listings_follow_every_commit(tmp_path: Path) -> None:
             hms.Table(dbName="c", tableName="t", sd=sd, partitionKeys=[key], parameters={})
         )
         first.partitions.add("c", "t", [_partition("b"), _partition("a")])
-        assert first.partition_reads.list_names("c", "t") == ["ds=a", "ds=b"]
+        assert first.partition_reads.list_names("c", "t").decode() == ["ds=a", "ds=b"]
         with audit.collecting_extras() as extras:  # names alone build no listing
             assert len(first.partition_reads.list_all("c", "t")) == 2
         assert extras.get("listing_cache") is None
@@ -40,15 +40,15 @@ def test_listings_follow_every_commit(tmp_path: Path) -> None:
             assert len(first.partition_reads.list_all("c", "t")) == 2
         assert extras.get("listing_cache") == "hit"
         with audit.collecting_extras() as extras:
-            assert first.partition_reads.list_names("c", "t") == ["ds=a", "ds=b"]
+            assert first.partition_reads.list_names("c", "t").decode() == ["ds=a", "ds=b"]
         assert extras.get("listing_cache") == "hit"
 
         other.partitions.add("c", "t", [_partition("c")])
-        assert first.partition_reads.list_names("c", "t") == ["ds=a", "ds=b", "ds=c"]
+        assert first.partition_reads.list_names("c", "t").decode() == ["ds=a", "ds=b", "ds=c"]
         first.partitions.drop("c", "t", ["a"], False)
         listed = first.partition_reads.list_all("c", "t").decode()
         assert [p.values for p in listed] == [["b"], ["c"]]
-        assert other.partition_reads.list_names("c", "t", 1) == ["ds=b"]
+        assert other.partition_reads.list_names("c", "t", 1).decode() == ["ds=b"]
     finally:
         first.close()
         other.close()
