@@ -8,6 +8,7 @@ and error and put on the call's audit line, never raised. See ``docs/managed-dat
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,34 @@ def real_path(place: Place) -> str | None:
     return os.path.realpath(place.path) if place.is_local else None
 
 
+class RealPaths:
+    """``real_path`` for many places of one call: the real path of each parent directory is
+    resolved once, so that places sharing a parent (databases under the warehouse) cost one
+    ``lstat`` each rather than one per component. Answers are those of ``os.path.realpath``;
+    nothing is kept beyond the object (the file system may change between calls)."""
+
+    def __init__(self) -> None:
+        self._parents: dict[str, str] = {}
+
+    def of(self, place: Place) -> str | None:
+        """The real path of a local place (None for other file systems)."""
+        if not place.is_local:
+            return None
+        path = place.path
+        parent, name = os.path.split(path)
+        if not os.path.isabs(path) or name in ("", ".", "..") or parent == path:
+            return os.path.realpath(path)
+        real_parent = self._parents.get(parent)
+        if real_parent is None:
+            real_parent = self._parents[parent] = os.path.realpath(parent)
+        candidate = os.path.join(real_parent, name)
+        try:
+            linked = stat.S_ISLNK(os.lstat(candidate).st_mode)
+        except OSError:
+            linked = False  # as realpath: a missing component stays as it is written
+        return os.path.realpath(candidate) if linked else candidate
+
+
 def within(path: str, root: str) -> bool:
     """Whether ``path`` is ``root`` or lies below it."""
     return path == root or path.startswith(root.rstrip("/") + "/")
@@ -40,8 +69,9 @@ class Guard:
     real: str | None
 
     @classmethod
-    def of(cls, place: Place) -> Guard:
-        return cls(place, real_path(place))
+    def of(cls, place: Place, real_paths: RealPaths | None = None) -> Guard:
+        real = real_paths.of(place) if real_paths is not None else real_path(place)
+        return cls(place, real)
 
     def held_by(self, place: Place, real: str | None) -> bool:
         """Whether ``place`` (real path ``real``) is this place or holds it."""
@@ -105,9 +135,7 @@ def delete(deletion: Deletion, trash: Guard | None) -> bool:
     return True
 
 
-def _delete_except(
-    place: Place, keep: list[Guard], remove: Callable[[Place], None]
-) -> bool:
+def _delete_except(place: Place, keep: list[Guard], remove: Callable[[Place], None]) -> bool:
     """``remove`` what lies in ``place`` outside the ``keep`` places; whether something
     that should have gone is still there."""
     if not place.is_local:
@@ -115,9 +143,7 @@ def _delete_except(
         for path in data_files.files(place):
             if not any(within(path, k) for k in kept):
                 remove(place.with_path(path))
-        return any(
-            not any(within(path, k) for k in kept) for path in data_files.files(place)
-        )
+        return any(not any(within(path, k) for k in kept) for path in data_files.files(place))
     if os.path.islink(place.path):
         remove(place)  # the link goes, whatever lies behind it stays
         return os.path.lexists(place.path)
@@ -139,6 +165,7 @@ def _delete_except(
 
     walk(os.path.realpath(place.path))
     return False
+
 
 def trash_for(trashes: Sequence[Guard], place: Place) -> Guard | None:
     """The trash among ``trashes`` on ``place``'s file system (None: there is none)."""
@@ -162,6 +189,7 @@ def _to_trash(place: Place, trash: Guard) -> None:
     if not data_files.move_tree(place, target):
         data_files.remove_tree(place)  # copied (an object store, another device)
     log.info("data_trash_target", location=place.uri, trash=target.uri)
+
 
 def remove_empty_parents(deletion: Deletion) -> None:
     """HMS removes the parents a partition drop left empty, up to the table directory."""

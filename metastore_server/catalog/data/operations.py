@@ -37,6 +37,7 @@ from metastore_server.catalog.data import files as data_files
 from metastore_server.catalog.data.deletions import (
     Deletion,
     Guard,
+    RealPaths,
     delete,
     real_path,
     remove_empty_parents,
@@ -163,10 +164,11 @@ class DataOperations:
         """Places one call must never delete (database directories), resolved once for all
         the deletions it plans."""
         found = []
+        real_paths = RealPaths()
         for location in locations:
             place = self.find_place(location)
             if place is not None:
-                found.append(Guard.of(place))
+                found.append(Guard.of(place, real_paths))
         return found
 
     # -- creating ----------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from metastore_server.thrift_api import hms
 from planner.types import KeyKind, key_kind
 from storage import layout
 from storage.codec import encode_id
-from storage.port import Condition, Delete, Put
+from storage.port import Condition, Delete, Put, Row
 
 DDL_TIME = "transient_lastDdlTime"
 MANAGED_TABLE = "MANAGED_TABLE"
@@ -260,24 +260,7 @@ class Tables:
 
     def find(self, db: str, name: str) -> TableRef | None:
         """The table, or None."""
-        row = self._ctx.store.get(layout.TABLES, layout.table_key(db, name))
-        if row is None or layout.OBJECT not in row or layout.TABLE_ID not in row:
-            return None  # absent, or (HBase: one row lands column by column) not whole yet
-        data = row[layout.OBJECT]
-        table_id = int.from_bytes(row[layout.TABLE_ID], "big")
-        stamp = row.get(layout.TIMELINE_VERSION)
-        return TableRef(
-            db,
-            name,
-            table_id,
-            from_bytes(hms.Table, data),
-            layout.SPELLINGS in row,
-            stamp=stamp,
-            object_bytes=data,
-            settled=stamp_settled(stamp, data),
-            timelines_pending=layout.TIMELINE_PENDING in row,
-            timeline_writers=layout.timeline_writers(row),
-        )
+        return _ref_of(db, name, self._ctx.store.get(layout.TABLES, layout.table_key(db, name)))
 
     def find_settled(self, db: str, name: str) -> TableRef | None:
         """The table as ``find`` reads it, once no write of its row is in flight (a store
@@ -314,9 +297,9 @@ class Tables:
 
     def every_table(self) -> Iterator[TableRef]:
         """Every table of every database (a database drop keeps what others hold)."""
-        for key, _row in self._ctx.store.scan(layout.TABLES, columns=[layout.TABLE_ID]):
+        for key, row in self._ctx.store.scan(layout.TABLES):
             db_bytes, _, _ = key.partition(b"\x00")
-            ref = self.find(db_bytes.decode("utf-8"), layout.name_from_child_key(key))
+            ref = _ref_of(db_bytes.decode("utf-8"), layout.name_from_child_key(key), row)
             if ref is not None:
                 yield ref
 
@@ -588,3 +571,24 @@ class Tables:
         still = Condition(layout.TABLES, key, layout.TABLE_ID, encode_id(ref.table_id))
         if not self._ctx.store.mutate([Delete(layout.TABLES, key)], still):
             raise hms.NoSuchObjectException(message=f"{ref.db}.{ref.name} table not found")
+
+
+def _ref_of(db: str, name: str, row: Row | None) -> TableRef | None:
+    """The table of a stored table row, or None."""
+    if row is None or layout.OBJECT not in row or layout.TABLE_ID not in row:
+        return None  # absent, or (HBase: one row lands column by column) not whole yet
+    data = row[layout.OBJECT]
+    table_id = int.from_bytes(row[layout.TABLE_ID], "big")
+    stamp = row.get(layout.TIMELINE_VERSION)
+    return TableRef(
+        db,
+        name,
+        table_id,
+        from_bytes(hms.Table, data),
+        layout.SPELLINGS in row,
+        stamp=stamp,
+        object_bytes=data,
+        settled=stamp_settled(stamp, data),
+        timelines_pending=layout.TIMELINE_PENDING in row,
+        timeline_writers=layout.timeline_writers(row),
+    )
