@@ -197,6 +197,9 @@ class FastStats:
             log.warning("fast_stats_unreadable", location=location, error=reason(exc))
             return None
 
+    def _count_all(self, locations: Sequence[str | None]) -> list[Counted | None]:
+        return [self.count(location) for location in locations]
+
     def table_created(self, table: hms.Table, context: Context = None) -> None:
         """``create_table``: an unpartitioned table (not a view) over an existing location
         that does not carry both statistics gets them counted."""
@@ -240,15 +243,19 @@ class FastStats:
     def partitions_added(self, parts: Sequence[hms.Partition], table: hms.Table) -> None:
         """``partition_added`` for each of ``parts``, their locations read side by side (as
         HMS does, in up to ``COUNT_THREADS`` threads)."""
-        if not self._autogather or table.tableType == VIRTUAL_VIEW:
-            return
+        if not self._autogather or table.tableType == VIRTUAL_VIEW or not self._data.enabled:
+            return  # (with data operations off nothing is counted)
         wanted = [part for part in parts if not _both(_params(part))]
         if len(wanted) <= 1:
             for part in wanted:
                 self.partition_added(part, table)
             return
-        with ThreadPoolExecutor(min(COUNT_THREADS, len(wanted))) as pool:
-            found = list(pool.map(self.count, [_location(part) for part in wanted]))
+        locations = [_location(part) for part in wanted]
+        threads = min(COUNT_THREADS, len(wanted))
+        size = -(-len(locations) // threads)  # one task per thread: a slice of the locations
+        slices = [locations[i : i + size] for i in range(0, len(locations), size)]
+        with ThreadPoolExecutor(threads) as pool:
+            found = [c for counted in pool.map(self._count_all, slices) for c in counted]
         for part, counted in zip(wanted, found, strict=True):
             if counted is not None and counted.exists:
                 _put(_params(part), counted, None)

@@ -90,6 +90,12 @@ def give_to_caller(top: str, path: str) -> None:
         current = os.path.dirname(current)
 
 
+def _note_present(made: MadeDirs, path: str) -> None:
+    """Note that the local directory ``path`` and its parent exist (``MadeDirs.present``)."""
+    path = path.rstrip("/") or path
+    made.present.update((path, os.path.dirname(path)))
+
+
 def _key(place: Place) -> tuple[str, str, str]:
     return place.protocol, place.authority, place.path.rstrip("/")
 
@@ -105,6 +111,9 @@ class MadeDirs:
     fails."""
 
     places: list[Place] = field(default_factory=list)
+    #: Local directories known to exist during the call (made or found): a directory whose
+    #: parent is among them is made with one ``mkdir``, without looking first.
+    present: set[str] = field(default_factory=set)
 
 
 class DataOperations:
@@ -182,6 +191,7 @@ class DataOperations:
         made = MadeDirs()
         if not self.enabled:
             return made
+        not_made: list[str] = []
         try:
             for location in locations:
                 if not location:
@@ -194,22 +204,29 @@ class DataOperations:
                 if outside is not None:
                     if owned:
                         raise refuse(place.uri, outside)
-                    log.info("data_not_made", location=place.uri, reason=outside)
+                    if not not_made:
+                        log.info("data_not_made", location=place.uri, reason=outside)
+                    not_made.append(place.uri)
                     audit.append("data_not_made", place.uri)
                     continue
                 self._make_dir(place, made, refuse)
         except BaseException:
             self.undo(made)
             raise
+        if len(not_made) > 1:  # one line for the call, not one per directory
+            log.info("data_not_made_more", count=len(not_made) - 1, last=not_made[-1])
         return made
 
     def _make_dir(self, place: Place, made: MadeDirs, refuse: MakeRefusal) -> None:
         if place.is_local:
             self._wait_for_deletions(place)
+            if self._make_in_present(place, made, refuse):
+                return
             top = self._first_missing(place.path)
             if top is None:
                 if not os.path.isdir(place.path):
                     raise refuse(place.uri, "it exists and is not a directory")
+                _note_present(made, place.path)
                 return
             for attempt in range(_MAKEDIRS_ATTEMPTS):
                 try:
@@ -222,6 +239,7 @@ class DataOperations:
                 except OSError as exc:
                     raise refuse(place.uri, reason(exc)) from None
             made.places.append(place.with_path(top))
+            _note_present(made, place.path)
             if self.give_to_caller:
                 give_to_caller(top, place.path)
             return
@@ -235,6 +253,30 @@ class DataOperations:
         except Exception as exc:  # noqa: BLE001 - a client's own error types too
             raise refuse(place.uri, reason(exc)) from None
         made.places.append(place)
+
+    def _make_in_present(self, place: Place, made: MadeDirs, refuse: MakeRefusal) -> bool:
+        """Make a local directory whose parent this call made or found, with one ``mkdir``;
+        False (nothing done) when its parent is not known to exist, or has gone since."""
+        path = place.path.rstrip("/") or place.path
+        if os.path.dirname(path) not in made.present:
+            return False
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            if not os.path.isdir(path):
+                raise refuse(place.uri, "it exists and is not a directory") from None
+            made.present.add(path)
+            return True
+        except FileNotFoundError:
+            made.present.clear()  # a drop finishing removed a parent: look again
+            return False
+        except OSError as exc:
+            raise refuse(place.uri, reason(exc)) from None
+        made.places.append(place.with_path(path))
+        made.present.add(path)
+        if self.give_to_caller:
+            give_to_caller(path, path)
+        return True
 
     @staticmethod
     def _first_missing(path: str) -> str | None:
