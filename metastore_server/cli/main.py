@@ -444,7 +444,7 @@ def serve(config: ServerConfig, argv: Sequence[str] = (), worker_channel_fd: int
     """Run the server until SIGTERM or SIGINT; 0 on a clean stop. With ``config.workers``,
     a supervisor runs that many worker processes (each this program with ``argv`` and
     ``--worker-channel-fd``); a worker serves the connections handed over on that channel."""
-    from metastore_server.server.app import build_server
+    from metastore_server.server.app import build_server, tune_garbage_collector
 
     try:
         server, close = build_server(config)
@@ -452,6 +452,7 @@ def serve(config: ServerConfig, argv: Sequence[str] = (), worker_channel_fd: int
         return errors.report(str(exc), errors.USAGE)
     except (OSError, HBaseError) as exc:
         return errors.report(errors.store_problem(config.storage, exc), errors.USAGE)
+    tune_garbage_collector()
     if worker_channel_fd >= 0:
         return _serve_as_worker(server, close, worker_channel_fd)
     if config.workers > 0:

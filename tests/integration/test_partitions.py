@@ -200,6 +200,60 @@ def test_add_partitions_reports_the_first_bad_partition_in_order(client) -> None
         client.get_partition(DB, "events", ["2031-01-01", "1"])
 
 
+def test_a_large_batch_with_one_bad_partition_stores_nothing(client) -> None:
+    """500 partitions whose directories the call makes: with the last a duplicate of the
+    first, or with the last one's directory blocked by a file (found after the others were
+    made), nothing is added, and every directory the call made is removed again."""
+    client.create_table(make_table(DB, "bulk", keys=[("ds", "string"), ("hr", "int")]))
+    table_dir = Path(client.get_table(DB, "bulk").sd.location[len("file:") :])
+    parts = [make_partition(DB, "bulk", [f"d{i // 24}", str(i % 24)]) for i in range(499)]
+    with pytest.raises(hms.MetaException, match="Duplicate partitions in the list"):
+        client.add_partitions([*parts, make_partition(DB, "bulk", ["d0", "0"])])
+    assert client.get_partition_names(DB, "bulk", -1) == []
+    table_dir.mkdir(parents=True, exist_ok=True)
+    (table_dir / "ds=zz").write_text("not a directory")
+    with pytest.raises(hms.MetaException, match="ds=zz"):
+        client.add_partitions([*parts, make_partition(DB, "bulk", ["zz", "0"])])
+    assert client.get_partition_names(DB, "bulk", -1) == []
+    assert [p.name for p in table_dir.iterdir()] == ["ds=zz"]
+    (table_dir / "ds=zz").unlink()
+    assert client.add_partitions(parts) == 499
+    assert all((table_dir / f"ds=d{i // 24}" / f"hr={i % 24}").is_dir() for i in range(499))
+
+
+def test_the_answer_keeps_the_storage_as_sent_and_the_row_holds_hms_defaults(client) -> None:
+    """An added partition is answered with its storage fields as the client sent them; it is
+    stored (and read back) with HMS's defaults: empty skew information, not stored as
+    subdirectories; with or without them in the request, the partitions read back alike."""
+    client.create_table(make_table(DB, "sds", keys=[("ds", "string")]))
+    bare = make_partition(DB, "sds", ["a"])
+    full = make_partition(DB, "sds", ["b"])
+    full.sd.skewedInfo = hms.SkewedInfo(
+        skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={}
+    )
+    full.sd.storedAsSubDirectories = False
+    request = hms.AddPartitionsRequest(
+        dbName=DB, tblName="sds", parts=[bare, full], ifNotExists=False, needResult=True
+    )
+    answered = client.add_partitions_req(request).partitions
+    assert answered[0].sd.skewedInfo is None and answered[0].sd.storedAsSubDirectories is None
+    assert answered[1].sd.skewedInfo == full.sd.skewedInfo
+    read = {p.values[0]: p for p in client.get_partitions(DB, "sds", -1)}
+    for value, sent in (("a", answered[0]), ("b", answered[1])):
+        stored = read[value]
+        assert stored.sd.skewedInfo == hms.SkewedInfo(
+            skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={}
+        )
+        assert stored.sd.storedAsSubDirectories is False
+        assert (stored.sd.location, stored.parameters) == (sent.sd.location, sent.parameters)
+    assert read["a"].sd.location.endswith("/sds/ds=a")
+    a, b = read["a"], read["b"]
+    a.sd.location = b.sd.location = None
+    a.values = b.values = None
+    a.createTime = b.createTime = a.parameters = b.parameters = None
+    assert a == b
+
+
 def test_special_characters_are_escaped_in_names(client) -> None:
     client.create_table(make_table(DB, "odd", keys=[("path", "string")]))
     client.add_partition(make_partition(DB, "odd", ["a/b:c=d"]))

@@ -482,3 +482,115 @@ def test_making_a_directory_survives_a_parent_removed_meanwhile(
     monkeypatch.setattr(data_module.os, "makedirs", racing_makedirs)
     DataOperations().make_dirs([_uri(leaf)], _refuse_make)
     assert leaf.is_dir() and len(calls) == 2
+
+
+def test_siblings_are_made_with_one_mkdir_each_and_undone_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of partition directories: the first of a parent is made as any directory
+    (looking for the first missing one up the path); its siblings with a single ``mkdir``,
+    without looking first. Undo removes every one the call made, and only those."""
+    table = tmp_path / "t"
+    table.mkdir()
+    (table / "ds=1" / "hr=0" / "region=r9").mkdir(parents=True)  # found, not made
+    leaves = [table / "ds=1" / "hr=0" / f"region=r{i}" for i in range(3)]
+    leaves += [table / "ds=1" / "hr=1" / "region=r0", table / "ds=1" / "hr=1" / "region=r1"]
+    looked: list[str] = []
+    real_lexists = os.path.lexists
+    monkeypatch.setattr(data_module.os.path, "lexists",
+                        lambda p: looked.append(str(p)) or real_lexists(p))  # fmt: skip
+    data = DataOperations()
+    locations = [_uri(table / "ds=1" / "hr=0" / "region=r9"), *map(_uri, leaves)]
+    made = data.make_dirs(locations, _refuse_make)
+    assert all(leaf.is_dir() for leaf in leaves)
+    # Looked up: the existing one, and the first leaf under the new hr=1 (and its parent).
+    assert str(leaves[1]) not in looked and str(leaves[4]) not in looked
+    assert str(leaves[3]) in looked
+    data.undo(made)
+    assert not any(leaf.exists() for leaf in leaves)
+    assert (table / "ds=1" / "hr=0" / "region=r9").is_dir()
+    assert not (table / "ds=1" / "hr=1").exists()
+
+
+def test_a_sibling_that_is_a_file_refuses_the_batch(tmp_path: Path) -> None:
+    (tmp_path / "t" / "ds=1").mkdir(parents=True)
+    _file(tmp_path / "t" / "ds=2")
+    with pytest.raises(hms.MetaException, match="ds=2: it exists and is not a directory"):
+        data = DataOperations()
+        data.make_dirs(
+            [_uri(tmp_path / "t" / "ds=1"), _uri(tmp_path / "t" / "ds=0"),
+             _uri(tmp_path / "t" / "ds=2")],
+            _refuse_make,
+        )  # fmt: skip
+    assert not (tmp_path / "t" / "ds=0").exists()  # made by the call, removed again
+    assert (tmp_path / "t" / "ds=1").is_dir() and (tmp_path / "t" / "ds=2").is_file()
+
+
+def test_a_sibling_whose_parent_went_meanwhile_is_made_the_long_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parent noted as present is removed (a drop finishing) just before the next
+    sibling's ``mkdir``: the sibling is still made, its parent again."""
+    first, second = tmp_path / "t" / "ds=1" / "a", tmp_path / "t" / "ds=1" / "b"
+    real_mkdir = os.mkdir
+
+    def racing_mkdir(path: str, *args: object, **kwargs: object) -> None:
+        if str(path) == str(second) and first.exists():
+            shutil.rmtree(tmp_path / "t" / "ds=1")
+        real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(data_module.os, "mkdir", racing_mkdir)
+    DataOperations().make_dirs([_uri(first), _uri(second)], _refuse_make)
+    assert second.is_dir() and not first.exists()
+
+
+def test_directories_not_made_outside_the_roots_log_one_line_per_call(tmp_path: Path) -> None:
+    from metastore_server.catalog.data.roots import DataRoots
+
+    fs = FileSystems()
+    data = DataOperations(fs, roots=DataRoots.parse([_uri(tmp_path / "in")], fs))
+    outside = [_uri(tmp_path / "out" / f"p={i}") for i in range(50)]
+    with capture_logs() as logs, audit.collecting_extras() as extras:
+        data.make_dirs(outside, _refuse_make, owned=False)
+    assert not (tmp_path / "out").exists()
+    assert [entry["event"] for entry in logs] == ["data_not_made", "data_not_made_more"]
+    assert logs[0]["location"] == outside[0]
+    assert logs[1]["count"] == 49 and logs[1]["last"] == outside[-1]
+    assert extras["data_not_made"][0] == outside[0]
+
+
+def test_many_directories_are_made_side_by_side_as_the_caller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call with many directories makes them in several threads; each is given to the
+    caller (the threads see who the call is made as), and all of them exist after."""
+    from metastore_server.caller import Session, serving
+
+    given: dict[str, str | None] = {}
+    monkeypatch.setattr(
+        data_module, "give_to_caller",
+        lambda top, path: given.__setitem__(path, data_module.current_user()),
+    )  # fmt: skip
+    leaves = [tmp_path / "t" / f"ds={d}" / f"hr={h}" for d in range(10) for h in range(12)]
+    assert len(leaves) >= data_module.MAKE_IN_THREADS_FROM
+    data = DataOperations()
+    data.give_to_caller = True
+    with serving(Session(claimed_user="alice")):
+        made = data.make_dirs(map(_uri, leaves), _refuse_make)
+    assert all(leaf.is_dir() for leaf in leaves)
+    assert {str(leaf) for leaf in leaves} <= set(given)
+    assert set(given.values()) == {"alice"}
+    data.undo(made)
+    assert not (tmp_path / "t").exists()
+
+
+def test_many_directories_with_two_blocked_refuse_the_first_and_keep_nothing(
+    tmp_path: Path,
+) -> None:
+    leaves = [tmp_path / "t" / f"ds={d}" / f"hr={h}" for d in range(10) for h in range(12)]
+    _file(tmp_path / "t" / "ds=7")  # blocks ds=7/hr=*
+    _file(tmp_path / "t" / "ds=3" / "hr=5")  # blocks one, earlier in the request
+    with pytest.raises(hms.MetaException, match=r"ds=3/hr=5: it exists and is not a directory"):
+        DataOperations().make_dirs(map(_uri, leaves), _refuse_make)
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["ds=3", "ds=7"]
+    assert [p.name for p in (tmp_path / "t" / "ds=3").iterdir()] == ["hr=5"]

@@ -92,6 +92,24 @@ def test_a_link_under_a_root_does_not_lead_outside(tmp_path: Path) -> None:
     )
 
 
+def test_links_are_resolved_only_for_places_under_a_root_by_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A place outside every root as written is outside whatever its links say: its path is
+    not resolved (an external table's thousands of partitions cost no ``realpath`` each)."""
+    from metastore_server.catalog.data import roots as roots_module
+
+    resolved: list[str] = []
+    real = roots_module.real_path
+    monkeypatch.setattr(roots_module, "real_path",
+                        lambda place: resolved.append(place.path) or real(place))  # fmt: skip
+    roots = _roots(f"file:{tmp_path / 'root'}")
+    assert not _inside(roots, f"file:{tmp_path / 'out'}/t/ds=1")
+    assert resolved == []
+    assert _inside(roots, f"file:{tmp_path / 'root'}/t/ds=1")
+    assert resolved == [f"{tmp_path / 'root'}/t/ds=1"]
+
+
 def test_parents_a_drop_may_remove_stay_inside_the_root() -> None:
     roots = _roots("file:/r")
     assert roots.levels_inside(FS.resolve("file:/r/a/b/c")) == 2

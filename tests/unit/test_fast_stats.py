@@ -65,3 +65,22 @@ def test_partitions_added_side_by_side(tmp_path: Path) -> None:
     FastStats(DataOperations()).partitions_added(parts, hms.Table(tableType="MANAGED_TABLE"))
     found = [(p.parameters.get("numFiles"), p.parameters.get("totalSize")) for p in parts]
     assert found == [("1", "1"), ("1", "2"), ("1", "3"), (None, None)]
+
+
+def test_partitions_added_keep_their_own_counts_among_unreadable_locations(
+    tmp_path: Path,
+) -> None:
+    """Local locations are counted in order, the others apart: each partition still gets
+    the figures of its own location, and one no file system serves gets none (logged)."""
+    parts = []
+    for index, location in enumerate(
+        [f"file:{tmp_path / 'a'}", "nosuchfs://x/y", f"file:{tmp_path / 'b'}", None]
+    ):
+        parts.append(hms.Partition(values=[str(index)], parameters={},
+                                   sd=hms.StorageDescriptor(location=location)))  # fmt: skip
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "f").write_bytes(b"xy")
+    FastStats(DataOperations()).partitions_added(parts, hms.Table(tableType="MANAGED_TABLE"))
+    found = [(p.parameters.get("numFiles"), p.parameters.get("totalSize")) for p in parts]
+    assert found == [("0", "0"), (None, None), ("1", "2"), (None, None)]

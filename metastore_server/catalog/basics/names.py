@@ -23,6 +23,8 @@ _ESCAPED = frozenset(
     [chr(c) for c in range(0x01, 0x20)]
     + ['"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "[", "]", "^"]
 )
+#: Finds the first character of a text that ``escape_path_name`` escapes.
+_NEEDS_ESCAPE = re.compile("[" + re.escape("".join(sorted(_ESCAPED))) + "]")
 _ESCAPE_SEQUENCE = re.compile(r"%([0-9A-Fa-f]{2})")
 _NAME_COMPONENT = re.compile(r"(.+)=(.+)", re.DOTALL)
 
@@ -72,7 +74,7 @@ def split_catalog_pattern(argument: str | None) -> tuple[str, str | None]:
 
 def escape_path_name(text: str) -> str:
     """Escape a key or value for use in a partition name / directory name (HMS rules)."""
-    if not any(ch in _ESCAPED for ch in text):
+    if _NEEDS_ESCAPE.search(text) is None:
         return text
     return "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in text)
 

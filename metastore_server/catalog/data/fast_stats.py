@@ -189,13 +189,30 @@ class FastStats:
 
     def count(self, location: str | None) -> Counted | None:
         """What lies at ``location``; None when it is not to be read or cannot be."""
+        return self._count_at(self._place(location), location)
+
+    def _place(self, location: str | None) -> Place | None:
+        """The place of ``location`` to count; None (logged) when it has none to read."""
         if not self._data.enabled or not location:
             return None
         try:
-            return count_place(self._data.filesystems.resolve(location))
+            return self._data.filesystems.resolve(location)
         except Exception as exc:  # noqa: BLE001 - unavailable, or a client's own errors
             log.warning("fast_stats_unreadable", location=location, error=reason(exc))
             return None
+
+    @staticmethod
+    def _count_at(place: Place | None, location: str | None) -> Counted | None:
+        if place is None:
+            return None
+        try:
+            return count_place(place)
+        except Exception as exc:  # noqa: BLE001 - unreadable, or a client's own errors
+            log.warning("fast_stats_unreadable", location=location, error=reason(exc))
+            return None
+
+    def _count_all(self, pairs: Sequence[tuple[Place, str | None]]) -> list[Counted | None]:
+        return [self._count_at(place, location) for place, location in pairs]
 
     def table_created(self, table: hms.Table, context: Context = None) -> None:
         """``create_table``: an unpartitioned table (not a view) over an existing location
@@ -238,17 +255,34 @@ class FastStats:
             _put(params, counted, None)
 
     def partitions_added(self, parts: Sequence[hms.Partition], table: hms.Table) -> None:
-        """``partition_added`` for each of ``parts``, their locations read side by side (as
-        HMS does, in up to ``COUNT_THREADS`` threads)."""
-        if not self._autogather or table.tableType == VIRTUAL_VIEW:
-            return
+        """``partition_added`` for each of ``parts``: local locations one after the other (a
+        few system calls each), the others side by side (as HMS does, in up to
+        ``COUNT_THREADS`` threads)."""
+        if not self._autogather or table.tableType == VIRTUAL_VIEW or not self._data.enabled:
+            return  # (with data operations off nothing is counted)
         wanted = [part for part in parts if not _both(_params(part))]
         if len(wanted) <= 1:
             for part in wanted:
                 self.partition_added(part, table)
             return
-        with ThreadPoolExecutor(min(COUNT_THREADS, len(wanted))) as pool:
-            found = list(pool.map(self.count, [_location(part) for part in wanted]))
+        locations = [_location(part) for part in wanted]
+        places = [self._place(location) for location in locations]
+        found: list[Counted | None] = [None] * len(wanted)
+        remote: list[int] = []
+        for index, place in enumerate(places):
+            if place is not None and place.is_local:  # a few system calls: no thread helps
+                found[index] = self._count_at(place, locations[index])
+            elif place is not None:
+                remote.append(index)
+        if remote:
+            threads = min(COUNT_THREADS, len(remote))
+            size = -(-len(remote) // threads)  # one task per thread: a run of the locations
+            runs = [remote[i : i + size] for i in range(0, len(remote), size)]
+            tasks = [[(places[i], locations[i]) for i in run] for run in runs]
+            with ThreadPoolExecutor(threads) as pool:
+                for run, counted in zip(runs, pool.map(self._count_all, tasks), strict=True):
+                    for index, one in zip(run, counted, strict=True):
+                        found[index] = one
         for part, counted in zip(wanted, found, strict=True):
             if counted is not None and counted.exists:
                 _put(_params(part), counted, None)

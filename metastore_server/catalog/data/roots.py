@@ -52,11 +52,14 @@ class DataRoots:
     def covering(self, place: Place) -> Place | None:
         """The innermost root holding ``place`` (or being it); None when none does. Local
         places must lie under a root both as written and with links resolved."""
-        real = real_path(place)
+        real: str | None = None
+        resolved = False  # links are resolved only for a place under a root by its path
         best: Place | None = None
         for root in self.roots:
             if not _under(place, root.place):
                 continue
+            if not resolved:
+                real, resolved = real_path(place), True
             if real is not None and root.real is not None and not within(real, root.real):
                 continue
             if best is None or len(root.place.path) > len(best.path):

@@ -43,7 +43,7 @@ from metastore_server.catalog.partitions.row_writes import row_columns, write_ro
 from metastore_server.catalog.partitions.writer import PartitionWriter
 from metastore_server.catalog.reads.partition_rows import (
     checked_values,
-    new_row_key,
+    new_row_key_named,
     partition_name,
 )
 from metastore_server.thrift_api import hms
@@ -55,8 +55,8 @@ ADD_ATTEMPTS = 10
 #: Longest wait for the adding claim of a table another server process holds (HBase).
 ADD_CLAIM_WAIT_S = 10.0
 
-#: Each partition's values and row key, or the error its values give.
-Keyed = list[tuple[list[str], bytes] | Exception]
+#: Each partition's values, row key and name, or the error its values give.
+Keyed = list[tuple[list[str], bytes, str] | Exception]
 
 
 class _LostRace(Exception):
@@ -235,7 +235,7 @@ class Adding(PartitionWriter):
             _check_target(part, target)
             if isinstance(found, Exception):
                 raise found
-            values, key = found
+            values, key, name = found
             if key in present:
                 if if_not_exists:
                     continue
@@ -246,7 +246,7 @@ class Adding(PartitionWriter):
             if ready is not None:
                 answer, plan.stored_columns[key] = ready
             else:
-                answer = self._prepare(ref, part, values, now, count_stats)
+                answer = self._prepare(ref, part, values, now, count_stats, name)
             if spec is not None or DEPENDS_ON_KEY in answer.parameters:
                 self._plan_dependency(ref, spec, part, values, answer, key, plan)
             if key in seen:
@@ -338,13 +338,23 @@ class Adding(PartitionWriter):
             self._claim.release(claimed)
 
     def _stored_columns(
-        self, ref: TableRef, answer: hms.Partition, values: Sequence[str]
+        self,
+        ref: TableRef,
+        answer: hms.Partition,
+        values: Sequence[str],
+        name: str | None = None,
     ) -> dict[bytes, bytes]:
-        """The row columns of a partition about to be added (``answer`` is left as it is)."""
-        stored = shallow_copy(answer)  # the answer keeps what the client sent
-        stored.sd = shallow_copy(answer.sd) if answer.sd is not None else None
-        fill_storage_defaults(stored.sd)
-        return row_columns(ref, stored, values)
+        """The row columns of a partition about to be added (``answer`` is left as it is: it
+        keeps the storage fields the client sent); ``name``: its name, when already made."""
+        sd = answer.sd
+        if sd is not None and (sd.skewedInfo is None or sd.storedAsSubDirectories is None):
+            sd = shallow_copy(sd)
+            fill_storage_defaults(sd)
+        if sd is answer.sd:
+            return row_columns(ref, answer, values, name)
+        stored = shallow_copy(answer)
+        stored.sd = sd
+        return row_columns(ref, stored, values, name)
 
     def _early(
         self,
@@ -362,19 +372,20 @@ class Adding(PartitionWriter):
         if ref is None or dependent_spec(ref.table) is not None:
             return None
         keyed = self._keyed(ref, parts)
-        answers: list[tuple[hms.Partition, list[str]] | None] = []
+        answers: list[tuple[hms.Partition, list[str], str] | None] = []
         for part, found in zip(parts, keyed, strict=True):
             entry = None
             if part is not None and not isinstance(found, Exception):
+                values, _, name = found
                 try:
-                    answer = self._prepare(ref, part, found[0], now, count_stats=False)
+                    answer = self._prepare(ref, part, values, now, False, name)
                     if DEPENDS_ON_KEY not in answer.parameters:
-                        entry = (answer, found[0])
+                        entry = (answer, values, name)
                 except Exception:  # noqa: BLE001 - done again under the lock, raised there
                     entry = None
             answers.append(entry)
         if count_stats:  # every location read at once, before any directory is made
-            self._stats.partitions_added([a for a, _ in filter(None, answers)], ref.table)
+            self._stats.partitions_added([e[0] for e in answers if e is not None], ref.table)
         ready = [
             None if entry is None else (entry[0], self._stored_columns(ref, *entry))
             for entry in answers
@@ -420,7 +431,7 @@ class Adding(PartitionWriter):
         for part in parts:
             try:
                 values = checked_values(ref, part.values if part is not None else None)
-                keyed.append((values, new_row_key(ref, values)))
+                keyed.append((values, *new_row_key_named(ref, values)))
             except Exception as exc:  # raised by the caller, in the partitions' order
                 keyed.append(exc)
         return keyed
@@ -432,11 +443,12 @@ class Adding(PartitionWriter):
         values: list[str],
         now: int,
         count_stats: bool = True,
+        name: str | None = None,
     ) -> hms.Partition:
         """The partition as added: of this table, with its values, a storage descriptor (the
         table's when the client sent none), its default location unless it has one, its
         times, and the fast statistics of files already there; ``part`` itself is not
-        changed."""
+        changed. ``name``: the partition's name, when already made."""
         # Shallow copies: only fields of the partition and of its sd are set below (and by
         # _depend and fill_storage_defaults); nested lists and maps are never changed in place.
         stored = shallow_copy(part)
@@ -449,7 +461,7 @@ class Adding(PartitionWriter):
             stored.sd = shallow_copy(stored.sd)
         if not stored.sd.location and ref.location:
             stored.sd.location = self._ctx.warehouse.child_location(
-                ref.location, partition_name(ref, values)
+                ref.location, partition_name(ref, values) if name is None else name
             )
         stored.createTime = stored.createTime or now
         stored.lastAccessTime = stored.lastAccessTime or 0

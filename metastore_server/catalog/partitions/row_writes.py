@@ -19,11 +19,14 @@ from storage.port import Condition, Delete, PartialWriteError, Put
 
 
 def row_columns(
-    ref: TableRef, partition: hms.Partition, values: Sequence[str]
+    ref: TableRef, partition: hms.Partition, values: Sequence[str], name: str | None = None
 ) -> dict[bytes, bytes]:
-    """The columns of a partition row."""
+    """The columns of a partition row (``name``: its name, when already made)."""
     return layout.partition_columns(
-        stored_partition_bytes(partition), partition_name(ref, values), ref.kinds, values
+        stored_partition_bytes(partition),
+        partition_name(ref, values) if name is None else name,
+        ref.kinds,
+        values,
     )
 
 

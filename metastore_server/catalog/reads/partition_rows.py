@@ -46,11 +46,17 @@ def new_row_key(ref: TableRef, values: Sequence[str]) -> bytes:
     MetaException when it, or the partition's name, would leave less than
     ``DERIVED_KEY_ROOM`` bytes below the longest row key (``MAX_ROW_KEY``; HBase refuses
     longer ones, and every store keeps the same rule), naming the value too long."""
+    return new_row_key_named(ref, values)[0]
+
+
+def new_row_key_named(ref: TableRef, values: Sequence[str]) -> tuple[bytes, str]:
+    """``new_row_key`` and the partition's name (``partition_name``), made once for both."""
     key = row_key(ref, values)
+    name = partition_name(ref, values)
     limit = MAX_ROW_KEY - DERIVED_KEY_ROOM
-    longest = max(len(key), len(partition_name(ref, values).encode()))
+    longest = max(len(key), len(name) if name.isascii() else len(name.encode()))
     if longest <= limit:
-        return key
+        return key, name
     sizes = [
         len(encode_values([kind], [value])) for kind, value in zip(ref.kinds, values, strict=True)
     ]
