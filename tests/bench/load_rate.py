@@ -32,10 +32,8 @@ import os
 import shutil
 import statistics
 import sys
-import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +49,7 @@ from partition_filters import (  # noqa: E402
     log,
     machine_info,
     make_table,
+    send_adds,
 )
 
 from metastore_server import __version__ as OUR_VERSION  # noqa: E402
@@ -117,30 +116,6 @@ def fresh_table(target: Target, ds: LoadDataset, case: Case, external_root: Path
         return str(client.get_table(DB, ds.table).sd.location)
 
 
-def send(target: Target, messages: list[bytes], connections: int) -> float:
-    """Send the encoded calls over ``connections`` connections at once; the seconds taken."""
-    pending = list(reversed(messages))
-    lock = threading.Lock()
-
-    def send_all() -> None:
-        with target.connected() as client:
-            socket_trans = client._oprot.trans
-            while True:
-                with lock:
-                    if not pending:
-                        return
-                    message = pending.pop()
-                socket_trans.write(message)
-                socket_trans.flush()
-                client._recv("add_partitions")
-
-    started = time.perf_counter()
-    with ThreadPoolExecutor(connections, thread_name_prefix="load") as pool:
-        for future in [pool.submit(send_all) for _ in range(connections)]:
-            future.result()
-    return time.perf_counter() - started
-
-
 def run_case(target: Target, case: Case, args: argparse.Namespace, external_root: Path) -> float:
     """One load of the case; partitions per second."""
     ds = LoadDataset(args.size)
@@ -149,7 +124,7 @@ def run_case(target: Target, case: Case, args: argparse.Namespace, external_root
         for path in partition_dirs(ds, Path(location.removeprefix("file:"))):
             os.makedirs(path, exist_ok=True)
     messages = encoded_adds(ds, location, args.batch, framed=False)
-    seconds = send(target, messages, args.connections)
+    seconds = send_adds(target, messages, args.connections)
     present = count_partitions(target, ds)
     with target.connected() as client:
         client.drop_table(DB, ds.table, True)

@@ -742,17 +742,10 @@ def encoded_adds(ds: Dataset, location: str, batch: int, framed: bool) -> list[b
     return messages
 
 
-def measure_load(target: Target, size: int, *, batch: int, connections: int) -> LoadResult:
-    """The server's load rate: ``size`` partitions into a fresh table, as add_partitions calls
-    of ``batch`` encoded beforehand (the client's encoding is not timed) and sent over
-    ``connections`` connections at once, directories made first. The table is dropped after."""
-    ds = LoadDataset(size)
-    with target.connected() as client, contextlib.suppress(hms.NoSuchObjectException):
-        client.drop_table(DB, ds.table, True)
-    location = ensure_table(target, ds)
-    table_dir = local_dir(location)
-    dirs_s = precreate_dirs(ds, table_dir) if table_dir is not None else None
-    pending = list(reversed(encoded_adds(ds, location, batch, target.framed)))
+def send_adds(target: Target, messages: list[bytes], connections: int) -> float:
+    """Send encoded ``add_partitions`` calls over ``connections`` connections at once, each
+    reading its answer before its next call; the seconds taken."""
+    pending = list(reversed(messages))
     lock = threading.Lock()
 
     def send_all() -> None:
@@ -767,11 +760,24 @@ def measure_load(target: Target, size: int, *, batch: int, connections: int) -> 
                 socket_trans.flush()
                 client._recv("add_partitions")
 
-    started = time.monotonic()
+    started = time.perf_counter()
     with ThreadPoolExecutor(connections, thread_name_prefix="load") as pool:
         for future in [pool.submit(send_all) for _ in range(connections)]:
             future.result()
-    seconds = time.monotonic() - started
+    return time.perf_counter() - started
+
+
+def measure_load(target: Target, size: int, *, batch: int, connections: int) -> LoadResult:
+    """The server's load rate: ``size`` partitions into a fresh table, as add_partitions calls
+    of ``batch`` encoded beforehand (the client's encoding is not timed) and sent over
+    ``connections`` connections at once, directories made first. The table is dropped after."""
+    ds = LoadDataset(size)
+    with target.connected() as client, contextlib.suppress(hms.NoSuchObjectException):
+        client.drop_table(DB, ds.table, True)
+    location = ensure_table(target, ds)
+    table_dir = local_dir(location)
+    dirs_s = precreate_dirs(ds, table_dir) if table_dir is not None else None
+    seconds = send_adds(target, encoded_adds(ds, location, batch, target.framed), connections)
     present = count_partitions(target, ds)
     with target.connected() as client:
         client.drop_table(DB, ds.table, True)
