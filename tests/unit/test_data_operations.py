@@ -564,12 +564,12 @@ def test_many_directories_are_made_side_by_side_as_the_caller(
 ) -> None:
     """A call with many directories makes them in several threads; each is given to the
     caller (the threads see who the call is made as), and all of them exist after."""
-    from metastore_server.caller import Session, serving
+    from metastore_server.caller import Session, current_user, serving
 
     given: dict[str, str | None] = {}
     monkeypatch.setattr(
         data_module, "give_to_caller",
-        lambda top, path: given.__setitem__(path, data_module.current_user()),
+        lambda top, path: given.__setitem__(path, current_user()),
     )  # fmt: skip
     leaves = [tmp_path / "t" / f"ds={d}" / f"hr={h}" for d in range(10) for h in range(12)]
     assert len(leaves) >= data_module.MAKE_IN_THREADS_FROM

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextvars
 import getpass
 import os
-import pwd
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -34,7 +33,6 @@ from dataclasses import dataclass, field
 import structlog
 
 from metastore_server import audit
-from metastore_server.caller import current_user
 from metastore_server.catalog.data import files as data_files
 from metastore_server.catalog.data.deletions import (
     Deletion,
@@ -48,6 +46,7 @@ from metastore_server.catalog.data.deletions import (
 from metastore_server.catalog.data.files import reason
 from metastore_server.catalog.data.filesystems import FileSystems, FileSystemUnavailable, Place
 from metastore_server.catalog.data.moves import Move, noted, undo_after_crash
+from metastore_server.catalog.data.permissions import give_to_caller
 from metastore_server.catalog.data.roots import DataRoots
 from metastore_server.thrift_api import hms
 
@@ -73,28 +72,6 @@ def _user() -> str:
         return getpass.getuser()
     except (KeyError, OSError):
         return str(os.getuid())
-
-
-def give_to_caller(top: str, path: str) -> None:
-    """Make the current caller the owner (its primary group the group) of the directories
-    from ``top`` down to ``path``; logged, never raised, when it cannot be done."""
-    user = current_user()
-    if not user:
-        return
-    try:
-        entry = pwd.getpwnam(user)
-    except (KeyError, UnicodeError, ValueError):
-        return
-    current = path
-    while True:
-        try:
-            os.chown(current, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
-        except OSError as exc:
-            log.warning("data_owner_not_set", location=current, user=user, error=reason(exc))
-            return
-        if current == top or len(current) <= len(top):
-            return
-        current = os.path.dirname(current)
 
 
 def _note_present(made: MadeDirs, path: str) -> None:

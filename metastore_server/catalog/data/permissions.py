@@ -25,6 +25,10 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import structlog
+
+from metastore_server.caller import current_user
+from metastore_server.catalog.data.files import reason
 from metastore_server.catalog.data.filesystems import FileSystems, FileSystemUnavailable
 
 READ = "READ"
@@ -36,6 +40,8 @@ _BITS = {
     WRITE: (stat.S_IWUSR, stat.S_IWGRP, stat.S_IWOTH),
     EXECUTE: (stat.S_IXUSR, stat.S_IXGRP, stat.S_IXOTH),
 }
+
+log = structlog.get_logger(__name__)
 
 
 class Refused(Exception):
@@ -241,3 +247,25 @@ class StoragePermissions:
             return
         path = self._local_path(location, who, WRITE)
         check_local_delete(path, who)
+
+
+def give_to_caller(top: str, path: str) -> None:
+    """Make the current caller the owner (its primary group the group) of the directories
+    from ``top`` down to ``path``; logged, never raised, when it cannot be done."""
+    user = current_user()
+    if not user:
+        return
+    try:
+        entry = pwd.getpwnam(user)
+    except (KeyError, UnicodeError, ValueError):
+        return
+    current = path
+    while True:
+        try:
+            os.chown(current, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
+        except OSError as exc:
+            log.warning("data_owner_not_set", location=current, user=user, error=reason(exc))
+            return
+        if current == top or len(current) <= len(top):
+            return
+        current = os.path.dirname(current)
