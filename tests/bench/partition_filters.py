@@ -221,6 +221,18 @@ class Shape:
     returns_count: bool = False  # the result is a number, not partitions
 
 
+def latest_ds_request(table: str) -> hms.PartitionValuesRequest:
+    """The request for a table's latest ``ds`` (distinct, descending, one row)."""
+    return hms.PartitionValuesRequest(
+        dbName=DB,
+        tblName=table,
+        partitionKeys=[hms.FieldSchema(name="ds", type="string", comment=None)],
+        applyDistinct=True,
+        ascending=False,
+        maxParts=1,
+    )
+
+
 def shapes(ds: Dataset) -> list[Shape]:
     """The filter shapes of docs/benchmarks.md on data set ``ds``."""
     mid = ds.days // 2
@@ -244,14 +256,7 @@ def shapes(ds: Dataset) -> list[Shape]:
         Shape(name, "get_partitions_by_filter", (DB, ds.table, text, -1), text)
         for name, text in filters
     ]
-    latest = hms.PartitionValuesRequest(
-        dbName=DB,
-        tblName=ds.table,
-        partitionKeys=[hms.FieldSchema(name="ds", type="string", comment=None)],
-        applyDistinct=True,
-        ascending=False,
-        maxParts=1,
-    )
+    latest = latest_ds_request(ds.table)
     out.append(
         Shape("latest_ds", "get_partition_values", (latest,), "distinct ds, descending, 1 row")
     )

@@ -47,6 +47,7 @@ from partition_filters import (  # noqa: E402
     TMemoryBuffer,
     TMessageType,
     hms,
+    latest_ds_request,
     make_partition,
     make_table,
     raw_call,
@@ -250,14 +251,7 @@ def measure(
     day = ds.day(mid)
     regions = ds.regions
     point = [day, "7", regions[len(regions) // 2]]
-    latest = hms.PartitionValuesRequest(
-        dbName=DB,
-        tblName=ds.table,
-        partitionKeys=[hms.FieldSchema(name="ds", type="string", comment=None)],
-        applyDistinct=True,
-        ascending=False,
-        maxParts=1,
-    )
+    latest = latest_ds_request(ds.table)
     step = max(1, ds.size // 1000)
     names = [
         f"ds={v[0]}/hr={v[1]}/region={v[2]}"
