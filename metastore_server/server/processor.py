@@ -158,9 +158,9 @@ class CallProcessor:
         values = {name: getattr(args, name, None) for name in arg_names}
         call.generation.observe(api, values)
         stamp_caller(api, values, call.session)
-        authorize = getattr(self._handler, "authorize", None)
-        if authorize is not None and not_text is None:
-            method = _authorized(authorize, api, values, method)
+        if getattr(self._handler, "authorizer", None) is not None and not_text is None:
+            # Only under --authorization: no wrapper on the hot path when it is off.
+            method = _authorized(self._handler.authorize, api, values, method)
         db, table = split_audit_target(values)
         result = getattr(self._service, api + "_result")()
         with serving(call.session):
