@@ -4,27 +4,32 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 
 import structlog
 
+from metastore_server.log_lines import render_console
 from metastore_server.safe_log import DroppingLoggerFactory
 
 _configured = False
 _call_extras: ContextVar[dict[str, object] | None] = ContextVar("call_extras", default=None)
 
 
-@contextmanager
-def collecting_extras() -> Iterator[dict[str, object]]:
-    """Collect what the code serving one call adds to its audit line (see ``note``/``count``)."""
-    extras: dict[str, object] = {}
-    token = _call_extras.set(extras)
-    try:
-        yield extras
-    finally:
-        _call_extras.reset(token)
+class collecting_extras:  # noqa: N801 - used as a function: ``with collecting_extras() as x:``
+    """Collect what the code serving one call adds to its audit line (see ``note``/``count``);
+    a class, not a generator: it is entered on every call."""
+
+    __slots__ = ("_extras", "_token")
+
+    def __init__(self) -> None:
+        self._extras: dict[str, object] = {}
+
+    def __enter__(self) -> dict[str, object]:
+        self._token = _call_extras.set(self._extras)
+        return self._extras
+
+    def __exit__(self, *_exc: object) -> None:
+        _call_extras.reset(self._token)
 
 
 def note(**fields: object) -> None:
@@ -62,13 +67,10 @@ def count(**amounts: int) -> None:
 
 
 def configure_logging(level: str = "info", fmt: str = "console") -> None:
-    """Configure structlog once: ISO timestamps, level, key=value (console) or JSON lines."""
+    """Configure structlog once: ISO timestamps, level, key=value (console, the layout of
+    structlog's console renderer without colours) or JSON lines."""
     global _configured
-    renderer = (
-        structlog.processors.JSONRenderer()
-        if fmt == "json"
-        else structlog.dev.ConsoleRenderer(colors=False)
-    )
+    renderer = structlog.processors.JSONRenderer() if fmt == "json" else render_console
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

@@ -13,8 +13,6 @@ current around each call (:func:`serving`); the code serving the call reads it w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -74,11 +72,18 @@ def current_user() -> str | None:
     return current_session().user
 
 
-@contextmanager
-def serving(session: Session) -> Iterator[Session]:
-    """Make ``session`` current for the code run inside."""
-    token = _current.set(session)
-    try:
-        yield session
-    finally:
-        _current.reset(token)
+class serving:  # noqa: N801 - used as a function: ``with serving(session):``
+    """Make ``session`` current for the code run inside (a class, not a generator: it is
+    entered on every call)."""
+
+    __slots__ = ("_session", "_token")
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def __enter__(self) -> Session:
+        self._token = _current.set(self._session)
+        return self._session
+
+    def __exit__(self, *_exc: object) -> None:
+        _current.reset(self._token)

@@ -24,6 +24,7 @@ from metastore_server.api.explain import ExplainCalls
 from metastore_server.api.file_metadata import FileMetadataCalls
 from metastore_server.api.functions import FunctionCalls
 from metastore_server.api.indexes import IndexCalls
+from metastore_server.api.listing_replies import ListingReplies
 from metastore_server.api.materialized_views import MaterializedViewCalls
 from metastore_server.api.partition_names import PartitionNameCalls
 from metastore_server.api.partition_reads import PartitionReadCalls
@@ -50,6 +51,7 @@ from metastore_server.api.workload import WorkloadCalls
 from metastore_server.api.write_ids import WriteIdCalls
 from metastore_server.caller import current_session
 from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog.reads.whole_listing import change_token
 from metastore_server.catalog.security.delegation import DelegationTokens
 from metastore_server.thrift_api import hms
 
@@ -119,6 +121,9 @@ class MetastoreHandler:
         settings = ServerSettings(config_values=dict(config_values or {}), tokens=tokens,
                                   proxy_users=self.proxy_users)  # fmt: skip
         self.areas: dict[type[Area], Area] = {area: area(catalog, settings) for area in AREAS}
+        #: Names listings answered again while the store is unchanged (used by the server's
+        #: processor for Thrift calls; calls made on this object directly are not kept).
+        self.listing_replies = ListingReplies(lambda: change_token(catalog.ctx))
 
     def authorize(self, api: str, values: dict[str, Any]) -> None:
         """Refuse (raise the HMS exception) a call the current caller may not make under

@@ -21,6 +21,7 @@ from thriftpy2.transport import TTransportException
 
 from metastore_server.api.audit_fields import result_size, split_audit_target
 from metastore_server.api.caller_fields import stamp_caller
+from metastore_server.api.listing_replies import KEPT_CALLS, kept
 from metastore_server.audit import audit_call, collecting_extras
 from metastore_server.caller import Session, serving
 from metastore_server.server.generations import (
@@ -83,6 +84,10 @@ class CallProcessor:
         self._binary_output = binary_output
         #: Thread id -> monotonic start of the call it is serving (from its message's start).
         self._in_flight: dict[int, float] = {}
+        #: The service's methods (its list, as a set: looked up on every call).
+        self._methods = frozenset(service.thrift_services)
+        #: Method -> its argument names (see ``_argument_names``).
+        self._arg_names: dict[str, tuple[str, ...]] = {}
 
     def oldest_call_age(self) -> float:
         """Seconds the longest-running call in flight has run (0 when none)."""
@@ -138,7 +143,7 @@ class CallProcessor:
             self._send_exception(oprot, api, error, call.seqid)
             call.audit("invalid_message_type")
             raise InvalidMessage(f"invalid message type {msg_type}")
-        method = getattr(self._handler, api, None) if api in self._service.thrift_services else None
+        method = getattr(self._handler, api, None) if api in self._methods else None
         if method is None:
             iprot.skip(TType.STRUCT)
             iprot.read_message_end()
@@ -154,10 +159,13 @@ class CallProcessor:
         not_text = undecoded_field(args) if reader is None or reader.may_hold_bad_text() else None
         if not_text is not None:  # refused before the handler sees it: nothing is written
             method = functools.partial(_refuse_text, not_text)
-        arg_names = [spec[1] for spec in args.thrift_spec.values()]
+        arg_names = self._argument_names(api, args)
         values = {name: getattr(args, name, None) for name in arg_names}
         call.generation.observe(api, values)
         stamp_caller(api, values, call.session)
+        replies = getattr(self._handler, "listing_replies", None)
+        if replies is not None and api in KEPT_CALLS and not_text is None:
+            method = kept(replies, api, method)
         if getattr(self._handler, "authorizer", None) is not None and not_text is None:
             # Only under --authorization: no wrapper on the hot path when it is off.
             method = _authorized(self._handler.authorize, api, values, method)
@@ -174,6 +182,13 @@ class CallProcessor:
             # After the reply is written: ``ms`` is the whole call, sending included.
             call.audit(outcome, db=db, table=table, rows=rows, error=error_text, extras=extras)
 
+    def _argument_names(self, api: str, args: Any) -> tuple[str, ...]:
+        """The names of ``api``'s arguments in their IDL order (worked out once a method)."""
+        names = self._arg_names.get(api)
+        if names is None:
+            names = self._arg_names[api] = tuple(spec[1] for spec in args.thrift_spec.values())
+        return names
+
     def _read_arguments(self, call: _Call, iprot: Any, oprot: Any) -> Any:
         """The call's arguments, decoded within the connection's limits."""
         api, reader = call.api, call.reader
@@ -184,11 +199,11 @@ class CallProcessor:
             reader.read_ahead()
             iprot.lists_as_keys = reader.may_hold_list_keys()
         try:
-            with reader.meter.active() if reader is not None else contextlib.nullcontext():
-                if api in SNIFFED_REQUESTS:
-                    read_arguments(api, args, iprot)
-                else:
-                    args.read(iprot)
+            if reader is None:
+                self._decode(api, args, iprot)
+            else:
+                with reader.meter.active():
+                    self._decode(api, args, iprot)
         except DecodeLimitExceeded as exc:
             # The rest of the message is not read: answer (if the client still listens), close.
             error = TApplicationException(TApplicationException.PROTOCOL_ERROR, exc.message)
@@ -200,6 +215,13 @@ class CallProcessor:
         if reader is not None:
             reader.message_read()
         return args
+
+    @staticmethod
+    def _decode(api: str, args: Any, iprot: Any) -> None:
+        if api in SNIFFED_REQUESTS:
+            read_arguments(api, args, iprot)
+        else:
+            args.read(iprot)
 
     def _run(
         self, api: str, method: Callable[..., Any], arguments: list[Any], result: Any

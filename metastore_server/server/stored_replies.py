@@ -39,6 +39,9 @@ _REPLY = 2
 _DB_NAME_FIELD, _TABLE_NAME_FIELD = 2, 3
 #: Partitions written per chunk.
 _CHUNK = 256
+#: Bytes gathered before a write to the socket: a small reply goes out in one write (one
+#: system call, one wake-up of the client), a big one in writes of about this size.
+_WRITE_SIZE = 256 * 1024
 
 Writer = Callable[[bytes], None]
 
@@ -154,14 +157,11 @@ def send_stored_partitions(
         size = binary_reply_size(answer, api, seqid)
         chunks = binary_reply(answer, api, seqid)
     if binary and frame_writer is not None and size < 2**31:
-        frame_writer(struct.pack("!i", size))
-        for chunk in chunks:
-            frame_writer(chunk)
+        _write_gathered(frame_writer, [struct.pack("!i", size)], chunks)
         return
     if binary and socket_writer is not None:
         oprot.trans.flush()  # whatever the transport holds goes first (nothing, usually)
-        for chunk in chunks:
-            socket_writer(chunk)
+        _write_gathered(socket_writer, [], chunks)
         return
     if binary:
         for chunk in chunks:
@@ -173,3 +173,18 @@ def send_stored_partitions(
     result.write(oprot)
     oprot.write_message_end()
     oprot.trans.flush()
+
+
+def _write_gathered(write: Writer, pending: list[bytes], chunks: Iterator[bytes]) -> None:
+    """Write ``pending`` then ``chunks``, joined into writes of about ``_WRITE_SIZE`` bytes
+    (a chunk is never split)."""
+    size = sum(len(piece) for piece in pending)
+    for chunk in chunks:
+        pending.append(chunk)
+        size += len(chunk)
+        if size >= _WRITE_SIZE:
+            write(b"".join(pending))
+            pending.clear()
+            size = 0
+    if pending:
+        write(b"".join(pending))

@@ -54,8 +54,7 @@ import ssl
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from thriftpy2.thrift import TType
@@ -172,7 +171,7 @@ class DecodeMeter:
 
     ``received`` tells how many bytes of the message the decoder may have read so far."""
 
-    __slots__ = ("spent", "ratio", "floor", "_allowance", "_received")
+    __slots__ = ("spent", "ratio", "floor", "_allowance", "_received", "_previous")
 
     def __init__(
         self, received: Callable[[], int], ratio: int = DECODE_RATIO, floor: int = DECODE_FLOOR
@@ -182,6 +181,7 @@ class DecodeMeter:
         self._received = received
         self.spent = 0
         self._allowance = floor
+        self._previous: DecodeMeter | None = None
 
     def reset(self) -> None:
         """A new message begins."""
@@ -197,15 +197,18 @@ class DecodeMeter:
             if self.spent > self._allowance:
                 raise DecodeLimitExceeded(self.spent, received, self.ratio)
 
-    @contextmanager
-    def active(self) -> Iterator[DecodeMeter]:
-        """Charge the structs built in this thread to this meter."""
-        previous = _active.meter
+    def active(self) -> DecodeMeter:
+        """Charge the structs built in this thread to this meter: ``with meter.active():``
+        (the meter is its own context manager, entered on every call: no generator)."""
+        return self
+
+    def __enter__(self) -> DecodeMeter:
+        self._previous = _active.meter
         _active.meter = self
-        try:
-            yield self
-        finally:
-            _active.meter = previous
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        _active.meter, self._previous = self._previous, None
 
 
 def charge(cost: int) -> None:
