@@ -32,7 +32,7 @@ from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.events.messages import Event, render
 from metastore_server.thrift_api import hms
 from storage import layout
-from storage.port import Condition, Delete, Put, StoragePort
+from storage.port import Capabilities, Condition, Delete, Put, StoragePort
 
 log = structlog.get_logger(__name__)
 
@@ -76,6 +76,10 @@ class NotificationLog:
         self.ttl_s = ttl_s
         self._lock = threading.Lock()
         self._next_expiry = 0.0
+        #: The store's change token, where it has one: the newest id is kept with the token
+        #: it was read under (``current_id``).
+        self._token = Capabilities.of(store).change_token
+        self._newest: tuple[int, int] | None = None
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -193,12 +197,20 @@ class NotificationLog:
     # -- reading ---------------------------------------------------------------------------
 
     def current_id(self) -> int:
-        """The id of the newest event; 0 when there has been none."""
+        """The id of the newest event; 0 when there has been none. Read again only when the
+        store has changed since the last read (on a store with a change token)."""
+        token = self._token() if self._token is not None else None
+        newest = self._newest
+        if token is not None and newest is not None and newest[0] == token:
+            return newest[1]
+        found = 0
         start, stop = layout.event_range()
         for key, _row in self._store.scan(layout.META, start, stop, reverse=True, limit=1,
                                           columns=[layout.EVENT_MARK]):  # fmt: skip
-            return layout.event_id(key)
-        return 0
+            found = layout.event_id(key)
+        if token is not None:
+            self._newest = (token, found)
+        return found
 
     def next_stored(
         self,
