@@ -211,8 +211,8 @@ def load(server: OurServer, ds: Dataset, batch: int, connections: int) -> tuple[
     threads += [threading.Thread(target=send, daemon=True) for _ in range(connections)]
     for thread in threads:
         thread.start()
-    while any(t.is_alive() for t in threads[1:]):
-        threads[1].join(30)
+    while alive := [t for t in threads[1:] if t.is_alive()]:
+        alive[0].join(30)  # (one sender may end before the others: wait on one still alive)
         elapsed = time.monotonic() - started
         log(f"  {start + done[0]:,}/{ds.size:,} ({done[0] / elapsed:,.0f} partitions/s)")
     if failure:
