@@ -27,7 +27,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import os
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -360,6 +362,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="where the servers keep their data (default: a new directory "
                         "under var/bench-api, removed afterwards unless --keep)")  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the data directory")
+    parser.add_argument("--hbase", metavar="HOST:PORT",
+                        help="our server on this HBase Thrift gateway (a fresh table prefix) "
+                        "instead of the embedded store")  # fmt: skip
+    parser.add_argument("--hbase-double", action="store_true",
+                        help="our server on the HBase test double, in a process of its own "
+                        "(a Python stand-in for HBase: not HBase's figures)")  # fmt: skip
     parser.add_argument("--timeout", type=float, default=600.0, help="client timeout, s")
     args = parser.parse_args(argv)
     try:
@@ -375,12 +383,49 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(f"unknown operations {unknown}; known: {', '.join(sorted(known))}")
     if args.reference and args.reference_hms != "none":
         parser.error("give --reference or --reference-hms, not both")
+    if args.hbase and args.hbase_double:
+        parser.error("give --hbase or --hbase-double, not both")
+    if args.hbase and not args.hbase.rpartition(":")[2].isdigit():
+        parser.error(f"--hbase must be host:port, not {args.hbase!r}")
     # what start_targets of partition_filters reads
     args.ours = None
     args.reference = [args.reference] if args.reference else []
     args.reference_props = {"hive.in.test": "true"} if args.reference_hms == "derby" else {}
     args.reference_hms = None if args.reference_hms == "none" else args.reference_hms
     return args
+
+
+def hbase_storage(args: argparse.Namespace, stack: contextlib.ExitStack) -> str | None:
+    """The storage URL of our server on HBase (``--hbase``, or the double started here in a
+    process of its own, stopped with ``stack``), under a fresh table prefix; None: the
+    embedded store."""
+    import secrets
+
+    from support.hbase_double import storage_url
+
+    prefix = f"bench{secrets.token_hex(3)}_"
+    if args.hbase:
+        host, _, port = args.hbase.rpartition(":")
+        return storage_url(host, int(port), prefix=prefix)
+    if not args.hbase_double:
+        return None
+    code = ("import sys; from support.hbase_double import HBaseDouble; "
+            "d = HBaseDouble().start(); print('PORT', d.address[1], flush=True); sys.stdin.read(); "
+            "import os; os._exit(0)")  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    double = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, env=env)  # fmt: skip
+    stack.callback(double.wait, 30)
+    stack.callback(double.stdin.close)  # type: ignore[union-attr]  # its end: stdin closes
+    port = 0
+    for line in double.stdout:  # type: ignore[union-attr]  # (its log lines come first)
+        if line.startswith(b"PORT "):
+            port = int(line.split()[1])
+            break
+    if not port:
+        raise SystemExit("the HBase double did not start")
+    log(f"HBase double on 127.0.0.1:{port} (pid {double.pid})")
+    return storage_url("127.0.0.1", port, prefix=prefix)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -400,6 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     try:
         with contextlib.ExitStack() as stack:
+            args.ours_storage = hbase_storage(args, stack)
             targets = start_targets(args, stack)
             ref = targets[1].name if len(targets) > 1 else None
             print("\n".join(machine_info()))

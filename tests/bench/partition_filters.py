@@ -1297,15 +1297,17 @@ def start_targets(args: argparse.Namespace, stack: contextlib.ExitStack) -> list
         server = OurServer(
             data_dir / "ours", extra_args=[*extra, *(["--transport", "framed"] if framed else [])]
         )
-        log(f"starting our server (store {server.workdir / 'metastore.db'}) ...")
+        store = f"SQLite store {server.workdir / 'metastore.db'}"
+        if getattr(args, "ours_storage", None):  # ours on another store (HBase)
+            server.storage, store = args.ours_storage, f"store {args.ours_storage}"
+        log(f"starting our server ({store}) ...")
         endpoint = stack.enter_context(server)
         targets.append(
             Target(
                 "ours",
                 endpoint.host,
                 endpoint.port,
-                f"hbase-metastore {OUR_VERSION}, SQLite store "
-                f"{server.workdir / 'metastore.db'}, audit at info (JSON) for rows scanned",
+                f"hbase-metastore {OUR_VERSION}, {store}, audit at info (JSON) for rows scanned",
                 audit=AuditLog(server.stderr_path),
                 timeout_ms=timeout_ms,
                 pid=server.process.pid if server.process is not None else None,
