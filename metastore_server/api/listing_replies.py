@@ -114,7 +114,9 @@ def kept(replies: ListingReplies, method: str, call: Callable[..., Any]) -> Call
 
 def _encoded(answer: Any) -> Answer | None:
     """``answer`` as it is kept: a list of names as ``EncodedNames`` (its body made now)."""
-    if isinstance(answer, EncodedNames | EncodedStructs):
+    if isinstance(answer, EncodedStructs) or (
+        isinstance(answer, EncodedNames) and answer.replayable
+    ):
         return answer
     if isinstance(answer, list) and all(type(name) is str for name in answer):
         return EncodedNames([name.encode("utf-8") for name in answer])

@@ -75,7 +75,7 @@ def binary_reply(
     """A whole binary-protocol reply whose ``success`` is ``parts``, in chunks."""
     yield _head(parts, method, seqid)
     if isinstance(parts, EncodedNames):
-        yield parts.body()
+        yield from parts.body_chunks()
         yield bytes((_STOP,))
         return
     names = _names(parts)
@@ -89,7 +89,7 @@ def binary_reply(
 def binary_reply_size(parts: EncodedPartitions | EncodedNames, method: str, seqid: int) -> int:
     """The length of ``binary_reply`` in bytes, without building it (a frame header)."""
     if isinstance(parts, EncodedNames):
-        return len(_head(parts, method, seqid)) + len(parts.body()) + 1
+        return len(_head(parts, method, seqid)) + parts.body_size() + 1
     names = len(_names(parts))
     body = sum(len(blob) for blob in parts.blobs) + names * len(parts.blobs)
     return len(_head(parts, method, seqid)) + body + 1

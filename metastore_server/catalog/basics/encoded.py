@@ -11,7 +11,7 @@ other than binary.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,12 +53,24 @@ class EncodedNames:
     def __len__(self) -> int:
         return len(self.names)
 
+    #: Whether the answer may be written more than once (one merged from runs on disk,
+    #: ``catalog.reads.spilled_names``, may not).
+    replayable = True
+
     def body(self) -> bytes:
         """The names as the body of a Thrift binary list of strings (each after its length)."""
         made = self.memo.get("body")
         if made is None:
             made = self.memo["body"] = length_prefixed(list(self.names))
         return made
+
+    def body_size(self) -> int:
+        """The length of the body in bytes."""
+        return len(self.body())
+
+    def body_chunks(self) -> Iterator[bytes]:
+        """The body in blocks, as it goes to the wire."""
+        yield self.body()
 
     def decode(self) -> list[str]:
         """The names as strings (for protocols other than binary, and for callers)."""

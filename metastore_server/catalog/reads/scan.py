@@ -234,50 +234,105 @@ def matching_columns(
     them lack a column: ``matching_rows`` as tuples, read by the store's compiled loop where it
     has one (``scan_columns``). With ``keys=False`` the key may be None in a tuple that has
     every column (a big listing then holds no copy of every key)."""
-    scan_columns = Capabilities.of(store).scan_columns
     found: list[tuple[bytes | None, ...]] = []
-    scanned = incomplete = 0
+    incomplete = 0
+    for rows, lacking in column_batches(store, ref, ranges, columns, keys=keys):
+        if found:
+            found.extend(rows)
+        else:
+            found = rows
+        incomplete += lacking
+    return found, incomplete
+
+
+def column_batches(
+    store: StoragePort,
+    ref: TableRef,
+    ranges: Iterable[KeyRange],
+    columns: Sequence[bytes],
+    *,
+    keys: bool = True,
+    batch: int | None = None,
+) -> Iterator[tuple[list[tuple[bytes | None, ...]], int]]:
+    """What ``matching_columns`` finds, in batches of at most ``batch`` tuples (None: a batch
+    a range or segment), each with how many of its tuples lack a column; with ``batch`` every
+    tuple holds its key."""
+    scan_columns = Capabilities.of(store).scan_columns
+    keys = keys or batch is not None
+    counts = [0, 0]  # rows read, rows matched
     points: list[bytes] = []  # plain point ranges in a row, read together
-
-    def read_points() -> None:
-        nonlocal scanned, incomplete
-        for key, row in store.get_many(layout.PARTITIONS, points):
-            found.append((*[row.get(column) for column in columns], key))
-            incomplete += not all(column in row for column in columns)
-            scanned += 1
-        points.clear()
-
     try:
         for key_range in ranges:
             if key_range.point is not None and key_range.residual is None:
                 points.append(key_range.point)
+                if batch is not None and len(points) >= batch:
+                    yield _points(store, points, columns, counts)
                 continue
             if points:
-                read_points()
+                yield _points(store, points, columns, counts)
             test = key_test(ref, key_range)
             if scan_columns is None or key_range.point is not None:
-                rows_before = len(found)
-                tested = [0]
-                if test is not None:
-                    test = _counting(test, tested)
-                for key, row in _rows_of(store, key_range, columns, test):
-                    found.append((*[row.get(column) for column in columns], key))
-                    incomplete += not all(column in row for column in columns)
-                scanned += tested[0] if test is not None else len(found) - rows_before
+                yield from _row_batches(store, key_range, columns, test, batch, counts)
                 continue
             for start, stop in _segments(store, key_range):
-                rows, read, lacking = scan_columns(
-                    layout.PARTITIONS, start, stop, columns, key_filter=test, keys=keys,
-                    needles=key_range.needles,
-                )
-                found.extend(rows)
-                scanned += read
-                incomplete += lacking
+                while True:
+                    rows, read, lacking = scan_columns(
+                        layout.PARTITIONS, start, stop, columns, key_filter=test, keys=keys,
+                        needles=key_range.needles, limit=batch,
+                    )  # fmt: skip
+                    counts[0] += read
+                    counts[1] += len(rows)
+                    yield rows, lacking
+                    if batch is None or len(rows) < batch:
+                        break
+                    start = rows[-1][-1] + b"\x00"  # type: ignore[operator]  # after the last
         if points:
-            read_points()
+            yield _points(store, points, columns, counts)
     finally:
-        audit.count(rows_scanned=scanned, rows_matched=len(found))
-    return found, incomplete
+        audit.count(rows_scanned=counts[0], rows_matched=counts[1])
+
+
+def _points(
+    store: StoragePort, points: list[bytes], columns: Sequence[bytes], counts: list[int]
+) -> tuple[list[tuple[bytes | None, ...]], int]:
+    """The rows of ``points`` that exist (read together; the list is emptied)."""
+    rows: list[tuple[bytes | None, ...]] = []
+    lacking = 0
+    for key, row in store.get_many(layout.PARTITIONS, points):
+        rows.append((*[row.get(column) for column in columns], key))
+        lacking += not all(column in row for column in columns)
+    points.clear()
+    counts[0] += len(rows)
+    counts[1] += len(rows)
+    return rows, lacking
+
+
+def _row_batches(
+    store: StoragePort,
+    key_range: KeyRange,
+    columns: Sequence[bytes],
+    test: KeyFilter | None,
+    batch: int | None,
+    counts: list[int],
+) -> Iterator[tuple[list[tuple[bytes | None, ...]], int]]:
+    """The rows of one range read row by row (a store without ``scan_columns``, a point
+    with a residual), in batches."""
+    tested = [0]
+    if test is not None:
+        test = _counting(test, tested)
+    rows: list[tuple[bytes | None, ...]] = []
+    lacking = matched = 0
+    for key, row in _rows_of(store, key_range, columns, test):
+        rows.append((*[row.get(column) for column in columns], key))
+        lacking += not all(column in row for column in columns)
+        if batch is not None and len(rows) >= batch:
+            matched += len(rows)
+            yield rows, lacking
+            rows, lacking = [], 0
+    matched += len(rows)
+    counts[0] += tested[0] if test is not None else matched
+    counts[1] += matched
+    yield rows, lacking
 
 
 def range_counts(store: StoragePort, ref: TableRef, key_range: KeyRange) -> tuple[int, int]:

@@ -20,9 +20,11 @@ from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartiti
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.core.listing_cache import Listing
 from metastore_server.catalog.objects.tables import TableRef
+from metastore_server.catalog.reads import spilled_names
 from metastore_server.catalog.reads.scan import (
     NAME_COLUMNS,
     KeyRange,
+    column_batches,
     matching_columns,
     name_bytes_of,
     whole_table,
@@ -144,20 +146,21 @@ class Stored:
         return EncodedPartitions(self.ref.db, self.ref.name, [row[1] for row in named])
 
     def names(self, max_parts: int | None) -> EncodedNames:
-        """Names of the partitions in the ranges, sorted, up to max_parts."""
+        """Names of the partitions in the ranges, sorted, up to max_parts: sorted in memory
+        up to ``spilled_names.RUN_NAMES`` of them, past it in runs on disk merged as the reply
+        is written (bounded memory)."""
         ref = self.ref
-        rows, incomplete = matching_columns(
-            self.ctx.store, ref, self.ranges, NAME_COLUMNS, keys=False
-        )
-        found = [row[0] for row in rows]
-        for i, (name, key) in enumerate(rows if incomplete else ()):
-            if name is None:  # a row without its name: made from the key
-                found[i] = name_bytes_of(ref, key, {})
-        found.sort()
-        limit = limit_of(max_parts)
-        if limit is not None:
-            del found[limit:]
-        return EncodedNames(found)
+        sorter = spilled_names.NameSorter()
+        batches = column_batches(self.ctx.store, ref, self.ranges, NAME_COLUMNS, keys=False,
+                                 batch=spilled_names.RUN_NAMES)  # fmt: skip
+        for rows, incomplete in batches:
+            found = [row[0] for row in rows]
+            for i, (name, key) in enumerate(rows if incomplete else ()):
+                if name is None:  # a row without its name: made from the key
+                    found[i] = name_bytes_of(ref, key, {})
+            del rows
+            sorter.add(found)  # type: ignore[arg-type]
+        return sorter.sorted(limit_of(max_parts))
 
     def count(self) -> int:
         """How many partitions the ranges hold (none is decoded)."""
@@ -251,6 +254,9 @@ def table_names(ctx: CatalogContext, ref: TableRef, max_parts: int | None) -> En
             audit.note(listing_cache="hit")
             return Listed(ctx, ref, listing).names(max_parts)
     found = Stored(ctx, ref, whole_table(ref)).names(None)
+    if not found.replayable:  # merged from runs on disk: far too many to keep
+        limit = limit_of(max_parts)
+        return found if limit is None else found.first(limit)  # type: ignore[attr-defined]
     names = list(found.names)
     if token is not None and cache.max_bytes > 0:
         cache.put(names_key(ref.table_id), token, Listing(names, [], []))
