@@ -79,10 +79,9 @@ def binary_reply(
         yield bytes((_STOP,))
         return
     names = _names(parts)
-    blobs = parts.blobs
-    for start in range(0, len(blobs), _CHUNK):
+    for chunk in parts.blob_chunks(_CHUNK):
         # names + blob for each: the names before the first, then between the others.
-        yield names + names.join(blobs[start : start + _CHUNK])
+        yield names + names.join(chunk)
     yield bytes((_STOP,))
 
 
@@ -91,7 +90,7 @@ def binary_reply_size(parts: EncodedPartitions | EncodedNames, method: str, seqi
     if isinstance(parts, EncodedNames):
         return len(_head(parts, method, seqid)) + parts.body_size() + 1
     names = len(_names(parts))
-    body = sum(len(blob) for blob in parts.blobs) + names * len(parts.blobs)
+    body = parts.blobs_size() + names * len(parts)
     return len(_head(parts, method, seqid)) + body + 1
 
 

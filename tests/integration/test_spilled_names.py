@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from metastore_server.catalog.reads import spilled_names
+from metastore_server.catalog.reads import selection, spilled_names
 
 from .conftest import create_db, make_partition, make_table
 
@@ -57,4 +57,52 @@ def test_names_through_runs_are_the_sorted_names(start_server, small_runs, frame
     client.drop_partition(DB, TABLE, ["2024-01-03", "10"], True)
     wanted.remove(_name("2024-01-03", 10))
     assert client.get_partition_names(DB, TABLE, -1) == wanted
+    client.close()
+
+
+@pytest.fixture()
+def small_partition_runs(monkeypatch) -> list[int]:
+    """Runs of a few partitions, read from the store 5 at a time; counts the merged answers."""
+    monkeypatch.setattr(spilled_names, "RUN_BYTES", 2000)
+    monkeypatch.setattr(selection, "PARTITION_BATCH", 5)
+    merges = [0]
+    chunks = spilled_names.MergedPartitions.blob_chunks
+
+    def counted(self, size):  # noqa: ANN001, ANN202
+        merges[0] += 1
+        return chunks(self, size)
+
+    monkeypatch.setattr(spilled_names.MergedPartitions, "blob_chunks", counted)
+    return merges
+
+
+@pytest.mark.parametrize(("framed", "compact"), [(False, False), (True, False), (False, True)])
+def test_partitions_through_runs_are_in_name_order(
+    start_server, small_partition_runs, framed, compact
+):
+    server = start_server(
+        transport="framed" if framed else "buffered",
+        protocol="compact" if compact else "binary",
+        listing_cache_mb=0,  # no listing kept: every listing is read from the store
+    )
+    client = server.client(framed=framed, compact=compact)
+    create_db(client, DB)
+    client.create_table(make_table(DB, TABLE, keys=[("ds", "string"), ("hr", "int")]))
+    parts = [(ds, hr) for ds in ("2024-01-01", "2024-01-02", "x y") for hr in range(0, 24, 2)]
+    client.add_partitions([make_partition(DB, TABLE, [ds, str(hr)]) for ds, hr in parts])
+    wanted = sorted(parts, key=lambda p: _name(*p))
+
+    def listed(found: list) -> list[tuple[str, int]]:
+        return [(p.values[0], int(p.values[1])) for p in found]
+
+    whole = client.get_partitions(DB, TABLE, -1)
+    assert listed(whole) == wanted
+    assert all((p.dbName, p.tableName) == (DB, TABLE) for p in whole)
+    assert listed(client.get_partitions(DB, TABLE, 7)) == wanted[:7]
+    hr_6 = [p for p in wanted if p[1] == 6]
+    assert listed(client.get_partitions_by_filter(DB, TABLE, "hr = 6", -1)) == hr_6
+    assert listed(client.get_partitions_by_filter(DB, TABLE, 'ds >= "2024-01-02"', -1)) == [
+        p for p in wanted if p[0] >= "2024-01-02"
+    ]
+    assert small_partition_runs[0] >= 2  # the whole listings above went through runs
     client.close()

@@ -44,6 +44,6 @@ def test_a_merged_answer_decodes_and_deletes_its_runs() -> None:
     for start in range(0, len(names), 50):
         sorter.add(names[start : start + 50])
     answer = sorter.sorted(None)
-    assert isinstance(answer, MergedNames) and len(answer.runs) == 10
+    assert isinstance(answer, MergedNames) and len(answer.runs.files) == 10
     assert answer.decode() == [name.decode() for name in sorted(names)]
-    assert all(run.closed for run in answer.runs)
+    assert all(run.closed for run in answer.runs.files)

@@ -28,8 +28,21 @@ class EncodedPartitions:
     table: str
     blobs: Sequence[bytes]
 
+    #: Whether the answer may be written more than once (see ``EncodedNames.replayable``).
+    replayable = True
+
     def __len__(self) -> int:
         return len(self.blobs)
+
+    def blobs_size(self) -> int:
+        """The bytes of the stored encodings together."""
+        return sum(len(blob) for blob in self.blobs)
+
+    def blob_chunks(self, size: int) -> Iterator[Sequence[bytes]]:
+        """The stored encodings in answer order, ``size`` at a time."""
+        blobs = self.blobs
+        for start in range(0, len(blobs), size):
+            yield blobs[start : start + size]
 
     def decode(self) -> list[hms.Partition]:
         """The partitions as objects (for protocols other than binary, and for callers)."""

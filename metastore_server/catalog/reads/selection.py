@@ -22,6 +22,7 @@ from metastore_server.catalog.core.listing_cache import Listing
 from metastore_server.catalog.objects.tables import TableRef
 from metastore_server.catalog.reads import spilled_names
 from metastore_server.catalog.reads.scan import (
+    LISTING_COLUMNS,
     NAME_COLUMNS,
     KeyRange,
     column_batches,
@@ -32,11 +33,14 @@ from metastore_server.catalog.reads.scan import (
 from metastore_server.catalog.reads.whole_listing import (
     change_token,
     filtered,
-    named_rows,
     whole_listing,
+    with_names,
 )
 from metastore_server.thrift_api import hms
 from storage import layout
+
+#: Partitions read from the store at a time for a listing (each batch then joins the sort).
+PARTITION_BATCH = 100_000
 
 
 def limit_of(max_parts: int | None) -> int | None:
@@ -137,13 +141,20 @@ class Stored:
         """The stored partitions in the ranges, sorted by name, up to max_parts; MetaException
         before anything is sorted or sent when more match than one request may return."""
         limit = limit_of(max_parts)
-        named = named_rows(self.ctx, self.ref, self.ranges)
-        check_request_limit(self.ctx, self.ref, len(named), limit)
+        ref = self.ref
         # UTF-8 byte order is code point order: sorting the names' bytes sorts the names.
-        named.sort()
-        if limit is not None:
-            named = named[:limit]
-        return EncodedPartitions(self.ref.db, self.ref.name, [row[1] for row in named])
+        sorter = spilled_names.PartitionSorter()
+        try:
+            batches = column_batches(self.ctx.store, ref, self.ranges, LISTING_COLUMNS,
+                                     keys=False, batch=PARTITION_BATCH)  # fmt: skip
+            for rows, incomplete in batches:
+                sorter.add(with_names(ref, rows, incomplete))
+                del rows
+            check_request_limit(self.ctx, ref, len(sorter), limit)
+        except BaseException:
+            sorter.close()
+            raise
+        return sorter.sorted(ref.db, ref.name, limit)
 
     def names(self, max_parts: int | None) -> EncodedNames:
         """Names of the partitions in the ranges, sorted, up to max_parts: sorted in memory

@@ -1,13 +1,14 @@
-"""Partition names sorted in bounded memory.
+"""Partition listings sorted in bounded memory.
 
-A table's names are answered sorted by name, which is not the order its rows are read in (an
-``int`` key orders 2 before 10; names order ``hr=10`` before ``hr=2``), so every name is read
-before the first goes out. Up to :data:`RUN_NAMES` names this is a sort in memory. Past it, the
-names read so far are sorted and written to a temporary file (a *run*), and the reply is the
-runs merged as it is written: the server holds one run's names while reading, and a block of
-each run while answering, whatever the table's size (a table of 10,000,000 partitions holds
-some 2 GB of names in memory otherwise). The files are deleted as soon as they are closed
-(unnamed temporary files, in ``TMPDIR``).
+A table's partitions and names are answered sorted by name, which is not the order its rows
+are read in (an ``int`` key orders 2 before 10; names order ``hr=10`` before ``hr=2``), so
+every row is read before the first goes out. Up to a run's worth (:data:`RUN_NAMES` names, or
+:data:`RUN_BYTES` of stored partitions) this is a sort in memory. Past it, what was read so far
+is sorted and written to a temporary file (a *run*), and the reply is the runs merged as it is
+written: the server holds one run while reading, and a block of each run while answering,
+whatever the table's size (a table of 10,000,000 partitions holds some 2 GB of names, or 6 GB
+of partitions, in memory otherwise). The files are deleted as soon as they are closed (unnamed
+temporary files, in ``TMPDIR``).
 """
 
 from __future__ import annotations
@@ -15,18 +16,50 @@ from __future__ import annotations
 import heapq
 import struct
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO
 
-from metastore_server.catalog.basics.encoded import EncodedNames
+from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
+from metastore_server.thrift_api import hms
 from storage.row_scan import length_prefixed
 
 #: Names sorted in memory before they go to a run on disk.
 RUN_NAMES = 1_000_000
+#: Bytes of stored partitions (with their names) sorted in memory before they go to a run.
+RUN_BYTES = 128 * 1024 * 1024
 #: Bytes read from a run at a time while merging.
 _READ_BLOCK = 1 << 20
 #: Names written to the wire per block of a merged reply.
 _WRITE_NAMES = 65_536
+
+
+class _Runs:
+    """Sorted runs on disk: each a file of length-prefixed fields, ``fields`` a record."""
+
+    def __init__(self, fields: int) -> None:
+        self.fields = fields
+        self.files: list[IO[bytes]] = []
+        self.count = 0
+
+    def write(self, body: bytes, count: int) -> None:
+        run = tempfile.TemporaryFile(prefix="metastore-listing-")  # noqa: SIM115 - kept open
+        run.write(body)
+        run.seek(0)
+        self.files.append(run)
+        self.count += count
+
+    def merged(self) -> Iterator[bytes | tuple[bytes, ...]]:
+        """Every record in order (a name, or a tuple of the fields); the runs are closed
+        (and so deleted) at the end."""
+        try:
+            yield from heapq.merge(*(_read_run(run, self.fields) for run in self.files))
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Delete the runs."""
+        for run in self.files:
+            run.close()
 
 
 class NameSorter:
@@ -35,8 +68,7 @@ class NameSorter:
     def __init__(self, run_names: int | None = None) -> None:
         self._run_names = run_names if run_names is not None else RUN_NAMES
         self._names: list[bytes] = []
-        self._runs: list[IO[bytes]] = []
-        self._count = 0
+        self._runs = _Runs(1)
         self._body_size = 0
 
     def add(self, names: Iterable[bytes]) -> None:
@@ -48,44 +80,38 @@ class NameSorter:
     def _spill(self) -> None:
         self._names.sort()
         body = length_prefixed(self._names)
-        run = tempfile.TemporaryFile(prefix="metastore-names-")  # noqa: SIM115 - kept open
-        run.write(body)
-        run.seek(0)
-        self._runs.append(run)
-        self._count += len(self._names)
+        self._runs.write(body, len(self._names))
         self._body_size += len(body)
         self._names = []
 
     def sorted(self, limit: int | None) -> EncodedNames:
         """The names sorted, the first ``limit`` of them (all when None)."""
-        if not self._runs:
+        if not self._runs.files:
             self._names.sort()
             if limit is not None:
                 del self._names[limit:]
             return EncodedNames(self._names)
         if self._names:
             self._spill()
-        merged = MergedNames(self._runs, self._count, self._body_size)
-        self._runs = []
+        merged = MergedNames(self._runs, self._body_size)
         return merged if limit is None else merged.first(limit)
 
 
 class MergedNames(EncodedNames):
     """Sorted names answered from runs on disk, merged as the reply is written (once)."""
 
-    def __init__(self, runs: list[IO[bytes]], count: int, body_size: int) -> None:
+    replayable = False
+
+    def __init__(self, runs: _Runs, body_size: int) -> None:
         super().__init__([])
-        object.__setattr__(self, "count", count)
         object.__setattr__(self, "runs", runs)
         object.__setattr__(self, "size", body_size)
 
-    count: int
-    runs: list[IO[bytes]]
+    runs: _Runs
     size: int
-    replayable = False
 
     def __len__(self) -> int:
-        return self.count
+        return self.runs.count
 
     def body(self) -> bytes:
         """The whole body at once (only for a caller that needs it so: the wire takes
@@ -110,35 +136,111 @@ class MergedNames(EncodedNames):
         return [name.decode("utf-8") for name in self.merged()]
 
     def merged(self) -> Iterator[bytes]:
-        """Every name in order; the runs are closed (and so deleted) at the end."""
-        try:
-            yield from heapq.merge(*(_read_run(run) for run in self.runs))
-        finally:
-            self.close()
+        """Every name in order (once: the runs are deleted at the end)."""
+        return self.runs.merged()  # type: ignore[return-value]
 
     def first(self, limit: int) -> EncodedNames:
         """The first ``limit`` names (held in memory), or all of them as they are."""
-        if limit >= self.count:
+        if limit >= len(self):
             return self
-        first = []
         merged = self.merged()
-        for name in merged:
-            if len(first) == limit:
-                break
-            first.append(name)
+        first = [name for _, name in zip(range(limit), merged, strict=False)]
         merged.close()  # type: ignore[attr-defined]  # a generator: its runs close
         return EncodedNames(first)
 
+
+class PartitionSorter:
+    """Collects (name, stored partition) pairs and answers the partitions sorted by name, in
+    memory or through runs on disk."""
+
+    def __init__(self, run_bytes: int | None = None) -> None:
+        self._run_bytes = run_bytes if run_bytes is not None else RUN_BYTES
+        self._named: list[tuple[bytes, bytes]] = []
+        self._held = 0
+        self._runs = _Runs(2)
+        self._blob_bytes = 0
+
+    def __len__(self) -> int:
+        return self._runs.count + len(self._named)
+
+    def add(self, named: Sequence[tuple[bytes, bytes]]) -> None:
+        """Take more (name, stored partition) pairs (in any order)."""
+        self._named.extend(named)
+        self._held += sum(len(name) + len(blob) + 100 for name, blob in named)
+        if self._held >= self._run_bytes:
+            self._spill()
+
+    def _spill(self) -> None:
+        self._named.sort()
+        fields = [field for pair in self._named for field in pair]
+        self._runs.write(length_prefixed(fields), len(self._named))
+        self._blob_bytes += sum(len(blob) for _, blob in self._named)
+        self._named, self._held = [], 0
+
     def close(self) -> None:
-        """Delete the runs."""
-        for run in self.runs:
-            run.close()
+        """Delete the runs written so far (a listing given up)."""
+        self._runs.close()
+
+    def sorted(self, db: str, table: str, limit: int | None) -> EncodedPartitions:
+        """The partitions sorted by name, the first ``limit`` of them (all when None)."""
+        if not self._runs.files:
+            self._named.sort()
+            if limit is not None:
+                del self._named[limit:]
+            return EncodedPartitions(db, table, [blob for _, blob in self._named])
+        if self._named:
+            self._spill()
+        merged = MergedPartitions(db, table, self._runs, self._blob_bytes)
+        if limit is None or limit >= len(merged):
+            return merged
+        records = merged.runs.merged()
+        first = [pair[1] for _, pair in zip(range(limit), records, strict=False)]
+        records.close()  # type: ignore[attr-defined]  # a generator: its runs close
+        return EncodedPartitions(db, table, first)  # type: ignore[arg-type]
 
 
-def _read_run(run: IO[bytes]) -> Iterator[bytes]:
-    """The names of a run, read a block at a time."""
+class MergedPartitions(EncodedPartitions):
+    """Stored partitions answered from runs on disk in name order, merged as the reply is
+    written (once)."""
+
+    replayable = False
+
+    def __init__(self, db: str, table: str, runs: _Runs, blob_bytes: int) -> None:
+        super().__init__(db, table, [])
+        object.__setattr__(self, "runs", runs)
+        object.__setattr__(self, "size", blob_bytes)
+
+    runs: _Runs
+    size: int
+
+    def __len__(self) -> int:
+        return self.runs.count
+
+    def blobs_size(self) -> int:
+        return self.size
+
+    def blob_chunks(self, size: int) -> Iterator[Sequence[bytes]]:
+        """The stored partitions in name order, ``size`` at a time."""
+        block: list[bytes] = []
+        for _name, blob in self.runs.merged():  # type: ignore[misc]
+            block.append(blob)
+            if len(block) == size:
+                yield block
+                block = []
+        if block:
+            yield block
+
+    def decode(self) -> list[hms.Partition]:
+        """The partitions as objects (all held: protocols other than binary)."""
+        blobs = [blob for chunk in self.blob_chunks(4096) for blob in chunk]
+        return EncodedPartitions(self.db, self.table, blobs).decode()
+
+
+def _read_run(run: IO[bytes], fields: int) -> Iterator[bytes | tuple[bytes, ...]]:
+    """The records of a run (a name, or a tuple of ``fields`` fields), a block at a time."""
     unpack = struct.Struct("!I").unpack_from
     rest = b""
+    record: list[bytes] = []
     while True:
         block = run.read(_READ_BLOCK)
         if not block:
@@ -149,6 +251,13 @@ def _read_run(run: IO[bytes]) -> Iterator[bytes]:
             (size,) = unpack(data, pos)
             if pos + 4 + size > end:
                 break
-            yield data[pos + 4 : pos + 4 + size]
+            field = data[pos + 4 : pos + 4 + size]
             pos += 4 + size
+            if fields == 1:
+                yield field
+                continue
+            record.append(field)
+            if len(record) == fields:
+                yield tuple(record)
+                record = []
         rest = data[pos:]

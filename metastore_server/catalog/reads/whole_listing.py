@@ -41,12 +41,26 @@ def named_rows(
     """(name, stored partition, key) of the partitions in ``ranges``, in key order (names are
     unique: sorting these sorts by name). With ``keys=False`` the key may be None."""
     rows, incomplete = matching_columns(ctx.store, ref, ranges, LISTING_COLUMNS, keys=keys)
+    _fill_names(ref, rows, incomplete)
+    return rows  # type: ignore[return-value]
+
+
+def with_names(
+    ref: TableRef, rows: list[tuple[bytes | None, ...]], incomplete: int
+) -> list[tuple[bytes, bytes]]:
+    """(name, stored partition) of rows of ``LISTING_COLUMNS`` (with their keys)."""
+    _fill_names(ref, rows, incomplete)
+    return [(row[0], row[1]) for row in rows]  # type: ignore[misc]
+
+
+def _fill_names(ref: TableRef, rows: list[tuple[bytes | None, ...]], incomplete: int) -> None:
+    """Give the rows without a stored name (``incomplete`` of them) the name their key makes;
+    ValueError for a row without its partition."""
     for i, (name, blob, key) in enumerate(rows if incomplete else ()):
         if name is None or blob is None:  # a row without its name: made from the key
             if blob is None:
                 raise ValueError(f"partition row {key!r} of {ref.db}.{ref.name} is empty")
             rows[i] = (name_bytes_of(ref, key, {}), blob, key)
-    return rows  # type: ignore[return-value]
 
 
 def whole_listing(ctx: CatalogContext, ref: TableRef, *, build: bool = True) -> Listing | None:
@@ -72,18 +86,17 @@ def _listing(ctx: CatalogContext, ref: TableRef, token: int, build: bool) -> Lis
         return cached
     if not build:
         return None
-    # A table too large to keep gets a listing without keys (a big one holds no copy of every
-    # key); it is not offered to the cache.
-    return _built(ctx, ref, token, keep=_may_fit(ctx, ref))
+    # A table too large to keep is read from the store by the caller (sorted in bounded
+    # memory: ``spilled_names``), not built into a listing of its own.
+    return _built(ctx, ref, token) if _may_fit(ctx, ref) else None
 
 
-def _built(ctx: CatalogContext, ref: TableRef, token: int, *, keep: bool) -> Listing:
-    named = named_rows(ctx, ref, whole_table(ref), keys=keep)
+def _built(ctx: CatalogContext, ref: TableRef, token: int) -> Listing:
+    """The table's listing, read whole and offered to the cache."""
+    named = named_rows(ctx, ref, whole_table(ref), keys=True)
     named.sort()
     names = [row[0] for row in named]
     blobs = [row[1] for row in named]
-    if not keep:
-        return Listing(names, blobs, [])
     listing = Listing(names, blobs, [row[2] for row in named])  # type: ignore[misc]
     ctx.listing_cache.put(ref.table_id, token, listing)
     return listing
@@ -111,7 +124,7 @@ def filtered(
         read = len(listing.keys)
     elif ctx.listing_cache.second_look(ref.table_id, token) and _may_fit(ctx, ref):
         with audit.collecting_extras() as building:  # the rows the store read count, no more
-            listing = _built(ctx, ref, token, keep=True)
+            listing = _built(ctx, ref, token)
         audit.note(listing_cache="built")
         read = int(building.get("rows_scanned", 0))  # type: ignore[call-overload]
     else:
