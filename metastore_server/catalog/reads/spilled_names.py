@@ -16,7 +16,7 @@ from __future__ import annotations
 import heapq
 import struct
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import IO
 
 from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
@@ -71,11 +71,12 @@ class NameSorter:
         self._runs = _Runs(1)
         self._body_size = 0
 
-    def add(self, names: Iterable[bytes]) -> None:
-        """Take more names (in any order)."""
-        self._names.extend(names)
-        if len(self._names) >= self._run_names:
+    def add(self, names: Sequence[bytes]) -> None:
+        """Take more names (in any order); those held go to a run first when these would
+        make more than a run (all of a table that fits one are sorted in memory)."""
+        if self._names and len(self._names) + len(names) > self._run_names:
             self._spill()
+        self._names.extend(names)
 
     def _spill(self) -> None:
         self._names.sort()
@@ -164,11 +165,13 @@ class PartitionSorter:
         return self._runs.count + len(self._named)
 
     def add(self, named: Sequence[tuple[bytes, bytes]]) -> None:
-        """Take more (name, stored partition) pairs (in any order)."""
-        self._named.extend(named)
-        self._held += sum(len(name) + len(blob) + 100 for name, blob in named)
-        if self._held >= self._run_bytes:
+        """Take more (name, stored partition) pairs (in any order); those held go to a run
+        first when these would make more than a run."""
+        size = sum(len(name) + len(blob) + 100 for name, blob in named)
+        if self._named and self._held + size > self._run_bytes:
             self._spill()
+        self._named.extend(named)
+        self._held += size
 
     def _spill(self) -> None:
         self._named.sort()
