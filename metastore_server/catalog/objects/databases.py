@@ -115,17 +115,36 @@ class Databases:
 
     def names(self, pattern: str | None = None, catalog: str | None = None) -> list[str]:
         """Database names matching an HMS pattern (with ``catalog``: of that catalog only),
-        sorted."""
+        sorted: read from the rows' keys and catalog column (``layout.DATABASE_CATALOG``),
+        no database decoded (but those of rows written before that column existed)."""
+        found = self._catalog_names(catalog)
         matcher = names.NamePattern(pattern)
+        if not matcher.everything or not names.all_plain(found):
+            found = [found[i] for i in matcher.select(found)]
+        return sorted(found)
+
+    def _catalog_names(self, catalog: str | None) -> list[str]:
+        """The names of the databases (with ``catalog``: of that catalog), in key order."""
+        wanted = None if catalog is None else catalog.encode("utf-8")
+        scan_columns = self._ctx.capabilities.scan_columns
+        if scan_columns is not None:
+            rows, read, _lacking = scan_columns(
+                layout.DATABASES, b"", None, (layout.DATABASE_CATALOG,)
+            )
+            if read == len(rows):  # every row holds the column
+                return [
+                    row[1].decode("utf-8")  # type: ignore[union-attr]
+                    for row in rows
+                    if wanted is None or row[0] == wanted
+                ]
         found = []
         for key, row in self._ctx.store.scan(layout.DATABASES):
-            name = key.decode("utf-8")
-            if not matcher.matches(name):
-                continue
-            stored = row[layout.OBJECT]
-            if catalog is None or catalog_of(from_bytes(_DatabaseCatalog, stored)) == catalog:
-                found.append(name)
-        return sorted(found)
+            held = row.get(layout.DATABASE_CATALOG)
+            if held is None and layout.OBJECT in row:
+                held = catalog_of(from_bytes(_DatabaseCatalog, row[layout.OBJECT])).encode()
+            if held is not None and (wanted is None or held == wanted):
+                found.append(key.decode("utf-8"))
+        return found
 
     def located(self) -> dict[str, str]:
         """Each database's location, by name."""
@@ -241,7 +260,11 @@ class Databases:
 
     def _insert(self, db: hms.Database) -> bool:
         key = layout.database_key(db.name)
+        columns = {
+            layout.OBJECT: to_bytes(db),
+            layout.DATABASE_CATALOG: catalog_of(db).encode("utf-8"),
+        }
         return self._ctx.store.mutate(
-            [Put(layout.DATABASES, key, {layout.OBJECT: to_bytes(db)})],
+            [Put(layout.DATABASES, key, columns)],
             Condition(layout.DATABASES, key, layout.OBJECT, None),
         )
