@@ -44,9 +44,9 @@ OBJECT = b"c:o"
 NAME = b"c:n"
 TABLE_ID = b"c:id"
 #: On a database row: the name of its catalog (UTF-8; ``hive`` too, which the Database itself
-#: leaves unnamed), so that the name listings decode no database. Written with the row by
-#: create (a database never changes catalog); rows written before it existed lack it (readers
-#: then take the catalog from the Database).
+#: leaves unnamed), so that the name listings decode no database. Written with the Database by
+#: create and alter (a database never changes catalog); rows written before it existed lack it
+#: (readers then take the catalog from the Database).
 DATABASE_CATALOG = b"c:cat"
 #: On a table row: what the name listings need of the table besides its name, so that they read
 #: no definition: its type and comment as the fields 3 and 4 of a TableMeta (Thrift binary,

@@ -170,6 +170,9 @@ def test_database_rows_written_before_the_catalog_column_are_listed_from_the_dat
         assert {pattern: client.get_databases(pattern) for pattern in asked} == expected
         assert client.get_all_databases() == every
         assert client.get_table_meta("@spark#*", "*", []) == []
+        client.alter_database("sales_us", client.get_database("sales_us"))  # writes it again
+        assert store.get(layout.DATABASES, old[0])[layout.DATABASE_CATALOG] == b"hive"
+        assert {pattern: client.get_databases(pattern) for pattern in asked} == expected
     finally:
         store.close()
     client.close()

@@ -126,24 +126,27 @@ class Databases:
     def _catalog_names(self, catalog: str | None) -> list[str]:
         """The names of the databases (with ``catalog``: of that catalog), in key order."""
         wanted = None if catalog is None else catalog.encode("utf-8")
+        columns = (layout.DATABASE_CATALOG, layout.OBJECT)
         scan_columns = self._ctx.capabilities.scan_columns
         if scan_columns is not None:
-            rows, read, _lacking = scan_columns(
-                layout.DATABASES, b"", None, (layout.DATABASE_CATALOG,)
-            )
-            if read == len(rows):  # every row holds the column
+            rows, _read, lacking = scan_columns(layout.DATABASES, b"", None, columns)
+            if not lacking:  # every row holds its catalog column
                 return [
-                    row[1].decode("utf-8")  # type: ignore[union-attr]
+                    row[2].decode("utf-8")  # type: ignore[union-attr]
                     for row in rows
                     if wanted is None or row[0] == wanted
                 ]
+        else:
+            rows = [
+                (row.get(columns[0]), row.get(columns[1]), key)
+                for key, row in self._ctx.store.scan(layout.DATABASES, columns=columns)
+            ]
         found = []
-        for key, row in self._ctx.store.scan(layout.DATABASES):
-            held = row.get(layout.DATABASE_CATALOG)
-            if held is None and layout.OBJECT in row:
-                held = catalog_of(from_bytes(_DatabaseCatalog, row[layout.OBJECT])).encode()
+        for held, stored, key in rows:
+            if held is None and stored is not None:
+                held = catalog_of(from_bytes(_DatabaseCatalog, stored)).encode("utf-8")
             if held is not None and (wanted is None or held == wanted):
-                found.append(key.decode("utf-8"))
+                found.append(key.decode("utf-8"))  # type: ignore[union-attr]
         return found
 
     def located(self) -> dict[str, str]:
@@ -219,7 +222,10 @@ class Databases:
                     Put(
                         layout.DATABASES,
                         layout.database_key(name),
-                        {layout.OBJECT: to_bytes(updated)},
+                        {
+                            layout.OBJECT: to_bytes(updated),
+                            layout.DATABASE_CATALOG: catalog_of(updated).encode("utf-8"),
+                        },
                     )
                 ]
             )

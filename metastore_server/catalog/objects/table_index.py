@@ -70,10 +70,11 @@ def matching(
         return [], []
     # Every key starts with ``base`` (which ends with NUL, which no name holds): the names are
     # the pieces of the joined keys split on it.
-    keys: list[bytes] = [row[-1] for row in rows]  # type: ignore[misc]
-    found = b"".join(keys).decode("utf-8").split(base.decode("utf-8"))
-    del found[0]
+    joined = b"".join([row[-1] for row in rows])  # type: ignore[misc]
     metas = [row[0] for row in rows]
+    del rows  # the tuples (and the table ids in them) go before the names are made
+    found = joined.decode("utf-8").split(base.decode("utf-8"))
+    del found[0]
     if not pattern.everything or not names.all_plain(found):
         chosen = pattern.select(found)
         if len(chosen) < len(found):
