@@ -4,7 +4,9 @@ File layout: one SQLite table per port table, ``(k BLOB PRIMARY KEY, row BLOB) W
 so rows live in the primary-key B-tree ordered by memcmp of the key, shorter first on a tie:
 unsigned byte order, the port's order. ``row`` holds the whole row packed by ``pack_row`` (one
 B-tree lookup per row, no per-column rows). The table ``port_tables`` records each port
-table's SQL name and column families.
+table's SQL name and column families. A port table whose listings read only its rows' first
+columns (``TableSpec.narrow``) also has their heads kept beside it (``storage.embedded_heads``),
+which ``scan_columns`` reads.
 
 Durability: WAL journal with ``synchronous=FULL``: a transaction is on disk before ``mutate``
 or ``increment`` returns, so nothing acknowledged is lost on a crash or power cut.
