@@ -118,6 +118,11 @@ def _index_rows(ctx: CatalogContext, start: bytes, stop: bytes) -> list[tuple[by
     order: the index column (or None) first, the key last."""
     scan_columns = ctx.capabilities.scan_columns
     if scan_columns is not None:
+        # The index column alone, unless a row lacks it (written before it existed, or a row
+        # of marks alone): then with the table id, which every table row holds.
+        rows, read, _lacking = scan_columns(layout.TABLES, start, stop, _LISTED_COLUMNS[:1])
+        if read == len(rows):
+            return rows
         rows, _read, _lacking = scan_columns(layout.TABLES, start, stop, _LISTED_COLUMNS)
         return rows
     return [
