@@ -171,9 +171,11 @@ class NamePattern:
             alternatives = [alternative.strip() for alternative in pattern.split("|")]
             if all(_PLAIN_ALTERNATIVE.fullmatch(a) for a in alternatives):
                 self._globs = tuple(tuple(a.lower().split("*")) for a in alternatives)
-        if self._globs is not None:
-            # The globs as one regex over plain names (ASCII, one line), where its ASCII-only
-            # case folding is the lower-casing ``_glob_matches`` does.
+        if self._globs is not None and all(len(pieces) <= 2 for pieces in self._globs):
+            # Globs of one star at most as one regex over plain names (ASCII, one line), where
+            # its ASCII-only case folding is the lower-casing ``_glob_matches`` does. With one
+            # ``.*`` an alternative cannot backtrack more than once over a name; with more it
+            # could (``*a*a*a*b``), so those stay with ``_glob_matches``, linear in the name.
             regex = "|".join(".*".join(map(re.escape, pieces)) for pieces in self._globs)
             self._plain_regex = re.compile(f"(?:{regex})", re.ASCII | re.IGNORECASE)
         #: Whether every plain name matches (no need to test them).
@@ -192,14 +194,14 @@ class NamePattern:
     def select(self, found: list[str]) -> list[int]:
         """The positions of the names in ``found`` that match, in order (``matches`` of each,
         with the usual patterns tested by one compiled regex a name)."""
-        plain = self._plain_regex
-        if plain is None:
+        if self._globs is None:
             test = self._regex.fullmatch
             return [i for i, name in enumerate(found) if test(name) is not None]
-        if all_plain(found):
+        plain = self._plain_regex
+        if (plain is not None or self.everything) and all_plain(found):
             if self.everything:
                 return list(range(len(found)))
-            test = plain.fullmatch
+            test = plain.fullmatch  # type: ignore[union-attr]
             return [i for i, name in enumerate(found) if test(name) is not None]
         matches = self.matches
         return [i for i, name in enumerate(found) if matches(name)]
