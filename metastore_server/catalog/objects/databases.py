@@ -129,13 +129,16 @@ class Databases:
         columns = (layout.DATABASE_CATALOG, layout.OBJECT)
         scan_columns = self._ctx.capabilities.scan_columns
         if scan_columns is not None:
-            rows, _read, lacking = scan_columns(layout.DATABASES, b"", None, columns)
-            if not lacking:  # every row holds its catalog column
-                return [
-                    row[2].decode("utf-8")  # type: ignore[union-attr]
+            rows, read, _lacking = scan_columns(layout.DATABASES, b"", None, columns[:1])
+            if read == len(rows):  # every row holds its catalog column
+                keys: list[bytes] = [
+                    row[1]  # type: ignore[misc]
                     for row in rows
                     if wanted is None or row[0] == wanted
                 ]
+                # one decode for all (a name holds no NUL)
+                return b"\x00".join(keys).decode("utf-8").split("\x00") if keys else []
+            rows, _read, _lacking = scan_columns(layout.DATABASES, b"", None, columns)
         else:
             rows = [
                 (row.get(columns[0]), row.get(columns[1]), key)
