@@ -4,7 +4,9 @@ File layout: one SQLite table per port table, ``(k BLOB PRIMARY KEY, row BLOB) W
 so rows live in the primary-key B-tree ordered by memcmp of the key, shorter first on a tie:
 unsigned byte order, the port's order. ``row`` holds the whole row packed by ``pack_row`` (one
 B-tree lookup per row, no per-column rows). The table ``port_tables`` records each port
-table's SQL name and column families.
+table's SQL name and column families. A port table whose listings read only its rows' first
+columns (``TableSpec.narrow``) also has their heads kept beside it (``storage.embedded_heads``),
+which ``scan_columns`` reads.
 
 Durability: WAL journal with ``synchronous=FULL``: a transaction is on disk before ``mutate``
 or ``increment`` returns, so nothing acknowledged is lost on a crash or power cut.
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from storage import embedded_heads
 from storage.port import Condition, Delete, Put, Row, TableSpec
 from storage.row_scan import packed_columns
 
@@ -115,10 +118,12 @@ def sql_name(table: str) -> str:
 
 @dataclass(frozen=True)
 class _Table:
-    """A port table as stored: its SQLite name and column families."""
+    """A port table as stored: its SQLite name and column families, and the SQLite name of
+    its rows' heads when it keeps them (``storage.embedded_heads``)."""
 
     sql: str
     families: frozenset[bytes]
+    head: str | None = None
 
     def check_column(self, column: bytes) -> None:
         """Raise unless ``column`` is ``family:qualifier`` of one of our families. O(len)."""
@@ -292,8 +297,13 @@ class SqliteStore:
         """Every port table recorded in the file. O(tables)."""
         with self._read() as conn:
             found = conn.execute(f"SELECT name, sql, families FROM {_META}").fetchall()
-        return {name: _Table(sql, frozenset(f.encode() for f in json.loads(families)))
-                for name, sql, families in found}
+            heads = embedded_heads.existing_heads(conn)
+        tables = {}
+        for name, sql, families in found:
+            head = embedded_heads.head_name(sql)
+            tables[name] = _Table(sql, frozenset(f.encode() for f in json.loads(families)),
+                                  head if head in heads else None)  # fmt: skip
+        return tables
 
     def _table(self, name: str) -> _Table:
         """The port table ``name`` (re-reading the file once when another store created it)."""
@@ -320,6 +330,8 @@ class SqliteStore:
                              "(k BLOB PRIMARY KEY, row BLOB NOT NULL) WITHOUT ROWID")
                 conn.execute(f"INSERT OR REPLACE INTO {_META} VALUES (?, ?, ?)",
                              (spec.name, table, json.dumps(sorted(families))))
+                if spec.narrow:
+                    embedded_heads.ensure_heads(conn, table)
         self._tables = self._load_tables()
 
     # -- reads ------------------------------------------------------------------------------
@@ -436,6 +448,8 @@ class SqliteStore:
         if limit == 0:
             return [], 0, 0
         most = -1 if limit is None else limit
+        if spec.head is not None:
+            return self._head_columns(spec, start, stop, columns, key_filter, most, keys, needles)
         if self._in_transaction():
             pairs = self._paged(spec.sql, start, stop, False, needles=needles)
             return packed_columns(pairs, columns, key_filter, most, keys)
@@ -446,6 +460,37 @@ class SqliteStore:
                 return packed_columns(cursor, columns, key_filter, most, keys)
             finally:
                 cursor.close()
+
+    def _head_columns(
+        self, spec: _Table, start: bytes, stop: bytes | None, columns: Sequence[bytes],
+        key_filter: Callable[[bytes], bool] | None, most: int, keys: bool,
+        needles: Sequence[Sequence[bytes]],
+    ) -> tuple[list[tuple[bytes | None, ...]], int, int]:
+        """``scan_columns`` read from the rows' heads (``storage.embedded_heads``); the rows
+        whose heads end before their wanted columns are read whole, in the same snapshot."""
+        assert spec.head is not None
+        cut: list[bytes] = []
+        with self._read() as conn:
+            own = conn.in_transaction  # this thread's open transaction: already one snapshot
+            if own:
+                pairs: Iterable[tuple[bytes, bytes]] = self._paged(
+                    spec.head, start, stop, False, needles=needles
+                )
+            else:
+                conn.execute("BEGIN")
+                query, params = self._select(spec.head, start, stop, False, None, needles)
+                pairs = conn.execute(query, params)
+            try:
+                rows, read, lacking = packed_columns(pairs, columns, key_filter, most, True, cut)
+                if cut:
+                    whole = embedded_heads.whole_rows(conn, spec.sql, cut, _IN_CHUNK)
+            finally:
+                if not own:
+                    conn.execute("COMMIT")
+        if cut:
+            extra, _read, _lacking = packed_columns(whole, columns)
+            rows, lacking = embedded_heads.merged(rows, extra, most)
+        return (rows if keys else embedded_heads.without_keys(rows)), read, lacking
 
     @staticmethod
     def _select(sql: str, start: bytes, stop: bytes | None, reverse: bool,

@@ -1,6 +1,7 @@
 """Row layouts of the catalog objects on the storage port.
 
-- ``dbs``: key ``db``; ``c:o`` the Database (Thrift binary)
+- ``dbs``: key ``db``; ``c:o`` the Database (Thrift binary), ``c:cat`` its catalog's name for
+  the name listings (``DATABASE_CATALOG``)
 - ``tbls``: key ``db \\x00 table``; ``c:o`` the Table, ``c:id`` its 8-byte table id, ``c:m``
   its type and comment for the name listings (``TABLE_META``)
 - ``parts``: key ``table id`` + typed encoding of the values; ``c:o`` the Partition (without
@@ -42,6 +43,11 @@ META = "meta"
 OBJECT = b"c:o"
 NAME = b"c:n"
 TABLE_ID = b"c:id"
+#: On a database row: the name of its catalog (UTF-8; ``hive`` too, which the Database itself
+#: leaves unnamed), so that the name listings decode no database. Written with the Database by
+#: create and alter (a database never changes catalog); rows written before it existed lack it
+#: (readers then take the catalog from the Database).
+DATABASE_CATALOG = b"c:cat"
 #: On a table row: what the name listings need of the table besides its name, so that they read
 #: no definition: its type and comment as the fields 3 and 4 of a TableMeta (Thrift binary,
 #: ending with the stop byte). Written with every definition (``c:o``) by create and alter;
@@ -117,7 +123,7 @@ _MASTER_KEY_PREFIX = b"masterkey\x00"
 
 TABLE_SPECS = (
     TableSpec(DATABASES, ("c",)),
-    TableSpec(TABLES, ("c",)),
+    TableSpec(TABLES, ("c",), narrow=True),
     TableSpec(PARTITIONS, ("c", "k")),
     TableSpec(FUNCTIONS, ("c",)),
     TableSpec(META, ("c",)),

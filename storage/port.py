@@ -127,10 +127,15 @@ class PartialWriteError(StorageError):
 
 @dataclass
 class TableSpec:
-    """A table a layout needs: its name and column families."""
+    """A table a layout needs: its name and column families.
+
+    ``narrow``: its listings read only small columns that sort before its big ones (a table
+    row's id and index column before its definition); a backend may keep a narrow copy of the
+    head of each row for them (the embedded store does: ``storage.embedded_heads``)."""
 
     name: str
     families: Sequence[str] = field(default_factory=lambda: ("c",))
+    narrow: bool = False
 
 
 class StoragePort(Protocol):

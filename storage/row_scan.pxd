@@ -2,14 +2,15 @@
 # this file.
 cimport cython
 
-cdef int _ROW_VERSION, _HEADER, _INTEGRAL, _DATE, _INTEGRAL_WIDTH, _DATE_WIDTH
+cdef int _ROW_VERSION, _HEADER, _CUT, _INTEGRAL, _DATE, _INTEGRAL_WIDTH, _DATE_WIDTH
 
 cdef unsigned long long _u32(bytes buf, Py_ssize_t p)
 
 @cython.locals(i=Py_ssize_t)
 cdef bint _same(bytes buf, Py_ssize_t p, bytes name)
 
-@cython.locals(count=Py_ssize_t, lengths=Py_ssize_t, pos=Py_ssize_t, wanted=Py_ssize_t,
+@cython.locals(size=Py_ssize_t, count=Py_ssize_t, lengths=Py_ssize_t, pos=Py_ssize_t,
+               wanted=Py_ssize_t,
                found=Py_ssize_t, name_len=Py_ssize_t, value_len=Py_ssize_t,
                value_at=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, column=bytes)
 cdef Py_ssize_t _columns(bytes blob, tuple columns, list values) except -1
@@ -17,7 +18,7 @@ cdef Py_ssize_t _columns(bytes blob, tuple columns, list values) except -1
 @cython.locals(wanted=tuple, width=Py_ssize_t, values=list, out=list, read=Py_ssize_t,
                incomplete=Py_ssize_t, found=Py_ssize_t, key=object)
 cpdef tuple packed_columns(object pairs, object columns, object key_test=*, Py_ssize_t limit=*,
-                           bint keys=*)
+                           bint keys=*, list cut=*)
 
 @cython.locals(out=list, i=Py_ssize_t)
 cpdef list passing(object keys, object key_test)

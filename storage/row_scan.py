@@ -16,6 +16,8 @@ __all__ = ["PartMemo", "compiled", "length_prefixed", "packed_columns", "order_p
 
 _ROW_VERSION = 1
 _HEADER = 5  # version byte, then the column count as a big-endian u32
+#: What ``_columns`` answers for a blob that ends before the wanted columns (a row's head).
+_CUT = -2
 
 # Tags of the order parts (storage.codec): fixed-width typed values, and escaped texts.
 _INTEGRAL = 0x10
@@ -46,8 +48,10 @@ def _same(buf: bytes, p: int, name: bytes) -> bool:
 
 def _columns(blob: bytes, columns: tuple[bytes, ...], values: list[bytes | None]) -> int:
     """Fill ``values`` with the packed row's values of ``columns`` (None: absent); how many
-    were found. ValueError for a row of another format."""
-    if len(blob) < _HEADER or blob[0] != _ROW_VERSION:
+    were found, or ``_CUT`` when the blob ends before the walk could tell (a row's head,
+    ``storage.embedded``). ValueError for a row of another format."""
+    size = len(blob)
+    if size < _HEADER or blob[0] != _ROW_VERSION:
         raise ValueError("a packed row of an unknown format")
     count = _u32(blob, 1)
     lengths = _HEADER
@@ -56,11 +60,15 @@ def _columns(blob: bytes, columns: tuple[bytes, ...], values: list[bytes | None]
     found = 0
     for i in range(wanted):
         values[i] = None
+    if pos > size:
+        return _CUT
     for _ in range(count):
         name_len = _u32(blob, lengths)
         value_len = _u32(blob, lengths + 4)
         lengths += 8
         value_at = pos + name_len
+        if value_at + value_len > size:
+            return _CUT
         for j in range(wanted):
             column = columns[j]
             if len(column) == name_len and _same(blob, pos, column):
@@ -79,12 +87,17 @@ def packed_columns(
     key_test: Callable[[bytes], bool] | None = None,
     limit: int = -1,
     keys: bool = True,
+    cut: list[bytes] | None = None,
 ) -> tuple[list[tuple[bytes | None, ...]], int, int]:
     """For (key, packed row) pairs in order: a tuple ``(value of each column..., key)`` per row
     whose key passes ``key_test`` and that holds at least one of ``columns`` (an absent column
     is None), up to ``limit`` tuples (-1: all); how many rows were read; and how many of the
     tuples lack a column. With ``keys=False`` the key is kept only in tuples that lack a
-    column (None in the others): a big listing then holds no copy of every key."""
+    column (None in the others): a big listing then holds no copy of every key.
+
+    ``cut``: the blobs may be the first bytes of packed rows (heads, ``storage.embedded``):
+    the key of a row whose head ends before its wanted columns are told goes into this list
+    instead (it needs its whole row). Without it such a row is a ValueError."""
     wanted = tuple(columns)
     width = len(wanted)
     values: list[bytes | None] = [None] * width
@@ -97,7 +110,11 @@ def packed_columns(
         if key_test is not None and not key_test(key):
             continue
         found = _columns(pair[1], wanted, values)
-        if found == 0:
+        if found <= 0:
+            if found == _CUT:
+                if cut is None:
+                    raise ValueError("a packed row ends inside its columns")
+                cut.append(key)
             continue
         if found < width:
             incomplete += 1

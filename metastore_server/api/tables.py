@@ -286,10 +286,15 @@ class TableCalls(Area):
         catalog, pattern = names.split_catalog_pattern(db_patterns)
         found = []
         for db in self.catalog.databases.names(pattern or "*", catalog):
-            for name, meta in self.catalog.tables.listed(db, tbl_patterns or "*"):
-                if types and table_index.meta_type(meta).upper() not in types:
-                    continue
-                found.append(table_index.table_meta_blob(db, name, meta))
+            listed, metas = self.catalog.tables.listed(db, tbl_patterns or "*")
+            if types:
+                kept = [
+                    (name, meta)
+                    for name, meta in zip(listed, metas, strict=True)
+                    if table_index.meta_type(meta).upper() in types
+                ]
+                listed, metas = [name for name, _ in kept], [meta for _, meta in kept]
+            found += table_index.table_meta_blobs(db, listed, metas)
         return EncodedStructs(hms.TableMeta, found, string_field(_META_CATALOG_FIELD, catalog))
 
     def get_table_names_by_filter(

@@ -91,13 +91,15 @@ def _fill(client: object) -> None:
     _make(client, "mv_d", "MATERIALIZED_VIEW", "")
     _make(client, "sales", "MANAGED_TABLE", "ünïcode comment")
     _make(client, "tmp_s1", "EXTERNAL_TABLE", None)
+    # a comment longer than the head the embedded store keeps of a row (read from the row)
+    _make(client, "t_long", "VIRTUAL_VIEW", "a long comment " * 40)
 
 
 def test_listings_follow_creates_alters_renames_and_drops(server: RunningServer) -> None:
     client = server.client()
     _fill(client)
     tables = _definitions(client)
-    assert set(tables) == {"t_a", "t_b", "v_c", "mv_d", "sales", "tmp_s1"}
+    assert set(tables) == {"t_a", "t_b", "v_c", "mv_d", "sales", "tmp_s1", "t_long"}
     _check_listings(client, tables, None)
 
     changed = tables["t_a"]
@@ -116,7 +118,7 @@ def test_listings_follow_creates_alters_renames_and_drops(server: RunningServer)
     assert after["t_a"].tableType == "MANAGED_TABLE"
     assert after["t_a"].parameters["comment"] == "changed"
     assert "comment" not in after["sales"].parameters
-    assert set(after) == {"t_a", "t_z", "mv_d", "sales", "tmp_s1"}
+    assert set(after) == {"t_a", "t_z", "mv_d", "sales", "tmp_s1", "t_long"}
     _check_listings(client, after, None)
     client.close()
 
@@ -137,6 +139,40 @@ def test_rows_written_before_the_index_column_are_listed_from_their_definitions(
         client.alter_table(DB, "sales", tables["sales"])
         assert layout.TABLE_META in store.get(layout.TABLES, keys[2])
         _check_listings(client, _definitions(client), None)
+    finally:
+        store.close()
+    client.close()
+
+
+def test_database_rows_written_before_the_catalog_column_are_listed_from_the_database(
+    server: RunningServer,
+) -> None:
+    client = server.client()
+    client.create_catalog(
+        hms.CreateCatalogRequest(catalog=hms.Catalog(name="spark", locationUri="file:/tmp/spark"))
+    )
+    for name in ("sales_eu", "sales_us", "tmp"):
+        create_db(client, name)
+    client.create_database(hms.Database(name="sales_x", catalogName="spark", parameters={}))
+    asked = ["*", "sales*", "SALES_E*|tmp", "@spark#", "@spark#s*", "@hive#", "@hive#*_us"]
+    asked.append("@none#")
+    expected = {pattern: client.get_databases(pattern) for pattern in asked}
+    assert expected["sales*"] == ["sales_eu", "sales_us"]
+    assert expected["@spark#"] == ["sales_x"]
+    every = client.get_all_databases()
+    assert every == ["default", "sales_eu", "sales_us", "tmp"]
+    store = open_store(server.config.storage)
+    try:
+        old = [layout.database_key(name) for name in ("sales_us", "sales_x", "default")]
+        store.mutate([Delete(layout.DATABASES, key, [layout.DATABASE_CATALOG]) for key in old])
+        assert all(layout.DATABASE_CATALOG not in store.get(layout.DATABASES, k) for k in old)
+        assert layout.DATABASE_CATALOG in store.get(layout.DATABASES, b"tmp")
+        assert {pattern: client.get_databases(pattern) for pattern in asked} == expected
+        assert client.get_all_databases() == every
+        assert client.get_table_meta("@spark#*", "*", []) == []
+        client.alter_database("sales_us", client.get_database("sales_us"))  # writes it again
+        assert store.get(layout.DATABASES, old[0])[layout.DATABASE_CATALOG] == b"hive"
+        assert {pattern: client.get_databases(pattern) for pattern in asked} == expected
     finally:
         store.close()
     client.close()

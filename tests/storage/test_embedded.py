@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from storage.embedded import SqliteStore, pack_row, sql_name, unpack_row
-from storage.port import Put, TableSpec
+from storage.port import Delete, Put, TableSpec
 
 T = "t"
 
@@ -138,3 +138,91 @@ def test_sql_names_are_injective_and_plain(first: str, second: str) -> None:
     assert (sql_name(first) == sql_name(second)) == (first == second)
     assert all(c.isascii() and (c.islower() or c.isdigit() or c == "_") for c in sql_name(first))
     assert sql_name(first).lower() == sql_name(first)
+
+
+# -- row heads (storage/embedded_heads.py) ------------------------------------------------------
+
+NARROW = "narrow"
+_COLUMNS = (b"c:a", b"c:b")
+
+
+def _narrow_rows(store: SqliteStore) -> dict[bytes, dict[bytes, bytes]]:
+    """Rows of every shape: short, long after the wanted columns, wanted columns cut off by
+    the head's end, lacking one or both wanted columns, with many columns."""
+    rows: dict[bytes, dict[bytes, bytes]] = {}
+    for i in range(60):
+        row = {b"c:a": b"a%d" % i, b"c:b": b"b" * (i % 5), b"c:z": b"z" * (i * 13 % 700)}
+        if i % 7 == 0:
+            row[b"c:a"] = b"long" * (i * 3)  # past the head from some size on
+        if i % 11 == 0:
+            del row[b"c:a"]
+        if i % 13 == 0:
+            row = {b"c:z": b"only a later column " * (i % 3)} if i else {b"c:y": b"y"}
+        if i % 17 == 0:
+            row.update({b"c:%03d" % n: b"x" for n in range(40)})  # a header past the head
+        rows[b"k%03d" % i] = row
+    store.mutate([Put(NARROW, key, row) for key, row in rows.items()])
+    return rows
+
+
+def _expected(rows: dict[bytes, dict[bytes, bytes]], columns: tuple[bytes, ...]) -> list[tuple]:
+    expected = []
+    for key in sorted(rows):
+        values = tuple(rows[key].get(column) for column in columns)
+        if any(value is not None for value in values):
+            expected.append((*values, key))
+    return expected
+
+
+def test_narrow_tables_answer_scan_columns_from_heads_as_from_rows(store: SqliteStore) -> None:
+    store.ensure_tables([TableSpec(NARROW, ("c",), narrow=True)])
+    rows = _narrow_rows(store)
+    conn = sqlite3.connect(store._path)
+    heads = dict(conn.execute(f"SELECT k, row FROM h{sql_name(NARROW)[1:]}").fetchall())
+    conn.close()
+    assert set(heads) == set(rows)
+    assert any(len(heads[key]) < len(pack_row(row)) for key, row in rows.items())
+    for columns in (_COLUMNS, (b"c:b",), (b"c:a", b"c:z")):
+        expected = _expected(rows, columns)
+        got, read, lacking = store.scan_columns(NARROW, b"", None, columns)
+        assert got == expected
+        assert read == len(rows)
+        assert lacking == sum(1 for values in expected if None in values)
+        within = [values for values in expected if b"k010" <= values[-1] < b"k040"]
+        assert store.scan_columns(NARROW, b"k010", b"k040", columns, limit=7)[0] == within[:7]
+        keyless, _, _ = store.scan_columns(NARROW, b"", None, columns, keys=False)
+        assert keyless == [v if None in v else (*v[:-1], None) for v in expected]
+        odd = store.scan_columns(NARROW, b"", None, columns, key_filter=lambda k: k[-1] % 2 == 1)
+        assert odd[0] == [values for values in expected if values[-1][-1] % 2 == 1]
+        with store.transaction():
+            assert store.scan_columns(NARROW, b"", None, columns)[0] == expected
+
+
+def test_heads_follow_every_write_and_come_to_an_existing_store(path: str) -> None:
+    first = SqliteStore(path)
+    first.ensure_tables([TableSpec(NARROW, ("c",))])  # made before heads existed
+    rows = _narrow_rows(first)
+    first.close()
+    store = SqliteStore(path)
+    store.ensure_tables([TableSpec(NARROW, ("c",), narrow=True)])  # heads filled from rows
+    assert store.scan_columns(NARROW, b"", None, _COLUMNS)[0] == _expected(rows, _COLUMNS)
+    # writes of the store, and of another writer of the file that knows nothing of heads
+    store.mutate([Delete(NARROW, b"k001"), Put(NARROW, b"k002", {b"c:a": b"new"})])
+    del rows[b"k001"]
+    rows[b"k002"][b"c:a"] = b"new"
+    conn = sqlite3.connect(path, isolation_level=None)
+    table = sql_name(NARROW)
+    conn.execute(f"DELETE FROM {table} WHERE k = ?", (b"k003",))
+    conn.execute(f"INSERT OR REPLACE INTO {table} VALUES (?, ?)",
+                 (b"k004", pack_row({b"c:b": b"theirs"})))  # fmt: skip
+    conn.execute(f"UPDATE {table} SET k = ? WHERE k = ?", (b"k999", b"k005"))
+    conn.close()
+    del rows[b"k003"]
+    rows[b"k004"] = {b"c:b": b"theirs"}
+    rows[b"k999"] = rows.pop(b"k005")
+    assert store.scan_columns(NARROW, b"", None, _COLUMNS)[0] == _expected(rows, _COLUMNS)
+    with store.transaction():  # its own writes, seen inside its transaction
+        store.mutate([Put(NARROW, b"k000", {b"c:a": b"x" * 500})])
+        rows[b"k000"] = {b"c:a": b"x" * 500}
+        assert store.scan_columns(NARROW, b"", None, _COLUMNS)[0] == _expected(rows, _COLUMNS)
+    store.close()

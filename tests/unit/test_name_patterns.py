@@ -52,3 +52,25 @@ def test_narrowing_stops_at_an_s() -> None:
     assert names.NamePattern("Ab*|a*|C").prefixes() == ["a", "c"]
     assert names.NamePattern("a*|*").prefixes() is None
     assert names.NamePattern("t[0-9]").prefixes() is None  # a regex: no glob, no narrowing
+
+
+UPPER_NAMES = ["T1", "SALES", "Tmp_SX", "AB"]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_select_picks_what_matches_picks(pattern: str | None) -> None:
+    """A listing's names tested at once: plain names only (the compiled regex of the globs),
+    and with names the globs leave to the regex (non-ASCII, line breaks) among them."""
+    matcher = names.NamePattern(pattern)
+    plain = [name for name in NAMES if name.isascii() and "\n" not in name] + UPPER_NAMES
+    assert names.all_plain(plain)
+    for found in (plain, NAMES, NAMES[::-1], [], ["ſt"], ["a\nb", "t1"]):
+        assert matcher.select(found) == [i for i, name in enumerate(found) if matcher.matches(name)]
+
+
+def test_all_plain_tells_names_the_globs_match_alone() -> None:
+    assert names.all_plain(["a", "b_1", ""]) and names.all_plain(["x"])
+    assert not names.all_plain(["a", "é"])
+    assert not names.all_plain(["a", "b\nc"])
+    assert not names.all_plain(["\n"])
+    assert not names.all_plain([])

@@ -3,6 +3,7 @@ plain Python: they agree with the packed-row format and the key codec they short
 
 from __future__ import annotations
 
+import contextlib
 import random
 import shutil
 from types import ModuleType
@@ -76,6 +77,28 @@ def _random_value(rng: random.Random, kind: KeyKind) -> str:
     if kind is KeyKind.DATE and choice < 0.7:
         return rng.choice(["2024-01-05", "2024-1-5", "1999-12-31"])
     return rng.choice(["", "a", "a\x00b", "\x00", "é☕", "__HIVE_DEFAULT_PARTITION__", "x" * 50])
+
+
+@pytest.mark.parametrize("module", VARIANTS)
+def test_rows_cut_short_go_to_the_cut_list(module: ModuleType) -> None:
+    """Heads (the first bytes of packed rows): a row whose wanted columns are all within its
+    head is answered as whole; one whose head ends before they are told goes to ``cut``."""
+    rows = _random_rows(random.Random(5), 300)
+    wanted = [b"c:n", b"c:o"]
+    whole, _, _ = module.packed_columns(iter(rows), wanted)
+    for size in (5, 12, 40, 90, 200):
+        heads = [(key, blob[:size]) for key, blob in rows]
+        cut: list[bytes] = []
+        got, read, _ = module.packed_columns(iter(heads), wanted, cut=cut)
+        assert read == len(rows)
+        told = [values for values in whole if values[-1] not in cut]
+        assert got == told
+        for key, blob in rows:
+            if key in cut:
+                assert len(blob) > size
+        assert sorted(got + [v for v in whole if v[-1] in cut], key=lambda v: v[-1]) == whole
+        with pytest.raises(ValueError) if cut else contextlib.nullcontext():
+            module.packed_columns(iter(heads), wanted)
 
 
 @pytest.mark.parametrize("module", VARIANTS)

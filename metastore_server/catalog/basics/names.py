@@ -159,17 +159,25 @@ class NamePattern:
     through the regex (RE2's case folding and ``.`` decide there), so the answers are the
     regex's in every case. ``prefixes`` says which key ranges hold every possible match."""
 
-    __slots__ = ("_regex", "_globs", "everything")
+    __slots__ = ("_regex", "_globs", "_plain_regex", "everything")
 
     def __init__(self, pattern: str | None) -> None:
         self._regex = pattern_to_regex(pattern)
         self._globs: tuple[tuple[str, ...], ...] | None = None
+        self._plain_regex: re.Pattern[str] | None = None
         if pattern is None:
             self._globs = (("", ""),)
         else:
             alternatives = [alternative.strip() for alternative in pattern.split("|")]
             if all(_PLAIN_ALTERNATIVE.fullmatch(a) for a in alternatives):
                 self._globs = tuple(tuple(a.lower().split("*")) for a in alternatives)
+        if self._globs is not None and all(len(pieces) <= 2 for pieces in self._globs):
+            # Globs of one star at most as one regex over plain names (ASCII, one line), where
+            # its ASCII-only case folding is the lower-casing ``_glob_matches`` does. With one
+            # ``.*`` an alternative cannot backtrack more than once over a name; with more it
+            # could (``*a*a*a*b``), so those stay with ``_glob_matches``, linear in the name.
+            regex = "|".join(".*".join(map(re.escape, pieces)) for pieces in self._globs)
+            self._plain_regex = re.compile(f"(?:{regex})", re.ASCII | re.IGNORECASE)
         #: Whether every plain name matches (no need to test them).
         self.everything = self._globs is not None and ("", "") in self._globs
 
@@ -182,6 +190,21 @@ class NamePattern:
             return True
         text = name.lower()
         return any(_glob_matches(pieces, text) for pieces in globs)
+
+    def select(self, found: list[str]) -> list[int]:
+        """The positions of the names in ``found`` that match, in order (``matches`` of each,
+        with the usual patterns tested by one compiled regex a name)."""
+        if self._globs is None:
+            test = self._regex.fullmatch
+            return [i for i, name in enumerate(found) if test(name) is not None]
+        plain = self._plain_regex
+        if (plain is not None or self.everything) and all_plain(found):
+            if self.everything:
+                return list(range(len(found)))
+            test = plain.fullmatch  # type: ignore[union-attr]
+            return [i for i, name in enumerate(found) if test(name) is not None]
+        matches = self.matches
+        return [i for i, name in enumerate(found) if matches(name)]
 
     def prefixes(self) -> list[str] | None:
         """Lower-case starts such that every name that matches begins with one of them
@@ -199,6 +222,12 @@ class NamePattern:
             if not kept or not start.startswith(kept[-1]):
                 kept.append(start)
         return kept
+
+
+def all_plain(found: list[str]) -> bool:
+    """Whether every name is ASCII on one line (what ``NamePattern`` matches as a glob)."""
+    joined = "\n".join(found)
+    return joined.isascii() and joined.count("\n") == len(found) - 1
 
 
 def _glob_matches(pieces: tuple[str, ...], text: str) -> bool:

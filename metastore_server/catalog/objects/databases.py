@@ -115,17 +115,42 @@ class Databases:
 
     def names(self, pattern: str | None = None, catalog: str | None = None) -> list[str]:
         """Database names matching an HMS pattern (with ``catalog``: of that catalog only),
-        sorted."""
+        sorted: read from the rows' keys and catalog column (``layout.DATABASE_CATALOG``),
+        no database decoded (but those of rows written before that column existed)."""
+        found = self._catalog_names(catalog)
         matcher = names.NamePattern(pattern)
-        found = []
-        for key, row in self._ctx.store.scan(layout.DATABASES):
-            name = key.decode("utf-8")
-            if not matcher.matches(name):
-                continue
-            stored = row[layout.OBJECT]
-            if catalog is None or catalog_of(from_bytes(_DatabaseCatalog, stored)) == catalog:
-                found.append(name)
+        if not matcher.everything or not names.all_plain(found):
+            found = [found[i] for i in matcher.select(found)]
         return sorted(found)
+
+    def _catalog_names(self, catalog: str | None) -> list[str]:
+        """The names of the databases (with ``catalog``: of that catalog), in key order."""
+        wanted = None if catalog is None else catalog.encode("utf-8")
+        columns = (layout.DATABASE_CATALOG, layout.OBJECT)
+        scan_columns = self._ctx.capabilities.scan_columns
+        if scan_columns is not None:
+            rows, read, _lacking = scan_columns(layout.DATABASES, b"", None, columns[:1])
+            if read == len(rows):  # every row holds its catalog column
+                keys: list[bytes] = [
+                    row[1]  # type: ignore[misc]
+                    for row in rows
+                    if wanted is None or row[0] == wanted
+                ]
+                # one decode for all (a name holds no NUL)
+                return b"\x00".join(keys).decode("utf-8").split("\x00") if keys else []
+            rows, _read, _lacking = scan_columns(layout.DATABASES, b"", None, columns)
+        else:
+            rows = [
+                (row.get(columns[0]), row.get(columns[1]), key)
+                for key, row in self._ctx.store.scan(layout.DATABASES, columns=columns)
+            ]
+        found = []
+        for held, stored, key in rows:
+            if held is None and stored is not None:
+                held = catalog_of(from_bytes(_DatabaseCatalog, stored)).encode("utf-8")
+            if held is not None and (wanted is None or held == wanted):
+                found.append(key.decode("utf-8"))  # type: ignore[union-attr]
+        return found
 
     def located(self) -> dict[str, str]:
         """Each database's location, by name."""
@@ -200,7 +225,10 @@ class Databases:
                     Put(
                         layout.DATABASES,
                         layout.database_key(name),
-                        {layout.OBJECT: to_bytes(updated)},
+                        {
+                            layout.OBJECT: to_bytes(updated),
+                            layout.DATABASE_CATALOG: catalog_of(updated).encode("utf-8"),
+                        },
                     )
                 ]
             )
@@ -241,7 +269,11 @@ class Databases:
 
     def _insert(self, db: hms.Database) -> bool:
         key = layout.database_key(db.name)
+        columns = {
+            layout.OBJECT: to_bytes(db),
+            layout.DATABASE_CATALOG: catalog_of(db).encode("utf-8"),
+        }
         return self._ctx.store.mutate(
-            [Put(layout.DATABASES, key, {layout.OBJECT: to_bytes(db)})],
+            [Put(layout.DATABASES, key, columns)],
             Condition(layout.DATABASES, key, layout.OBJECT, None),
         )

@@ -51,37 +51,80 @@ def meta_type(meta: bytes) -> str:
     return ""
 
 
-def listed(ctx: CatalogContext, db: str, pattern: names.NamePattern) -> list[tuple[str, bytes]]:
-    """(name, index column) of each table of ``db`` whose name matches ``pattern``, in name
-    order. A row of marks alone (no definition) is no table."""
+def matching(
+    ctx: CatalogContext, db: str, pattern: names.NamePattern
+) -> tuple[list[str], list[bytes]]:
+    """The names of the tables of ``db`` that match ``pattern``, in name order, and the index
+    column of each: read from the rows' keys and index columns, handled a listing at a time
+    (one decode of all the names, one pass of the pattern) rather than a row at a time."""
     base, whole_stop = layout.children_range(db)
     prefixes = pattern.prefixes()
     if prefixes is None:
         ranges: Sequence[tuple[bytes, bytes | None]] = [(base, whole_stop)]
     else:  # sorted, none a prefix of another: disjoint ranges in key order
         ranges = [layout.prefix_range(base + start.encode("utf-8")) for start in prefixes]
-    skip = len(base)
-    found: list[tuple[str, bytes]] = []
+    rows: list[tuple[bytes | None, ...]] = []
     for start, stop in ranges:
-        for meta, key in _index_rows(ctx, start, stop or whole_stop):
-            name = key[skip:].decode("utf-8")
-            if not pattern.matches(name):
-                continue
+        rows += _index_rows(ctx, start, stop or whole_stop)
+    if not rows:
+        return [], []
+    # Every key starts with ``base`` (which ends with NUL, which no name holds): the names are
+    # the pieces of the joined keys split on it.
+    joined = b"".join([row[-1] for row in rows])  # type: ignore[misc]
+    metas = [row[0] for row in rows]
+    del rows  # the tuples (and the table ids in them) go before the names are made
+    found = joined.decode("utf-8").split(base.decode("utf-8"))
+    del found[0]
+    if not pattern.everything or not names.all_plain(found):
+        chosen = pattern.select(found)
+        if len(chosen) < len(found):
+            found = [found[i] for i in chosen]
+            metas = [metas[i] for i in chosen]
+    if None in metas:
+        return _with_definitions(ctx, db, found, metas)
+    return found, metas  # type: ignore[return-value]
+
+
+def _with_definitions(
+    ctx: CatalogContext, db: str, found: list[str], metas: list[bytes | None]
+) -> tuple[list[str], list[bytes]]:
+    """``found`` and ``metas``, the index column of a row written before it existed taken from
+    its definition; a row that holds none left out."""
+    kept_names, kept_metas = [], []
+    for name, meta in zip(found, metas, strict=True):
+        if meta is None:
+            meta = _meta_from_definition(ctx, layout.table_key(db, name))
             if meta is None:
-                meta = _meta_from_definition(ctx, key)
-                if meta is None:
-                    continue
-            found.append((name, meta))
-    return found
+                continue
+        kept_names.append(name)
+        kept_metas.append(meta)
+    return kept_names, kept_metas
 
 
-def _index_rows(ctx: CatalogContext, start: bytes, stop: bytes) -> list[tuple[bytes | None, bytes]]:
-    """(index column or None, key) of the rows in ``[start, stop)`` that hold the index column
-    or a table id, in key order."""
+def names_of_type(found: list[str], metas: list[bytes], table_type: str) -> list[str]:
+    """The names (of ``matching``) of the tables of type ``table_type``: an index column
+    written by ``meta_column`` starts with its type field, compared whole."""
+    typed = string_field(_TYPE_FIELD, table_type)
+    head = typed[:3]
+    return [
+        name
+        for name, meta in zip(found, metas, strict=True)
+        if meta.startswith(typed) or (not meta.startswith(head) and meta_type(meta) == table_type)
+    ]
+
+
+def _index_rows(ctx: CatalogContext, start: bytes, stop: bytes) -> list[tuple[bytes | None, ...]]:
+    """A tuple per row in ``[start, stop)`` that holds the index column or a table id, in key
+    order: the index column (or None) first, the key last."""
     scan_columns = ctx.capabilities.scan_columns
     if scan_columns is not None:
+        # The index column alone, unless a row lacks it (written before it existed, or a row
+        # of marks alone): then with the table id, which every table row holds.
+        rows, read, _lacking = scan_columns(layout.TABLES, start, stop, _LISTED_COLUMNS[:1])
+        if read == len(rows):
+            return rows
         rows, _read, _lacking = scan_columns(layout.TABLES, start, stop, _LISTED_COLUMNS)
-        return [(row[0], row[2]) for row in rows]  # type: ignore[misc]
+        return rows
     return [
         (row.get(layout.TABLE_META), key)
         for key, row in ctx.store.scan(layout.TABLES, start, stop, columns=_LISTED_COLUMNS)
@@ -100,6 +143,17 @@ def _meta_from_definition(ctx: CatalogContext, key: bytes) -> bytes | None:
 def table_meta_blob(db: str, name: str, meta: bytes) -> bytes:
     """A whole TableMeta (Thrift binary, without its catalog name) of a listed table."""
     return string_field(_DB_FIELD, db) + string_field(_NAME_FIELD, name) + meta
+
+
+def table_meta_blobs(db: str, found: list[str], metas: list[bytes]) -> list[bytes]:
+    """``table_meta_blob`` of each listed table (of ``matching``)."""
+    head = string_field(_DB_FIELD, db)
+    pack = _FIELD.pack
+    out = []
+    for name, meta in zip(found, metas, strict=True):
+        data = name.encode("utf-8")
+        out.append(b"".join((head, pack(_STRING, _NAME_FIELD, len(data)), data, meta)))
+    return out
 
 
 def stored_definitions(ctx: CatalogContext, db: str, wanted: Sequence[str]) -> list[bytes]:

@@ -285,15 +285,15 @@ class Tables:
     ) -> list[str]:
         """Table names of a database matching an HMS pattern (and type), sorted: read from
         the rows' keys and index column (``table_index``), no definition decoded."""
-        found = self.listed(db, pattern)
+        found, metas = self.listed(db, pattern)
         if table_type:
-            return [name for name, meta in found if table_index.meta_type(meta) == table_type]
-        return [name for name, _meta in found]
+            return table_index.names_of_type(found, metas, table_type)
+        return found
 
-    def listed(self, db: str, pattern: str | None = None) -> list[tuple[str, bytes]]:
-        """(name, index column ``layout.TABLE_META``) of the tables of a database matching an
-        HMS pattern, sorted by name."""
-        return table_index.listed(self._ctx, db, names.NamePattern(pattern))
+    def listed(self, db: str, pattern: str | None = None) -> tuple[list[str], list[bytes]]:
+        """The names of the tables of a database matching an HMS pattern, sorted, and the
+        index column (``layout.TABLE_META``) of each."""
+        return table_index.matching(self._ctx, db, names.NamePattern(pattern))
 
     def every_table(self) -> Iterator[TableRef]:
         """Every table of every database (a database drop keeps what others hold)."""
