@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import functools
 import json
 import os
 import shutil
@@ -34,12 +33,21 @@ import sqlite3
 import struct
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import structlog
 
 from storage import embedded_heads
+from storage.embedded_rows import (
+    StoredTable,
+    apply_op,
+    check_key,
+    conditions_of,
+    pack_row,
+    sql_name,
+    unpack_row,
+    unpacked,
+)
 from storage.port import Condition, Delete, Put, Row, TableSpec
 from storage.row_scan import packed_columns
 
@@ -52,112 +60,7 @@ _IN_CHUNK = 500
 _PAGE_ROWS = 1000
 _META = "port_tables"
 
-_ROW_VERSION = 1
-_ROW_HEADER = struct.Struct(">BI")
 _COUNTER = struct.Struct(">q")
-_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-
-
-def pack_row(row: Mapping[bytes, bytes]) -> bytes:
-    """A row as bytes: version, column count, all lengths, then names and values. O(size)."""
-    names = sorted(row)
-    lengths: list[int] = []
-    parts: list[bytes] = []
-    for name in names:
-        value = row[name]
-        lengths += (len(name), len(value))
-        parts += (name, value)
-    head = _ROW_HEADER.pack(_ROW_VERSION, len(names)) + struct.pack(f">{len(lengths)}I", *lengths)
-    return b"".join((head, *parts))
-
-
-def unpack_row(blob: bytes, wanted: frozenset[bytes] | None = None) -> Row:
-    """The row ``pack_row`` packed, keeping only ``wanted`` columns when given. O(size).
-
-    Columns are packed in name order, so with ``wanted`` the walk stops at the last one found.
-    """
-    version, count = _ROW_HEADER.unpack_from(blob)
-    if version != _ROW_VERSION:
-        raise ValueError(f"row format {version} is not supported")
-    lengths = _lengths_struct(count).unpack_from(blob, _ROW_HEADER.size)
-    pos = _ROW_HEADER.size + 8 * count
-    row: Row = {}
-    missing = len(wanted) if wanted is not None else -1
-    for i in range(0, 2 * count, 2):
-        name_end = pos + lengths[i]
-        name = blob[pos:name_end]
-        pos = name_end + lengths[i + 1]
-        if wanted is None or name in wanted:
-            row[name] = blob[name_end:pos]
-            missing -= 1
-            if missing == 0:
-                break  # every wanted column found: skip the rest of the row
-    return row
-
-
-@functools.lru_cache(maxsize=64)
-def _lengths_struct(count: int) -> struct.Struct:
-    """The struct of a packed row's ``2 * count`` big-endian lengths."""
-    return struct.Struct(f">{2 * count}I")
-
-
-def sql_name(table: str) -> str:
-    """The SQLite name of a port table: injective, case-safe, needs no quoting. O(len)."""
-    if not table:
-        raise ValueError("a table name must not be empty")
-    out = ["t_"]
-    for char in table:
-        if char in _PLAIN:
-            out.append(char)
-        elif char == "_":
-            out.append("__")
-        else:
-            out.extend(f"_{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
-    return "".join(out)
-
-
-@dataclass(frozen=True)
-class _Table:
-    """A port table as stored: its SQLite name and column families, and the SQLite name of
-    its rows' heads when it keeps them (``storage.embedded_heads``)."""
-
-    sql: str
-    families: frozenset[bytes]
-    head: str | None = None
-
-    def check_column(self, column: bytes) -> None:
-        """Raise unless ``column`` is ``family:qualifier`` of one of our families. O(len)."""
-        if not isinstance(column, bytes):
-            raise TypeError(f"column names are bytes, not {type(column).__name__}")
-        family, colon, _ = column.partition(b":")
-        if not colon or family not in self.families:
-            raise ValueError(f"column {column!r} is not family:qualifier of families "
-                             f"{sorted(self.families)} of table {self.sql}")
-
-
-def _check_key(key: bytes) -> None:
-    """Raise unless ``key`` is a non-empty bytes row key."""
-    if not isinstance(key, bytes):
-        raise TypeError(f"row keys are bytes, not {type(key).__name__}")
-    if not key:
-        raise ValueError("a row key must not be empty")
-
-
-def _apply(row: Row, op: Put | Delete, table: _Table) -> Row:
-    """``row`` after ``op`` (checked against ``table``); ``row`` may be changed in place."""
-    if isinstance(op, Put):
-        for column, value in op.columns.items():
-            table.check_column(column)
-            if not isinstance(value, bytes):
-                raise TypeError(f"values are bytes, not {type(value).__name__}")
-            row[column] = value
-        return row
-    if op.columns is None:
-        return {}
-    for column in op.columns:
-        table.check_column(column)
-        row.pop(column, None)
-    return row
 
 
 class SqliteStore:
@@ -293,7 +196,7 @@ class SqliteStore:
 
     # -- tables -----------------------------------------------------------------------------
 
-    def _load_tables(self) -> dict[str, _Table]:
+    def _load_tables(self) -> dict[str, StoredTable]:
         """Every port table recorded in the file. O(tables)."""
         with self._read() as conn:
             found = conn.execute(f"SELECT name, sql, families FROM {_META}").fetchall()
@@ -301,11 +204,11 @@ class SqliteStore:
         tables = {}
         for name, sql, families in found:
             head = embedded_heads.head_name(sql)
-            tables[name] = _Table(sql, frozenset(f.encode() for f in json.loads(families)),
+            tables[name] = StoredTable(sql, frozenset(f.encode() for f in json.loads(families)),
                                   head if head in heads else None)  # fmt: skip
         return tables
 
-    def _table(self, name: str) -> _Table:
+    def _table(self, name: str) -> StoredTable:
         """The port table ``name`` (re-reading the file once when another store created it)."""
         table = self._tables.get(name)
         if table is None:
@@ -339,7 +242,7 @@ class SqliteStore:
     def get(self, table: str, key: bytes) -> Row | None:
         """The row at ``key``, or None. O(log n)."""
         sql = self._table(table).sql
-        _check_key(key)
+        check_key(key)
         with self._read() as conn:
             found = conn.execute(f"SELECT row FROM {sql} WHERE k = ?", (key,)).fetchall()
         return unpack_row(found[0][0]) if found else None
@@ -349,7 +252,7 @@ class SqliteStore:
         comes twice), read in one snapshot. O(k log n)."""
         sql = self._table(table).sql
         for key in keys:
-            _check_key(key)
+            check_key(key)
         unique = list(dict.fromkeys(keys))
         found: dict[bytes, bytes] = {}
         with self._read() as conn:
@@ -462,7 +365,7 @@ class SqliteStore:
                 cursor.close()
 
     def _head_columns(
-        self, spec: _Table, start: bytes, stop: bytes | None, columns: Sequence[bytes],
+        self, spec: StoredTable, start: bytes, stop: bytes | None, columns: Sequence[bytes],
         key_filter: Callable[[bytes], bool] | None, most: int, keys: bool,
         needles: Sequence[Sequence[bytes]],
     ) -> tuple[list[tuple[bytes | None, ...]], int, int]:
@@ -523,13 +426,13 @@ class SqliteStore:
             return
         if self._in_transaction():
             pairs = self._paged(sql, start, stop, reverse, limit)
-            yield from _unpacked(pairs, limit, wanted, key_filter)
+            yield from unpacked(pairs, limit, wanted, key_filter)
             return
         query, params = self._select(sql, start, stop, reverse, sql_limit)
         with self._read() as conn:
             cursor = conn.execute(query, params)
             try:
-                yield from _unpacked(cursor, limit, wanted, key_filter)
+                yield from unpacked(cursor, limit, wanted, key_filter)
             finally:
                 cursor.close()
 
@@ -556,7 +459,7 @@ class SqliteStore:
 
     # -- writes -----------------------------------------------------------------------------
 
-    def _stored(self, conn: sqlite3.Connection, table: _Table, key: bytes) -> Row:
+    def _stored(self, conn: sqlite3.Connection, table: StoredTable, key: bytes) -> Row:
         """The row at ``key`` as the open transaction sees it ({} when absent). O(log n)."""
         found = conn.execute(f"SELECT row FROM {table.sql} WHERE k = ?", (key,)).fetchall()
         return unpack_row(found[0][0]) if found else {}
@@ -587,13 +490,13 @@ class SqliteStore:
         for op in ops:
             if not isinstance(op, Put | Delete):
                 raise TypeError(f"mutate takes Put and Delete, not {type(op).__name__}")
-            _check_key(op.key)
+            check_key(op.key)
             targets.append(self._table(op.table))
-        conditions = _conditions(condition)
+        conditions = conditions_of(condition)
         guards = []
         for check in conditions:
             guard = self._table(check.table)
-            _check_key(check.key)
+            check_key(check.key)
             guard.check_column(check.column)
             guards.append(guard)
         with self._write() as conn:
@@ -614,7 +517,7 @@ class SqliteStore:
                 if slot not in rows:
                     whole_delete = isinstance(op, Delete) and op.columns is None
                     rows[slot] = {} if whole_delete else dict(stored.get(slot) or {})
-                rows[slot] = _apply(rows[slot], op, table)
+                rows[slot] = apply_op(rows[slot], op, table)
             puts: dict[str, list[tuple[bytes, bytes]]] = {}
             deletes: dict[str, list[tuple[bytes]]] = {}
             for (sql, key), row in rows.items():
@@ -632,7 +535,7 @@ class SqliteStore:
         """Atomically add ``amount`` to the signed 8-byte big-endian counter in ``column``
         (absent: 0); the new value. O(log n)."""
         spec = self._table(table)
-        _check_key(key)
+        check_key(key)
         spec.check_column(column)
         with self._write() as conn:
             row = self._stored(conn, spec, key)
@@ -674,64 +577,3 @@ class SqliteStore:
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
         log.info("storage.closed", backend="sqlite", path=self._path)
-
-
-def _unpacked(pairs: Iterable[tuple[bytes, bytes]], limit: int | None,
-              wanted: frozenset[bytes] | None,
-              key_filter: Callable[[bytes], bool] | None) -> Iterator[tuple[bytes, Row]]:
-    """The rows of (key, packed row) pairs that pass ``key_filter`` and hold a wanted column,
-    up to ``limit``."""
-    returned = 0
-    leading = _leading_columns(wanted)
-    for key, blob in pairs:
-        if key_filter is not None and not key_filter(key):
-            continue
-        row = (leading(blob) if leading is not None else None) or unpack_row(blob, wanted)
-        if not row:
-            continue
-        yield key, row
-        returned += 1
-        if returned == limit:
-            return
-
-
-_TWO_LEADING = struct.Struct(">BI4I")
-
-
-@functools.lru_cache(maxsize=64)
-def _leading_columns(wanted: frozenset[bytes] | None) -> Callable[[bytes], Row | None] | None:
-    """For two wanted columns, a reader of rows whose first two packed columns are exactly
-    those (a partition's name and object, say): it slices them without walking the row, and
-    answers None for any other row (read by ``unpack_row`` then). None for other wants."""
-    if wanted is None or len(wanted) != 2:
-        return None
-    first, second = sorted(wanted)
-    head = _TWO_LEADING
-
-    def read(blob: bytes) -> Row | None:
-        if len(blob) < head.size:
-            return None
-        version, count, first_len, first_size, second_len, second_size = head.unpack_from(blob)
-        if version != _ROW_VERSION or count < 2:
-            return None
-        pos = _ROW_HEADER.size + 8 * count
-        if first_len != len(first) or not blob.startswith(first, pos):
-            return None
-        pos += first_len
-        first_value = blob[pos : pos + first_size]
-        pos += first_size
-        if second_len != len(second) or not blob.startswith(second, pos):
-            return None
-        pos += second_len
-        return {first: first_value, second: blob[pos : pos + second_size]}
-
-    return read
-
-
-def _conditions(condition: Condition | Sequence[Condition] | None) -> list[Condition]:
-    """The conditions of a mutate, as a list."""
-    if condition is None:
-        return []
-    if isinstance(condition, Condition):
-        return [condition]
-    return list(condition)
