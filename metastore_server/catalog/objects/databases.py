@@ -45,6 +45,29 @@ class _DatabaseCatalog(TPayload):
     default_spec = [("catalogName", None)]
 
 
+class _DatabaseLocation(TPayload):
+    """A Database's location alone (what drops guard): decoding it skips the rest."""
+
+    thrift_spec = {3: (TType.STRING, "locationUri", False)}
+    default_spec = [("locationUri", None)]
+
+
+#: Locations decoded from stored Database bytes, by those bytes (a drop reads every database's
+#: location; most rows are the same from one call to the next). Bounded: cleared when full.
+_LOCATIONS: dict[bytes, str | None] = {}
+_LOCATIONS_MAX = 65536
+
+
+def _location_of(stored: bytes) -> str | None:
+    location = _LOCATIONS.get(stored, _LOCATIONS)
+    if location is _LOCATIONS:
+        location = from_bytes(_DatabaseLocation, stored).locationUri
+        if len(_LOCATIONS) >= _LOCATIONS_MAX:
+            _LOCATIONS.clear()
+        _LOCATIONS[stored] = location
+    return location  # type: ignore[return-value]
+
+
 class Databases:
     """Database rows on the store."""
 
@@ -128,11 +151,18 @@ class Databases:
         return sorted(found)
 
     def located(self) -> dict[str, str]:
-        """Each database's location, by name."""
+        """Each database's location, by name (decoding only the location of each row, once
+        per distinct row)."""
         found = {}
-        for key, row in self._ctx.store.scan(layout.DATABASES):
-            location = from_bytes(hms.Database, row[layout.OBJECT]).locationUri
-            if location:
+        scan_columns = self._ctx.capabilities.scan_columns
+        if scan_columns is not None:
+            rows, _read, _lacking = scan_columns(layout.DATABASES, b"", None, (layout.OBJECT,))
+            pairs = [(key, stored) for stored, key in rows]
+        else:
+            pairs = [(k, r.get(layout.OBJECT)) for k, r in self._ctx.store.scan(layout.DATABASES)]
+        for key, stored in pairs:
+            location = _location_of(stored) if stored is not None else None
+            if location and key is not None:
                 found[key.decode("utf-8")] = location
         return found
 
@@ -205,9 +235,7 @@ class Databases:
                 ]
             )
 
-    def _check_new_locations(
-        self, name: str, current: hms.Database, updated: hms.Database
-    ) -> None:
+    def _check_new_locations(self, name: str, current: hms.Database, updated: hms.Database) -> None:
         """A new location outside the data roots is refused (the server makes and deletes
         that directory; ``managedLocationUri`` is stored, never used for data)."""
 
