@@ -202,7 +202,7 @@ class Catalog:
             return hms.MetaException(message=f"Table metadata not deleted since {reason}")
 
         purge = purge or must_purge(ref)
-        guards = self.ctx.data.guards(self.databases.locations())
+        guards = self.ctx.data.guard_index(self.databases.locations())
         deletions = self.partitions.plan_outside_deletions(ref, purge, refuse, guards)
         # A dependent's directory that is, holds or lies in a base's holds the base's data.
         if not self.dependencies.shares_data_with_bases(ref, self.dependencies.bases_of(ref)):
@@ -268,7 +268,7 @@ class Catalog:
             what=f"database {database.name}",
             purge=False,
             refuse=refuse,
-            guards=data.guards(others),
+            guards=data.guard_index(others),
         )
         if deletion is None or deletion.kept is not None:
             return deletion

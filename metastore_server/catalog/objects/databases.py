@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import copy
+import os
+import threading
+import time
 from collections.abc import Callable
 
 from thriftpy2.thrift import TPayload, TType
@@ -68,6 +71,12 @@ def _location_of(stored: bytes) -> str | None:
     return location  # type: ignore[return-value]
 
 
+#: How long every database's location, as read once, is used again while the store's database
+#: version (``layout.DATABASES_VERSION``) stays the same: this bounds how long a change of a
+#: writer that died before writing the version (or of an older server) goes unseen.
+LOCATIONS_KEPT_S = 5.0
+
+
 class Databases:
     """Database rows on the store."""
 
@@ -75,6 +84,9 @@ class Databases:
         self._ctx = ctx
         self._catalogs = catalogs
         self._connectors = connectors
+        #: (database version, when read, the locations) of the last ``located`` read.
+        self._located: tuple[bytes | None, float, dict[str, str]] | None = None
+        self._located_lock = threading.Lock()
 
     def ensure_default(self) -> None:
         """Create the ``default`` database on first start (owner ``public``, a ROLE)."""
@@ -151,8 +163,20 @@ class Databases:
         return sorted(found)
 
     def located(self) -> dict[str, str]:
-        """Each database's location, by name (decoding only the location of each row, once
-        per distinct row)."""
+        """Each database's location, by name: read again when the store's database version
+        changed (or after ``LOCATIONS_KEPT_S``), decoding only the location of each row."""
+        row = self._ctx.store.get(layout.META, layout.DATABASES_VERSION_ROW)
+        version = None if row is None else row.get(layout.DATABASES_VERSION)
+        now = time.monotonic()
+        kept = self._located
+        if kept is not None and kept[0] == version and now - kept[1] < LOCATIONS_KEPT_S:
+            return dict(kept[2])
+        found = self._read_located()
+        with self._located_lock:
+            self._located = (version, now, found)
+        return dict(found)
+
+    def _read_located(self) -> dict[str, str]:
         found = {}
         scan_columns = self._ctx.capabilities.scan_columns
         if scan_columns is not None:
@@ -167,7 +191,7 @@ class Databases:
         return found
 
     def locations(self) -> list[str]:
-        """The location of every database (a table drop never deletes one)."""
+        """The location of every database, in name order (a table drop never deletes one)."""
         return list(self.located().values())
 
     def create(self, db: hms.Database) -> None:
@@ -234,6 +258,7 @@ class Databases:
                     )
                 ]
             )
+            self._changed()
 
     def _check_new_locations(self, name: str, current: hms.Database, updated: hms.Database) -> None:
         """A new location outside the data roots is refused (the server makes and deletes
@@ -266,10 +291,27 @@ class Databases:
     def delete_row(self, name: str) -> None:
         """Remove the database row (callers have removed its tables and functions)."""
         self._ctx.store.mutate([Delete(layout.DATABASES, layout.database_key(name))])
+        self._changed()
 
     def _insert(self, db: hms.Database) -> bool:
         key = layout.database_key(db.name)
-        return self._ctx.store.mutate(
+        inserted = self._ctx.store.mutate(
             [Put(layout.DATABASES, key, {layout.OBJECT: to_bytes(db)})],
             Condition(layout.DATABASES, key, layout.OBJECT, None),
+        )
+        if inserted:
+            self._changed()
+        return inserted
+
+    def _changed(self) -> None:
+        """Write a new database version, after the change of a database row (on a store
+        without atomic batches, whoever reads it then reads the changed row too)."""
+        self._ctx.store.mutate(
+            [
+                Put(
+                    layout.META,
+                    layout.DATABASES_VERSION_ROW,
+                    {layout.DATABASES_VERSION: os.urandom(8)},
+                )
+            ]
         )
