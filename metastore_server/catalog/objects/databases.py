@@ -165,8 +165,7 @@ class Databases:
     def located(self) -> dict[str, str]:
         """Each database's location, by name: read again when the store's database version
         changed (or after ``LOCATIONS_KEPT_S``), decoding only the location of each row."""
-        row = self._ctx.store.get(layout.META, layout.DATABASES_VERSION_ROW)
-        version = None if row is None else row.get(layout.DATABASES_VERSION)
+        version = self._version()
         now = time.monotonic()
         kept = self._located
         if kept is not None and kept[0] == version and now - kept[1] < LOCATIONS_KEPT_S:
@@ -258,7 +257,7 @@ class Databases:
                     )
                 ]
             )
-            self._changed()
+            self._changed(name, updated.locationUri)
 
     def _check_new_locations(self, name: str, current: hms.Database, updated: hms.Database) -> None:
         """A new location outside the data roots is refused (the server makes and deletes
@@ -291,7 +290,7 @@ class Databases:
     def delete_row(self, name: str) -> None:
         """Remove the database row (callers have removed its tables and functions)."""
         self._ctx.store.mutate([Delete(layout.DATABASES, layout.database_key(name))])
-        self._changed()
+        self._changed(name, None)
 
     def _insert(self, db: hms.Database) -> bool:
         key = layout.database_key(db.name)
@@ -300,18 +299,33 @@ class Databases:
             Condition(layout.DATABASES, key, layout.OBJECT, None),
         )
         if inserted:
-            self._changed()
+            self._changed(db.name, db.locationUri)
         return inserted
 
-    def _changed(self) -> None:
-        """Write a new database version, after the change of a database row (on a store
-        without atomic batches, whoever reads it then reads the changed row too)."""
+    def _changed(self, name: str, location: str | None) -> None:
+        """Write a new database version, after the change of database ``name`` (now at
+        ``location``; None: dropped). On a store without atomic batches, whoever reads the new
+        version then reads the changed row too. On one with atomic batches (whose writers shut
+        each other out of a transaction once it writes), the locations kept, when they were
+        those of the version this change replaces, follow the change: a drop right after a
+        create reads no database row (were the change undone, its version would be gone with
+        it, and the locations read again)."""
+        transactional = self._ctx.store.atomic_batches
+        before = self._version() if transactional else None
+        version = os.urandom(8)
         self._ctx.store.mutate(
-            [
-                Put(
-                    layout.META,
-                    layout.DATABASES_VERSION_ROW,
-                    {layout.DATABASES_VERSION: os.urandom(8)},
-                )
-            ]
+            [Put(layout.META, layout.DATABASES_VERSION_ROW, {layout.DATABASES_VERSION: version})]
         )
+        kept = self._located
+        if transactional and kept is not None and kept[0] == before:
+            found = dict(kept[2])
+            found.pop(name, None)
+            if location:
+                found[name] = location
+            with self._located_lock:
+                self._located = (version, kept[1], dict(sorted(found.items())))
+
+    def _version(self) -> bytes | None:
+        """The store's database version (None before any database changed)."""
+        row = self._ctx.store.get(layout.META, layout.DATABASES_VERSION_ROW)
+        return None if row is None else row.get(layout.DATABASES_VERSION)
