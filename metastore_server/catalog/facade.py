@@ -276,9 +276,8 @@ class Catalog:
         # Outlined, not decoded: every table of the store is looked at.
         staying = [o for o in every_outline(self.ctx) if (o.db, o.name) not in dropped_names]
         leaving = [ref for ref in dropped if not owns_data(ref)]
-        data.keep_inside(
-            deletion, [o.location for o in staying] + [ref.location for ref in leaving]
-        )
+        locations = [o.location for o in staying] + [ref.location for ref in leaving]
+        data.keep_inside(deletion, data.guard_index(locations, kind="tables"))
         # Their partitions placed outside their own directories but inside this one stay too
         # (partitions of tables elsewhere are not looked at: that would read every partition).
         db_place = deletion.place

@@ -147,3 +147,28 @@ def test_an_empty_index_holds_nothing(tmp_path: Path) -> None:
     index = GuardIndex([])
     place = FileSystems().resolve(f"file:{tmp_path}")
     assert index.first_held_by(place, str(tmp_path)) is None
+
+
+def test_keeping_inside_through_an_index_keeps_what_the_list_keeps(
+    tmp_path: Path, no_s3: None
+) -> None:
+    """A database drop keeps the tables' directories inside its own, and keeps everything
+    when one holds it: the same through the index as through the list, links included."""
+    locations, places = _tree(tmp_path)
+    filesystems = FileSystems()
+    data = DataOperations(filesystems)
+    index = data.guard_index(locations, kind="tables")
+    outcomes = set()
+    for path in places:
+        by_list = data.plan_delete(f"file:{path}", what="db", purge=True, refuse=ValueError)
+        by_index = data.plan_delete(f"file:{path}", what="db", purge=True, refuse=ValueError)
+        if by_list is None:
+            assert by_index is None
+            continue
+        assert by_index is not None
+        data.keep_inside(by_list, locations)
+        data.keep_inside(by_index, index)
+        assert (by_index.kept, by_index.keep) == (by_list.kept, by_list.keep), path
+        outcomes.add((by_list.kept is not None, bool(by_list.keep)))
+    # Both outcomes occur: kept whole (a table at or above it) and some places kept inside.
+    assert (True, False) in outcomes and (False, True) in outcomes

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from metastore_server.catalog.data.deletions import Guard
+from metastore_server.catalog.data.deletions import Deletion, Guard
 from metastore_server.catalog.data.filesystems import Place
 
 #: How old a directory's modification time must be for the directory to be trusted unchanged
@@ -74,18 +74,73 @@ class GuardIndex:
         local = [(i, g) for i, g in enumerate(self.guards) if g.place.is_local]
         self._paths = sorted((g.place.path.rstrip("/"), i) for i, g in local)
         self._reals = sorted((g.real, i) for i, g in local if g.real is not None)
+        self._by_path: dict[str, list[int]] = {}
+        self._by_real: dict[str, list[int]] = {}
+        for i, g in local:
+            self._by_path.setdefault(g.place.path.rstrip("/"), []).append(i)
+            if g.real is not None:
+                self._by_real.setdefault(g.real, []).append(i)
+
+    def held(self, place: Place, real: str | None) -> list[int]:
+        """The positions of the guards that ``place`` (real path ``real``) is or holds, in
+        order."""
+        return sorted(self._held(place, real))
+
+    def _held(self, place: Place, real: str | None) -> set[int]:
+        found = {i for i in self._others if self.guards[i].held_by(place, real)}
+        if place.is_local:
+            found.update(_range(self._paths, place.path.rstrip("/")))
+            if real is not None:
+                found.update(_range(self._reals, real))
+        # A place of another file system holds no local place (nor by its real path: it has
+        # none).
+        return found
 
     def first_held_by(self, place: Place, real: str | None) -> Guard | None:
         """The first guard (in their order) that ``place`` (real path ``real``) is or holds;
         None when there is none. The answer of testing each with ``Guard.held_by``."""
-        found = [i for i in self._others if self.guards[i].held_by(place, real)]
-        if place.is_local:
-            found.extend(_range(self._paths, place.path.rstrip("/")))
-            if real is not None:
-                found.extend(_range(self._reals, real))
-        # A place of another file system holds no local place (nor by its real path: it has
-        # none).
+        found = self._held(place, real)
         return self.guards[min(found)] if found else None
+
+    def holding(self, place: Place, real: str | None) -> set[int]:
+        """The positions of the guards that are ``place`` or hold it (``real`` its real path):
+        those passing ``Guard(place, real).held_by(guard.place, guard.real)``."""
+        mine = Guard(place, real)
+        found = {i for i in self._others if mine.held_by(self.guards[i].place, self.guards[i].real)}
+        if place.is_local:
+            for ancestor in _ancestors(place.path):
+                found.update(self._by_path.get(ancestor, ()))
+            if real is not None:
+                for ancestor in _ancestors(real):
+                    found.update(self._by_real.get(ancestor, ()))
+                found.update(self._by_real.get("/", ()))
+        return found
+
+
+def _ancestors(path: str) -> list[str]:
+    """``path`` and each directory holding it, without a trailing ``/`` (the root: '')."""
+    found = []
+    current = path.rstrip("/")
+    while True:
+        found.append(current)
+        if not current:
+            return found
+        parent = os.path.dirname(current)
+        current = "" if parent == "/" or parent == current else parent.rstrip("/")
+
+
+def keep_indexed(deletion: Deletion, mine: Guard, index: GuardIndex) -> None:
+    """``DataOperations.keep_inside`` with indexed places (``mine``: the deletion's place as a
+    guard): the places it holds before the first that holds it are kept; that one keeps it
+    whole."""
+    if deletion.kept is not None:
+        return
+    holding = index.holding(deletion.place, mine.real)
+    first = min(holding) if holding else len(index.guards)
+    inside = index.held(deletion.place, mine.real)
+    deletion.keep.extend(index.guards[i] for i in inside if i < first)
+    if holding:
+        deletion.kept = f"{index.guards[first].place.uri}, which stays, is or holds it"
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,12 @@ from metastore_server.catalog.data.deletions import (
 )
 from metastore_server.catalog.data.files import reason
 from metastore_server.catalog.data.filesystems import FileSystems, FileSystemUnavailable, Place
-from metastore_server.catalog.data.guard_index import GuardIndex, GuardSet, IndexKeeper
+from metastore_server.catalog.data.guard_index import (
+    GuardIndex,
+    GuardSet,
+    IndexKeeper,
+    keep_indexed,
+)
 from metastore_server.catalog.data.moves import Move, noted, undo_after_crash
 from metastore_server.catalog.data.permissions import give_to_caller
 from metastore_server.catalog.data.roots import DataRoots
@@ -136,7 +141,7 @@ class DataOperations:
         #: Give the local directories made for a call to the user it is made as (as HMS
         #: makes them as that user): ``--authorization storage``, where the server may chown.
         self.give_to_caller = False
-        self._indexes = IndexKeeper(self.find_place)
+        self._indexes: dict[str, IndexKeeper | None] = {}
 
     # -- resolving ---------------------------------------------------------------------------
 
@@ -167,11 +172,12 @@ class DataOperations:
                 found.append(Guard.of(place, real_paths))
         return found
 
-    def guard_index(self, locations: Sequence[str | None]) -> GuardIndex:
-        """``guards`` of many locations (every database directory), indexed by path: a
-        deletion then looks only at those at or below it. Kept for the next call with the same
-        locations while the directories holding them are unchanged (``guard_index.IndexKeeper``)."""
-        return self._indexes.index(locations)
+    def guard_index(self, locations: Sequence[str | None], kind: str = "databases") -> GuardIndex:
+        """``guards`` of many locations (every database directory; ``kind`` names the list),
+        indexed by path; kept between calls while still right (``guard_index.IndexKeeper``)."""
+        keeper = self._indexes.setdefault(kind, None) or IndexKeeper(self.find_place)
+        self._indexes[kind] = keeper
+        return keeper.index(locations)
 
     # -- creating ----------------------------------------------------------------------------
 
@@ -442,10 +448,14 @@ class DataOperations:
                 return f"{place.uri} holds the trash {trash.place.uri}"
         return None
 
-    def keep_inside(self, deletion: Deletion, locations: Iterable[str | None]) -> None:
-        """Have ``deletion`` leave the places among ``locations`` that lie in it (or are it,
-        or hold it: then nothing of it is deleted); compared with links resolved too."""
+    def keep_inside(self, deletion: Deletion, locations: Iterable[str | None] | GuardIndex) -> None:
+        """Have ``deletion`` leave the places among ``locations`` (or indexed: ``guard_index``)
+        that lie in it (or are it, or hold it: then nothing of it is deleted); compared with
+        links resolved too."""
         mine = Guard.of(deletion.place)
+        if isinstance(locations, GuardIndex):
+            keep_indexed(deletion, mine, locations)
+            return
         for guard in self.guards(locations):
             if deletion.kept is not None:
                 return
