@@ -238,15 +238,26 @@ def remove_empty_parents(deletion: Deletion) -> None:
     """HMS removes the parents a partition drop left empty, up to the table directory."""
     boundary = deletion.boundary
     parent = deletion.place.parent
+    real = bound = None
     for _ in range(deletion.parent_levels):
         if parent is None or boundary is None or not boundary.contains(parent):
             return
         if parent.is_local:
             if os.path.islink(parent.path):
                 return
-            real, bound = os.path.realpath(parent.path), os.path.realpath(boundary.path)
+            # Resolved once: the next parent's real path is this one's parent (no link here).
+            real = os.path.realpath(parent.path) if real is None else os.path.dirname(real)
+            bound = bound or os.path.realpath(boundary.path)
             if real == bound or not within(real, bound):
                 return
+            try:
+                os.rmdir(parent.path)
+            except FileNotFoundError:
+                pass  # gone already: its parent may be left empty still
+            except OSError:
+                return  # not empty
+            parent = parent.parent
+            continue
         try:
             if data_files.exists(parent) and not data_files.remove_empty_dir(parent):
                 return  # not empty
