@@ -55,22 +55,6 @@ class _DatabaseLocation(TPayload):
     default_spec = [("locationUri", None)]
 
 
-#: Locations decoded from stored Database bytes, by those bytes (a drop reads every database's
-#: location; most rows are the same from one call to the next). Bounded: cleared when full.
-_LOCATIONS: dict[bytes, str | None] = {}
-_LOCATIONS_MAX = 65536
-
-
-def _location_of(stored: bytes) -> str | None:
-    location = _LOCATIONS.get(stored, _LOCATIONS)
-    if location is _LOCATIONS:
-        location = from_bytes(_DatabaseLocation, stored).locationUri
-        if len(_LOCATIONS) >= _LOCATIONS_MAX:
-            _LOCATIONS.clear()
-        _LOCATIONS[stored] = location
-    return location  # type: ignore[return-value]
-
-
 #: How long every database's location, as read once, is used again while the store's database
 #: version (``layout.DATABASES_VERSION``) stays the same: this bounds how long a change of a
 #: writer that died before writing the version (or of an older server) goes unseen.
@@ -184,7 +168,7 @@ class Databases:
         else:
             pairs = [(k, r.get(layout.OBJECT)) for k, r in self._ctx.store.scan(layout.DATABASES)]
         for key, stored in pairs:
-            location = _location_of(stored) if stored is not None else None
+            location = None if stored is None else from_bytes(_DatabaseLocation, stored).locationUri
             if location and key is not None:
                 found[key.decode("utf-8")] = location
         return found

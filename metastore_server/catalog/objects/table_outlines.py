@@ -57,12 +57,15 @@ class TableOutline:
     partitioned: bool
 
 
-#: Decoded (location, owns data, partitioned) by stored definition; bounded, cleared when full.
+#: Decoded (location, owns data, partitioned) by stored definition; bounded by the size of the
+#: definitions it holds, cleared when full.
 _DECODED: dict[bytes, tuple[str | None, bool, bool]] = {}
-_DECODED_MAX = 16384
+_DECODED_MAX_BYTES = 8 << 20
+_decoded_bytes = 0
 
 
 def _decoded(stored: bytes) -> tuple[str | None, bool, bool]:
+    global _decoded_bytes
     found = _DECODED.get(stored)
     if found is None:
         try:
@@ -72,9 +75,11 @@ def _decoded(stored: bytes) -> tuple[str | None, bool, bool]:
         sd = getattr(outline, "sd", None)
         location = sd.location if sd is not None else None
         found = (location, table_owns_data(outline), bool(outline.partitionKeys))  # type: ignore[arg-type,attr-defined]
-        if len(_DECODED) >= _DECODED_MAX:
+        if _decoded_bytes + len(stored) > _DECODED_MAX_BYTES:
             _DECODED.clear()
+            _decoded_bytes = 0
         _DECODED[stored] = found
+        _decoded_bytes += len(stored)
     return found
 
 
