@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -88,19 +89,18 @@ def test_the_index_answers_as_each_guard_in_turn(tmp_path: Path, no_s3: None) ->
     )
 
 
-def test_a_kept_index_sees_a_directory_replaced_by_a_link(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.parametrize("count", [30, 5])  # the warehouse listed once; each looked at
+def test_a_kept_index_sees_a_directory_replaced_by_a_link(tmp_path: Path, count: int) -> None:
     """Kept while the warehouse is unchanged (the same object); a database directory replaced
     by a link into a table's directory then keeps that table's directory from being deleted."""
-    monkeypatch.setattr(guard_index, "SETTLED_S", 0.0)
-    monkeypatch.setattr(guard_index, "COARSE_SETTLED_S", 0.0)
     wh = tmp_path / "wh"
     table = wh / "work.db" / "t"
     (table / "inner").mkdir(parents=True)
-    names = [f"db_{i}.db" for i in range(30)]
+    names = [f"db_{i}.db" for i in range(count)]
     for name in names:
         (wh / name).mkdir()
+    settled = time.time() - 100  # changed long ago: its time is trusted
+    os.utime(wh, (settled, settled))
     locations = [f"file:{wh / name}" for name in names]
     filesystems = FileSystems()
     keeper = IndexKeeper(lambda loc: filesystems.resolve(loc) if loc else None)
@@ -108,12 +108,12 @@ def test_a_kept_index_sees_a_directory_replaced_by_a_link(
     assert keeper.index(locations) is first
     table_place = filesystems.resolve(f"file:{table}")
     assert first.first_held_by(table_place, str(table)) is None
-    shutil.rmtree(wh / "db_7.db")
-    (wh / "db_7.db").symlink_to(table / "inner")
+    shutil.rmtree(wh / "db_3.db")
+    (wh / "db_3.db").symlink_to(table / "inner")
     again = keeper.index(locations)
     assert again is not first
     held = again.first_held_by(table_place, str(table))
-    assert held is not None and held.place.path == str(wh / "db_7.db")
+    assert held is not None and held.place.path == str(wh / "db_3.db")
     assert again.guards == DataOperations(filesystems).guards(locations)
     # Guards of places whose directory did not change are the ones kept.
     assert again.guards[0] is first.guards[0]

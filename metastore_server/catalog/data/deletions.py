@@ -55,6 +55,10 @@ class RealPaths:
             return None
         return self._real(place.path)
 
+    def of_path(self, path: str) -> str:
+        """``os.path.realpath`` of a local path."""
+        return self._real(path)
+
     def _real(self, path: str) -> str:
         known = self._reals.get(path)
         if known is not None:

@@ -21,10 +21,11 @@ import bisect
 import os
 import stat
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from metastore_server.catalog.data.deletions import Deletion, Guard
+from metastore_server.catalog.data.deletions import LIST_PARENT_FROM, Deletion, Guard, RealPaths
 from metastore_server.catalog.data.filesystems import Place
 
 #: How old a directory's modification time must be for the directory to be trusted unchanged
@@ -174,14 +175,14 @@ class _Dir:
     links: frozenset[str] | None
 
 
-def _dir_state(path: str, old: _Dir | None) -> _Dir:
-    """The directory ``path`` now: listed again unless its stamp shows it unchanged since
-    ``old``."""
-    real = os.path.realpath(path)
+def _dir_state(path: str, old: _Dir | None, real_paths: RealPaths, listed: bool) -> _Dir:
+    """The directory ``path`` now: the same ``old`` when its stamp shows it unchanged, else
+    listed again (when ``listed``: it holds many places) or not (each place looked at)."""
+    real = real_paths.of_path(path)
     stamp = _stamp(real)
     if old is not None and old.real == real and stamp is not None and stamp == old.stamp:
         return old
-    return _Dir(real, stamp, _links_in(real))
+    return _Dir(real, stamp, _links_in(real) if listed else None)
 
 
 @dataclass(frozen=True)
@@ -219,11 +220,20 @@ class IndexKeeper:
         wanted = tuple(locations)
         kept = self._kept
         dirs: dict[str, _Dir] = {}
+        real_paths = RealPaths()
         if kept is not None and not kept.links:
             for path, old in kept.dirs.items():
-                dirs[path] = _dir_state(path, old)
+                dirs[path] = _dir_state(path, old, real_paths, old.links is not None)
             if kept.locations == wanted and all(dirs[p] is kept.dirs[p] for p in dirs):
                 return kept.index
+        # Directories holding many places are listed (one scandir), the others' places are
+        # looked at one by one (one lstat each).
+        many = Counter(
+            os.path.dirname(place.path)
+            for place in map(self._find_place, wanted)
+            if place is not None and place.is_local
+        )
+        listed = {path for path, count in many.items() if count >= LIST_PARENT_FROM}
         guards: dict[str, Guard] = {}
         ordered = []
         links = False
@@ -233,7 +243,9 @@ class IndexKeeper:
                 continue
             guard = guards.get(location)  # type: ignore[arg-type]
             if guard is None:
-                guard, linked = self._guard(place, location, kept, dirs)  # type: ignore[arg-type]
+                guard, linked = self._guard(  # type: ignore[arg-type]
+                    place, location, kept, dirs, (real_paths, listed)
+                )
                 guards[location] = guard  # type: ignore[index]
                 links = links or linked
             ordered.append(guard)
@@ -242,7 +254,12 @@ class IndexKeeper:
         return index
 
     def _guard(
-        self, place: Place, location: str, kept: _Kept | None, dirs: dict[str, _Dir]
+        self,
+        place: Place,
+        location: str,
+        kept: _Kept | None,
+        dirs: dict[str, _Dir],
+        listing: tuple[RealPaths, set[str]],
     ) -> tuple[Guard, bool]:
         """The guard of a place, and whether the place is a link; the one kept when its
         directory has the same real path and links."""
@@ -253,7 +270,8 @@ class IndexKeeper:
         state = dirs.get(parent)
         if state is None:
             old = kept.dirs.get(parent) if kept is not None else None
-            state = dirs[parent] = _dir_state(parent, old)
+            real_paths, listed = listing
+            state = dirs[parent] = _dir_state(parent, old, real_paths, parent in listed)
         candidate = os.path.join(state.real, name)
         linked = os.path.islink(candidate) if state.links is None else name in state.links
         if linked:
