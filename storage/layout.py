@@ -18,7 +18,8 @@
   ``pevent \x00 ...`` (a partition event mark), ``property \x00 <namespace> \x00 <map key>``
   (a property map), ``uuid`` (the store's UUID), ``registry \x00 <kind> \x00 ...`` (a named
   object of one kind: catalogs, data connectors, and the stored-only objects of HMS 4:
-  scheduled queries, stored procedures, ...): see their key functions
+  scheduled queries, stored procedures, ...): see their key functions. Key ``databases``:
+  ``c:v`` a token written anew after every change of a ``dbs`` row (``DATABASES_VERSION``)
 
 Partition keys start with the table's stable id, not its names: renaming a table rewrites one row,
 dropping it deletes one key range. The encoded values keep byte order equal to value order
@@ -80,6 +81,11 @@ _CLAIM_PREFIX = b"claim\x00"
 #: landed): readers check the dependent itself.
 DEPENDENT_MARK = b"c:d:"
 _DEPENDENTS_PREFIX = b"dependents\x00"
+#: In ``meta``: the row whose ``DATABASES_VERSION`` column (8 random bytes) is written anew after
+#: each change of a database row, so that a server process keeping what it read of every
+#: database (their locations) knows when to read them again.
+DATABASES_VERSION_ROW = b"databases"
+DATABASES_VERSION = b"c:v"
 COUNTERS_ROW = b"counters"
 NEXT_TABLE_ID = b"c:table_id"
 #: In the counters row: the last compaction request id handed out.

@@ -27,6 +27,7 @@ from metastore_server.catalog.objects.indexes import Indexes
 from metastore_server.catalog.objects.partition_marks import PartitionEvents
 from metastore_server.catalog.objects.properties import Properties
 from metastore_server.catalog.objects.statistics import Statistics, StatisticsListener
+from metastore_server.catalog.objects.table_outlines import every_outline
 from metastore_server.catalog.objects.tables import (
     TableRef,
     Tables,
@@ -201,7 +202,7 @@ class Catalog:
             return hms.MetaException(message=f"Table metadata not deleted since {reason}")
 
         purge = purge or must_purge(ref)
-        guards = self.ctx.data.guards(self.databases.locations())
+        guards = self.ctx.data.guard_index(self.databases.locations())
         deletions = self.partitions.plan_outside_deletions(ref, purge, refuse, guards)
         # A dependent's directory that is, holds or lies in a base's holds the base's data.
         if not self.dependencies.shares_data_with_bases(ref, self.dependencies.bases_of(ref)):
@@ -267,21 +268,31 @@ class Catalog:
             what=f"database {database.name}",
             purge=False,
             refuse=refuse,
-            guards=data.guards(others),
+            guards=data.guard_index(others),
         )
         if deletion is None or deletion.kept is not None:
             return deletion
         dropped_names = {(ref.db, ref.name) for ref in dropped}
-        staying = [r for r in self.tables.every_table() if (r.db, r.name) not in dropped_names]
-        keepers = [*staying, *(ref for ref in dropped if not owns_data(ref))]
-        data.keep_inside(deletion, [ref.location for ref in keepers])
+        # Outlined, not decoded: every table of the store is looked at.
+        staying = [o for o in every_outline(self.ctx) if (o.db, o.name) not in dropped_names]
+        leaving = [ref for ref in dropped if not owns_data(ref)]
+        locations = [o.location for o in staying] + [ref.location for ref in leaving]
+        data.keep_inside(deletion, data.guard_index(locations, kind="tables"))
         # Their partitions placed outside their own directories but inside this one stay too
         # (partitions of tables elsewhere are not looked at: that would read every partition).
         db_place = deletion.place
-        for ref in keepers:
+        keepers: list[TableRef | None] = []
+        for outline in staying:
+            place = data.find_place(outline.location) if outline.partitioned else None
+            if place is not None and (db_place.contains(place) or not outline.owns_data):
+                keepers.append(self.tables.find(outline.db, outline.name))
+        for ref in leaving:
             place = data.find_place(ref.location)
             if place is not None and (db_place.contains(place) or not owns_data(ref)):
-                data.keep_inside(deletion, self.partitions.locations_outside(ref))
+                keepers.append(ref)
+        for keeper in keepers:
+            if keeper is not None:
+                data.keep_inside(deletion, self.partitions.locations_outside(keeper))
         return deletion
 
     def alter_table(

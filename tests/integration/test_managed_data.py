@@ -306,6 +306,33 @@ def test_a_table_at_a_database_directory_never_deletes_it(
     assert neighbour.exists()
 
 
+def test_drops_see_databases_created_and_moved_since_the_last_drop(
+    client, lake: Path, db: str
+) -> None:
+    """Every database's location is read once and kept between drops; a database created (or
+    altered to a new location) since is still never deleted by a later drop."""
+    first = _table(client, db, "first", keys=())
+    second = _table(client, db, "second", keys=())
+    third = _table(client, db, "third", keys=())
+    client.drop_table(db, "first", True)  # reads (and keeps) every database's location
+    assert not first.exists()
+    inside = f"{db}_inside"
+    client.create_database(
+        hms.Database(name=inside, description="", locationUri=_uri(second / "inner.db"),
+                     parameters={})
+    )  # fmt: skip
+    kept = _fill(second / "inner.db")
+    client.drop_table(db, "second", True)
+    assert kept.exists()
+    moved = client.get_database(inside)
+    moved.locationUri = _uri(third / "moved.db")
+    client.alter_database(inside, moved)
+    kept = _fill(third / "moved.db")
+    client.drop_table(db, "third", True)
+    assert kept.exists()
+    client.drop_database(inside, False, True)
+
+
 def test_a_partition_at_its_table_directory_never_deletes_it(client, db: str) -> None:
     table_dir = _table(client, db, "t", keys=(("ds", "string"),))
     other = _fill(table_dir / "ds=other")

@@ -13,6 +13,8 @@ import pytest
 from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog.objects.table_outlines import every_outline
+from metastore_server.catalog.objects.tables import table_owns_data
 from metastore_server.server.store_url import open_store
 from metastore_server.thrift_api import hms
 from storage import layout
@@ -82,3 +84,38 @@ def test_every_table_reads_each_row_once(catalog: tuple[Catalog, CountingStore])
             again.object_bytes,
             again.stamp,
         )
+
+
+def test_every_outline_says_what_the_definitions_say(
+    catalog: tuple[Catalog, CountingStore],
+) -> None:
+    """The outlines a database drop reads (location, whether the table owns its data, whether
+    it has partition keys) are those of the whole definitions, for every table, in key order;
+    a view, an external table and a partitioned one included."""
+    cat, _store = catalog
+    cat.databases.create(hms.Database(name="a", parameters={}))
+    cat.tables.create(_table("a", "managed"))
+    external = _table("a", "ext")
+    external.tableType, external.parameters = "EXTERNAL_TABLE", {"EXTERNAL": "TRUE"}
+    cat.tables.create(external)
+    purged = _table("a", "purged")
+    purged.tableType = "EXTERNAL_TABLE"
+    purged.parameters = {"EXTERNAL": "TRUE", "external.table.purge": "true"}
+    cat.tables.create(purged)
+    parted = _table("a", "parted")
+    parted.partitionKeys = [hms.FieldSchema(name="ds", type="string", comment=None)]
+    cat.tables.create(parted)
+    view = _table("a", "v")
+    view.tableType, view.viewOriginalText, view.viewExpandedText = "VIRTUAL_VIEW", "x", "x"
+    view.sd.location = None
+    cat.tables.create(view)
+    refs = list(cat.tables.every_table())
+    outlines = list(every_outline(cat.ctx))
+    assert [(o.db, o.name, o.location, o.owns_data, o.partitioned) for o in outlines] == [
+        (r.db, r.name, r.location, table_owns_data(r.table), bool(r.table.partitionKeys))
+        for r in refs
+    ]
+    assert {o.name: o.owns_data for o in outlines} == {
+        "ext": False, "managed": True, "parted": True, "purged": True, "v": False
+    }  # fmt: skip
+    assert [o.name for o in outlines if o.partitioned] == ["parted"]

@@ -51,9 +51,12 @@ def test_real_paths_are_those_of_realpath(tmp_path: Path) -> None:
         assert resolver.of(place) == os.path.realpath(place.path), path
 
 
-def test_siblings_cost_one_lstat_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_siblings_cost_one_lstat_each_then_one_listing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Places under one parent resolve it once: the lstat calls grow by one per place, not
-    by one per component of each path."""
+    by one per component of each path, and past ``LIST_PARENT_FROM`` places the parent is
+    listed once instead (no lstat for the others)."""
     parent = tmp_path / "deep" / "er" / "warehouse"
     names = [f"db_{i}.db" for i in range(50)]
     for name in names:
@@ -73,8 +76,31 @@ def test_siblings_cost_one_lstat_each(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.undo()
     assert reals == [os.path.realpath(parent / name) for name in names]
     leaves = [c for c in calls if os.path.basename(c) in names]
-    assert len(leaves) == len(names)
+    assert len(leaves) == deletions.LIST_PARENT_FROM - 1 < len(names)
     assert len(calls) - len(leaves) <= len(parent.parts)
+
+
+def test_a_listed_parent_still_tells_links_from_directories(tmp_path: Path) -> None:
+    """Past ``LIST_PARENT_FROM`` siblings, links among them (to anywhere, dangling, relative)
+    still resolve as ``realpath`` resolves them."""
+    wh = tmp_path / "wh"
+    (tmp_path / "target").mkdir()
+    paths = []
+    for i in range(2 * deletions.LIST_PARENT_FROM):
+        path = wh / f"db_{i}.db"
+        if i % 5 == 3:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.symlink_to(tmp_path / "target" if i % 2 else Path("../target"))
+        elif i % 7 == 6:
+            pass  # missing
+        else:
+            path.mkdir(parents=True)
+        paths.append(path)
+    filesystems = FileSystems()
+    resolver = RealPaths()
+    for path in paths + [p / "inner" for p in paths]:
+        place = filesystems.resolve(f"file:{path}")
+        assert resolver.of(place) == os.path.realpath(place.path), path
 
 
 def test_guards_of_many_databases_still_see_a_link_into_the_dropped_directory(

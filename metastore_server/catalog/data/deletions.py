@@ -28,32 +28,76 @@ def real_path(place: Place) -> str | None:
     return os.path.realpath(place.path) if place.is_local else None
 
 
+#: Places asked for under one parent after which ``RealPaths`` lists the parent once (one
+#: ``scandir``) instead of looking at each place (one ``lstat`` each).
+LIST_PARENT_FROM = 16
+
+
 class RealPaths:
-    """``real_path`` for many places of one call: the real path of each parent directory is
-    resolved once, so that places sharing a parent (databases under the warehouse) cost one
-    ``lstat`` each rather than one per component. Answers are those of ``os.path.realpath``;
-    nothing is kept beyond the object (the file system may change between calls)."""
+    """``real_path`` for many places of one call: each directory on the way is resolved once
+    (from its own parent's answer), so that places sharing a parent (databases under the
+    warehouse, tables under their databases) cost one ``lstat`` each rather than one per
+    component; past ``LIST_PARENT_FROM`` places under one parent, the parent is listed once
+    and its entries that are links are known without an ``lstat`` each. Answers are those of
+    ``os.path.realpath``; nothing is kept beyond the object (the file system may change
+    between calls)."""
 
     def __init__(self) -> None:
-        self._parents: dict[str, str] = {}
+        self._reals: dict[str, str] = {}
+        #: Per parent (by its real path): how many places were asked under it, then the names
+        #: of its entries that are links (None: it could not be listed).
+        self._asked: dict[str, int] = {}
+        self._links: dict[str, frozenset[str] | None] = {}
 
     def of(self, place: Place) -> str | None:
         """The real path of a local place (None for other file systems)."""
         if not place.is_local:
             return None
-        path = place.path
+        return self._real(place.path)
+
+    def of_path(self, path: str) -> str:
+        """``os.path.realpath`` of a local path."""
+        return self._real(path)
+
+    def _real(self, path: str) -> str:
+        known = self._reals.get(path)
+        if known is not None:
+            return known
         parent, name = os.path.split(path)
         if not os.path.isabs(path) or name in ("", ".", "..") or parent == path:
-            return os.path.realpath(path)
-        real_parent = self._parents.get(parent)
-        if real_parent is None:
-            real_parent = self._parents[parent] = os.path.realpath(parent)
-        candidate = os.path.join(real_parent, name)
+            real = os.path.realpath(path)
+        else:
+            real_parent = self._real(parent)
+            candidate = os.path.join(real_parent, name)
+            real = os.path.realpath(candidate) if self._linked(real_parent, name) else candidate
+        self._reals[path] = real
+        return real
+
+    def _linked(self, real_parent: str, name: str) -> bool:
+        """Whether the entry ``name`` of the directory ``real_parent`` is a link (as
+        ``realpath``: a missing entry is not)."""
+        links = self._links.get(real_parent, False)
+        if links is False:
+            asked = self._asked.get(real_parent, 0) + 1
+            self._asked[real_parent] = asked
+            if asked >= LIST_PARENT_FROM:
+                links = self._links[real_parent] = _links_in(real_parent)
+        if links is not None and links is not False:
+            return name in links
         try:
-            linked = stat.S_ISLNK(os.lstat(candidate).st_mode)
+            return stat.S_ISLNK(os.lstat(os.path.join(real_parent, name)).st_mode)
         except OSError:
-            linked = False  # as realpath: a missing component stays as it is written
-        return os.path.realpath(candidate) if linked else candidate
+            return False  # as realpath: a missing component stays as it is written
+
+
+def _links_in(directory: str) -> frozenset[str] | None:
+    """The names of the entries of ``directory`` that are links; None when it cannot be
+    listed (then each entry is looked at on its own)."""
+    try:
+        with os.scandir(directory) as entries:
+            return frozenset(entry.name for entry in entries if entry.is_symlink())
+    except OSError:
+        return None
 
 
 def within(path: str, root: str) -> bool:
@@ -75,7 +119,10 @@ class Guard:
 
     def held_by(self, place: Place, real: str | None) -> bool:
         """Whether ``place`` (real path ``real``) is this place or holds it."""
-        if place.same_as(self.place) or place.contains(self.place):
+        if place.is_local and self.place.is_local:  # the same test, by the paths alone
+            if within(self.place.path.rstrip("/"), place.path.rstrip("/")):
+                return True
+        elif place.same_as(self.place) or place.contains(self.place):
             return True
         return real is not None and self.real is not None and within(self.real, real)
 
@@ -195,15 +242,26 @@ def remove_empty_parents(deletion: Deletion) -> None:
     """HMS removes the parents a partition drop left empty, up to the table directory."""
     boundary = deletion.boundary
     parent = deletion.place.parent
+    real = bound = None
     for _ in range(deletion.parent_levels):
         if parent is None or boundary is None or not boundary.contains(parent):
             return
         if parent.is_local:
             if os.path.islink(parent.path):
                 return
-            real, bound = os.path.realpath(parent.path), os.path.realpath(boundary.path)
+            # Resolved once: the next parent's real path is this one's parent (no link here).
+            real = os.path.realpath(parent.path) if real is None else os.path.dirname(real)
+            bound = bound or os.path.realpath(boundary.path)
             if real == bound or not within(real, bound):
                 return
+            try:
+                os.rmdir(parent.path)
+            except FileNotFoundError:
+                pass  # gone already: its parent may be left empty still
+            except OSError:
+                return  # not empty
+            parent = parent.parent
+            continue
         try:
             if data_files.exists(parent) and not data_files.remove_empty_dir(parent):
                 return  # not empty

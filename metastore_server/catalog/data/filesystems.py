@@ -26,6 +26,8 @@ LOCAL_SCHEMES = frozenset({"", "file"})
 S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
 #: What to install for a scheme, named in the error when it is missing.
+#: Resolved places a ``FileSystems`` keeps (drops check every database's location).
+_PLACES_KEPT = 65536
 _EXTRAS = {"s3": "hbase-metastore[s3] (s3fs)", "hdfs": "hbase-metastore[hdfs] (pyarrow)"}
 
 
@@ -134,9 +136,21 @@ class FileSystems:
         self._cache: dict[tuple[str, str], AbstractFileSystem] = {}
         self._failures: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
+        #: Places resolved, by location (a place is a function of its location once its file
+        #: system is open); bounded, cleared when full. Failures are never kept here.
+        self._places: dict[str, Place] = {}
 
     def resolve(self, location: str) -> Place:
         """The place of a location URI; FileSystemUnavailable says why none serves it."""
+        place = self._places.get(location)
+        if place is None:
+            place = self._resolve(location)
+            if len(self._places) >= _PLACES_KEPT:
+                self._places.clear()
+            self._places[location] = place
+        return place
+
+    def _resolve(self, location: str) -> Place:
         if not location or "\x00" in location:
             raise FileSystemUnavailable(f"not a location: {location!r}")
         scheme, authority, path = split_location(location)

@@ -45,6 +45,12 @@ from metastore_server.catalog.data.deletions import (
 )
 from metastore_server.catalog.data.files import reason
 from metastore_server.catalog.data.filesystems import FileSystems, FileSystemUnavailable, Place
+from metastore_server.catalog.data.guard_index import (
+    GuardIndex,
+    GuardSet,
+    IndexKeeper,
+    keep_indexed,
+)
 from metastore_server.catalog.data.moves import Move, noted, undo_after_crash
 from metastore_server.catalog.data.permissions import give_to_caller
 from metastore_server.catalog.data.roots import DataRoots
@@ -63,6 +69,8 @@ _DELETION_WAIT_S = 120.0
 
 #: Builds the exception refusing a change, from the reason (``file:/x is not writable by u``).
 Refusal = Callable[[str], Exception]
+#: Places a deletion must not delete: guards in their order, or indexed (``guard_index``).
+Guards = Sequence[Guard] | GuardIndex | GuardSet
 #: Builds the exception refusing a directory that cannot be made, from its URI and the detail.
 MakeRefusal = Callable[[str, str], Exception]
 
@@ -133,6 +141,7 @@ class DataOperations:
         #: Give the local directories made for a call to the user it is made as (as HMS
         #: makes them as that user): ``--authorization storage``, where the server may chown.
         self.give_to_caller = False
+        self._indexes: dict[str, IndexKeeper | None] = {}
 
     # -- resolving ---------------------------------------------------------------------------
 
@@ -162,6 +171,13 @@ class DataOperations:
             if place is not None:
                 found.append(Guard.of(place, real_paths))
         return found
+
+    def guard_index(self, locations: Sequence[str | None], kind: str = "databases") -> GuardIndex:
+        """``guards`` of many locations (every database directory; ``kind`` names the list),
+        indexed by path; kept between calls while still right (``guard_index.IndexKeeper``)."""
+        keeper = self._indexes.setdefault(kind, None) or IndexKeeper(self.find_place)
+        self._indexes[kind] = keeper
+        return keeper.index(locations)
 
     # -- creating ----------------------------------------------------------------------------
 
@@ -372,7 +388,7 @@ class DataOperations:
         what: str,
         purge: bool,
         refuse: Refusal,
-        guards: Sequence[Guard] = (),
+        guards: Guards = (),
         parent_levels: int = 0,
         boundary: str | None = None,
     ) -> Deletion | None:
@@ -416,22 +432,30 @@ class DataOperations:
             log.warning("data_outside_roots", location=place.uri, roots=self.roots.describe())
             raise refuse(outside)
 
-    def _kept_reason(self, place: Place, guards: Sequence[Guard]) -> str | None:
+    def _kept_reason(self, place: Place, guards: Guards) -> str | None:
         if place.is_root:
             return f"{place.uri} is a file system root"
         real = real_path(place)
-        for guard in [*self._protected, *guards]:
-            if guard.held_by(place, real):
-                return f"{place.uri} is or holds {guard.place.uri}, which is never deleted"
+        held = next((g for g in self._protected if g.held_by(place, real)), None)
+        if held is None and isinstance(guards, GuardIndex | GuardSet):
+            held = guards.first_held_by(place, real)
+        elif held is None:
+            held = next((g for g in guards if g.held_by(place, real)), None)
+        if held is not None:
+            return f"{place.uri} is or holds {held.place.uri}, which is never deleted"
         for trash in self._trash:
             if trash.held_by(place, real):
                 return f"{place.uri} holds the trash {trash.place.uri}"
         return None
 
-    def keep_inside(self, deletion: Deletion, locations: Iterable[str | None]) -> None:
-        """Have ``deletion`` leave the places among ``locations`` that lie in it (or are it,
-        or hold it: then nothing of it is deleted); compared with links resolved too."""
+    def keep_inside(self, deletion: Deletion, locations: Iterable[str | None] | GuardIndex) -> None:
+        """Have ``deletion`` leave the places among ``locations`` (or indexed: ``guard_index``)
+        that lie in it (or are it, or hold it: then nothing of it is deleted); compared with
+        links resolved too."""
         mine = Guard.of(deletion.place)
+        if isinstance(locations, GuardIndex):
+            keep_indexed(deletion, mine, locations)
+            return
         for guard in self.guards(locations):
             if deletion.kept is not None:
                 return

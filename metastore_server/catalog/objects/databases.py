@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import copy
+import os
+import threading
+import time
 from collections.abc import Callable
 
 from thriftpy2.thrift import TPayload, TType
@@ -45,6 +48,19 @@ class _DatabaseCatalog(TPayload):
     default_spec = [("catalogName", None)]
 
 
+class _DatabaseLocation(TPayload):
+    """A Database's location alone (what drops guard): decoding it skips the rest."""
+
+    thrift_spec = {3: (TType.STRING, "locationUri", False)}
+    default_spec = [("locationUri", None)]
+
+
+#: How long every database's location, as read once, is used again while the store's database
+#: version (``layout.DATABASES_VERSION``) stays the same: this bounds how long a change of a
+#: writer that died before writing the version (or of an older server) goes unseen.
+LOCATIONS_KEPT_S = 5.0
+
+
 class Databases:
     """Database rows on the store."""
 
@@ -52,6 +68,9 @@ class Databases:
         self._ctx = ctx
         self._catalogs = catalogs
         self._connectors = connectors
+        #: (database version, when read, the locations) of the last ``located`` read.
+        self._located: tuple[bytes | None, float, dict[str, str]] | None = None
+        self._located_lock = threading.Lock()
 
     def ensure_default(self) -> None:
         """Create the ``default`` database on first start (owner ``public``, a ROLE)."""
@@ -153,16 +172,34 @@ class Databases:
         return found
 
     def located(self) -> dict[str, str]:
-        """Each database's location, by name."""
+        """Each database's location, by name: read again when the store's database version
+        changed (or after ``LOCATIONS_KEPT_S``), decoding only the location of each row."""
+        version = self._version()
+        now = time.monotonic()
+        kept = self._located
+        if kept is not None and kept[0] == version and now - kept[1] < LOCATIONS_KEPT_S:
+            return dict(kept[2])
+        found = self._read_located()
+        with self._located_lock:
+            self._located = (version, now, found)
+        return dict(found)
+
+    def _read_located(self) -> dict[str, str]:
         found = {}
-        for key, row in self._ctx.store.scan(layout.DATABASES):
-            location = from_bytes(hms.Database, row[layout.OBJECT]).locationUri
-            if location:
+        scan_columns = self._ctx.capabilities.scan_columns
+        if scan_columns is not None:
+            rows, _read, _lacking = scan_columns(layout.DATABASES, b"", None, (layout.OBJECT,))
+            pairs = [(key, stored) for stored, key in rows]
+        else:
+            pairs = [(k, r.get(layout.OBJECT)) for k, r in self._ctx.store.scan(layout.DATABASES)]
+        for key, stored in pairs:
+            location = None if stored is None else from_bytes(_DatabaseLocation, stored).locationUri
+            if location and key is not None:
                 found[key.decode("utf-8")] = location
         return found
 
     def locations(self) -> list[str]:
-        """The location of every database (a table drop never deletes one)."""
+        """The location of every database, in name order (a table drop never deletes one)."""
         return list(self.located().values())
 
     def create(self, db: hms.Database) -> None:
@@ -232,10 +269,9 @@ class Databases:
                     )
                 ]
             )
+            self._changed(name, updated.locationUri)
 
-    def _check_new_locations(
-        self, name: str, current: hms.Database, updated: hms.Database
-    ) -> None:
+    def _check_new_locations(self, name: str, current: hms.Database, updated: hms.Database) -> None:
         """A new location outside the data roots is refused (the server makes and deletes
         that directory; ``managedLocationUri`` is stored, never used for data)."""
 
@@ -266,6 +302,7 @@ class Databases:
     def delete_row(self, name: str) -> None:
         """Remove the database row (callers have removed its tables and functions)."""
         self._ctx.store.mutate([Delete(layout.DATABASES, layout.database_key(name))])
+        self._changed(name, None)
 
     def _insert(self, db: hms.Database) -> bool:
         key = layout.database_key(db.name)
@@ -273,7 +310,38 @@ class Databases:
             layout.OBJECT: to_bytes(db),
             layout.DATABASE_CATALOG: catalog_of(db).encode("utf-8"),
         }
-        return self._ctx.store.mutate(
+        inserted = self._ctx.store.mutate(
             [Put(layout.DATABASES, key, columns)],
             Condition(layout.DATABASES, key, layout.OBJECT, None),
         )
+        if inserted:
+            self._changed(db.name, db.locationUri)
+        return inserted
+
+    def _changed(self, name: str, location: str | None) -> None:
+        """Write a new database version, after the change of database ``name`` (now at
+        ``location``; None: dropped). On a store without atomic batches, whoever reads the new
+        version then reads the changed row too. On one with atomic batches (whose writers shut
+        each other out of a transaction once it writes), the locations kept, when they were
+        those of the version this change replaces, follow the change: a drop right after a
+        create reads no database row (were the change undone, its version would be gone with
+        it, and the locations read again)."""
+        transactional = self._ctx.store.atomic_batches
+        before = self._version() if transactional else None
+        version = os.urandom(8)
+        self._ctx.store.mutate(
+            [Put(layout.META, layout.DATABASES_VERSION_ROW, {layout.DATABASES_VERSION: version})]
+        )
+        kept = self._located
+        if transactional and kept is not None and kept[0] == before:
+            found = dict(kept[2])
+            found.pop(name, None)
+            if location:
+                found[name] = location
+            with self._located_lock:
+                self._located = (version, kept[1], dict(sorted(found.items())))
+
+    def _version(self) -> bytes | None:
+        """The store's database version (None before any database changed)."""
+        row = self._ctx.store.get(layout.META, layout.DATABASES_VERSION_ROW)
+        return None if row is None else row.get(layout.DATABASES_VERSION)

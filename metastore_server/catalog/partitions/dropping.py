@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterator, Sequence
 from metastore_server.catalog.basics.changes import DROP, PARTITION, PartitionChange
 from metastore_server.catalog.basics.java_text import java_list
 from metastore_server.catalog.basics.serde import partition_location
-from metastore_server.catalog.data.deletions import Deletion, Guard
-from metastore_server.catalog.data.operations import Refusal
+from metastore_server.catalog.data.deletions import Deletion
+from metastore_server.catalog.data.guard_index import GuardSet
+from metastore_server.catalog.data.operations import Guards, Refusal
 from metastore_server.catalog.objects.tables import TableRef, must_purge, owns_data
 from metastore_server.catalog.partitions.dependency_records import (
     DEPENDENCY_MARK,
@@ -144,7 +145,10 @@ class Dropping(PartitionWriter):
         or anything holding one; parents left empty go, up to the table's directory."""
         if not (delete_data and owns_data(ref)) or not self._ctx.data.enabled:
             return []
-        guards = self._ctx.data.guards([ref.location, *self._tables.database_locations()])
+        guards = GuardSet(
+            self._ctx.data.guard_index(self._tables.database_locations()),
+            before=tuple(self._ctx.data.guards([ref.location])),
+        )
         levels = max(len(ref.key_names) - 1, 0)
 
         def refuse(reason: str) -> Exception:
@@ -185,7 +189,7 @@ class Dropping(PartitionWriter):
         return count
 
     def plan_outside_deletions(
-        self, ref: TableRef, purge: bool, refuse: Refusal, guards: Sequence[Guard]
+        self, ref: TableRef, purge: bool, refuse: Refusal, guards: Guards
     ) -> list[Deletion | None]:
         """The directories of a dropped table's partitions that lie outside its directory
         (HMS deletes those one by one; the rest go with the table's), checked (``refuse``'s

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.data.deletions import Deletion, Guard
+from metastore_server.catalog.data.deletions import Deletion
 from metastore_server.catalog.data.fast_stats import Context
-from metastore_server.catalog.data.operations import Refusal
+from metastore_server.catalog.data.operations import Guards, Refusal
 from metastore_server.catalog.dependencies.store import Dependencies
 from metastore_server.catalog.objects.tables import TableRef, Tables
 from metastore_server.catalog.partitions.adding import Adding, AddingClaim
@@ -84,7 +84,7 @@ class Partitions:
         return self.dropping.drop_all(ref)
 
     def plan_outside_deletions(
-        self, ref: TableRef, purge: bool, refuse: Refusal, guards: Sequence[Guard]
+        self, ref: TableRef, purge: bool, refuse: Refusal, guards: Guards
     ) -> list[Deletion | None]:
         """The directories of a dropped table's partitions outside its directory, checked."""
         return self.dropping.plan_outside_deletions(ref, purge, refuse, guards)

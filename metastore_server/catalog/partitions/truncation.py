@@ -24,6 +24,7 @@ from metastore_server.catalog.data.fast_stats import (
     NUM_FILES,
     TOTAL_SIZE,
 )
+from metastore_server.catalog.data.guard_index import GuardSet
 from metastore_server.catalog.objects.databases import Databases
 from metastore_server.catalog.objects.tables import (
     MANAGED_TABLE,
@@ -123,8 +124,10 @@ class Truncation:
                 message=f"Table {ref.db}.{ref.name} not truncated since {reason}"
             )
 
-        kept = [*self._databases.locations(), *([ref.location] if ref.key_names else [])]
-        guards = data.guards(kept)
+        guards = GuardSet(
+            data.guard_index(self._databases.locations()),
+            after=tuple(data.guards([ref.location] if ref.key_names else [])),
+        )
         return [
             data.plan_delete(
                 location,
