@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -215,3 +216,14 @@ def clocked_catalog(tmp: Path, start: int) -> tuple[object, list[int]]:
     clock = [start]
     catalog.ctx.now = lambda: clock[0]
     return catalog, clock
+
+
+def audit_lines(logs: list[dict], method: str, count: int) -> list[dict]:
+    """The audit lines of ``method``: the server writes one after sending the reply, so it may
+    come a moment after the client has its answer."""
+    deadline = time.monotonic() + 5
+    while True:
+        lines = [e for e in logs if e.get("event") == "call" and e.get("method") == method]
+        if len(lines) >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.01)

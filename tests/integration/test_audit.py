@@ -3,8 +3,6 @@ and the rows read against the rows returned."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 import structlog
 from structlog.testing import capture_logs
@@ -12,7 +10,7 @@ from structlog.testing import capture_logs
 from metastore_server import audit
 from metastore_server.thrift_api import hms
 
-from .conftest import create_db, make_partition, make_table
+from .conftest import audit_lines, create_db, make_partition, make_table
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -31,17 +29,6 @@ def fresh_audit_logger(monkeypatch) -> None:
     """A logger that follows the configuration of the moment: an earlier configure_logging in
     this process may have cached the module's one, which capture_logs would then not see."""
     monkeypatch.setattr(audit, "_audit", structlog.get_logger("metastore.audit"))
-
-
-def audit_lines(logs: list[dict], method: str, count: int) -> list[dict]:
-    """The audit lines of ``method``: the server writes one after sending the reply, so it may
-    come a moment after the client has its answer."""
-    deadline = time.monotonic() + 5
-    while True:
-        lines = [e for e in logs if e.get("event") == "call" and e.get("method") == method]
-        if len(lines) >= count or time.monotonic() > deadline:
-            return lines
-        time.sleep(0.01)
 
 
 def test_filter_call_line_has_plan_and_rows(client) -> None:

@@ -5,8 +5,6 @@ token (HBase)."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 import structlog
 from structlog.testing import capture_logs
@@ -14,23 +12,13 @@ from structlog.testing import capture_logs
 from metastore_server import audit
 from metastore_server.thrift_api import hms
 
-from .conftest import ON_HBASE, create_db, make_partition, make_table
+from .conftest import ON_HBASE, audit_lines, create_db, make_partition, make_table
 
 
 @pytest.fixture(autouse=True)
 def fresh_audit_logger(monkeypatch) -> None:
     """A logger that follows the configuration of the moment (see test_audit.py)."""
     monkeypatch.setattr(audit, "_audit", structlog.get_logger("metastore.audit"))
-
-
-def _lines(logs: list[dict], method: str, count: int) -> list[dict]:
-    """The audit lines of ``method`` (written just after each reply)."""
-    deadline = time.monotonic() + 5
-    while True:
-        lines = [e for e in logs if e.get("event") == "call" and e.get("method") == method]
-        if len(lines) >= count or time.monotonic() > deadline:
-            return lines
-        time.sleep(0.01)
 
 
 def _listings(client: object) -> tuple[object, ...]:
@@ -93,7 +81,7 @@ def test_a_second_call_on_an_unchanged_store_is_answered_from_the_kept_reply(sta
         again = client.get_all_tables("lk")
         client.create_table(make_table("lk", "b"))
         after = client.get_all_tables("lk")
-        lines = _lines(logs, "get_all_tables", 3)
+        lines = audit_lines(logs, "get_all_tables", 3)
     assert (first, again, after) == (["a"], ["a"], ["a", "b"])
     kept = [line.get("reply_cache") for line in lines]
     assert kept == ([None, None, None] if ON_HBASE else [None, "hit", None])
