@@ -34,6 +34,7 @@ from metastore_server.server.generations import (
 from metastore_server.server.stored_replies import send_stored_partitions, stored_answer
 from metastore_server.server.text_check import undecoded_field
 from metastore_server.server.transport_limits import DecodeLimitExceeded, LimitedSocket
+from metastore_server.server.wire_adds import WIRE_ADDS, read_wire_add
 from metastore_server.thrift_api import hms
 from storage.port import ValueTooLargeError
 
@@ -183,6 +184,15 @@ class CallProcessor:
             # but a skewed table's) is decoded by thriftpy2's Cython decoder alone.
             reader.read_ahead()
             iprot.lists_as_keys = reader.may_hold_list_keys()
+        if (
+            api in WIRE_ADDS
+            and reader is not None
+            and self._binary_output
+            and getattr(self._handler, "authorizer", None) is None
+            and read_wire_add(api, args, reader, iprot.trans)
+        ):  # its partitions stay the bytes they came as (server.wire_adds)
+            reader.message_read()
+            return args
         try:
             with reader.meter.active() if reader is not None else contextlib.nullcontext():
                 if api in SNIFFED_REQUESTS:
