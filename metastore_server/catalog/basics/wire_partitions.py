@@ -75,36 +75,40 @@ class WirePartition:
         self.lastAccessTime: int | None = None
         self.parameters: dict[str, str] | None = None
         self.sd: WireSd | None = None
-        fields, self.end = struct_fields(buf, start)
         #: Field id -> (start of its header, end of its value); the last of an id wins.
         self.fields: dict[int, tuple[int, int]] = {}
-        for fid, ftype, at, end in fields:
-            if _PARTITION_TYPES.get(fid) != ftype:
-                continue  # a decoder skips it
-            self.fields[fid] = (at - 3, end)
-            self._read(fid, at, end)
-
-    def _read(self, fid: int, at: int, end: int) -> None:
-        buf = self.buf
-        if fid == 1:
-            self.values = _strings(buf, at)
-        elif fid in (2, 3, 9):
-            setattr(self, _NAMES[fid], buf[at + 4 : end].decode("utf-8"))
-        elif fid == 4:
-            self.createTime = _i32(buf, at)
-        elif fid == 5:
-            self.lastAccessTime = _i32(buf, at)
-        elif fid == 6:
-            self.sd = _sd(buf, at)
-        elif fid == 7:
-            self.parameters = _string_map(buf, at)
+        self.end = _read_fields(self, buf, start)
 
     def decode(self) -> hms.Partition:
         """The partition as a decoder makes it from the request."""
         return from_bytes(hms.Partition, self.buf[self.start : self.end])
 
 
-_NAMES = {2: "dbName", 3: "tableName", 9: "catName"}
+def _read_fields(part: WirePartition, buf: bytes, start: int) -> int:
+    """Note where the partition's fields lie and decode those an add reads; its end."""
+    found, end = struct_fields(buf, start)
+    fields = part.fields
+    for fid, ftype, at, stop in found:
+        if _PARTITION_TYPES.get(fid) != ftype:
+            continue  # a decoder skips it
+        fields[fid] = (at - 3, stop)
+        if fid == 1:
+            part.values = _strings(buf, at)
+        elif fid == 2:
+            part.dbName = buf[at + 4 : stop].decode("utf-8")
+        elif fid == 3:
+            part.tableName = buf[at + 4 : stop].decode("utf-8")
+        elif fid == 4:
+            part.createTime = _i32(buf, at)
+        elif fid == 5:
+            part.lastAccessTime = _i32(buf, at)
+        elif fid == 6:
+            part.sd = _sd(buf, at)
+        elif fid == 7:
+            part.parameters = _string_map(buf, at)
+        elif fid == 9:
+            part.catName = buf[at + 4 : stop].decode("utf-8")
+    return end
 
 
 def read_partitions(buf: bytes, start: int) -> tuple[list[WirePartition], int]:
@@ -129,7 +133,6 @@ def stored_bytes(
     last_access_time: int,
     parameters: Mapping[str, str],
     location: str | None,
-    *,
     defaults: bool,
 ) -> bytes:
     """The partition's encoding as an add stores it (``defaults``: with the storage defaults
@@ -158,7 +161,8 @@ def _joined(pieces: dict[int, bytes]) -> bytes:
 
 
 def _i32(buf: bytes, p: int) -> int:
-    return int.from_bytes(buf[p : p + 4], "big", signed=True)
+    value = (buf[p] << 24) | (buf[p + 1] << 16) | (buf[p + 2] << 8) | buf[p + 3]
+    return value - 4294967296 if value >= 2147483648 else value
 
 
 def _strings(buf: bytes, p: int) -> list[str]:
