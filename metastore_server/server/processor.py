@@ -184,18 +184,11 @@ class CallProcessor:
             # but a skewed table's) is decoded by thriftpy2's Cython decoder alone.
             reader.read_ahead()
             iprot.lists_as_keys = reader.may_hold_list_keys()
-        if (
-            api in WIRE_ADDS
-            and reader is not None
-            and self._binary_output
-            and getattr(self._handler, "authorizer", None) is None
-            and read_wire_add(api, args, reader, iprot.trans)
-        ):  # its partitions stay the bytes they came as (server.wire_adds)
-            reader.message_read()
-            return args
         try:
             with reader.meter.active() if reader is not None else contextlib.nullcontext():
-                if api in SNIFFED_REQUESTS:
+                if api in WIRE_ADDS and self._wire_add(api, args, iprot, reader):
+                    pass  # its partitions stay the bytes they came as (server.wire_adds)
+                elif api in SNIFFED_REQUESTS:
                     read_arguments(api, args, iprot)
                 else:
                     args.read(iprot)
@@ -210,6 +203,15 @@ class CallProcessor:
         if reader is not None:
             reader.message_read()
         return args
+
+    def _wire_add(self, api: str, args: Any, iprot: Any, reader: LimitedSocket | None) -> bool:
+        """Read an add's arguments with its partitions as wire bytes, where it can."""
+        return (
+            reader is not None
+            and self._binary_output
+            and getattr(self._handler, "authorizer", None) is None
+            and read_wire_add(api, args, reader, iprot.trans)
+        )
 
     def _run(
         self, api: str, method: Callable[..., Any], arguments: list[Any], result: Any

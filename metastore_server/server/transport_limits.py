@@ -405,14 +405,15 @@ class LimitedSocket(TSocket):
         transport or when the message was not walked so."""
         if self._framed or self._walker is None or self.may_hold_bad_text():
             return None
-        pieces = [self._drain(transport)]
-        self._received -= len(pieces[0])  # handed out again if given back
+        pieces = [self._drain(transport)]  # (counted as received already)
         while self._pending:
             pieces.append(self._pending.take(len(self._pending)))
+            self._received += len(pieces[-1])
         return b"".join(pieces)
 
     def give_back(self, data: bytes) -> None:
         """Bytes ``take_walked`` returned that are to be handed out (again)."""
+        self._received -= len(data)
         self._pending.push_front(data)
 
     def message_read(self) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.basics.wire_partitions import NotFast, read_partitions
-from metastore_server.server.transport_limits import LimitedSocket
+from metastore_server.server.transport_limits import LimitedSocket, charge
 from metastore_server.thrift_api import hms
 from storage.row_scan import struct_fields
 
@@ -22,7 +22,8 @@ _STRUCT = 12
 
 def read_wire_add(api: str, args: Any, reader: LimitedSocket, transport: Any) -> bool:
     """Read the arguments of ``api`` (in :data:`WIRE_ADDS`) into ``args`` with wire
-    partitions; False, with nothing read, when the message is not one to read so."""
+    partitions; False, with nothing read, when the message is not one to read so. Called
+    within the reader's decode meter (DecodeLimitExceeded as for any decode)."""
     data = reader.take_walked(transport)
     if data is None:
         return False
@@ -43,7 +44,7 @@ def _add_partitions(args: Any, data: bytes, fields: list[tuple[int, int, int, in
     found = [(at, end) for fid, ftype, at, end in fields if fid == 1 and ftype == _LIST]
     if len(fields) != 1 or not found:
         raise NotFast("not the one list of partitions")
-    args.new_parts, _ = read_partitions(data, found[0][0])
+    args.new_parts, _ = read_partitions(data, found[0][0], charge)
 
 
 def _add_partitions_req(args: Any, data: bytes, fields: list[tuple[int, int, int, int]]) -> None:
@@ -56,5 +57,5 @@ def _add_partitions_req(args: Any, data: bytes, fields: list[tuple[int, int, int
     at, end = parts[0]
     rest = b"".join(data[a - 3 : e] for fid, _, a, e in inner if fid != 3)
     request = from_bytes(hms.AddPartitionsRequest, rest + b"\x00")
-    request.parts, _ = read_partitions(data, at)
+    request.parts, _ = read_partitions(data, at, charge)
     args.request = request

@@ -10,8 +10,10 @@ cdef bytes _EMPTY_SKEW, _NOT_SUBDIRS
                stop=Py_ssize_t)
 cdef Py_ssize_t _read_fields(object part, bytes buf, Py_ssize_t start) except -1
 
+cdef Py_ssize_t PARTITION_COST, FIELD_COST
+
 @cython.locals(count=cython.longlong, p=Py_ssize_t, parts=list)
-cpdef tuple read_partitions(bytes buf, Py_ssize_t start)
+cpdef tuple read_partitions(bytes buf, Py_ssize_t start, object charge=*)
 
 @cython.locals(pieces=dict, sd_pieces=dict, fid=int, at=Py_ssize_t, end=Py_ssize_t)
 cpdef bytes stored_bytes(object part, object values, long long create_time,

@@ -15,7 +15,7 @@ partitions (``WirePartition.decode``) and adding them the usual way, errors incl
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.thrift_api import hms
@@ -41,6 +41,12 @@ _EMPTY_SKEW = struct.pack("!bh", 12, _SD_SKEWED) + to_bytes(
     hms.SkewedInfo(skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={})
 )
 _NOT_SUBDIRS = struct.pack("!bhb", _BOOL, _SD_SUBDIRS, 0)
+
+
+#: Bytes of memory a partition read takes, at least: its object (with its numbers and its
+#: empty field table), and each field noted.
+PARTITION_COST = 400
+FIELD_COST = 100
 
 
 class NotFast(Exception):
@@ -111,9 +117,13 @@ def _read_fields(part: WirePartition, buf: bytes, start: int) -> int:
     return end
 
 
-def read_partitions(buf: bytes, start: int) -> tuple[list[WirePartition], int]:
+def read_partitions(
+    buf: bytes, start: int, charge: Callable[[int], None] | None = None
+) -> tuple[list[WirePartition], int]:
     """The partitions of a Thrift binary list of partitions whose header is at ``start``, and
-    where the list ends. NotFast for a list of anything else; ValueError when malformed."""
+    where the list ends. NotFast for a list of anything else; ValueError when malformed.
+    ``charge`` is told the memory each partition takes, roughly, as it is read (a decode
+    budget)."""
     if buf[start] != 12:
         raise NotFast("not a list of structs")
     count = _i32(buf, start + 1)
@@ -121,6 +131,8 @@ def read_partitions(buf: bytes, start: int) -> tuple[list[WirePartition], int]:
     parts = []
     for _ in range(count):
         part = WirePartition(buf, p)
+        if charge is not None:
+            charge(PARTITION_COST + FIELD_COST * len(part.fields))
         parts.append(part)
         p = part.end
     return parts, p
