@@ -15,7 +15,7 @@ cdef Py_ssize_t PARTITION_COST, FIELD_COST
 @cython.locals(count=cython.longlong, p=Py_ssize_t, parts=list)
 cpdef tuple read_partitions(bytes buf, Py_ssize_t start, object charge=*)
 
-@cython.locals(pieces=dict, sd_pieces=dict, fid=int, at=Py_ssize_t, end=Py_ssize_t)
+@cython.locals(pieces=dict, sd_pieces=dict, fid=int, at=Py_ssize_t, end=Py_ssize_t, whole=tuple)
 cpdef bytes stored_bytes(object part, object values, long long create_time,
                          long long last_access_time, object parameters, object location,
                          bint defaults)
@@ -32,7 +32,8 @@ cdef list _strings(bytes buf, Py_ssize_t p)
 @cython.locals(count=cython.longlong, n=cython.longlong, out=dict, i=cython.longlong, key=str)
 cdef dict _string_map(bytes buf, Py_ssize_t p)
 
-@cython.locals(fields=list, kept=dict, fid=int, ftype=int, at=Py_ssize_t, end=Py_ssize_t)
+@cython.locals(fields=list, kept=dict, fid=int, ftype=int, at=Py_ssize_t, end=Py_ssize_t,
+               stop=Py_ssize_t, last=int, in_order=bint)
 cdef object _sd(bytes buf, Py_ssize_t p)
 
 @cython.locals(data=bytes)

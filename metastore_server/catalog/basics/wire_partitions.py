@@ -57,12 +57,20 @@ class WireSd:
     """The storage descriptor of a :class:`WirePartition`: its location (what the fast
     statistics read) and where its fields lie."""
 
-    __slots__ = ("location", "fields")
+    __slots__ = ("location", "fields", "whole")
 
-    def __init__(self, location: str | None, fields: dict[int, tuple[int, int]]) -> None:
+    def __init__(
+        self,
+        location: str | None,
+        fields: dict[int, tuple[int, int]],
+        whole: tuple[int, int] | None = None,
+    ) -> None:
         self.location = location
         #: Field id -> (start of its header, end of its value) in the message.
         self.fields = fields
+        #: Where its fields and stop byte lie when they are all kept, each once, in id order
+        #: (copied as they are then); None else.
+        self.whole = whole
 
 
 class WirePartition:
@@ -152,17 +160,25 @@ def stored_bytes(
     values, times, parameters and location, and its other fields as they came."""
     buf, sd = part.buf, part.sd
     assert sd is not None
-    sd_pieces = {fid: buf[at:end] for fid, (at, end) in sd.fields.items()}
-    if location is not None:
-        sd_pieces[_SD_LOCATION] = _string_field(_SD_LOCATION, location)
-    if defaults:
-        sd_pieces.setdefault(_SD_SKEWED, _EMPTY_SKEW)
-        sd_pieces.setdefault(_SD_SUBDIRS, _NOT_SUBDIRS)
     pieces = {fid: buf[at:end] for fid, (at, end) in part.fields.items() if fid not in _SET_BY_ADD}
+    whole = sd.whole
+    if (
+        whole is not None
+        and location is None
+        and (not defaults or (_SD_SKEWED in sd.fields and _SD_SUBDIRS in sd.fields))
+    ):  # the storage descriptor as it came (the usual case)
+        pieces[6] = b"\x0c\x00\x06" + buf[whole[0] : whole[1]]
+    else:
+        sd_pieces = {fid: buf[at:end] for fid, (at, end) in sd.fields.items()}
+        if location is not None:
+            sd_pieces[_SD_LOCATION] = _string_field(_SD_LOCATION, location)
+        if defaults:
+            sd_pieces.setdefault(_SD_SKEWED, _EMPTY_SKEW)
+            sd_pieces.setdefault(_SD_SUBDIRS, _NOT_SUBDIRS)
+        pieces[6] = b"\x0c\x00\x06" + _joined(sd_pieces)
     pieces[1] = _values_field(values)
     pieces[4] = struct.pack("!bhi", _I32, 4, create_time)
     pieces[5] = struct.pack("!bhi", _I32, 5, last_access_time)
-    pieces[6] = b"\x0c\x00\x06" + _joined(sd_pieces)
     pieces[7] = _map_field(7, parameters)
     return _joined(pieces)
 
@@ -207,16 +223,21 @@ def _string_map(buf: bytes, p: int) -> dict[str, str]:
 
 
 def _sd(buf: bytes, p: int) -> WireSd:
-    fields, _ = struct_fields(buf, p)
+    fields, stop = struct_fields(buf, p)
     kept: dict[int, tuple[int, int]] = {}
     location = None
+    last = -32769
+    in_order = True
     for fid, ftype, at, end in fields:
         if _SD_TYPES.get(fid) != ftype:
+            in_order = False
             continue
+        in_order = in_order and fid > last
+        last = fid
         kept[fid] = (at - 3, end)
         if fid == _SD_LOCATION:
             location = buf[at + 4 : end].decode("utf-8")
-    return WireSd(location, kept)
+    return WireSd(location, kept, (p, stop) if in_order else None)
 
 
 def _string_field(fid: int, text: str) -> bytes:
