@@ -7,10 +7,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install run test test-fast lint clean
 
-# setup.py compiles metastore_server/server/wire_walk.py and storage/row_scan.py (Cython): a
-# change to either reinstalls.
+# setup.py compiles metastore_server/server/wire_walk.py, storage/row_scan.py and
+# metastore_server/catalog/basics/wire_partitions.py (Cython): a change to any reinstalls.
 $(STAMP): pyproject.toml setup.py metastore_server/server/wire_walk.py metastore_server/server/wire_walk.pxd \
-		storage/row_scan.py storage/row_scan.pxd
+		storage/row_scan.py storage/row_scan.pxd \
+		metastore_server/catalog/basics/wire_partitions.py metastore_server/catalog/basics/wire_partitions.pxd
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test,ldap]'
@@ -40,7 +41,8 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) var build *.egg-info .pytest_cache .ruff_cache .hypothesis
-	rm -f metastore_server/server/wire_walk.c metastore_server/server/wire_walk.*.so storage/row_scan.c storage/row_scan.*.so
+	rm -f metastore_server/server/wire_walk.c metastore_server/server/wire_walk.*.so storage/row_scan.c storage/row_scan.*.so \
+		metastore_server/catalog/basics/wire_partitions.c metastore_server/catalog/basics/wire_partitions.*.so
 
 # The partition-filter benchmark (docs/benchmarks.md) against our server (prints figures; not a test).
 # More: make bench BENCH_ARGS='--sizes 10000,100000 --reference thrift://127.0.0.1:9183'; the

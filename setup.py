@@ -1,7 +1,7 @@
-"""Build hook for the compiled modules: ``metastore_server/server/wire_walk.py`` and
-``storage/row_scan.py``, compiled by Cython when a C compiler is at hand. The project works
-without them (the same modules run as plain Python, slower), so a failed build is only a
-warning."""
+"""Build hook for the compiled modules: ``metastore_server/server/wire_walk.py``,
+``storage/row_scan.py`` and ``metastore_server/catalog/basics/wire_partitions.py``, compiled by
+Cython when a C compiler is at hand. The project works without them (the same modules run as
+plain Python, slower), so a failed build is only a warning."""
 
 from setuptools import Extension, setup
 
@@ -18,6 +18,11 @@ def _extensions() -> list[Extension]:
             optional=True,
         ),
         Extension("storage.row_scan", ["storage/row_scan.py"], optional=True),
+        Extension(
+            "metastore_server.catalog.basics.wire_partitions",
+            ["metastore_server/catalog/basics/wire_partitions.py"],
+            optional=True,
+        ),
     ]
     return cythonize(
         modules,

@@ -138,9 +138,23 @@ def _typed_body(kind: KeyKind, raw: str) -> tuple[bytes, str] | None:
     return bytes((DATE,)) + _DAY.pack(date.toordinal() - _EPOCH + _DAY_BIAS), date.isoformat()
 
 
+#: Distinct (kind, value) pairs whose order parts are remembered, for values of at most
+#: ``MEMO_TEXT`` characters: an add of a thousand partitions repeats a few values of each key (a
+#: day, its hours), each encoded twice per partition (the row key, the value columns), and
+#: parsing a typed value is the dearest step.
+ORDER_PART_MEMO = 8192
+MEMO_TEXT = 64
+
+
 def _order_part(kind: KeyKind, raw: str) -> tuple[bytes, bytes | None]:
     """The order part of one value, and its form (None: no form, not a parsed typed value).
-    O(len(raw))."""
+    O(len(raw)); a short value's is remembered (``ORDER_PART_MEMO``)."""
+    if len(raw) <= MEMO_TEXT:
+        return _remembered_order_part(kind, raw)
+    return _made_order_part(kind, raw)
+
+
+def _made_order_part(kind: KeyKind, raw: str) -> tuple[bytes, bytes | None]:
     if kind is KeyKind.STRING:
         return bytes((STRING,)) + _esc(raw), None
     typed = _typed_body(kind, raw)
@@ -148,6 +162,9 @@ def _order_part(kind: KeyKind, raw: str) -> tuple[bytes, bytes | None]:
         return bytes((_RAW_TAG[kind],)) + _esc(raw), None
     body, canonical = typed
     return body, _form(raw, canonical)
+
+
+_remembered_order_part = functools.lru_cache(maxsize=ORDER_PART_MEMO)(_made_order_part)
 
 
 def order_part(kind: KeyKind, raw: str) -> tuple[bytes, bytes | None]:

@@ -87,7 +87,9 @@ class PartitionWriteCalls(Area):
         )
         need_result = request.needResult is None or request.needResult
         # HMS answers no list at all when the request holds no partition.
-        return hms.AddPartitionsResult(partitions=added if need_result and request.parts else None)
+        return hms.AddPartitionsResult(
+            partitions=list(added) if need_result and request.parts else None
+        )
 
     def add_partitions_pspec(self, new_parts: list[hms.PartitionSpec]) -> int:
         """Add the partitions the specs hold, as ``add_partitions`` does; how many were

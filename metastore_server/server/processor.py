@@ -35,6 +35,7 @@ from metastore_server.server.generations import (
 from metastore_server.server.stored_replies import send_stored_partitions, stored_answer
 from metastore_server.server.text_check import undecoded_field
 from metastore_server.server.transport_limits import DecodeLimitExceeded, LimitedSocket
+from metastore_server.server.wire_adds import WIRE_ADDS, read_wire_add
 from metastore_server.thrift_api import hms
 from storage.port import ValueTooLargeError
 
@@ -200,10 +201,10 @@ class CallProcessor:
             iprot.lists_as_keys = reader.may_hold_list_keys()
         try:
             if reader is None:
-                self._decode(api, args, iprot)
+                self._decode(api, args, iprot, None)
             else:
                 with reader.meter.active():
-                    self._decode(api, args, iprot)
+                    self._decode(api, args, iprot, reader)
         except DecodeLimitExceeded as exc:
             # The rest of the message is not read: answer (if the client still listens), close.
             error = TApplicationException(TApplicationException.PROTOCOL_ERROR, exc.message)
@@ -216,12 +217,22 @@ class CallProcessor:
             reader.message_read()
         return args
 
-    @staticmethod
-    def _decode(api: str, args: Any, iprot: Any) -> None:
+    def _decode(self, api: str, args: Any, iprot: Any, reader: LimitedSocket | None) -> None:
+        if api in WIRE_ADDS and self._wire_add(api, args, iprot, reader):
+            return  # its partitions stay the bytes they came as (server.wire_adds)
         if api in SNIFFED_REQUESTS:
             read_arguments(api, args, iprot)
         else:
             args.read(iprot)
+
+    def _wire_add(self, api: str, args: Any, iprot: Any, reader: LimitedSocket | None) -> bool:
+        """Read an add's arguments with its partitions as wire bytes, where it can."""
+        return (
+            reader is not None
+            and self._binary_output
+            and getattr(self._handler, "authorizer", None) is None
+            and read_wire_add(api, args, reader, iprot.trans)
+        )
 
     def _run(
         self, api: str, method: Callable[..., Any], arguments: list[Any], result: Any

@@ -401,6 +401,24 @@ class LimitedSocket(TSocket):
         walker has followed it whole and every string was plain ASCII or valid UTF-8."""
         return self._walked_mark("text_suspect_last")
 
+    def take_walked(self, transport: Any) -> bytes | None:
+        """Buffered: the rest of the current message, walked whole and holding only valid
+        text, taken out of ``transport`` and of the bytes waiting (with whatever follows it:
+        the caller gives that back, ``give_back``); None (nothing taken) on the framed
+        transport or when the message was not walked so."""
+        if self._framed or self._walker is None or self.may_hold_bad_text():
+            return None
+        pieces = [self._drain(transport)]  # (counted as received already)
+        while self._pending:
+            pieces.append(self._pending.take(len(self._pending)))
+            self._received += len(pieces[-1])
+        return b"".join(pieces)
+
+    def give_back(self, data: bytes) -> None:
+        """Bytes ``take_walked`` returned that are to be handed out (again)."""
+        self._received -= len(data)
+        self._pending.push_front(data)
+
     def message_read(self) -> None:
         """The message has been read: its clock stops, the reply is written without one."""
         if self._framed:

@@ -20,6 +20,7 @@ from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import ADD, PARTITION, PartitionChange
 from metastore_server.catalog.basics.java_text import thrift_struct_text
 from metastore_server.catalog.basics.serde import shallow_copy
+from metastore_server.catalog.basics.wire_partitions import WirePartition
 from metastore_server.catalog.core.claims import Claims, TooSlowToClaim
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.dependencies.model import (
@@ -38,6 +39,7 @@ from metastore_server.catalog.objects.tables import (
     owns_data,
     unable_to_create,
 )
+from metastore_server.catalog.partitions import wire_adding
 from metastore_server.catalog.partitions.dependency_records import checked_dependency, mark_bases
 from metastore_server.catalog.partitions.row_writes import row_columns, write_rows
 from metastore_server.catalog.partitions.writer import PartitionWriter
@@ -162,7 +164,7 @@ class Adding(PartitionWriter):
             "Unable to add partition because table or database do not exist"
         ),
         count_stats: bool = True,
-    ) -> list[hms.Partition]:
+    ) -> Sequence[hms.Partition]:
         """Add partitions, all or nothing; with ``if_not_exists`` existing ones are skipped;
         with ``count_stats`` the fast statistics of files already there are counted (not for
         an exchange's partitions, as HMS).
@@ -197,11 +199,16 @@ class Adding(PartitionWriter):
         if_not_exists: bool,
         missing_table_message: str,
         count_stats: bool = True,
-    ) -> list[hms.Partition]:
+    ) -> Sequence[hms.Partition]:
         """One attempt of ``add``: ``_LostRace`` when a partition it found absent was created
         (by another server process) before its write."""
         parts = list(parts or [])
         now = self._ctx.now()
+        if wire_adding.wire_parts(parts):
+            added = self._add_wire(db, table, parts, if_not_exists, now, count_stats)
+            if added is not None:
+                return added
+            parts = [part.decode() for part in parts]  # the usual add, with its errors
         early = self._early(db, table, parts, now, count_stats)
         with self._ctx.write_lock:
             ref = self._tables.find(db, table)
@@ -213,6 +220,47 @@ class Adding(PartitionWriter):
             if plan.to_store:
                 self._store(ref, plan)
         return [p for _, _, p in plan.to_store]
+
+    def _add_wire(
+        self,
+        db: str,
+        table: str,
+        parts: list[WirePartition],
+        if_not_exists: bool,
+        now: int,
+        count_stats: bool,
+    ) -> Sequence[hms.Partition] | None:
+        """``_add_once`` of partitions that came as wire bytes (``wire_adding``); None when
+        they must be decoded and added the usual way."""
+        ref = self._tables.find(db, table)
+        if ref is None or dependent_spec(ref.table) is not None:
+            return None
+        answers = wire_adding.prepared(ref, parts, (db, table), now)
+        if answers is None:
+            return None
+        if count_stats:  # every location read at once, before any directory is made
+            self._stats.partitions_added(answers, ref.table)  # type: ignore[arg-type]
+        plan = _AddPlan()
+        columns = {answer.key: answer.columns() for answer in answers}
+        with self._ctx.write_lock:
+            now_ref = self._tables.find(db, table)
+            if now_ref is None or (now_ref.table_id, now_ref.object_bytes) != (
+                ref.table_id,
+                ref.object_bytes,
+            ):
+                return None
+            if len(columns) != len(answers):
+                return None  # duplicates: refused by the usual add
+            present = {key for key, _ in self._ctx.store.get_many(layout.PARTITIONS, list(columns))}
+            if present and not if_not_exists:
+                return None  # refused by the usual add
+            for answer in answers:
+                if answer.key not in present:
+                    plan.stored_columns[answer.key] = columns[answer.key]
+                    plan.to_store.append((answer.key, answer.values, answer))  # type: ignore[arg-type]
+            if plan.to_store:
+                self._store(ref, plan)
+        return wire_adding.AddedWire([answer for _, _, answer in plan.to_store])  # type: ignore[misc]
 
     def _plan(
         self,

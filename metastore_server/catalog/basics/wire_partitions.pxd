@@ -1,0 +1,46 @@
+# Static types for wire_partitions.py when Cython compiles it (pure Python mode); plain Python
+# ignores this file.
+cimport cython
+
+cdef int _STRING, _I32, _BOOL, _MAP, _LIST, _SD_LOCATION, _SD_SKEWED, _SD_SUBDIRS
+cdef dict _PARTITION_TYPES, _SD_TYPES
+cdef bytes _EMPTY_SKEW, _NOT_SUBDIRS
+
+@cython.locals(found=list, end=Py_ssize_t, fields=dict, fid=int, ftype=int, at=Py_ssize_t,
+               stop=Py_ssize_t)
+cdef Py_ssize_t _read_fields(object part, bytes buf, Py_ssize_t start) except -1
+
+cdef Py_ssize_t PARTITION_COST, FIELD_COST
+
+@cython.locals(count=cython.longlong, p=Py_ssize_t, parts=list)
+cpdef tuple read_partitions(bytes buf, Py_ssize_t start, object charge=*)
+
+@cython.locals(pieces=dict, sd_pieces=dict, fid=int, at=Py_ssize_t, end=Py_ssize_t, whole=tuple)
+cpdef bytes stored_bytes(object part, object values, long long create_time,
+                         long long last_access_time, object parameters, object location,
+                         bint defaults)
+
+@cython.locals(fid=int)
+cdef bytes _joined(dict pieces)
+
+@cython.locals(value=cython.longlong)
+cdef long long _i32(bytes buf, Py_ssize_t p) except? -1
+
+@cython.locals(count=cython.longlong, n=cython.longlong, out=list, i=cython.longlong)
+cdef list _strings(bytes buf, Py_ssize_t p)
+
+@cython.locals(count=cython.longlong, n=cython.longlong, out=dict, i=cython.longlong, key=str)
+cdef dict _string_map(bytes buf, Py_ssize_t p)
+
+@cython.locals(fields=list, kept=dict, fid=int, ftype=int, at=Py_ssize_t, end=Py_ssize_t,
+               stop=Py_ssize_t, last=int, in_order=bint)
+cdef object _sd(bytes buf, Py_ssize_t p)
+
+@cython.locals(data=bytes)
+cdef bytes _string_field(int fid, str text)
+
+@cython.locals(pieces=list, data=bytes)
+cdef bytes _values_field(object values)
+
+@cython.locals(pieces=list, k=bytes, v=bytes)
+cdef bytes _map_field(int fid, object mapping)

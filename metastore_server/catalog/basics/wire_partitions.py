@@ -1,0 +1,261 @@
+"""Partitions of an add request kept as the Thrift binary bytes they came in (see
+``docs/design.md``, "Adding partitions stores the bytes as they came").
+
+The server hands ``add_partitions`` and ``add_partitions_req`` the request's partitions as
+:class:`WirePartition` objects when the message was walked whole on the binary protocol: each
+holds where its fields lie in the message and decodes only what an add reads (values, names,
+times, parameters, location). The add then stores :func:`stored_bytes`: the fields it sets
+encoded anew (values, times, parameters, location, the storage defaults HMS fills), every other
+field of the partition and of its storage descriptor copied as it came. Decoded, they are the
+partition the add of a decoded request stores. Anything the fast path does not cover (a
+partition without a storage descriptor, a dependent table, any error) is done by decoding the
+partitions (``WirePartition.decode``) and adding them the usual way, errors included.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Mapping, Sequence
+
+from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.thrift_api import hms
+from storage.row_scan import struct_fields
+
+_STRING = 11
+_I32 = 8
+_BOOL = 2
+_MAP = 13
+_LIST = 15
+
+#: Field id -> wire type of the partition's and the storage descriptor's fields (the others,
+#: and a field of another type, are skipped by a decoder: they are left out).
+_PARTITION_TYPES = {fid: spec[0] for fid, spec in hms.Partition.thrift_spec.items()}
+_SD_TYPES = {fid: spec[0] for fid, spec in hms.StorageDescriptor.thrift_spec.items()}
+#: Partition fields an add sets (values, names, times, sd, parameters, catalog).
+_SET_BY_ADD = frozenset({1, 2, 3, 4, 5, 6, 7, 9})
+_SD_LOCATION = 2
+_SD_SKEWED = 11
+_SD_SUBDIRS = 12
+#: The storage defaults HMS fills when absent (``tables.fill_storage_defaults``), encoded.
+_EMPTY_SKEW = struct.pack("!bh", 12, _SD_SKEWED) + to_bytes(
+    hms.SkewedInfo(skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={})
+)
+_NOT_SUBDIRS = struct.pack("!bhb", _BOOL, _SD_SUBDIRS, 0)
+
+
+#: Bytes of memory a partition read takes, at least: its object (with its numbers and its
+#: empty field table), and each field noted.
+PARTITION_COST = 400
+FIELD_COST = 100
+
+
+class NotFast(Exception):
+    """A partition the fast path does not cover: the request is decoded instead."""
+
+
+class WireSd:
+    """The storage descriptor of a :class:`WirePartition`: its location (what the fast
+    statistics read) and where its fields lie."""
+
+    __slots__ = ("location", "fields", "whole")
+
+    def __init__(
+        self,
+        location: str | None,
+        fields: dict[int, tuple[int, int]],
+        whole: tuple[int, int] | None = None,
+    ) -> None:
+        self.location = location
+        #: Field id -> (start of its header, end of its value) in the message.
+        self.fields = fields
+        #: Where its fields and stop byte lie when they are all kept, each once, in id order
+        #: (copied as they are then); None else.
+        self.whole = whole
+
+
+class WirePartition:
+    """One partition of an add request: the fields an add reads, decoded, and where every
+    field lies in the message (``buf``). Attribute names are ``hms.Partition``'s."""
+
+    __slots__ = ("buf", "start", "end", "fields", "values", "dbName", "tableName", "catName",
+                 "createTime", "lastAccessTime", "parameters", "sd")  # fmt: skip
+
+    def __init__(self, buf: bytes, start: int) -> None:
+        self.buf = buf
+        self.start = start
+        self.values: list[str] | None = None
+        self.dbName = self.tableName = self.catName = None
+        self.createTime: int | None = None
+        self.lastAccessTime: int | None = None
+        self.parameters: dict[str, str] | None = None
+        self.sd: WireSd | None = None
+        #: Field id -> (start of its header, end of its value); the last of an id wins.
+        self.fields: dict[int, tuple[int, int]] = {}
+        self.end = _read_fields(self, buf, start)
+
+    def decode(self) -> hms.Partition:
+        """The partition as a decoder makes it from the request."""
+        return from_bytes(hms.Partition, self.buf[self.start : self.end])
+
+
+def _read_fields(part: WirePartition, buf: bytes, start: int) -> int:
+    """Note where the partition's fields lie and decode those an add reads; its end."""
+    found, end = struct_fields(buf, start)
+    fields = part.fields
+    for fid, ftype, at, stop in found:
+        if _PARTITION_TYPES.get(fid) != ftype:
+            continue  # a decoder skips it
+        fields[fid] = (at - 3, stop)
+        if fid == 1:
+            part.values = _strings(buf, at)
+        elif fid == 2:
+            part.dbName = buf[at + 4 : stop].decode("utf-8")
+        elif fid == 3:
+            part.tableName = buf[at + 4 : stop].decode("utf-8")
+        elif fid == 4:
+            part.createTime = _i32(buf, at)
+        elif fid == 5:
+            part.lastAccessTime = _i32(buf, at)
+        elif fid == 6:
+            part.sd = _sd(buf, at)
+        elif fid == 7:
+            part.parameters = _string_map(buf, at)
+        elif fid == 9:
+            part.catName = buf[at + 4 : stop].decode("utf-8")
+    return end
+
+
+def read_partitions(
+    buf: bytes, start: int, charge: Callable[[int], None] | None = None
+) -> tuple[list[WirePartition], int]:
+    """The partitions of a Thrift binary list of partitions whose header is at ``start``, and
+    where the list ends. NotFast for a list of anything else; ValueError when malformed.
+    ``charge`` is told the memory each partition takes, roughly, as it is read (a decode
+    budget)."""
+    if buf[start] != 12:
+        raise NotFast("not a list of structs")
+    count = _i32(buf, start + 1)
+    p = start + 5
+    parts = []
+    for _ in range(count):
+        part = WirePartition(buf, p)
+        if charge is not None:
+            charge(PARTITION_COST + FIELD_COST * len(part.fields))
+        parts.append(part)
+        p = part.end
+    return parts, p
+
+
+def stored_bytes(
+    part: WirePartition,
+    values: Sequence[str],
+    create_time: int,
+    last_access_time: int,
+    parameters: Mapping[str, str],
+    location: str | None,
+    defaults: bool,
+) -> bytes:
+    """The partition's encoding as an add stores it (``defaults``: with the storage defaults
+    HMS fills) or answers it: without its database, table and catalog names, with these
+    values, times, parameters and location, and its other fields as they came."""
+    buf, sd = part.buf, part.sd
+    assert sd is not None
+    pieces = {fid: buf[at:end] for fid, (at, end) in part.fields.items() if fid not in _SET_BY_ADD}
+    whole = sd.whole
+    if (
+        whole is not None
+        and location is None
+        and (not defaults or (_SD_SKEWED in sd.fields and _SD_SUBDIRS in sd.fields))
+    ):  # the storage descriptor as it came (the usual case)
+        pieces[6] = b"\x0c\x00\x06" + buf[whole[0] : whole[1]]
+    else:
+        sd_pieces = {fid: buf[at:end] for fid, (at, end) in sd.fields.items()}
+        if location is not None:
+            sd_pieces[_SD_LOCATION] = _string_field(_SD_LOCATION, location)
+        if defaults:
+            sd_pieces.setdefault(_SD_SKEWED, _EMPTY_SKEW)
+            sd_pieces.setdefault(_SD_SUBDIRS, _NOT_SUBDIRS)
+        pieces[6] = b"\x0c\x00\x06" + _joined(sd_pieces)
+    pieces[1] = _values_field(values)
+    pieces[4] = struct.pack("!bhi", _I32, 4, create_time)
+    pieces[5] = struct.pack("!bhi", _I32, 5, last_access_time)
+    pieces[7] = _map_field(7, parameters)
+    return _joined(pieces)
+
+
+def _joined(pieces: dict[int, bytes]) -> bytes:
+    """The fields in field id order (as a Thrift encoder writes them), then the stop byte."""
+    return b"".join([pieces[fid] for fid in sorted(pieces)]) + b"\x00"
+
+
+def _i32(buf: bytes, p: int) -> int:
+    value = (buf[p] << 24) | (buf[p + 1] << 16) | (buf[p + 2] << 8) | buf[p + 3]
+    return value - 4294967296 if value >= 2147483648 else value
+
+
+def _strings(buf: bytes, p: int) -> list[str]:
+    if buf[p] != _STRING:
+        raise NotFast("a list of values that are not strings")
+    count = _i32(buf, p + 1)
+    p += 5
+    out = []
+    for _ in range(count):
+        n = _i32(buf, p)
+        out.append(buf[p + 4 : p + 4 + n].decode("utf-8"))
+        p += 4 + n
+    return out
+
+
+def _string_map(buf: bytes, p: int) -> dict[str, str]:
+    if buf[p] != _STRING or buf[p + 1] != _STRING:
+        raise NotFast("a map that is not of strings")
+    count = _i32(buf, p + 2)
+    p += 6
+    out = {}
+    for _ in range(count):
+        n = _i32(buf, p)
+        key = buf[p + 4 : p + 4 + n].decode("utf-8")
+        p += 4 + n
+        n = _i32(buf, p)
+        out[key] = buf[p + 4 : p + 4 + n].decode("utf-8")
+        p += 4 + n
+    return out
+
+
+def _sd(buf: bytes, p: int) -> WireSd:
+    fields, stop = struct_fields(buf, p)
+    kept: dict[int, tuple[int, int]] = {}
+    location = None
+    last = -32769
+    in_order = True
+    for fid, ftype, at, end in fields:
+        if _SD_TYPES.get(fid) != ftype:
+            in_order = False
+            continue
+        in_order = in_order and fid > last
+        last = fid
+        kept[fid] = (at - 3, end)
+        if fid == _SD_LOCATION:
+            location = buf[at + 4 : end].decode("utf-8")
+    return WireSd(location, kept, (p, stop) if in_order else None)
+
+
+def _string_field(fid: int, text: str) -> bytes:
+    data = text.encode("utf-8")
+    return struct.pack("!bhi", _STRING, fid, len(data)) + data
+
+
+def _values_field(values: Sequence[str]) -> bytes:
+    pieces = [struct.pack("!bhbi", _LIST, 1, _STRING, len(values))]
+    for value in values:
+        data = value.encode("utf-8")
+        pieces.append(struct.pack("!i", len(data)) + data)
+    return b"".join(pieces)
+
+
+def _map_field(fid: int, mapping: Mapping[str, str]) -> bytes:
+    pieces = [struct.pack("!bhbbi", _MAP, fid, _STRING, _STRING, len(mapping))]
+    for key, value in mapping.items():
+        k, v = key.encode("utf-8"), value.encode("utf-8")
+        pieces.append(struct.pack("!i", len(k)) + k + struct.pack("!i", len(v)) + v)
+    return b"".join(pieces)
