@@ -98,21 +98,28 @@ class NameSorter:
         return merged if limit is None else merged.first(limit)
 
 
-class MergedNames(EncodedNames):
-    """Sorted names answered from runs on disk, merged as the reply is written (once)."""
+class _FromRuns:
+    """An answer held in runs on disk (``runs``) of ``size`` bytes: as long as the runs'
+    records, and written once (the runs are deleted as they are merged)."""
 
     replayable = False
-
-    def __init__(self, runs: _Runs, body_size: int) -> None:
-        super().__init__([])
-        object.__setattr__(self, "runs", runs)
-        object.__setattr__(self, "size", body_size)
-
     runs: _Runs
     size: int
 
+    def _attach(self, runs: _Runs, size: int) -> None:
+        object.__setattr__(self, "runs", runs)  # (the answers are frozen dataclasses)
+        object.__setattr__(self, "size", size)
+
     def __len__(self) -> int:
         return self.runs.count
+
+
+class MergedNames(_FromRuns, EncodedNames):
+    """Sorted names answered from runs on disk, merged as the reply is written (once)."""
+
+    def __init__(self, runs: _Runs, body_size: int) -> None:
+        super().__init__([])
+        self._attach(runs, body_size)
 
     def body(self) -> bytes:
         """The whole body at once (only for a caller that needs it so: the wire takes
@@ -202,22 +209,13 @@ class PartitionSorter:
         return EncodedPartitions(db, table, first)  # type: ignore[arg-type]
 
 
-class MergedPartitions(EncodedPartitions):
+class MergedPartitions(_FromRuns, EncodedPartitions):
     """Stored partitions answered from runs on disk in name order, merged as the reply is
     written (once)."""
 
-    replayable = False
-
     def __init__(self, db: str, table: str, runs: _Runs, blob_bytes: int) -> None:
         super().__init__(db, table, [])
-        object.__setattr__(self, "runs", runs)
-        object.__setattr__(self, "size", blob_bytes)
-
-    runs: _Runs
-    size: int
-
-    def __len__(self) -> int:
-        return self.runs.count
+        self._attach(runs, blob_bytes)
 
     def blobs_size(self) -> int:
         return self.size
