@@ -41,6 +41,8 @@ from storage import layout
 
 #: Partitions read from the store at a time for a listing (each batch then joins the sort).
 PARTITION_BATCH = 100_000
+#: Names read from the store at a time (a batch holds each row's key as well).
+NAME_BATCH = 250_000
 
 
 def limit_of(max_parts: int | None) -> int | None:
@@ -162,8 +164,9 @@ class Stored:
         is written (bounded memory)."""
         ref = self.ref
         sorter = spilled_names.NameSorter()
+        batch = min(NAME_BATCH, spilled_names.RUN_NAMES)
         batches = column_batches(self.ctx.store, ref, self.ranges, NAME_COLUMNS, keys=False,
-                                 batch=spilled_names.RUN_NAMES)  # fmt: skip
+                                 batch=batch)  # fmt: skip
         for rows, incomplete in batches:
             found = [row[0] for row in rows]
             for i, (name, key) in enumerate(rows if incomplete else ()):
