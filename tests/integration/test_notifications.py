@@ -375,3 +375,29 @@ def test_a_renamed_table_has_its_event_under_the_new_name(start_server) -> None:
     message = json.loads(event.message)
     assert (message["db"], message["table"]) == ("evr", "old")
     assert json.loads(message["tableObjAfterJson"])["1"]["str"] == "new"
+
+
+def test_a_partition_event_is_rendered_once_and_read_alike(start_server, monkeypatch) -> None:
+    """An ADD_PARTITION event's message (rendered from its stored partitions when read) is
+    rendered at its first read and kept: later reads answer the same bytes."""
+    from metastore_server.catalog.events import log as event_log
+
+    rendered = []
+    render = event_log.render
+
+    def counted(*args):  # noqa: ANN002, ANN202
+        rendered.append(args[0])
+        return render(*args)
+
+    monkeypatch.setattr(event_log, "render", counted)
+    conn = start_server().client()
+    create_db(conn, "evr")
+    conn.create_table(make_table("evr", "t", keys=[("ds", "string")]))
+    conn.add_partitions([partition("evr", "t", str(day)) for day in range(30)])
+    first = events_after(conn, 0)
+    again = events_after(conn, 0)
+    assert first == again
+    (added,) = [e for e in first if e.eventType == "ADD_PARTITION"]
+    assert len(json.loads(added.message)["partitionListJson"]) == 30
+    assert rendered == ["ADD_PARTITION"]
+    conn.close()

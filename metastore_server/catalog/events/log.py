@@ -23,6 +23,7 @@ see ``txn.transactions`` for what holds on HBase.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import structlog
@@ -57,6 +58,10 @@ class _EventNames(TPayload):
     default_spec = [("eventType", None), ("dbName", None), ("tableName", None)]
 
 
+#: Bytes of events rendered when read (``ADD_PARTITION``'s JSON of every partition) kept.
+RENDERED_BYTES = 64 * 1024 * 1024
+
+
 class NotificationLog:
     """Appends and reads notification events in the store."""
 
@@ -80,6 +85,10 @@ class NotificationLog:
         #: it was read under (``current_id``).
         self._token = Capabilities.of(store).change_token
         self._newest: tuple[int, int] | None = None
+        #: Events whose message is rendered when read, as rendered (``_rendered_event``).
+        self._rendered: OrderedDict[bytes, bytes] = OrderedDict()
+        self._rendered_bytes = 0
+        self._rendered_lock = threading.Lock()  # (apart from the appenders' lock)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -225,13 +234,11 @@ class NotificationLog:
         without its message)."""
         limit = max_events if max_events and max_events > 0 else None
         found: list[bytes] = []
-        for data, payload in self._stored_after(last_event, None if wanted else limit):
+        for key, data, payload in self._stored_after(last_event, None if wanted else limit):
             if wanted is not None and not wanted(from_bytes(_EventNames, data)):
                 continue
             if payload is not None:
-                event = from_bytes(hms.NotificationEvent, data)
-                event.message = render(event.eventType, payload, event.eventTime)
-                data = to_bytes(event)
+                data = self._rendered_event(key, data, payload)
             found.append(data)
             if limit is not None and len(found) >= limit:
                 break
@@ -249,7 +256,7 @@ class NotificationLog:
         return counted
 
     def _after(self, last_event: int | None, limit: int | None) -> Iterator[hms.NotificationEvent]:
-        for data, payload in self._stored_after(last_event, limit):
+        for _key, data, payload in self._stored_after(last_event, limit):
             event = from_bytes(hms.NotificationEvent, data)
             if payload is not None:
                 event.message = render(event.eventType, payload, event.eventTime)
@@ -257,8 +264,9 @@ class NotificationLog:
 
     def _stored_after(
         self, last_event: int | None, limit: int | None
-    ) -> Iterator[tuple[bytes, bytes | None]]:
-        """(stored event, payload or None) of the events after ``last_event``, in id order."""
+    ) -> Iterator[tuple[bytes, bytes, bytes | None]]:
+        """(row key, stored event, payload or None) of the events after ``last_event``, in id
+        order."""
         start, stop = layout.event_range()
         if last_event is not None and last_event >= _MAX_ID:
             return
@@ -266,7 +274,29 @@ class NotificationLog:
             start = layout.event_key(last_event + 1)
         rows = self._store.scan(layout.META, start, stop, limit=limit,
                                 columns=[layout.OBJECT, layout.EVENT_PAYLOAD])  # fmt: skip
-        for _key, row in rows:  # an expired event's mark holds no event: skipped
+        for key, row in rows:  # an expired event's mark holds no event: skipped
             data = row.get(layout.OBJECT)
             if data is not None:
-                yield data, row.get(layout.EVENT_PAYLOAD)
+                yield key, data, row.get(layout.EVENT_PAYLOAD)
+
+    def _rendered_event(self, key: bytes, data: bytes, payload: bytes) -> bytes:
+        """The stored event with its message rendered from its payload, as Thrift binary:
+        rendered once, then kept (an event never changes, and its id is never used again) up
+        to ``RENDERED_BYTES`` of rendered events, the least recently read going first."""
+        with self._rendered_lock:
+            kept = self._rendered.get(key)
+            if kept is not None:
+                self._rendered.move_to_end(key)
+                return kept
+        event = from_bytes(hms.NotificationEvent, data)
+        event.message = render(event.eventType, payload, event.eventTime)
+        rendered = to_bytes(event)
+        if len(rendered) <= RENDERED_BYTES // 4:
+            with self._rendered_lock:
+                if key not in self._rendered:
+                    self._rendered[key] = rendered
+                    self._rendered_bytes += len(rendered)
+                while self._rendered_bytes > RENDERED_BYTES:
+                    _, dropped = self._rendered.popitem(last=False)
+                    self._rendered_bytes -= len(dropped)
+        return rendered
