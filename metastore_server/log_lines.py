@@ -13,6 +13,7 @@ on lines of their own.
 
 from __future__ import annotations
 
+import sys
 import traceback
 from typing import Any
 
@@ -67,6 +68,4 @@ def _exc_info(value: object) -> tuple[Any, Any, Any]:
         return type(value), value, value.__traceback__
     if isinstance(value, tuple):
         return value  # type: ignore[return-value]
-    import sys
-
     return sys.exc_info()

@@ -13,12 +13,11 @@ handler's authorization check runs before, so nothing is answered that the calle
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
 from metastore_server import audit
+from metastore_server.catalog.basics.bounded_cache import BoundedCache
 from metastore_server.catalog.basics.encoded import EncodedNames, EncodedStructs
 
 #: The calls whose answers are kept: names listings and small struct listings.
@@ -50,10 +49,12 @@ class ListingReplies:
 
     def __init__(self, token: Callable[[], int | None], max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self._token = token
-        self.max_bytes = max_bytes
-        self._entries: OrderedDict[Hashable, tuple[int, Answer, int]] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
+        self._kept: BoundedCache[tuple[int, Answer]] = BoundedCache(max_bytes)
+
+    @property
+    def held(self) -> int:
+        """Bytes of the answers kept (about)."""
+        return self._kept.held
 
     def answer(self, method: str, arguments: tuple[Any, ...], make: Callable[[], Any]) -> Any:
         """The kept answer of ``method(*arguments)`` if the store is unchanged since it was
@@ -62,32 +63,18 @@ class ListingReplies:
         key = _key(method, arguments)
         if token is None or key is None:
             return make()
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is not None and entry[0] == token:
-                self._entries.move_to_end(key)
-                audit.note(reply_cache="hit")
-                return entry[1]
+        entry = self._kept.get(key)
+        if entry is not None and entry[0] == token:
+            audit.note(reply_cache="hit")
+            return entry[1]
         made = make()
         kept = _encoded(made)
         if kept is None:
             return made
-        self._keep(key, token, kept)
+        size = _size(kept)
+        if size <= _LARGEST:
+            self._kept.put(key, (token, kept), size)
         return kept
-
-    def _keep(self, key: Hashable, token: int, answer: Answer) -> None:
-        size = _size(answer)
-        if size > _LARGEST:
-            return
-        with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= old[2]
-            self._entries[key] = (token, answer, size)
-            self._bytes += size
-            while self._bytes > self.max_bytes:
-                _, (_, _, dropped) = self._entries.popitem(last=False)
-                self._bytes -= dropped
 
 
 def _key(method: str, arguments: tuple[Any, ...]) -> Hashable | None:

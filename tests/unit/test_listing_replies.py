@@ -55,7 +55,7 @@ def test_memory_is_bounded() -> None:
     names = [f"name_{i:04d}" for i in range(100)]  # ~ 3 KiB an answer as kept
     for db in range(20):
         replies.answer("get_all_tables", (f"db{db}",), _Maker(names))
-    assert replies._bytes <= 10_000
+    assert replies.held <= 10_000
     make = _Maker(names)
     replies.answer("get_all_tables", ("db19",), make)  # the newest is still kept
     replies.answer("get_all_tables", ("db0",), make)  # the oldest went first

@@ -23,12 +23,12 @@ see ``txn.transactions`` for what holds on HBase.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import structlog
 from thriftpy2.thrift import TPayload, TType
 
+from metastore_server.catalog.basics.bounded_cache import BoundedCache
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.events.messages import Event, render
 from metastore_server.thrift_api import hms
@@ -86,9 +86,7 @@ class NotificationLog:
         self._token = Capabilities.of(store).change_token
         self._newest: tuple[int, int] | None = None
         #: Events whose message is rendered when read, as rendered (``_rendered_event``).
-        self._rendered: OrderedDict[bytes, bytes] = OrderedDict()
-        self._rendered_bytes = 0
-        self._rendered_lock = threading.Lock()  # (apart from the appenders' lock)
+        self._rendered: BoundedCache[bytes] = BoundedCache(RENDERED_BYTES)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -283,20 +281,12 @@ class NotificationLog:
         """The stored event with its message rendered from its payload, as Thrift binary:
         rendered once, then kept (an event never changes, and its id is never used again) up
         to ``RENDERED_BYTES`` of rendered events, the least recently read going first."""
-        with self._rendered_lock:
-            kept = self._rendered.get(key)
-            if kept is not None:
-                self._rendered.move_to_end(key)
-                return kept
+        kept = self._rendered.get(key)
+        if kept is not None:
+            return kept
         event = from_bytes(hms.NotificationEvent, data)
         event.message = render(event.eventType, payload, event.eventTime)
         rendered = to_bytes(event)
         if len(rendered) <= RENDERED_BYTES // 4:
-            with self._rendered_lock:
-                if key not in self._rendered:
-                    self._rendered[key] = rendered
-                    self._rendered_bytes += len(rendered)
-                while self._rendered_bytes > RENDERED_BYTES:
-                    _, dropped = self._rendered.popitem(last=False)
-                    self._rendered_bytes -= len(dropped)
+            self._rendered.put(key, rendered, len(rendered))
         return rendered
