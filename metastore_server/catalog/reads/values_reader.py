@@ -171,6 +171,7 @@ def _counted_piece_tuples(
             columns=NAME_COLUMNS,
             filter=piece.server_filter,
             key_filter=accept,
+            batch_size=SEEKING_BATCH if prefix else None,
         )
         block = None
         try:
@@ -216,6 +217,9 @@ def _leading(ref: TableRef, key: bytes, prefix: int) -> bytes:
 MAX_READ_AHEAD = 32
 PROBE_EVERY = 16
 PROBE_READ_AHEAD = 4
+#: Rows a seeking read asks a round trip for (on HBase; ``scan_batch`` otherwise): such a read
+#: stops after a block's first rows, so the latest value reads tens of rows, not a whole batch.
+SEEKING_BATCH = 2 * (MAX_READ_AHEAD + 2)
 
 
 class _Counting:
