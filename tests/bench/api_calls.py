@@ -27,9 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import os
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -52,6 +50,7 @@ from api_ops import (  # noqa: E402 - api_ops imports partition_filters, which s
     warehouse_of,
 )
 from byte_copy import PreEncodedServer  # noqa: E402
+from hbase_target import hbase_storage  # noqa: E402
 from partition_filters import (  # noqa: E402
     MemorySampler,
     Result,
@@ -117,8 +116,11 @@ def failed(ctx: Ctx, figures: Figures, exc: BaseException) -> None:
         ctx.client = ctx.target.client()
 
 
-def time_op(op: Op, ctxs: list[Ctx], warmup: int, repeat: int) -> dict[str, Figures]:
-    """Warm up on every target, then time ``repeat`` calls, the targets taking turns."""
+def time_op(
+    op: Op, ctxs: list[Ctx], warmup: int, repeat: int, limit: ByteCopyTurn | None = None
+) -> dict[str, Figures]:
+    """Warm up on every target, then time ``repeat`` calls, the targets (and ``limit``, a
+    names listing's byte-copy server) taking turns."""
     out = {ctx.target.name: Figures() for ctx in ctxs}
     for ctx in ctxs:
         try:
@@ -128,6 +130,8 @@ def time_op(op: Op, ctxs: list[Ctx], warmup: int, repeat: int) -> dict[str, Figu
             failed(ctx, out[ctx.target.name], exc)
         if ctx.target.audit is not None:
             ctx.target.audit.mark()
+    for _ in range(warmup if limit is not None else 0):
+        limit.timed()
     for _ in range(repeat):
         for ctx in ctxs:
             figures = out[ctx.target.name]
@@ -137,6 +141,8 @@ def time_op(op: Op, ctxs: list[Ctx], warmup: int, repeat: int) -> dict[str, Figu
                 figures.samples_ms.append(timed(op, ctx))
             except Exception as exc:  # noqa: BLE001 - reported in the table
                 failed(ctx, figures, exc)
+        if limit is not None:
+            limit.samples_ms.append(limit.timed())
     for ctx in ctxs:
         figures = out[ctx.target.name]
         if figures.error is None:
@@ -166,23 +172,38 @@ def server_ms(target: Target, op: Op, calls: int) -> float | None:
     return sum(float(e["ms"]) for e in lines) / calls
 
 
-def byte_copy_ms(method: str, reply: bytes, warmup: int, repeat: int) -> float:
-    """p50 ms of ``method`` answered by a server sending ``reply`` as encoded beforehand,
-    through the same client code as the targets'."""
-    message = encode_call(method, ())  # the arguments do not matter to this server
-    with PreEncodedServer(reply) as port:
-        client = make_client(LOOPBACK, port)
-        try:
-            for _ in range(warmup):
-                send_and_skip(client, method, message)
-            samples = []
-            for _ in range(repeat):
-                started = time.perf_counter()
-                send_and_skip(client, method, message)
-                samples.append((time.perf_counter() - started) * 1000)
-        finally:
-            client.close()
-    return Result(samples_ms=samples).pct(50)
+class ByteCopyTurn:
+    """``with ByteCopyTurn(method, reply) as turn:`` the byte-copy limit of a names listing:
+    a server answering ``method`` with ``reply`` (encoded beforehand), called through the same
+    client code as the targets' and timed in their rotation (``turn.timed()``), so that the
+    limit is measured under the same conditions of the machine as the servers."""
+
+    def __init__(self, method: str, reply: bytes) -> None:
+        self.method = method
+        self.message = encode_call(method, ())  # the arguments do not matter to this server
+        self.samples_ms: list[float] = []
+        self._server = PreEncodedServer(reply)
+        self._client: Any = None
+
+    def __enter__(self) -> ByteCopyTurn:
+        port = self._server.__enter__()
+        self._client = make_client(LOOPBACK, port)
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        with contextlib.suppress(Exception):
+            self._client.close()
+        self._server.__exit__(*exc_info)
+
+    def timed(self) -> float:
+        """One call's milliseconds."""
+        started = time.perf_counter()
+        send_and_skip(self._client, self.method, self.message)
+        return (time.perf_counter() - started) * 1000
+
+    def p50(self) -> float:
+        """The p50 of the timed calls."""
+        return Result(samples_ms=self.samples_ms).pct(50)
 
 
 # --------------------------------------------------------------------------- one size
@@ -217,14 +238,15 @@ def run_size(targets: list[Target], n: int, ops: list[Op], args: argparse.Namesp
             stack.enter_context(sampler)
         for op in ops:
             log(f"[{n:,}] {op.name} ...")
-            for name, figures in time_op(op, ctxs, args.warmup, args.repeat).items():
-                run.figures[(op.name, name)] = figures
-            if op.name in NAMES_LISTINGS:
-                reply = names_reply(ctxs[0], op)
+            reply = names_reply(ctxs[0], op) if op.name in NAMES_LISTINGS else None
+            with contextlib.ExitStack() as turns:
+                limit = None
                 if reply is not None:
-                    method, message, names = reply
-                    ms = byte_copy_ms(method, message, args.warmup, args.repeat)
-                    run.limits[op.name] = (ms, names)
+                    limit = turns.enter_context(ByteCopyTurn(reply[0], reply[1]))
+                for name, figures in time_op(op, ctxs, args.warmup, args.repeat, limit).items():
+                    run.figures[(op.name, name)] = figures
+                if limit is not None and reply is not None:
+                    run.limits[op.name] = (limit.p50(), reply[2])
     for name, sampler in samplers.items():
         run.memory[name] = (base[name], sampler.growth_mib)
     for ctx in ctxs:
@@ -395,39 +417,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def hbase_storage(args: argparse.Namespace, stack: contextlib.ExitStack) -> str | None:
-    """The storage URL of our server on HBase (``--hbase``, or the double started here in a
-    process of its own, stopped with ``stack``), under a fresh table prefix; None: the
-    embedded store."""
-    import secrets
-
-    from support.hbase_double import storage_url
-
-    prefix = f"bench{secrets.token_hex(3)}_"
-    if args.hbase:
-        host, _, port = args.hbase.rpartition(":")
-        return storage_url(host, int(port), prefix=prefix)
-    if not args.hbase_double:
-        return None
-    code = ("import sys; from support.hbase_double import HBaseDouble; "
-            "d = HBaseDouble().start(); print('PORT', d.address[1], flush=True); sys.stdin.read(); "
-            "import os; os._exit(0)")  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    double = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, env=env)  # fmt: skip
-    stack.callback(double.wait, 30)
-    stack.callback(double.stdin.close)  # type: ignore[union-attr]  # its end: stdin closes
-    port = 0
-    for line in double.stdout:  # type: ignore[union-attr]  # (its log lines come first)
-        if line.startswith(b"PORT "):
-            port = int(line.split()[1])
-            break
-    if not port:
-        raise SystemExit("the HBase double did not start")
-    log(f"HBase double on 127.0.0.1:{port} (pid {double.pid})")
-    return storage_url("127.0.0.1", port, prefix=prefix)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; 0 when it ran (failed operations are reported, not fatal)."""
     args = parse_args(argv)
@@ -445,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     try:
         with contextlib.ExitStack() as stack:
-            args.ours_storage = hbase_storage(args, stack)
+            args.ours_storage = hbase_storage(args.hbase, args.hbase_double, stack, log)
             targets = start_targets(args, stack)
             ref = targets[1].name if len(targets) > 1 else None
             print("\n".join(machine_info()))

@@ -18,7 +18,9 @@ as ``add_partitions`` calls of ``--batch`` partitions encoded by a client thread
 
 It prints figures and asserts nothing; it is not collected by pytest. The store stays in
 ``--data-dir`` (default /tmp/scale-partitions) for a re-run with the same size (the load is
-skipped when the table is complete) unless ``--drop``::
+skipped when the table is complete) unless ``--drop``. ``--hbase-double`` (or ``--hbase
+HOST:PORT``) runs it on the HBase backend instead (the double holds everything in its
+process's memory: about 1,000,000 partitions is what it holds on a machine of 24 GiB)::
 
     .venv/bin/python tests/bench/scale_partitions.py --size 1000000
 """
@@ -40,6 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from hbase_target import hbase_storage  # noqa: E402
 from partition_filters import (  # noqa: E402
     DB,
     Dataset,
@@ -327,21 +330,43 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=20, help="timed calls per operation")
     parser.add_argument("--listing-cache-mb", type=int, default=256)
     parser.add_argument("--drop", action="store_true", help="delete the store afterwards")
+    parser.add_argument("--hbase", metavar="HOST:PORT",
+                        help="on this HBase Thrift gateway (a fresh table prefix) instead of "
+                        "the embedded store")  # fmt: skip
+    parser.add_argument("--hbase-double", action="store_true",
+                        help="on the HBase test double, in a process of its own (a Python "
+                        "stand-in for HBase, all in memory: not HBase's figures)")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.hbase and args.hbase_double:
+        parser.error("give --hbase or --hbase-double, not both")
     ds = ScaleDataset(args.size, args.regions)
     server = OurServer(
         args.data_dir,
         port=None,
         extra_args=["--data-operations", "off", "--listing-cache-mb", str(args.listing_cache_mb)],
     )
+    with contextlib.ExitStack() as stack:
+        hbase = hbase_storage(args.hbase, args.hbase_double, stack, log)
+        if hbase is not None:
+            server.storage = hbase
+        return run(server, ds, args)
+
+
+def run(server: OurServer, ds: ScaleDataset, args: argparse.Namespace) -> int:
+    """Load, measure, restart and print on ``server``."""
     try:
         server.start()
         log(f"loading {DB}.{ds.table}: {ds.size:,} partitions ({ds.days:,} days) ...")
         loaded, seconds = load(server, ds, args.batch, args.connections)
         db_file = args.data_dir / "metastore.db"
+        store = (
+            f"store {db_file.stat().st_size / 2**30:.2f} GiB"
+            if server.storage.startswith("sqlite:")
+            else f"store {server.storage}"
+        )
         print(
             f"table {DB}.{ds.table}: {ds.size:,} partitions, {ds.days:,} days x 24 hours x "
-            f"{len(ds.regions)} regions; store {db_file.stat().st_size / 2**30:.2f} GiB"
+            f"{len(ds.regions)} regions; {store}"
         )
         if loaded:
             print(
