@@ -52,16 +52,15 @@ from api_ops import (  # noqa: E402 - api_ops imports partition_filters, which s
 from byte_copy import PreEncodedServer  # noqa: E402
 from hbase_target import hbase_storage  # noqa: E402
 from partition_filters import (  # noqa: E402
-    MemorySampler,
     Result,
     Target,
-    _tree_rss_kib,
     error_text,
     log,
     machine_info,
     reference_preflight,
     start_targets,
 )
+from process_memory import MemorySampler, rss_kib  # noqa: E402
 from support.net import LOOPBACK  # noqa: E402
 
 from metastore_server.thrift_api import make_client  # noqa: E402
@@ -232,7 +231,7 @@ def run_size(targets: list[Target], n: int, ops: list[Op], args: argparse.Namesp
         log(f"  {target.name}: set up in {time.monotonic() - started:.0f} s")
         ctxs.append(ctx)
     samplers = {t.name: MemorySampler(t.pid) for t in targets if t.pid is not None}
-    base = {name: _tree_rss_kib(s.pid) / 1024 for name, s in samplers.items()}
+    base = {name: rss_kib(s.pid) / 1024 for name, s in samplers.items()}
     with contextlib.ExitStack() as stack:
         for sampler in samplers.values():
             stack.enter_context(sampler)

@@ -65,6 +65,7 @@ for _path in (REPO_ROOT, REPO_ROOT / "tests"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+from process_memory import MemorySampler  # noqa: E402
 from support.net import LOOPBACK, in_isolated_netns  # noqa: E402
 from thriftpy2.protocol import TBinaryProtocol  # noqa: E402
 from thriftpy2.protocol import binary as pybin  # noqa: E402
@@ -903,52 +904,6 @@ def timed_calls(
         if time.monotonic() > deadline:
             break
     return answer
-
-
-def _tree_rss_kib(pid: int) -> int:
-    """Resident memory of a process and its descendants (a supervisor and its workers), KiB."""
-    total = 0
-    pending = [pid]
-    while pending:
-        current = pending.pop()
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            for line in Path(f"/proc/{current}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-                    break
-            for task in Path(f"/proc/{current}/task").iterdir():
-                children = (task / "children").read_text().split()
-                pending.extend(int(child) for child in children)
-    return total
-
-
-class MemorySampler:
-    """Samples a server's resident memory every 20 ms while its block runs: the growth of
-    the peak over what it held when the block began (``growth_mib``)."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.growth_mib = 0.0
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> MemorySampler:
-        base = _tree_rss_kib(self.pid)
-
-        def sample() -> None:
-            peak = base
-            while not self._stop.wait(0.02):
-                peak = max(peak, _tree_rss_kib(self.pid))
-            self.growth_mib = (peak - base) / 1024
-
-        self._thread = threading.Thread(target=sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
 
 
 def read_audit(target: Target, method: str, result: Result) -> list[dict[str, Any]]:

@@ -29,7 +29,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +39,9 @@ from thriftpy2.transport import TCyBufferedTransport, TCyFramedTransport, TSocke
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from process_memory import peak_kib, reset_peak, rss_kib  # noqa: E402
 
 from metastore_server.thrift_api import hms, make_client  # noqa: E402
 from metastore_server.tools.benchmark import Layout, load_table  # noqa: E402
@@ -50,14 +52,6 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def _rss_kib(pid: int, field: str = "VmRSS") -> int:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
 
 
 class _CountingSocket(TSocket):
@@ -91,13 +85,6 @@ def _drain_get_partitions(port: int, db: str, table: str, framed: bool) -> tuple
     seconds = time.perf_counter() - started
     sock.close()
     return sock.received, seconds
-
-
-def _sample(pid: int, done: threading.Event, peaks: list[int]) -> None:
-    """Keep the highest resident memory of ``pid`` in ``peaks[0]`` until ``done``."""
-    while not done.is_set():
-        peaks[0] = max(peaks[0], _rss_kib(pid))
-        time.sleep(0.01)
 
 
 def _load(port: int, db: str, size: int, framed: bool) -> None:
@@ -150,15 +137,10 @@ def measure(args: argparse.Namespace) -> int:
               f"listing cache {args.listing_cache_mb} MiB")  # fmt: skip
         print("call  before MiB  peak MiB  growth MiB  reply MiB  growth/reply  seconds")
         for call in range(1, args.repeat + 1):
-            before = _rss_kib(server.pid)
-            done = threading.Event()
-            peaks = [before]
-            sampler = threading.Thread(target=_sample, args=(server.pid, done, peaks))
-            sampler.start()
+            before = rss_kib(server.pid)
+            reset_peak(server.pid)
             reply, seconds = _drain_get_partitions(port, db, table, args.transport == "framed")
-            done.set()
-            sampler.join()
-            peak = max(peaks[0], _rss_kib(server.pid))
+            peak = max(peak_kib(server.pid), before)
             growth = (peak - before) / 1024
             reply_mib = reply / 1024 / 1024
             print(f"{call:>4}  {before / 1024:>10.0f}  {peak / 1024:>8.0f}  {growth:>10.0f}  "

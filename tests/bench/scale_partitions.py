@@ -55,6 +55,7 @@ from partition_filters import (  # noqa: E402
     make_table,
     raw_call,
 )
+from process_memory import peak_kib, reset_peak, rss_kib  # noqa: E402
 from support.our_server import OurServer  # noqa: E402
 
 from metastore_server import thrift_api  # noqa: E402
@@ -72,46 +73,6 @@ class ScaleDataset(Dataset):
 def log(message: str) -> None:
     """A progress line on stderr."""
     print(message, file=sys.stderr, flush=True)
-
-
-def _tree(pid: int) -> list[int]:
-    """A process and its descendants (the supervisor and its workers)."""
-    found, pending = [], [pid]
-    while pending:
-        current = pending.pop()
-        found.append(current)
-        with contextlib.suppress(OSError, ValueError):
-            for task in Path(f"/proc/{current}/task").iterdir():
-                pending += [int(c) for c in (task / "children").read_text().split()]
-    return found
-
-
-def _status_kib(pid: int, field: str) -> int:
-    """A memory figure of /proc/PID/status (VmHWM, VmRSS) of a process tree, KiB."""
-    total = 0
-    for member in _tree(pid):
-        with contextlib.suppress(OSError):
-            for line in Path(f"/proc/{member}/status").read_text().splitlines():
-                if line.startswith(field + ":"):
-                    total += int(line.split()[1])
-    return total
-
-
-def peak_kib(pid: int) -> int:
-    """The peak resident memory (VmHWM) of the server's processes together, KiB."""
-    return _status_kib(pid, "VmHWM")
-
-
-def rss_kib(pid: int) -> int:
-    """The resident memory now (VmRSS) of the server's processes together, KiB."""
-    return _status_kib(pid, "VmRSS")
-
-
-def reset_peak(pid: int) -> None:
-    """Make each server process's peak resident memory its current one (``clear_refs`` 5)."""
-    for member in _tree(pid):
-        with contextlib.suppress(OSError):
-            Path(f"/proc/{member}/clear_refs").write_text("5")
 
 
 _MARKS = ("\x01ds\x01", "\x01hr\x01", "\x01region\x01")
