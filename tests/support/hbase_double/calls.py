@@ -159,16 +159,14 @@ class _Handler(ScannerCalls):
             for b in rowBatches
         ]
         errors = []
-        with self.d._lock:
-            for phase in (1, 2):  # every row's deletes, then every row's puts
-                for row, deletes, puts in split:
-                    try:
-                        if phase == 1 and deletes:
-                            self.d._write_deletes(table, row, deletes)
-                        elif phase == 2 and puts:
-                            self.d._write_puts(table, row, puts)
-                    except hbase_thrift.IOError as error:
-                        errors.append(f"{row!r}: {error.message}")
+        with self.d._lock:  # every row's deletes, then every row's puts
+            for row, deletes, _puts in split:
+                try:
+                    if deletes:
+                        self.d._write_deletes(table, row, deletes)
+                except hbase_thrift.IOError as error:
+                    errors.append(f"{row!r}: {error.message}")
+            errors += self.d._write_many_puts(table, [(r, puts) for r, _, puts in split if puts])
         if errors:
             raise io_error(
                 "org.apache.hadoop.hbase.client.RetriesExhaustedWithDetailsException: "

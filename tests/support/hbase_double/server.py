@@ -207,6 +207,24 @@ class HBaseDouble(FaultHooks, Scanning):
         self._spend()
         self._store_().mutate([Put(table.store_name, row, dict(puts))])
 
+    def _write_many_puts(
+        self, table: Table, rows: Sequence[tuple[bytes, Mapping[bytes, bytes]]]
+    ) -> list[str]:
+        """The puts of many rows, each counted against the failure budget, those it lets
+        through written together (one step of the backing store, not one a row); the
+        errors of the others, as ``mutateRows`` reports them."""
+        errors, writes = [], []
+        for row, puts in rows:
+            try:
+                self._spend()
+            except hbase_thrift.IOError as error:
+                errors.append(f"{row!r}: {error.message}")
+                continue
+            writes.append(Put(table.store_name, row, dict(puts)))
+        if writes:
+            self._store_().mutate(writes)
+        return errors
+
 
 def storage_url(host: str, port: int, prefix: str = "hms_", **params: object) -> str:
     """The ``hbase://host:port?prefix=...`` storage URL of an HBase Thrift server (or of the
