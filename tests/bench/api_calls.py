@@ -11,7 +11,8 @@ open+commit transaction, Iceberg's lock cycle) decode each reply, as the next ca
 It prints, per operation, the rows returned, both p50s, their ratio (over 0.5 marked), our
 server's own time and microseconds per returned row (its audit lines), and each server's peak
 memory growth over the timed calls; for the names listings also the byte-copy limit (the same
-reply, encoded beforehand, sent by a loopback server that does nothing else) per name.
+reply, encoded beforehand, sent by a loopback server that does nothing else, timed in the
+targets' rotation) per name.
 
 It prints figures and asserts nothing; pytest does not collect it. Our server is started here
 (a fresh store in ``--data-dir``); the reference HMS 2.3 (pyspark's jars) with
