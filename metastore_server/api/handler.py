@@ -123,7 +123,12 @@ class MetastoreHandler:
         self.areas: dict[type[Area], Area] = {area: area(catalog, settings) for area in AREAS}
         #: Names listings answered again while the store is unchanged (used by the server's
         #: processor for Thrift calls; calls made on this object directly are not kept).
-        self.listing_replies = ListingReplies(lambda: change_token(catalog.ctx))
+        self.listing_replies = ListingReplies(self.change_token)
+
+    def change_token(self) -> int | None:
+        """The store's change token (None: it has none, or cannot say now); the server keeps
+        replies under it. Not a Thrift method."""
+        return change_token(self.catalog.ctx)
 
     def authorize(self, api: str, values: dict[str, Any]) -> None:
         """Refuse (raise the HMS exception) a call the current caller may not make under

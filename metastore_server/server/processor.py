@@ -16,14 +16,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
+from thriftpy2.protocol import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TException, TMessageType, TType
 from thriftpy2.transport import TTransportException
+from thriftpy2.transport.memory import TCyMemoryBuffer
 
 from metastore_server.api.audit_fields import result_size, split_audit_target
 from metastore_server.api.caller_fields import stamp_caller
 from metastore_server.api.listing_replies import KEPT_CALLS, kept
 from metastore_server.audit import audit_call, collecting_extras
 from metastore_server.caller import Session, serving
+from metastore_server.catalog.basics.encoded import EncodedNames, EncodedStructs
 from metastore_server.server.generations import (
     SNIFFED_REQUESTS,
     ClientGeneration,
@@ -32,7 +35,20 @@ from metastore_server.server.generations import (
     shape_result,
     write_both_layouts,
 )
-from metastore_server.server.stored_replies import send_stored_partitions, stored_answer
+from metastore_server.server.kept_wire import (
+    LARGEST,
+    WIRE_KEPT_CALLS,
+    KeptReply,
+    ToKeep,
+    WireReplies,
+    reply_header,
+)
+from metastore_server.server.stored_replies import (
+    binary_reply_size,
+    send_stored_partitions,
+    stored_answer,
+    structs_reply_size,
+)
 from metastore_server.server.text_check import undecoded_field
 from metastore_server.server.transport_limits import DecodeLimitExceeded, LimitedSocket
 from metastore_server.server.wire_adds import WIRE_ADDS, read_wire_add
@@ -89,6 +105,9 @@ class CallProcessor:
         self._methods = frozenset(service.thrift_services)
         #: Method -> its argument names (see ``_argument_names``).
         self._arg_names: dict[str, tuple[str, ...]] = {}
+        token = getattr(handler, "change_token", None)
+        #: Replies of small reads kept as sent (binary protocol only: see ``kept_wire``).
+        self.wire_replies = WireReplies(token) if token is not None and binary_output else None
 
     def oldest_call_age(self) -> float:
         """Seconds the longest-running call in flight has run (0 when none)."""
@@ -156,6 +175,14 @@ class CallProcessor:
             self._send_exception(oprot, api, error, call.seqid)
             call.audit("unknown_method")
             return
+        to_keep = None
+        if api in WIRE_KEPT_CALLS and self._keeps(call, frame_writer):
+            assert self.wire_replies is not None and reader is not None
+            hit, to_keep = self.wire_replies.look_up(api, reader, iprot.trans,
+                                                     call.generation.newer)  # fmt: skip
+            if hit is not None:
+                self._send_kept(call, hit, iprot)
+                return
         args = self._read_arguments(call, iprot, oprot)
         not_text = undecoded_field(args) if reader is None or reader.may_hold_bad_text() else None
         if not_text is not None:  # refused before the handler sees it: nothing is written
@@ -177,11 +204,69 @@ class CallProcessor:
                 api, method, [values[name] for name in arg_names], result
             )
         try:
-            if not getattr(result, "oneway", False):
+            if to_keep is not None and app_error is None and outcome == "ok":
+                self._reply_and_keep(call, result, to_keep, oprot, db, table, rows)
+            elif not getattr(result, "oneway", False):
                 self._reply(call, result, app_error, oprot, frame_writer)
         finally:
             # After the reply is written: ``ms`` is the whole call, sending included.
             call.audit(outcome, db=db, table=table, rows=rows, error=error_text, extras=extras)
+
+    def _keeps(self, call: _Call, frame_writer: Callable[[bytes], None] | None) -> bool:
+        """Whether this call's reply may be kept as sent, or answered from one kept."""
+        return (
+            self.wire_replies is not None
+            and call.reader is not None
+            and frame_writer is None
+            and getattr(self._handler, "authorizer", None) is None
+        )
+
+    def _send_kept(self, call: _Call, kept: KeptReply, iprot: Any) -> None:
+        """Answer with a kept reply (its arguments were taken off the connection)."""
+        assert call.reader is not None
+        iprot.read_message_end()
+        call.reader.message_read()
+        if kept.newer:
+            call.generation.newer = True  # what the call that made it showed
+        try:
+            call.reader.write(reply_header(call.api, call.seqid) + kept.body)
+        finally:
+            call.audit("ok", db=kept.db, table=kept.table, rows=kept.rows,
+                       extras={"reply_cache": "hit"})  # fmt: skip
+
+    def _reply_and_keep(self, call: _Call, result: Any, to_keep: ToKeep, oprot: Any,
+                        db: str | None, table: str | None, rows: int | None) -> None:  # fmt: skip
+        """Write the answer as one block made in memory, and keep it (see ``kept_wire``);
+        an answer too large to keep is written as any other."""
+        api, seqid, reader = call.api, call.seqid, call.reader
+        assert reader is not None and self.wire_replies is not None
+        answer = result.success
+        if stored_answer(result):
+            if isinstance(answer, EncodedNames) and not answer.replayable:
+                self._reply(call, result, None, oprot, None)
+                return
+            size = (
+                structs_reply_size(answer, api, seqid, call.generation.newer)
+                if isinstance(answer, EncodedStructs)
+                else binary_reply_size(answer, api, seqid)
+            )
+            if size > LARGEST:
+                self._reply(call, result, None, oprot, None)
+                return
+            chunks: list[bytes] = []
+            send_stored_partitions(oprot, api, result, seqid, True, None, chunks.append,
+                                   call.generation.newer)  # fmt: skip
+            message = b"".join(chunks)
+        else:
+            buffer = TCyMemoryBuffer()
+            memory = TCyBinaryProtocol(buffer)
+            memory.write_message_begin(api, TMessageType.REPLY, seqid)
+            shape_result(api, result, call.generation).write(memory)
+            memory.write_message_end()
+            message = buffer.getvalue()
+        reader.write(message)
+        self.wire_replies.keep(to_keep, message, newer=call.generation.newer, db=db,
+                               table=table, rows=rows)  # fmt: skip
 
     def _argument_names(self, api: str, args: Any) -> tuple[str, ...]:
         """The names of ``api``'s arguments in their IDL order (worked out once a method)."""
