@@ -229,9 +229,13 @@ class LimitedSocket(TSocket):
         text, taken out of ``transport`` and of the bytes waiting (with whatever follows it:
         the caller gives that back, ``give_back``); None (nothing taken) on the framed
         transport or when the message was not walked so."""
-        if self._framed or self._walker is None or self.may_hold_bad_text():
+        walker = self._walker
+        if self._framed or walker is None or self.may_hold_bad_text():
             return None
-        pieces = [self._drain(transport)]  # (counted as received already)
+        # What the transport holds: what it was handed less the message header the protocol
+        # read (strict binary: 12 bytes and the name), taken in one read when that is so.
+        header = 12 + len(walker.method.encode("utf-8")) if walker.method is not None else 0
+        pieces = [self._drain(transport, self._received - header if header else 0)]
         while self._pending:
             pieces.append(self._pending.take(len(self._pending)))
             self._received += len(pieces[-1])
@@ -333,10 +337,12 @@ class LimitedSocket(TSocket):
             raise TTransportException(TTransportException.END_OF_FILE, "TSocket read 0 bytes")
         return data
 
-    def _drain(self, transport: Any) -> bytes:
-        """What ``transport`` has buffered and not handed out, taken out of it (in order)."""
+    def _drain(self, transport: Any, expected: int = 0) -> bytes:
+        """What ``transport`` has buffered and not handed out, taken out of it (in order);
+        ``expected``: how many bytes it likely holds (read at once when it holds them)."""
         chunks: list[bytes] = []
-        size = 1  # the usual answer is "nothing": one failed probe
+        size = expected if expected > 0 else 1  # the usual answer is "nothing": one probe
+        grow = True
         self._probing = True
         try:
             while True:
@@ -347,8 +353,10 @@ class LimitedSocket(TSocket):
                         break
                     size //= 2
                     continue
-                if len(chunks) == 1:
-                    size = _DRAIN_CHUNK
+                if size == expected:  # all that was expected: one probe for more
+                    size, expected = 1, 0
+                elif grow and size == 1:  # something is there: take it in chunks
+                    size, grow = _DRAIN_CHUNK, False
         finally:
             self._probing = False
         return b"".join(chunks)
