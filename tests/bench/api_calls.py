@@ -51,7 +51,7 @@ from api_ops import (  # noqa: E402 - api_ops imports partition_filters, which s
     warehouse_of,
 )
 from byte_copy import PreEncodedServer  # noqa: E402
-from hbase_target import hbase_storage  # noqa: E402
+from hbase_target import add_hbase_arguments, check_hbase_arguments, hbase_storage  # noqa: E402
 from partition_filters import (  # noqa: E402
     Result,
     Target,
@@ -384,12 +384,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="where the servers keep their data (default: a new directory "
                         "under var/bench-api, removed afterwards unless --keep)")  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the data directory")
-    parser.add_argument("--hbase", metavar="HOST:PORT",
-                        help="our server on this HBase Thrift gateway (a fresh table prefix) "
-                        "instead of the embedded store")  # fmt: skip
-    parser.add_argument("--hbase-double", action="store_true",
-                        help="our server on the HBase test double, in a process of its own "
-                        "(a Python stand-in for HBase: not HBase's figures)")  # fmt: skip
+    add_hbase_arguments(parser)
     parser.add_argument("--timeout", type=float, default=600.0, help="client timeout, s")
     args = parser.parse_args(argv)
     try:
@@ -405,10 +400,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(f"unknown operations {unknown}; known: {', '.join(sorted(known))}")
     if args.reference and args.reference_hms != "none":
         parser.error("give --reference or --reference-hms, not both")
-    if args.hbase and args.hbase_double:
-        parser.error("give --hbase or --hbase-double, not both")
-    if args.hbase and not args.hbase.rpartition(":")[2].isdigit():
-        parser.error(f"--hbase must be host:port, not {args.hbase!r}")
+    check_hbase_arguments(parser, args)
     # what start_targets of partition_filters reads
     args.ours = None
     args.reference = [args.reference] if args.reference else []

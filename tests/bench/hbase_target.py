@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import secrets
@@ -44,3 +45,21 @@ def hbase_storage(
         raise SystemExit("the HBase double did not start")
     log(f"HBase double on 127.0.0.1:{port} (pid {process.pid})")
     return storage_url("127.0.0.1", port, prefix=prefix)
+
+
+def add_hbase_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--hbase HOST:PORT`` and ``--hbase-double`` (see :func:`hbase_storage`)."""
+    parser.add_argument("--hbase", metavar="HOST:PORT",
+                        help="our server on this HBase Thrift gateway (a fresh table prefix) "
+                        "instead of the embedded store")  # fmt: skip
+    parser.add_argument("--hbase-double", action="store_true",
+                        help="our server on the HBase test double, in a process of its own "
+                        "(a Python stand-in for HBase: not HBase's figures)")  # fmt: skip
+
+
+def check_hbase_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse both at once, or a gateway that is not host:port."""
+    if args.hbase and args.hbase_double:
+        parser.error("give --hbase or --hbase-double, not both")
+    if args.hbase and not args.hbase.rpartition(":")[2].isdigit():
+        parser.error(f"--hbase must be host:port, not {args.hbase!r}")

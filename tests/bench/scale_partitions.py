@@ -42,7 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hbase_target import hbase_storage  # noqa: E402
+from hbase_target import add_hbase_arguments, check_hbase_arguments, hbase_storage  # noqa: E402
 from partition_filters import (  # noqa: E402
     DB,
     Dataset,
@@ -291,15 +291,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=20, help="timed calls per operation")
     parser.add_argument("--listing-cache-mb", type=int, default=256)
     parser.add_argument("--drop", action="store_true", help="delete the store afterwards")
-    parser.add_argument("--hbase", metavar="HOST:PORT",
-                        help="on this HBase Thrift gateway (a fresh table prefix) instead of "
-                        "the embedded store")  # fmt: skip
-    parser.add_argument("--hbase-double", action="store_true",
-                        help="on the HBase test double, in a process of its own (a Python "
-                        "stand-in for HBase, all in memory: not HBase's figures)")  # fmt: skip
+    add_hbase_arguments(parser)
     args = parser.parse_args(argv)
-    if args.hbase and args.hbase_double:
-        parser.error("give --hbase or --hbase-double, not both")
+    check_hbase_arguments(parser, args)
     ds = ScaleDataset(args.size, args.regions)
     server = OurServer(
         args.data_dir,
