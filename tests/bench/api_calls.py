@@ -39,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from api_ops import (  # noqa: E402 - api_ops imports partition_filters, which sets up sys.path
+from api_ops import (  # noqa: E402 - its imports set up sys.path (bench_path)
     NAMES_LISTINGS,
     Ctx,
     Op,
@@ -50,18 +50,12 @@ from api_ops import (  # noqa: E402 - api_ops imports partition_filters, which s
     setup,
     warehouse_of,
 )
+from bench_report import log, machine_info  # noqa: E402
+from bench_targets import Target, reference_preflight, start_targets  # noqa: E402
 from byte_copy import PreEncodedServer  # noqa: E402
 from hbase_target import add_hbase_arguments, check_hbase_arguments, hbase_storage  # noqa: E402
-from partition_filters import (  # noqa: E402
-    Result,
-    Target,
-    error_text,
-    log,
-    machine_info,
-    reference_preflight,
-    start_targets,
-)
 from process_memory import MemorySampler, rss_kib  # noqa: E402
+from shape_timing import Result, error_text  # noqa: E402
 from support.net import LOOPBACK  # noqa: E402
 
 from metastore_server.thrift_api import make_client  # noqa: E402
@@ -401,7 +395,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.reference and args.reference_hms != "none":
         parser.error("give --reference or --reference-hms, not both")
     check_hbase_arguments(parser, args)
-    # what start_targets of partition_filters reads
+    # what start_targets of bench_targets reads
     args.ours = None
     args.reference = [args.reference] if args.reference else []
     args.reference_props = {"hive.in.test": "true"} if args.reference_hms == "derby" else {}

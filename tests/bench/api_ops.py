@@ -20,15 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from partition_filters import (  # noqa: E402 - partition_filters sets up sys.path
-    SERVICE,
-    Dataset,
-    Target,
-    hms,
-    local_dir,
-    make_partition,
-    make_table,
-)
+from bench_targets import Target
+from partition_dataset import SERVICE, Dataset, hms, make_partition, make_table
+from partition_load import local_dir
 from thriftpy2.protocol import TBinaryProtocol
 from thriftpy2.protocol import binary as pybin
 from thriftpy2.thrift import TApplicationException, TMessageType, TType, args_to_kwargs

@@ -40,17 +40,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from partition_filters import (  # noqa: E402
-    DB,
-    LoadDataset,
-    Target,
-    count_partitions,
-    encoded_adds,
-    log,
-    machine_info,
-    make_table,
-    send_adds,
-)
+from bench_report import log, machine_info  # noqa: E402
+from bench_targets import Target  # noqa: E402
+from partition_dataset import DB, LoadDataset, encoded_adds, make_table  # noqa: E402
+from partition_load import count_partitions, send_adds  # noqa: E402
 
 from metastore_server import __version__ as OUR_VERSION  # noqa: E402
 from metastore_server.thrift_api import hms  # noqa: E402

@@ -35,25 +35,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from partition_filters import (  # noqa: E402 - partition_filters sets up sys.path
-    DB,
-    HOURS,
-    OUR_VERSION,
-    Dataset,
-    LoadResult,
-    Result,
-    Target,
-    add_common_arguments,
-    check_common_arguments,
-    error_text,
-    hms,
-    load_targets,
-    log,
-    machine_info,
-    read_audit,
-    start_targets,
-    timed_calls,
-)
+from bench_options import add_common_arguments, check_common_arguments  # noqa: E402
+from bench_report import log, machine_info  # noqa: E402 - imports bench_path: sets up sys.path
+from bench_targets import Target, start_targets  # noqa: E402
+from partition_dataset import DB, HOURS, Dataset, hms  # noqa: E402
+from partition_load import LoadResult, load_targets  # noqa: E402
+from shape_timing import Result, error_text, read_audit, timed_calls  # noqa: E402
+
+from metastore_server import __version__ as OUR_VERSION  # noqa: E402
 
 DAYS_TARGET = 1000  # about this many distinct ds values at 100k partitions and more
 KEYS = ("ds", "hr", "region")
@@ -70,7 +59,7 @@ TARGET_DISTINCT = "distinct leading values read about as many rows as there are 
 
 @dataclass(frozen=True)
 class ValuesDataset(Dataset):
-    """``partition_filters.Dataset`` with about DAYS_TARGET days, in tables ``values_<N>``."""
+    """``partition_dataset.Dataset`` with about DAYS_TARGET days, in tables ``values_<N>``."""
 
     @property
     def regions(self) -> list[str]:
@@ -184,7 +173,7 @@ def shapes() -> list[ValuesShape]:
 
 @dataclass
 class ValuesResult(Result):
-    """``partition_filters.Result`` plus what get_partition_values adds."""
+    """``shape_timing.Result`` plus what get_partition_values adds."""
 
     seeks: int | None = None
     rows: list[list[str]] | None = None  # the answer of the last timed call
@@ -208,7 +197,7 @@ def time_values(
     repeat: int,
     max_seconds: float,
 ) -> ValuesResult:
-    """As ``partition_filters.time_shape``: warm up, then time ``repeat`` calls
+    """As ``shape_timing.time_shape``: warm up, then time ``repeat`` calls
     (``timed_calls``)."""
     result = ValuesResult()
     request = shape.request(ds)
@@ -409,7 +398,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     check_common_arguments(parser, args, {shape.name for shape in shapes()})
-    # What partition_filters.start_targets reads: no reference HMS started here.
+    # What bench_targets.start_targets reads: no reference HMS started here.
     args.reference_hms = None
     return args
 

@@ -2,7 +2,7 @@
 partitions on the embedded store.
 
 Loads ``bench_db.scale_<N>`` (keys ds string, hr int, region string: days x 24 hours x
-``--regions`` regions, the partitions of ``partition_filters.Dataset``) into a server of ours
+``--regions`` regions, the partitions of ``partition_dataset.Dataset``) into a server of ours
 started here with ``--data-operations off`` (no directories: the load rate is the metastore's),
 as ``add_partitions`` calls of ``--batch`` partitions encoded by a client thread while
 ``--connections`` connections send them. Then it times, each on a warm server (median of
@@ -42,21 +42,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from filter_shapes import latest_ds_request  # noqa: E402
 from hbase_target import add_hbase_arguments, check_hbase_arguments, hbase_storage  # noqa: E402
-from partition_filters import (  # noqa: E402
-    DB,
-    Dataset,
-    TBinaryProtocol,
-    TMemoryBuffer,
-    TMessageType,
-    hms,
-    latest_ds_request,
-    make_partition,
-    make_table,
-    raw_call,
-)
+from partition_dataset import DB, Dataset, hms, make_partition, make_table  # noqa: E402
 from process_memory import peak_kib, reset_peak, rss_kib  # noqa: E402
 from support.our_server import OurServer  # noqa: E402
+from thriftpy2.protocol import TBinaryProtocol  # noqa: E402
+from thriftpy2.thrift import TMessageType  # noqa: E402
+from thriftpy2.transport import TMemoryBuffer  # noqa: E402
+from timing_clients import raw_call  # noqa: E402
 
 from metastore_server import thrift_api  # noqa: E402
 

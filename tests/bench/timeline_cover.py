@@ -20,7 +20,7 @@ timelines.
    the year.
 
 It prints figures and never asserts anything; it is not collected by pytest. The server is
-started as ``partition_values.py`` starts it (``partition_filters.start_targets``)::
+started as ``partition_values.py`` starts it (``bench_targets.start_targets``)::
 
     .venv/bin/python tests/bench/timeline_cover.py
 """
@@ -44,17 +44,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from partition_filters import (  # noqa: E402 - partition_filters sets up sys.path
-    DB,
-    OUR_VERSION,
-    Target,
-    _sd,
-    hms,
-    log,
-    machine_info,
-    start_targets,
-)
+from bench_report import log, machine_info  # noqa: E402 - imports bench_path: sets up sys.path
+from bench_targets import Target, start_targets  # noqa: E402
+from partition_dataset import DB, hms, storage_descriptor  # noqa: E402
 
+from metastore_server import __version__ as OUR_VERSION  # noqa: E402
 from metastore_server.api import timelines as timeline_api  # noqa: E402
 from metastore_server.audit import configure_logging  # noqa: E402
 from metastore_server.catalog.data.warehouse import Warehouse  # noqa: E402
@@ -255,7 +249,7 @@ def table_definition(periods: Sequence[UpdatePeriod]) -> Any:
         createTime=int(time.time()),
         lastAccessTime=0,
         retention=0,
-        sd=_sd(None),
+        sd=storage_descriptor(None),
         partitionKeys=[hms.FieldSchema(name=COLUMN, type="string", comment=None)],
         parameters=params,
         tableType="MANAGED_TABLE",
@@ -515,7 +509,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be >= 1")
-    # What partition_filters.start_targets reads: no reference metastore here.
+    # What bench_targets.start_targets reads: no reference metastore here.
     args.reference_hms = None
     args.reference = []
     return args
