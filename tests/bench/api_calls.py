@@ -43,7 +43,6 @@ from api_ops import (  # noqa: E402 - its imports set up sys.path (bench_path)
     NAMES_LISTINGS,
     Ctx,
     Op,
-    encode_call,
     names_reply,
     operations,
     send_and_skip,
@@ -57,6 +56,7 @@ from hbase_target import add_hbase_arguments, check_hbase_arguments, hbase_stora
 from process_memory import MemorySampler, rss_kib  # noqa: E402
 from shape_timing import Result, error_text  # noqa: E402
 from support.net import LOOPBACK  # noqa: E402
+from thrift_wire import encode_call  # noqa: E402
 
 from metastore_server.thrift_api import make_client  # noqa: E402
 

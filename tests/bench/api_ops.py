@@ -23,26 +23,15 @@ from typing import Any
 from bench_targets import Target
 from partition_dataset import SERVICE, Dataset, hms, make_partition, make_table
 from partition_load import local_dir
+from thrift_wire import read_reply
 from thriftpy2.protocol import TBinaryProtocol
-from thriftpy2.protocol import binary as pybin
-from thriftpy2.thrift import TApplicationException, TMessageType, TType, args_to_kwargs
+from thriftpy2.thrift import TMessageType
 from thriftpy2.transport import TMemoryBuffer
 
 BATCH = 1000  # partitions per add_partitions while loading
 NAMES_LISTINGS = ("get_all_databases", "get_all_tables", "get_table_meta", "get_partition_names")
 
 # --------------------------------------------------------------------------- wire
-
-
-def encode_call(method: str, args: tuple[Any, ...]) -> bytes:
-    """The CALL message of ``method(*args)``, binary protocol (buffered transport)."""
-    spec = getattr(SERVICE, method + "_args")
-    out = TMemoryBuffer()
-    proto = TBinaryProtocol(out)
-    proto.write_message_begin(method, TMessageType.CALL, 0)
-    proto.write_struct(spec(**args_to_kwargs(spec.thrift_spec, *args)))
-    proto.write_message_end()
-    return out.getvalue()
 
 
 def encode_reply(method: str, success: Any) -> bytes:
@@ -62,27 +51,7 @@ def send_and_skip(client: Any, method: str, message: bytes) -> None:
     trans = client._oprot.trans
     trans.write(message)
     trans.flush()
-    iprot = client._iprot
-    _name, mtype, _seqid = iprot.read_message_begin()
-    if mtype == TMessageType.EXCEPTION:
-        app_error = TApplicationException()
-        iprot.read_struct(app_error)
-        iprot.read_message_end()
-        raise app_error
-    result_spec = getattr(SERVICE, method + "_result").thrift_spec
-    error: BaseException | None = None
-    while True:
-        ftype, fid = pybin.read_field_begin(iprot.trans)
-        if ftype == TType.STOP:
-            break
-        if fid != 0 and fid in result_spec and ftype == TType.STRUCT:
-            error = result_spec[fid][2]()
-            iprot.read_struct(error)
-        else:
-            iprot.skip(ftype)
-    iprot.read_message_end()
-    if error is not None:
-        raise error
+    read_reply(client, method, count=False)
 
 
 # --------------------------------------------------------------------------- context

@@ -12,9 +12,7 @@ from datetime import date, timedelta
 from typing import Any
 
 import bench_path  # noqa: F401 - puts the repository on sys.path
-from thriftpy2.protocol import TBinaryProtocol
-from thriftpy2.thrift import TMessageType
-from thriftpy2.transport import TMemoryBuffer
+from thrift_wire import encode_call
 
 from metastore_server import thrift_api
 
@@ -108,26 +106,32 @@ def storage_descriptor(location: str | None) -> Any:
     )
 
 
-def make_table(ds: Dataset) -> Any:
-    """The partitioned Parquet table, as Spark creates it."""
+def parquet_table(name: str, keys: list[Any], parameters: dict[str, str]) -> Any:
+    """A managed Parquet table ``name`` of ``DB`` partitioned by ``keys``, owned by bench."""
     return hms.Table(
-        tableName=ds.table,
+        tableName=name,
         dbName=DB,
         owner="bench",
         createTime=int(time.time()),
         lastAccessTime=0,
         retention=0,
         sd=storage_descriptor(None),
-        partitionKeys=[
-            hms.FieldSchema(name="ds", type="string", comment=None),
-            hms.FieldSchema(name="hr", type="int", comment=None),
-            hms.FieldSchema(name="region", type="string", comment=None),
-        ],
-        parameters={"spark.sql.sources.provider": "parquet"},
+        partitionKeys=keys,
+        parameters=parameters,
         viewOriginalText=None,
         viewExpandedText=None,
         tableType="MANAGED_TABLE",
     )
+
+
+def make_table(ds: Dataset) -> Any:
+    """The partitioned Parquet table, as Spark creates it."""
+    keys = [
+        hms.FieldSchema(name="ds", type="string", comment=None),
+        hms.FieldSchema(name="hr", type="int", comment=None),
+        hms.FieldSchema(name="region", type="string", comment=None),
+    ]
+    return parquet_table(ds.table, keys, {"spark.sql.sources.provider": "parquet"})
 
 
 def make_partition(ds: Dataset, values: list[str], table_location: str) -> Any:
@@ -159,11 +163,6 @@ def encoded_adds(ds: Dataset, location: str, batch: int, framed: bool) -> list[b
     messages = []
     for start in range(0, ds.size, batch):
         parts = [make_partition(ds, v, location) for v in ds.values(start, start + batch)]
-        buffer = TMemoryBuffer()
-        proto = TBinaryProtocol(buffer)
-        proto.write_message_begin("add_partitions", TMessageType.CALL, 0)
-        SERVICE.add_partitions_args(new_parts=parts).write(proto)
-        proto.write_message_end()
-        body = buffer.getvalue()
+        body = encode_call("add_partitions", (parts,))
         messages.append(struct.pack("!i", len(body)) + body if framed else body)
     return messages

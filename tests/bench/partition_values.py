@@ -36,7 +36,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_options import add_common_arguments, check_common_arguments  # noqa: E402
-from bench_report import log, machine_info  # noqa: E402 - imports bench_path: sets up sys.path
+from bench_report import log, machine_info, size_table  # noqa: E402 - sets up sys.path
 from bench_targets import Target, start_targets  # noqa: E402
 from partition_dataset import DB, HOURS, Dataset, hms  # noqa: E402
 from partition_load import LoadResult, load_targets  # noqa: E402
@@ -264,43 +264,35 @@ def report(
     shape_list: list[ValuesShape],
 ) -> str:
     """The table of one size: one row per shape and target."""
-    regions = ds.regions
-    lines = [
-        "",
+    heading = (
         f"== {ds.size:,} partitions: {DB}.{ds.table} (ds: {ds.days} distinct days from "
-        f"{ds.day(0)} to {ds.day(ds.days - 1)}, hr: 0..23, region: {len(regions)} value(s)) ==",
-    ]
-    for t in targets:
-        lines.append(f"load {t.name}: {loads[t.name].describe()}")
+        f"{ds.day(0)} to {ds.day(ds.days - 1)}, hr: 0..23, region: {len(ds.regions)} value(s)) =="
+    )
     header = (
         f"{'shape':<19} {'target':<10} {'n':>3} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} "
         f"{'srv p50':>8} {'returned':>8} {'scanned':>9} {'seeks':>6} {'x small':>8} "
         f"{'ref/ours':>8} {'check':>7}  first row"
     )
-    lines += ["", header, "-" * len(header)]
-    for shape in shape_list:
-        base = results.get(("ours", shape.name))
-        for i, t in enumerate(targets):
-            r = results[(t.name, shape.name)]
-            label = shape.name if i == 0 else ""
-            if r.error is not None:
-                lines.append(f"{label:<19} {t.name:<10} error: {r.error}")
-                continue
-            p50 = r.pct(50)
-            srv = f"{Result(samples_ms=r.server_ms).pct(50):.2f}" if r.server_ms else "-"
-            scanned = "-" if r.scanned is None else f"{r.scanned:,}"
-            seeks = "-" if r.seeks is None else f"{r.seeks:,}"
-            small = baseline.get((t.name, shape.name))
-            times_small = "" if small is None else f"{p50 / small[1]:.2f}x"
-            ratio = ""
-            if t.name != "ours" and base is not None and base.error is None and base.samples_ms:
-                ratio = f"{p50 / base.pct(50):.2f}x"
-            lines.append(
-                f"{label:<19} {t.name:<10} {len(r.samples_ms):>3} {p50:>8.2f} "
-                f"{r.pct(90):>8.2f} {r.pct(99):>8.2f} {srv:>8} {r.returned or 0:>8,} "
-                f"{scanned:>9} {seeks:>6} {times_small:>8} {ratio:>8} "
-                f"{_check(r, expected[shape.name]):>7}  {_show_row(r.rows)}"
-            )
+
+    def row(shape: ValuesShape, i: int, r: ValuesResult, base: ValuesResult | None) -> str:
+        name = targets[i].name
+        p50 = r.pct(50)
+        srv = f"{Result(samples_ms=r.server_ms).pct(50):.2f}" if r.server_ms else "-"
+        scanned = "-" if r.scanned is None else f"{r.scanned:,}"
+        seeks = "-" if r.seeks is None else f"{r.seeks:,}"
+        small = baseline.get((name, shape.name))
+        times_small = "" if small is None else f"{p50 / small[1]:.2f}x"
+        ratio = ""
+        if name != "ours" and base is not None and base.error is None and base.samples_ms:
+            ratio = f"{p50 / base.pct(50):.2f}x"
+        return (
+            f"{len(r.samples_ms):>3} {p50:>8.2f} "
+            f"{r.pct(90):>8.2f} {r.pct(99):>8.2f} {srv:>8} {r.returned or 0:>8,} "
+            f"{scanned:>9} {seeks:>6} {times_small:>8} {ratio:>8} "
+            f"{_check(r, expected[shape.name]):>7}  {_show_row(r.rows)}"
+        )
+
+    lines = size_table(heading, targets, loads, header, 19, shape_list, results, row)
     strategies = [
         (shape.name, results[("ours", shape.name)].strategy)
         for shape in shape_list

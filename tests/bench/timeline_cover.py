@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_report import log, machine_info  # noqa: E402 - imports bench_path: sets up sys.path
 from bench_targets import Target, start_targets  # noqa: E402
-from partition_dataset import DB, hms, storage_descriptor  # noqa: E402
+from partition_dataset import DB, hms, parquet_table  # noqa: E402
 
 from metastore_server import __version__ as OUR_VERSION  # noqa: E402
 from metastore_server.api import timelines as timeline_api  # noqa: E402
@@ -242,18 +242,7 @@ def table_definition(periods: Sequence[UpdatePeriod]) -> Any:
     exists, empty, before any partition is added, as Lens expects)."""
     params = {TIME_PARTCOLS_KEY: COLUMN}
     params.update({class_key(p, COLUMN): lens_class_name(EndsAndHolesTimeline) for p in periods})
-    return hms.Table(
-        tableName=TABLE,
-        dbName=DB,
-        owner="bench",
-        createTime=int(time.time()),
-        lastAccessTime=0,
-        retention=0,
-        sd=storage_descriptor(None),
-        partitionKeys=[hms.FieldSchema(name=COLUMN, type="string", comment=None)],
-        parameters=params,
-        tableType="MANAGED_TABLE",
-    )
+    return parquet_table(TABLE, [hms.FieldSchema(name=COLUMN, type="string", comment=None)], params)
 
 
 def in_catalog(start: str, end: str, repeat: int) -> list[str]:

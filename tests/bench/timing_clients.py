@@ -13,58 +13,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from partition_dataset import SERVICE, hms
-from thriftpy2.protocol import TBinaryProtocol
-from thriftpy2.protocol import binary as pybin
+from thrift_wire import encode_call, read_reply
 from thriftpy2.thrift import TApplicationException, TMessageType, TType, args_to_kwargs
-from thriftpy2.transport import TMemoryBuffer
 
 if TYPE_CHECKING:
     from bench_targets import Target
 
 
 def raw_call(client: Any, method: str, *args: Any) -> int:
-    """Call ``method`` and read the reply without decoding it; the size of the result.
-
-    The result's list header gives the number of elements (partitions, names); a number result
-    is returned as is. The elements are skipped by thriftpy2's Cython protocol. Declared
-    exceptions are decoded and raised.
-    """
+    """Call ``method`` and read the reply without decoding it (``read_reply``); the size of the
+    result."""
     spec = getattr(SERVICE, method + "_args").thrift_spec
     client._send(method, **args_to_kwargs(spec, *args))
-    iprot = client._iprot
-    trans = iprot.trans
-    _name, mtype, _seqid = iprot.read_message_begin()
-    if mtype == TMessageType.EXCEPTION:
-        app_error = TApplicationException()
-        iprot.read_struct(app_error)
-        iprot.read_message_end()
-        raise app_error
-    result_spec = getattr(SERVICE, method + "_result").thrift_spec
-    size = -1
-    error: BaseException | None = None
-    while True:
-        ftype, fid = pybin.read_field_begin(trans)
-        if ftype == TType.STOP:
-            break
-        if fid == 0 and ftype in (TType.LIST, TType.SET):
-            etype, size = pybin.read_list_begin(trans)
-            for _ in range(size):
-                iprot.skip(etype)
-        elif fid == 0 and ftype == TType.I32:
-            size = struct.unpack("!i", trans.read(4))[0]
-        elif fid == 0 and ftype == TType.STRUCT:  # get_partition_values: rows of values
-            response = result_spec[0][2]()
-            iprot.read_struct(response)
-            size = len(response.partitionValues or [])
-        elif fid in result_spec and ftype == TType.STRUCT:
-            error = result_spec[fid][2]()
-            iprot.read_struct(error)
-        else:
-            iprot.skip(ftype)
-    iprot.read_message_end()
-    if error is not None:
-        raise error
-    return size
+    return read_reply(client, method)
 
 
 def decoded_call(client: Any, method: str, *args: Any) -> int:
@@ -193,13 +154,7 @@ class DrainClient:
 
     def timed(self, method: str, *args: Any) -> tuple[int, float]:
         """(size of the result, milliseconds) of one call."""
-        spec = getattr(SERVICE, method + "_args")
-        out = TMemoryBuffer()
-        protocol = TBinaryProtocol(out)
-        protocol.write_message_begin(method, TMessageType.CALL, 1)
-        protocol.write_struct(spec(**args_to_kwargs(spec.thrift_spec, *args)))
-        protocol.write_message_end()
-        body = out.getvalue()
+        body = encode_call(method, args, seqid=1)
         t0 = time.perf_counter()
         self._sock.sendall(struct.pack("!i", len(body)) + body)
         (length,) = struct.unpack("!i", self._read(4)[:4])
