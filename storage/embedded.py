@@ -37,7 +37,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import structlog
 
-from storage import embedded_heads
+from storage import embedded_changes, embedded_heads
+from storage.embedded_changes import Position
 from storage.embedded_rows import (
     StoredTable,
     apply_op,
@@ -69,8 +70,9 @@ class SqliteStore:
     atomic_batches = True
     snapshot_scans = True
     offers = frozenset(
-        {"change_token", "count_range", "scan_columns", "transaction", "writers_lock"}
-    )
+        {"change_token", "changed_keys", "count_range", "scan_columns", "transaction",
+         "writers_lock"}
+    )  # fmt: skip
 
     def __init__(self, path: str) -> None:
         self._tmpdir: str | None = None
@@ -235,9 +237,22 @@ class SqliteStore:
                              (spec.name, table, json.dumps(sorted(families))))
                 if spec.narrow:
                     embedded_heads.ensure_heads(conn, table)
+                    embedded_changes.ensure_log(conn, table)
         self._tables = self._load_tables()
 
     # -- reads ------------------------------------------------------------------------------
+
+    def changed_keys(
+        self, table: str, since: Position | None
+    ) -> tuple[Position | None, list[bytes] | None]:
+        """An optional capability (``storage.port.ChangedKeys``): the change log's position and
+        the keys of the rows of a narrow table changed since ``since`` (``embedded_changes``);
+        None for the keys when the log cannot tell."""
+        spec = self._table(table)
+        if spec.head is None:  # not narrow: no log
+            return None, None
+        with self._read() as conn:
+            return embedded_changes.changed_keys(conn, embedded_changes.log_name(spec.sql), since)
 
     def get(self, table: str, key: bytes) -> Row | None:
         """The row at ``key``, or None. O(log n)."""

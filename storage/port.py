@@ -19,6 +19,9 @@ one place they are looked up by name), which gives each as the bound method or N
 
 * ``change_token`` (``ChangeToken``): a number that changes with every commit, so readers may
   cache. Without it nothing read from the store is cached across calls.
+* ``changed_keys`` (``ChangedKeys``): the keys of a narrow table's rows changed since a
+  position, so that a reader keeping something of every row reads again only those. Without it
+  such a reader reads every row each time.
 * ``count_range`` (``CountRange``): rows in a key range counted without reading them. Without it
   the catalog does not size a table before caching its listing (so it caches none) and a skip
   scan stops seeking after ``MAX_SKIPS`` first values.
@@ -257,6 +260,18 @@ class ChangeToken(Protocol):
     def __call__(self) -> int | None: ...
 
 
+class ChangedKeys(Protocol):
+    """``store.changed_keys(table, since)``: the position of the last change of a narrow table's
+    rows, and the keys (sorted, distinct) of the rows inserted, changed or deleted after
+    ``since`` (a position an earlier call gave), in one snapshot; the keys are None when
+    ``since`` is None or too old (read every row then), the position None when there is none
+    to give."""
+
+    def __call__(
+        self, table: str, since: tuple[int, bytes] | None
+    ) -> tuple[tuple[int, bytes] | None, list[bytes] | None]: ...
+
+
 class CountRange(Protocol):
     """``store.count_range(table, start, stop, limit)``: how many rows have ``start <= key <
     stop`` (stop None: to the end), counting no further than ``limit``, without reading them
@@ -327,6 +342,7 @@ class Capabilities:
     with ``Capabilities.of``; an unknown name is an AttributeError, never a silent None."""
 
     change_token: ChangeToken | None = None
+    changed_keys: ChangedKeys | None = None
     count_range: CountRange | None = None
     scan_columns: ScanColumns | None = None
     transaction: Transaction | None = None

@@ -27,7 +27,7 @@ from metastore_server.catalog.objects.indexes import Indexes
 from metastore_server.catalog.objects.partition_marks import PartitionEvents
 from metastore_server.catalog.objects.properties import Properties
 from metastore_server.catalog.objects.statistics import Statistics, StatisticsListener
-from metastore_server.catalog.objects.table_outlines import every_outline
+from metastore_server.catalog.objects.table_outlines import KeptOutlines
 from metastore_server.catalog.objects.tables import (
     TableRef,
     Tables,
@@ -122,6 +122,7 @@ class Catalog:
         self.schemas = Schemas(self.ctx, self.databases)
         self.partition_events = PartitionEvents(self.ctx, self.tables)
         self.security = Security(self.ctx, self.databases, self.tables, self.partition_reads)
+        self._outlines = KeptOutlines(self.ctx)
         self._listen()
         self.catalogs.ensure_default()
         self.databases.ensure_default()
@@ -273,8 +274,14 @@ class Catalog:
         if deletion is None or deletion.kept is not None:
             return deletion
         dropped_names = {(ref.db, ref.name) for ref in dropped}
-        # Outlined, not decoded: every table of the store is looked at.
-        staying = [o for o in every_outline(self.ctx) if (o.db, o.name) not in dropped_names]
+        # Outlined, not decoded: every table of the store is looked at (kept between drops,
+        # only the rows changed since read again, where the store logs them).
+        outlines = self._outlines.outlines()
+        staying = (
+            [o for o in outlines if (o.db, o.name) not in dropped_names]
+            if dropped_names
+            else outlines
+        )
         leaving = [ref for ref in dropped if not owns_data(ref)]
         locations = [o.location for o in staying] + [ref.location for ref in leaving]
         data.keep_inside(deletion, data.guard_index(locations, kind="tables"))

@@ -508,6 +508,50 @@ def test_drop_database_keeps_partitions_of_tables_that_stay(
     assert kept_table.exists() and kept_partition.exists()
 
 
+def test_drop_database_sees_tables_created_altered_and_dropped_since_the_last_drop(
+    client, lake: Path, tmp_path: Path, db: str
+) -> None:
+    """Every table's location is kept between database drops (on stores that log table
+    changes): a table of another database created, moved or renamed into this database's
+    directory since the last drop is still seen and its data kept; one dropped since is not."""
+    other = f"{db}_o"
+    client.create_database(hms.Database(name=other, description="", parameters={},
+                                        locationUri=_uri(tmp_path / f"{other}.db")))  # fmt: skip
+    first = f"{db}_first"
+    client.create_database(hms.Database(name=first, description="", parameters={},
+                                        locationUri=_uri(lake / f"{first}.db")))  # fmt: skip
+    client.drop_database(first, True, True)  # reads (and keeps) every table's outline
+    db_dir = lake / f"{db}.db"
+    created = make_table(other, "created", keys=[])
+    created.sd.location = _uri(db_dir / "created")
+    client.create_table(created)
+    moved = make_table(other, "moved", keys=[])
+    client.create_table(moved)
+    moved = client.get_table(other, "moved")
+    moved.sd.location = _uri(db_dir / "moved")
+    client.alter_table(other, "moved", moved)
+    gone = make_table(other, "gone", keys=[])
+    gone.sd.location = _uri(db_dir / "gone")
+    client.create_table(gone)
+    client.drop_table(other, "gone", False)
+    kept = [_fill(db_dir / "created"), _fill(db_dir / "moved"), _fill(db_dir / "gone")]
+    client.drop_database(db, True, True)
+    assert kept[0].exists() and kept[1].exists()
+    assert not kept[2].exists()  # the rest of the directory goes
+    renamed = make_table(other, "before", keys=[])
+    next_dir = lake / f"{db}_next.db"
+    renamed.sd.location = _uri(next_dir / "r")
+    client.create_table(renamed)
+    client.create_database(hms.Database(name=f"{db}_next", description="", parameters={},
+                                        locationUri=_uri(next_dir)))  # fmt: skip
+    renamed = client.get_table(other, "before")
+    renamed.tableName = "after"
+    client.alter_table(other, "before", renamed)
+    kept_r = _fill(next_dir / "r")
+    client.drop_database(f"{db}_next", True, True)
+    assert kept_r.exists() and client.get_table(other, "after").sd.location == _uri(next_dir / "r")
+
+
 def test_two_databases_at_one_location_never_delete_each_other(
     client, lake: Path, db: str
 ) -> None:

@@ -13,7 +13,7 @@ import pytest
 from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.objects.table_outlines import every_outline
+from metastore_server.catalog.objects.table_outlines import KeptOutlines, every_outline
 from metastore_server.catalog.objects.tables import table_owns_data
 from metastore_server.server.store_url import open_store
 from metastore_server.thrift_api import hms
@@ -119,3 +119,43 @@ def test_every_outline_says_what_the_definitions_say(
         "ext": False, "managed": True, "parted": True, "purged": True, "v": False
     }  # fmt: skip
     assert [o.name for o in outlines if o.partitioned] == ["parted"]
+
+
+def test_kept_outlines_read_only_the_rows_changed_since(
+    catalog: tuple[Catalog, CountingStore],
+) -> None:
+    """Outlines kept between drops are those ``every_outline`` reads now, after creates,
+    alters, renames and drops, and after a transaction that rolled back; each call reads again
+    only the rows changed since the last (every row the first time)."""
+    cat, store = catalog
+    kept = KeptOutlines(cat.ctx)
+
+    def same() -> None:
+        assert kept.outlines() == list(every_outline(cat.ctx))
+
+    cat.databases.create(hms.Database(name="a", parameters={}))
+    for i in range(6):
+        cat.tables.create(_table("a", f"t{i}"))
+    store.rows.clear()
+    same()
+    assert store.rows[("get_many", layout.TABLES)] == 0  # the first call reads every row
+    store.rows.clear()
+    assert kept.outlines() == list(every_outline(cat.ctx))
+    assert store.rows[("get_many", layout.TABLES)] == 0  # nothing changed: nothing read
+    moved = cat.tables.get("a", "t1").table
+    moved.sd.location = "file:/elsewhere/t1"
+    cat.alter_table("a", "t1", moved, False)
+    renamed = cat.tables.get("a", "t2").table
+    renamed.tableName = "t9"
+    cat.alter_table("a", "t2", renamed, False)
+    cat.drop_table("a", "t3", False)
+    cat.tables.create(_table("a", "new"))
+    store.rows.clear()
+    same()
+    assert store.rows[("get_many", layout.TABLES)] == 3  # t1, t9, new (t2, t3: gone)
+    with pytest.raises(RuntimeError), cat.ctx.write_lock:
+        cat.tables.create(_table("a", "rolled_back"))
+        assert "rolled_back" in [o.name for o in kept.outlines()]
+        raise RuntimeError
+    same()
+    assert "rolled_back" not in [o.name for o in kept.outlines()]

@@ -4,6 +4,7 @@ each distinct stored definition once per process."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -83,9 +84,18 @@ def _decoded(stored: bytes) -> tuple[str | None, bool, bool]:
     return found
 
 
-def every_outline(ctx: CatalogContext) -> Iterator[TableOutline]:
-    """Every table of every database of the store, outlined, in key order (rows without a
-    definition and a table id, not whole yet, are passed over as ``Tables.every_table`` does)."""
+def _outline(key: bytes, stored: bytes | None, table_id: bytes | None) -> TableOutline | None:
+    """The outline of a table row; None for a row without a definition and a table id."""
+    if stored is None or table_id is None:
+        return None
+    db, _, _ = key.partition(b"\x00")
+    location, owns, partitioned = _decoded(stored)
+    return TableOutline(
+        db.decode("utf-8"), layout.name_from_child_key(key), location, owns, partitioned
+    )
+
+
+def _keyed_outlines(ctx: CatalogContext) -> Iterator[tuple[bytes, TableOutline]]:
     columns = (layout.OBJECT, layout.TABLE_ID)
     scan_columns = ctx.capabilities.scan_columns
     if scan_columns is not None:
@@ -97,10 +107,59 @@ def every_outline(ctx: CatalogContext) -> Iterator[TableOutline]:
             for key, row in ctx.store.scan(layout.TABLES, columns=list(columns))
         ]
     for key, stored, table_id in pairs:
-        if key is None or stored is None or table_id is None:
+        if key is None:
             continue
-        db, _, _ = key.partition(b"\x00")
-        location, owns, partitioned = _decoded(stored)
-        yield TableOutline(
-            db.decode("utf-8"), layout.name_from_child_key(key), location, owns, partitioned
-        )
+        outline = _outline(key, stored, table_id)
+        if outline is not None:
+            yield key, outline
+
+
+def every_outline(ctx: CatalogContext) -> Iterator[TableOutline]:
+    """Every table of every database of the store, outlined, in key order (rows without a
+    definition and a table id, not whole yet, are passed over as ``Tables.every_table`` does)."""
+    for _key, outline in _keyed_outlines(ctx):
+        yield outline
+
+
+class KeptOutlines:
+    """Every table's outline, kept between calls on a store that logs the changes of its table
+    rows (``storage.port.ChangedKeys``): each call reads only the rows changed since the last
+    (every row when the log cannot tell); on other stores every row each call."""
+
+    def __init__(self, ctx: CatalogContext) -> None:
+        self._ctx = ctx
+        self._lock = threading.Lock()
+        self._position: tuple[int, bytes] | None = None
+        self._by_key: dict[bytes, TableOutline] = {}
+        #: The outlines in key order; None when to be sorted again.
+        self._ordered: list[TableOutline] | None = []
+
+    def outlines(self) -> list[TableOutline]:
+        """What ``every_outline`` gives now (the list is shared: not to be changed)."""
+        changed_keys = self._ctx.capabilities.changed_keys
+        if changed_keys is None:
+            return list(every_outline(self._ctx))
+        with self._lock:
+            # The position first: rows changed after it are read again next time.
+            position, keys = changed_keys(layout.TABLES, self._position)
+            if keys is None:
+                self._by_key = dict(_keyed_outlines(self._ctx))
+                self._ordered = None
+            elif keys:
+                self._read_again(keys)
+            self._position = position
+            if self._ordered is None:
+                self._ordered = [self._by_key[key] for key in sorted(self._by_key)]
+            return self._ordered
+
+    def _read_again(self, keys: list[bytes]) -> None:
+        found = dict(self._ctx.store.get_many(layout.TABLES, keys))
+        for key in keys:
+            row = found.get(key)
+            outline = None if row is None else _outline(key, row.get(layout.OBJECT),
+                                                         row.get(layout.TABLE_ID))  # fmt: skip
+            if outline is None:
+                self._by_key.pop(key, None)
+            else:
+                self._by_key[key] = outline
+        self._ordered = None
