@@ -27,6 +27,8 @@ MESSAGE_FORMAT = "json-0.2"
 #: Largest payload an ADD_PARTITION event is given before its partitions are split over more
 #: (its rendered message is about twice as long).
 MAX_MESSAGE_BYTES = 1 << 20
+#: The time of a change, first in the payload of the events that keep it (seconds).
+_TIME = struct.Struct("!q")
 
 CREATE_DATABASE = "CREATE_DATABASE"
 DROP_DATABASE = "DROP_DATABASE"
@@ -92,19 +94,32 @@ def drop_database(database: hms.Database, now: int) -> Event:
 
 
 def create_table(table: hms.Table, now: int) -> Event:
-    message = _message(table.dbName, now, table=table.tableName, tableObjJson=to_json(table),
-                       timestamp=now, files=[])  # fmt: skip
-    return Event(CREATE_TABLE, table.dbName, table.tableName, message)
+    """Rendered when read (:func:`render`): the change pays an encoding of the table, not its
+    JSON."""
+    payload = _frame(_TIME.pack(now)) + _frame(to_bytes(table))
+    return Event(CREATE_TABLE, table.dbName, table.tableName, "", payload)
 
 
 def alter_table(before: hms.Table, after: hms.Table, now: int) -> Event:
     """HMS records the event under the table's name after the change (a rename's new name);
-    its message names the table as it was before."""
-    message = _message(
-        before.dbName, now, table=before.tableName,
-        tableObjBeforeJson=to_json(before), tableObjAfterJson=to_json(after),
+    its message names the table as it was before. Rendered when read, as ``create_table``."""
+    payload = _frame(_TIME.pack(now)) + _frame(to_bytes(before)) + _frame(to_bytes(after))
+    return Event(ALTER_TABLE, after.dbName, after.tableName, "", payload)
+
+
+def _table_message(event_type: str, payload: bytes) -> str:
+    """The message of a CREATE_TABLE or ALTER_TABLE event from its payload."""
+    pieces = _unframe(payload)
+    (now,) = _TIME.unpack(next(pieces))
+    first = from_bytes(hms.Table, next(pieces))
+    if event_type == CREATE_TABLE:
+        return _message(first.dbName, now, table=first.tableName, tableObjJson=to_json(first),
+                        timestamp=now, files=[])  # fmt: skip
+    after = from_bytes(hms.Table, next(pieces))
+    return _message(
+        first.dbName, now, table=first.tableName,
+        tableObjBeforeJson=to_json(first), tableObjAfterJson=to_json(after),
     )  # fmt: skip
-    return Event(ALTER_TABLE, after.dbName, after.tableName, message)
 
 
 def drop_table(table: hms.Table, now: int) -> Event:
@@ -145,7 +160,10 @@ def _unframe(payload: bytes) -> Iterator[bytes]:
 
 
 def render(event_type: str, payload: bytes, timestamp: int) -> str:
-    """The JSON message of an event stored as a payload (see :func:`added_partitions`)."""
+    """The JSON message of an event stored as a payload (see :func:`added_partitions`,
+    :func:`create_table`, :func:`alter_table`; these keep the time of their change)."""
+    if event_type in (CREATE_TABLE, ALTER_TABLE):
+        return _table_message(event_type, payload)
     if event_type != ADD_PARTITION:
         raise ValueError(f"no payload rendering for {event_type}")
     pieces = _unframe(payload)
