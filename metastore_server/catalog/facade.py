@@ -6,6 +6,7 @@ import copy
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import DATABASE, DROP, TABLE, Change, WhenDropped
+from metastore_server.catalog.basics.serde import deep_copy
 from metastore_server.catalog.core.context import WRITER_LEASE_S, CatalogContext
 from metastore_server.catalog.core.listing_cache import DEFAULT_MAX_BYTES, ListingCache
 from metastore_server.catalog.data.deletions import Deletion
@@ -388,9 +389,9 @@ class Catalog:
         move = self.ctx.data.plan_move(
             old_location, new_location, what=f"table {current.db}.{current.name}", subject=subject
         )
-        renamed = copy.deepcopy(new_tbl)
+        renamed = deep_copy(new_tbl)
         if renamed.sd is None:
-            renamed.sd = copy.deepcopy(current.table.sd)
+            renamed.sd = deep_copy(current.table.sd)
         renamed.sd.location = new_location
         relocated = self.partitions.relocation_ops(current, old_location, new_location)
         return renamed, move, relocated

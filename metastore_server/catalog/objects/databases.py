@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import os
 import threading
 import time
@@ -12,7 +11,7 @@ from thriftpy2.thrift import TPayload, TType
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import CREATE, DATABASE, Change
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.basics.serde import deep_copy, from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.catalogs import DEFAULT_CATALOG, Catalogs, catalog_of
 from metastore_server.catalog.objects.connectors import DataConnectors
@@ -209,7 +208,7 @@ class Databases:
         name = names.normalize(db.name)
         if not names.is_valid_name(name):
             raise hms.InvalidObjectException(message=f"{db.name} is not a valid database name")
-        stored = copy.deepcopy(db)
+        stored = deep_copy(db)
         stored.name = name
         catalog = names.normalize(db.catalogName) or DEFAULT_CATALOG
         # Databases of ``hive`` keep no catalog name (as rows always have).
@@ -243,7 +242,7 @@ class Databases:
             raise hms.MetaException(message="New database cannot be null")
         with self._ctx.write_lock:
             current = self.get(name)
-            updated = copy.deepcopy(current)
+            updated = deep_copy(current)
             if new_db.description is not None:
                 updated.description = new_db.description
             if new_db.locationUri:

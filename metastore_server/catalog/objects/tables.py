@@ -18,7 +18,7 @@ from metastore_server.catalog.basics.changes import (
     TableChange,
     TableListeners,
 )
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.basics.serde import deep_copy, from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.fast_stats import Context, FastStats
 from metastore_server.catalog.data.operations import DataOperations, MadeDirs
@@ -323,7 +323,7 @@ class Tables:
         if not names.is_valid_name(name):
             raise hms.InvalidObjectException(message=f"{tbl.tableName} is not a valid object name")
         check_column_types(tbl, hms.InvalidObjectException, partition_keys=True)
-        table = copy.deepcopy(tbl)
+        table = deep_copy(tbl)
         table.dbName, table.tableName = db, name
         _clear_catalog(table)
         check_partition_keys(table, hms.InvalidObjectException)
@@ -519,7 +519,7 @@ class Tables:
         db, name = current.db, current.name
         new_db = names.normalize(new_tbl.dbName) or db
         new_name = names.normalize(new_tbl.tableName) or name
-        table = copy.deepcopy(new_tbl)
+        table = deep_copy(new_tbl)
         table.dbName, table.tableName = new_db, new_name
         _clear_catalog(table)
         if table.sd is not None:
