@@ -6,8 +6,8 @@ changed since it last looked.
 
 SQLite triggers on ``t_x`` append to the log in the statement that changes the row, by any
 process and any version of the server that writes the file. Each entry has a sequence number
-(``AUTOINCREMENT``: never given twice while the entries that had it committed) and 8 random
-bytes; a reader's position is the last entry it read, both of them. The log keeps the newest
+(one above the last entry's: never given twice while the entry that had it is committed and
+kept) and 8 random bytes; a reader's position is the last entry it read, both of them. The log keeps the newest
 ``KEPT_ENTRIES`` entries (each append removes the one that many before it). A position is good
 while its entry is still there with the same random bytes: a position whose entry was removed
 (the log moved on by more than that), or rolled back (read inside a transaction that did not
@@ -45,7 +45,7 @@ def ensure_log(conn: sqlite3.Connection, sql: str) -> None:
     log = log_name(sql)
     conn.execute(
         f"CREATE TABLE IF NOT EXISTS {log} "
-        "(seq INTEGER PRIMARY KEY AUTOINCREMENT, k BLOB NOT NULL, stamp BLOB NOT NULL)"
+        "(seq INTEGER PRIMARY KEY, k BLOB NOT NULL, stamp BLOB NOT NULL)"
     )
     # ``last_insert_rowid()`` inside a trigger: the entry the trigger has just appended.
     prune = f"DELETE FROM {log} WHERE seq <= last_insert_rowid() - {KEPT_ENTRIES}"
