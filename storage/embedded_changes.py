@@ -7,12 +7,12 @@ changed since it last looked.
 SQLite triggers on ``t_x`` append to the log in the statement that changes the row, by any
 process and any version of the server that writes the file. Each entry has a sequence number
 (one above the last entry's: never given twice while the entry that had it is committed and
-kept) and 8 random bytes; a reader's position is the last entry it read, both of them. The log keeps the newest
-``KEPT_ENTRIES`` entries (each append removes the one that many before it). A position is good
-while its entry is still there with the same random bytes: a position whose entry was removed
-(the log moved on by more than that), or rolled back (read inside a transaction that did not
-commit, its number perhaps given again since), says nothing, and the reader reads everything
-again.
+kept) and 8 random bytes; a reader's position is the last entry it read, both of them. The log
+keeps the newest ``KEPT_ENTRIES`` entries (each append removes the one that many before it). A
+position is good while its entry is still there with the same random bytes: a position whose
+entry was removed (the log moved on by more than that), or rolled back (read inside a
+transaction that did not commit, its number perhaps given again since), says nothing, and the
+reader reads everything again.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from metastore_server.catalog.objects.indexes import Indexes
 from metastore_server.catalog.objects.partition_marks import PartitionEvents
 from metastore_server.catalog.objects.properties import Properties
 from metastore_server.catalog.objects.statistics import Statistics, StatisticsListener
-from metastore_server.catalog.objects.table_outlines import KeptOutlines
+from metastore_server.catalog.objects.table_outlines import KeptOutlines, Outlines
 from metastore_server.catalog.objects.tables import (
     TableRef,
     Tables,
@@ -278,20 +278,21 @@ class Catalog:
         # Outlined, not decoded: every table of the store is looked at (kept between drops,
         # only the rows changed since read again, where the store logs them).
         outlines = self._outlines.outlines()
-        staying = (
-            [o for o in outlines if (o.db, o.name) not in dropped_names]
-            if dropped_names
-            else outlines
-        )
+        if dropped_names:
+            staying = Outlines.of(
+                [o for o in outlines.every if (o.db, o.name) not in dropped_names]
+            )
+        else:
+            staying = outlines
         leaving = [ref for ref in dropped if not owns_data(ref)]
-        locations = [o.location for o in staying] + [ref.location for ref in leaving]
+        locations = staying.locations + tuple(ref.location for ref in leaving)
         data.keep_inside(deletion, data.guard_index(locations, kind="tables"))
         # Their partitions placed outside their own directories but inside this one stay too
         # (partitions of tables elsewhere are not looked at: that would read every partition).
         db_place = deletion.place
         keepers: list[TableRef | None] = []
-        for outline in staying:
-            place = data.find_place(outline.location) if outline.partitioned else None
+        for outline in staying.partitioned:
+            place = data.find_place(outline.location)
             if place is not None and (db_place.contains(place) or not outline.owns_data):
                 keepers.append(self.tables.find(outline.db, outline.name))
         for ref in leaving:

@@ -131,7 +131,10 @@ def test_kept_outlines_read_only_the_rows_changed_since(
     kept = KeptOutlines(cat.ctx)
 
     def same() -> None:
-        assert kept.outlines() == list(every_outline(cat.ctx))
+        got, wanted = kept.outlines(), list(every_outline(cat.ctx))
+        assert got.every == wanted
+        assert got.locations == tuple(o.location for o in wanted)
+        assert got.partitioned == [o for o in wanted if o.partitioned]
 
     cat.databases.create(hms.Database(name="a", parameters={}))
     for i in range(6):
@@ -140,7 +143,7 @@ def test_kept_outlines_read_only_the_rows_changed_since(
     same()
     assert store.rows[("get_many", layout.TABLES)] == 0  # the first call reads every row
     store.rows.clear()
-    assert kept.outlines() == list(every_outline(cat.ctx))
+    assert kept.outlines().every == list(every_outline(cat.ctx))
     assert store.rows[("get_many", layout.TABLES)] == 0  # nothing changed: nothing read
     moved = cat.tables.get("a", "t1").table
     moved.sd.location = "file:/elsewhere/t1"
@@ -149,13 +152,16 @@ def test_kept_outlines_read_only_the_rows_changed_since(
     renamed.tableName = "t9"
     cat.alter_table("a", "t2", renamed, False)
     cat.drop_table("a", "t3", False)
-    cat.tables.create(_table("a", "new"))
+    parted = _table("a", "new")
+    parted.partitionKeys = [hms.FieldSchema(name="ds", type="string", comment=None)]
+    cat.tables.create(parted)
     store.rows.clear()
     same()
+    assert [o.name for o in kept.outlines().partitioned] == ["new"]
     assert store.rows[("get_many", layout.TABLES)] == 3  # t1, t9, new (t2, t3: gone)
     with pytest.raises(RuntimeError), cat.ctx.write_lock:
         cat.tables.create(_table("a", "rolled_back"))
-        assert "rolled_back" in [o.name for o in kept.outlines()]
+        assert "rolled_back" in [o.name for o in kept.outlines().every]
         raise RuntimeError
     same()
-    assert "rolled_back" not in [o.name for o in kept.outlines()]
+    assert "rolled_back" not in [o.name for o in kept.outlines().every]

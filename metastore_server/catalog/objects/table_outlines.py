@@ -121,6 +121,22 @@ def every_outline(ctx: CatalogContext) -> Iterator[TableOutline]:
         yield outline
 
 
+@dataclass(frozen=True)
+class Outlines:
+    """Every table's outline in key order, with what a drop reads of all of them."""
+
+    every: list[TableOutline]
+    #: The location of each, in the same order.
+    locations: tuple[str | None, ...]
+    #: Those with partition keys, in the same order.
+    partitioned: list[TableOutline]
+
+    @classmethod
+    def of(cls, every: list[TableOutline]) -> Outlines:
+        """The outlines ``every`` with their locations and partitioned ones."""
+        return cls(every, tuple(o.location for o in every), [o for o in every if o.partitioned])
+
+
 class KeptOutlines:
     """Every table's outline, kept between calls on a store that logs the changes of its table
     rows (``storage.port.ChangedKeys``): each call reads only the rows changed since the last
@@ -132,13 +148,13 @@ class KeptOutlines:
         self._position: tuple[int, bytes] | None = None
         self._by_key: dict[bytes, TableOutline] = {}
         #: The outlines in key order; None when to be sorted again.
-        self._ordered: list[TableOutline] | None = []
+        self._ordered: Outlines | None = Outlines.of([])
 
-    def outlines(self) -> list[TableOutline]:
-        """What ``every_outline`` gives now (the list is shared: not to be changed)."""
+    def outlines(self) -> Outlines:
+        """What ``every_outline`` gives now (shared between calls: not to be changed)."""
         changed_keys = self._ctx.capabilities.changed_keys
         if changed_keys is None:
-            return list(every_outline(self._ctx))
+            return Outlines.of(list(every_outline(self._ctx)))
         with self._lock:
             # The position first: rows changed after it are read again next time.
             position, keys = changed_keys(layout.TABLES, self._position)
@@ -149,7 +165,7 @@ class KeptOutlines:
                 self._read_again(keys)
             self._position = position
             if self._ordered is None:
-                self._ordered = [self._by_key[key] for key in sorted(self._by_key)]
+                self._ordered = Outlines.of([self._by_key[key] for key in sorted(self._by_key)])
             return self._ordered
 
     def _read_again(self, keys: list[bytes]) -> None:
