@@ -270,7 +270,7 @@ class Catalog:
             what=f"database {database.name}",
             purge=False,
             refuse=refuse,
-            guards=data.guard_index(others),
+            guards=data.guard_index(others, kind="other databases"),
         )
         if deletion is None or deletion.kept is not None:
             return deletion

@@ -119,6 +119,38 @@ def test_a_kept_index_sees_a_directory_replaced_by_a_link(tmp_path: Path, count:
     assert again.guards[0] is first.guards[0]
 
 
+def test_an_index_is_kept_while_its_directory_gains_and_loses_plain_entries(
+    tmp_path: Path,
+) -> None:
+    """A directory of many places that changed (a sibling made or removed, as by a database's
+    create and drop) is listed again; with the same real path and the same links the index is
+    kept; a link made in it since is seen."""
+    wh = tmp_path / "wh"
+    (wh / "t").mkdir(parents=True)
+    for i in range(20):
+        (wh / f"d{i}.db").mkdir()
+    settled = time.time() - 100
+    os.utime(wh, (settled, settled))
+    locations = [f"file:{wh / f'd{i}.db'}" for i in range(20)]
+    filesystems = FileSystems()
+    keeper = IndexKeeper(lambda loc: filesystems.resolve(loc) if loc else None)
+    first = keeper.index(locations)
+    (wh / "x.db").mkdir()
+    os.rmdir(wh / "d19.db")
+    os.utime(wh, (settled + 1, settled + 1))
+    assert keeper.index(locations) is first
+    assert keeper.index(locations) is first  # the new time is kept with it
+    os.rmdir(wh / "d3.db")
+    (wh / "d3.db").symlink_to(wh / "t")
+    os.utime(wh, (settled + 2, settled + 2), follow_symlinks=False)
+    again = keeper.index(locations)
+    assert again is not first
+    place = filesystems.resolve(f"file:{wh / 't'}")
+    held = again.first_held_by(place, str(wh / "t"))
+    assert held is not None and held.place.path == str(wh / "d3.db")
+    assert again.guards == DataOperations(filesystems).guards(locations)
+
+
 def test_an_unsettled_directory_is_listed_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

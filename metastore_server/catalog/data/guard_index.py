@@ -9,7 +9,10 @@ system, so a kept index is used again only when every directory holding its loca
 has the same real path, device, inode and modification time (an entry added, removed or replaced
 by a link changes the time), and that time was old enough when the directory was looked at that
 a later change cannot have been given the same time: ``SETTLED_S``, or ``COARSE_SETTLED_S`` on a
-file system whose times are whole seconds. Otherwise the index is built again, but a place's
+file system whose times are whole seconds; or, for a directory holding many places (listed),
+when listing it again finds the same real path and the same entries that are links (a sibling
+directory made or removed, as by a database's create or drop, changes no place's real path).
+Otherwise the index is built again, but a place's
 guard is kept when its directory still has the same real path and the same entries that are
 links (listed once per directory: no ``lstat`` per place); a place that is itself a link is
 resolved anew each time.
@@ -224,7 +227,9 @@ class IndexKeeper:
         if kept is not None and not kept.links:
             for path, old in kept.dirs.items():
                 dirs[path] = _dir_state(path, old, real_paths, old.links is not None)
-            if kept.locations == wanted and all(dirs[p] is kept.dirs[p] for p in dirs):
+            if kept.locations == wanted and all(_same(dirs[p], kept.dirs[p]) for p in dirs):
+                if any(dirs[p] is not kept.dirs[p] for p in dirs):
+                    self._kept = _Kept(wanted, kept.index, dirs, kept.guards, False)
                 return kept.index
         # Directories holding many places are listed (one scandir), the others' places are
         # looked at one by one (one lstat each).
@@ -280,6 +285,14 @@ class IndexKeeper:
         if old_guard is not None and old_guard.real == candidate:
             return old_guard, False
         return Guard(place, candidate), False
+
+
+def _same(now: _Dir, then: _Dir) -> bool:
+    """Whether the places in a directory have the real paths they had: the directory is
+    unchanged, or (listed again) has the same real path and the same entries that are links
+    (an entry added or removed that is no link changes none of them)."""
+    return now is then or (now.real == then.real and now.links is not None
+                           and now.links == then.links)  # fmt: skip
 
 
 def _links_in(directory: str) -> frozenset[str] | None:
