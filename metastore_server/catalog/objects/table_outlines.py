@@ -4,6 +4,7 @@ each distinct stored definition once per process."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ class _Outline(TPayload):
     ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TableOutline:
     """One table as a database drop sees it."""
 
@@ -90,9 +91,11 @@ def _outline(key: bytes, stored: bytes | None, table_id: bytes | None) -> TableO
         return None
     db, _, _ = key.partition(b"\x00")
     location, owns, partitioned = _decoded(stored)
+    # A database's name once for all its tables (outlines are kept for every table).
     return TableOutline(
-        db.decode("utf-8"), layout.name_from_child_key(key), location, owns, partitioned
-    )
+        sys.intern(db.decode("utf-8")), layout.name_from_child_key(key), location, owns,
+        partitioned,
+    )  # fmt: skip
 
 
 def _keyed_outlines(ctx: CatalogContext) -> Iterator[tuple[bytes, TableOutline]]:
