@@ -43,6 +43,7 @@ from storage.embedded_rows import (
     apply_op,
     check_key,
     conditions_of,
+    fresh_rows,
     pack_row,
     sql_name,
     unpack_row,
@@ -499,7 +500,10 @@ class SqliteStore:
             check_key(check.key)
             guard.check_column(check.column)
             guards.append(guard)
+        fresh = fresh_rows(ops, targets, conditions)
         with self._write() as conn:
+            if fresh is not None and self._inserted(conn, *fresh):
+                return True
             wanted: dict[str, set[bytes]] = {}
             for guard, check in zip(guards, conditions, strict=True):
                 wanted.setdefault(guard.sql, set()).add(check.key)
@@ -529,6 +533,20 @@ class SqliteStore:
                 conn.executemany(f"INSERT OR REPLACE INTO {sql} VALUES (?, ?)", pairs)
             for sql, keys in deletes.items():
                 conn.executemany(f"DELETE FROM {sql} WHERE k = ?", keys)
+        return True
+
+    @staticmethod
+    def _inserted(conn: sqlite3.Connection, sql: str, pairs: list[tuple[bytes, bytes]]) -> bool:
+        """Insert rows (``fresh_rows``) if every one is absent: False, nothing written, when
+        one is there (the caller then merges and checks as for any write)."""
+        conn.execute("SAVEPOINT fresh")  # (any other error: the caller's rollback ends it)
+        try:
+            conn.executemany(f"INSERT INTO {sql} VALUES (?, ?)", pairs)
+        except sqlite3.IntegrityError:
+            conn.execute("ROLLBACK TO fresh")
+            conn.execute("RELEASE fresh")
+            return False
+        conn.execute("RELEASE fresh")
         return True
 
     def increment(self, table: str, key: bytes, column: bytes, amount: int = 1) -> int:

@@ -177,6 +177,40 @@ def apply_op(row: Row, op: Put | Delete, table: StoredTable) -> Row:
     return row
 
 
+def fresh_rows(
+    ops: Sequence[Put | Delete], targets: Sequence[StoredTable], conditions: Sequence[Condition]
+) -> tuple[str, list[tuple[bytes, bytes]]] | None:
+    """For a write that only creates rows, the rows packed: (SQLite table, [(key, packed
+    row)]) when every op puts columns on a row of the same table, each row once, and every
+    condition asks one of those rows to lack a column. Such a write, should every row be
+    absent, leaves each row holding just its put (and every condition held); None for any
+    other write. Checks the columns and values as ``apply_op`` does. O(size)."""
+    if not ops or len(ops) != len({op.key for op in ops}):
+        return None
+    table = targets[0]
+    keys = set()
+    checked: set[tuple[bytes, ...]] = set()
+    pairs = []
+    for target, op in zip(targets, ops, strict=True):
+        if target is not table or not isinstance(op, Put) or not op.columns:
+            return None
+        columns = op.columns
+        names = tuple(columns)
+        if names not in checked:
+            for column in names:
+                table.check_column(column)
+            checked.add(names)
+        for value in columns.values():
+            if not isinstance(value, bytes):
+                raise TypeError(f"values are bytes, not {type(value).__name__}")
+        keys.add(op.key)
+        pairs.append((op.key, pack_row(columns)))
+    for check in conditions:
+        if check.expected is not None or check.key not in keys or check.table != ops[0].table:
+            return None
+    return table.sql, pairs
+
+
 def conditions_of(condition: Condition | Sequence[Condition] | None) -> list[Condition]:
     """The conditions of a mutate, as a list."""
     if condition is None:

@@ -132,6 +132,8 @@ class _AddPlan:
     to_store: list[tuple[bytes, list[str], hms.Partition]] = field(default_factory=list)
     #: Row columns made before the lock, by key (the others are made when written).
     stored_columns: dict[bytes, dict[bytes, bytes]] = field(default_factory=dict)
+    #: Row writes made before the lock, by key (``stored_columns`` written as they are).
+    stored_puts: dict[bytes, Put] = field(default_factory=dict)
     #: Keys of dependent partitions located at their base's data (no directory is made).
     on_base: set[bytes] = field(default_factory=set)
     #: Every base the new partitions depend on.
@@ -241,7 +243,15 @@ class Adding(PartitionWriter):
         if count_stats:  # every location read at once, before any directory is made
             self._stats.partitions_added(answers, ref.table)  # type: ignore[arg-type]
         plan = _AddPlan()
-        columns = {answer.key: answer.columns() for answer in answers}
+        table_name = layout.PARTITIONS
+        puts = {answer.key: Put(table_name, answer.key, answer.columns()) for answer in answers}
+        if len(puts) != len(answers):
+            return None  # duplicates: refused by the usual add
+        # Looked up before the lock, so that adders overlap in it: a row created after this
+        # fails the write's condition (each row absent), and the add is tried again.
+        present = self._present(list(puts))
+        if present and not if_not_exists:
+            return None  # refused by the usual add
         with self._ctx.write_lock:
             now_ref = self._tables.find(db, table)
             if now_ref is None or (now_ref.table_id, now_ref.object_bytes) != (
@@ -249,18 +259,19 @@ class Adding(PartitionWriter):
                 ref.object_bytes,
             ):
                 return None
-            if len(columns) != len(answers):
-                return None  # duplicates: refused by the usual add
-            present = {key for key, _ in self._ctx.store.get_many(layout.PARTITIONS, list(columns))}
-            if present and not if_not_exists:
-                return None  # refused by the usual add
+            if present:  # skipped ones: those there now
+                present = self._present(list(puts))
             for answer in answers:
                 if answer.key not in present:
-                    plan.stored_columns[answer.key] = columns[answer.key]
+                    plan.stored_puts[answer.key] = puts[answer.key]
                     plan.to_store.append((answer.key, answer.values, answer))  # type: ignore[arg-type]
             if plan.to_store:
                 self._store(ref, plan)
         return wire_adding.AddedWire([answer for _, _, answer in plan.to_store])  # type: ignore[misc]
+
+    def _present(self, keys: list[bytes]) -> set[bytes]:
+        """Which of these partition rows exist."""
+        return {key for key, _ in self._ctx.store.get_many(layout.PARTITIONS, keys)}
 
     def _plan(
         self,
@@ -329,10 +340,13 @@ class Adding(PartitionWriter):
         their event; the directories go again when the rows cannot be written."""
         ops: list[Put] = []
         for key, values, answer in plan.to_store:
-            columns = plan.stored_columns.get(key)
-            if columns is None:
-                columns = self._stored_columns(ref, answer, values)
-            ops.append(Put(layout.PARTITIONS, key, columns))
+            put = plan.stored_puts.get(key)
+            if put is None:
+                columns = plan.stored_columns.get(key)
+                if columns is None:
+                    columns = self._stored_columns(ref, answer, values)
+                put = Put(layout.PARTITIONS, key, columns)
+            ops.append(put)
         added = [(values, answer.parameters) for _, values, answer in plan.to_store]
         # Directories first (HMS): one that cannot be made refuses the whole call.
         made = self._ctx.data.make_dirs(
