@@ -84,6 +84,11 @@ def _rows(handler: Any) -> list[tuple[bytes, dict[bytes, bytes]]]:
     return list(handler.catalog.ctx.store.scan(layout.PARTITIONS))
 
 
+def _spellings(handler: Any) -> list[bytes | None]:
+    """Each table's mark of partitions holding non-canonical typed spellings."""
+    return [row.get(layout.SPELLINGS) for _, row in handler.catalog.ctx.store.scan(layout.TABLES)]
+
+
 def _events(handler: Any) -> list[Any]:
     return handler.get_next_notification(hms.NotificationEventRequest(lastEvent=0)).decode().events
 
@@ -106,6 +111,7 @@ def _same_rows(slow: Any, fast: Any, byte_equal: bool = True) -> None:
         if byte_equal:
             assert a[layout.OBJECT] == b[layout.OBJECT]
     assert _events(slow) == _events(fast)
+    assert _spellings(slow) == _spellings(fast)
 
 
 def _part(values: list[str], **fields: Any) -> Any:
@@ -214,6 +220,16 @@ def decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(WirePartition, "decode", counted)
     return count
+
+
+def test_a_spelled_typed_value_marks_the_table(pair: Pair) -> None:
+    slow, fast = pair
+    fast.add_partitions(_wire([_part(["2024-03-01", "4"])]))
+    assert _spellings(fast) == [None]
+    fast.add_partitions(_wire([_part(["2024-03-01", "5"]), _part(["2024-03-01", "+6"])]))
+    assert _spellings(fast) == [b"1"]
+    found = fast.get_partitions_by_filter(DB, "t", "hr = 6", -1).decode()
+    assert [p.values for p in found] == [["2024-03-01", "+6"]]
 
 
 def test_plain_adds_are_not_decoded(pair: Pair, decodes: list[int]) -> None:
