@@ -2,7 +2,8 @@
 # ignores this file.
 cimport cython
 
-cdef int _STRING, _I32, _BOOL, _MAP, _LIST, _SD_LOCATION, _SD_SKEWED, _SD_SUBDIRS
+cdef int _STRING, _I32, _BOOL, _MAP, _LIST, _PARAMETERS, _SD_LOCATION, _SD_SKEWED, _SD_SUBDIRS
+cdef object _I32_FIELD, _STRING_HEAD, _LIST_HEAD, _MAP_HEAD, _LENGTH
 cdef dict _PARTITION_TYPES, _SD_TYPES
 cdef bytes _EMPTY_SKEW, _NOT_SUBDIRS
 
@@ -15,10 +16,13 @@ cdef Py_ssize_t PARTITION_COST, FIELD_COST
 @cython.locals(count=cython.longlong, p=Py_ssize_t, parts=list)
 cpdef tuple read_partitions(bytes buf, Py_ssize_t start, object charge=*)
 
-@cython.locals(pieces=dict, sd_pieces=dict, fid=int, at=Py_ssize_t, end=Py_ssize_t, whole=tuple)
+@cython.locals(fields=dict, kept=list, out=list, fid=int, at=Py_ssize_t, end=Py_ssize_t)
 cpdef bytes stored_bytes(object part, object values, long long create_time,
                          long long last_access_time, object parameters, object location,
                          bint defaults)
+
+@cython.locals(whole=tuple, sd_pieces=dict, fid=int, start=Py_ssize_t, end=Py_ssize_t)
+cdef bytes _sd_bytes(bytes buf, object sd, Py_ssize_t at, object location, bint defaults)
 
 @cython.locals(fid=int)
 cdef bytes _joined(dict pieces)
@@ -39,8 +43,8 @@ cdef object _sd(bytes buf, Py_ssize_t p)
 @cython.locals(data=bytes)
 cdef bytes _string_field(int fid, str text)
 
-@cython.locals(pieces=list, data=bytes)
-cdef bytes _values_field(object values)
+@cython.locals(data=bytes)
+cdef void _add_values(list out, object values) except *
 
-@cython.locals(pieces=list, k=bytes, v=bytes)
-cdef bytes _map_field(int fid, object mapping)
+@cython.locals(data=bytes)
+cdef void _add_map(list out, int fid, object mapping) except *

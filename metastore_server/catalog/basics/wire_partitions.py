@@ -33,14 +33,23 @@ _PARTITION_TYPES = {fid: spec[0] for fid, spec in hms.Partition.thrift_spec.item
 _SD_TYPES = {fid: spec[0] for fid, spec in hms.StorageDescriptor.thrift_spec.items()}
 #: Partition fields an add sets (values, names, times, sd, parameters, catalog).
 _SET_BY_ADD = frozenset({1, 2, 3, 4, 5, 6, 7, 9})
+_PARAMETERS = 7
 _SD_LOCATION = 2
 _SD_SKEWED = 11
 _SD_SUBDIRS = 12
+#: The fields an add keeps as they came follow those it sets, in id order.
+assert min(set(_PARTITION_TYPES) - _SET_BY_ADD) > _PARAMETERS
 #: The storage defaults HMS fills when absent (``tables.fill_storage_defaults``), encoded.
 _EMPTY_SKEW = struct.pack("!bh", 12, _SD_SKEWED) + to_bytes(
     hms.SkewedInfo(skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={})
 )
 _NOT_SUBDIRS = struct.pack("!bhb", _BOOL, _SD_SUBDIRS, 0)
+#: Packers of field headers and lengths.
+_I32_FIELD = struct.Struct("!bhi").pack
+_STRING_HEAD = struct.Struct("!bhi").pack
+_LIST_HEAD = struct.Struct("!bhbi").pack
+_MAP_HEAD = struct.Struct("!bhbbi").pack
+_LENGTH = struct.Struct("!i").pack
 
 
 #: Bytes of memory a partition read takes, at least: its object (with its numbers and its
@@ -158,29 +167,40 @@ def stored_bytes(
     """The partition's encoding as an add stores it (``defaults``: with the storage defaults
     HMS fills) or answers it: without its database, table and catalog names, with these
     values, times, parameters and location, and its other fields as they came."""
-    buf, sd = part.buf, part.sd
+    buf, sd, fields = part.buf, part.sd, part.fields
     assert sd is not None
-    pieces = {fid: buf[at:end] for fid, (at, end) in part.fields.items() if fid not in _SET_BY_ADD}
+    kept = [fid for fid in fields if fid not in _SET_BY_ADD]  # (ids above 7: they go last)
+    if len(kept) > 1:
+        kept.sort()
+    out: list[bytes] = []
+    _add_values(out, values)
+    out.append(_I32_FIELD(_I32, 4, create_time))
+    out.append(_I32_FIELD(_I32, 5, last_access_time))
+    out.append(_sd_bytes(buf, sd, fields[6][0], location, defaults))
+    _add_map(out, _PARAMETERS, parameters)
+    for fid in kept:
+        at, end = fields[fid]
+        out.append(buf[at:end])
+    out.append(b"\x00")
+    return b"".join(out)
+
+
+def _sd_bytes(buf: bytes, sd: WireSd, at: int, location: str | None, defaults: bool) -> bytes:
+    """The storage descriptor field as stored (its header at ``at`` in ``buf``)."""
     whole = sd.whole
     if (
         whole is not None
         and location is None
         and (not defaults or (_SD_SKEWED in sd.fields and _SD_SUBDIRS in sd.fields))
-    ):  # the storage descriptor as it came (the usual case)
-        pieces[6] = b"\x0c\x00\x06" + buf[whole[0] : whole[1]]
-    else:
-        sd_pieces = {fid: buf[at:end] for fid, (at, end) in sd.fields.items()}
-        if location is not None:
-            sd_pieces[_SD_LOCATION] = _string_field(_SD_LOCATION, location)
-        if defaults:
-            sd_pieces.setdefault(_SD_SKEWED, _EMPTY_SKEW)
-            sd_pieces.setdefault(_SD_SUBDIRS, _NOT_SUBDIRS)
-        pieces[6] = b"\x0c\x00\x06" + _joined(sd_pieces)
-    pieces[1] = _values_field(values)
-    pieces[4] = struct.pack("!bhi", _I32, 4, create_time)
-    pieces[5] = struct.pack("!bhi", _I32, 5, last_access_time)
-    pieces[7] = _map_field(7, parameters)
-    return _joined(pieces)
+    ):  # the storage descriptor as it came, its header included (the usual case)
+        return buf[at : whole[1]]
+    sd_pieces = {fid: buf[start:end] for fid, (start, end) in sd.fields.items()}
+    if location is not None:
+        sd_pieces[_SD_LOCATION] = _string_field(_SD_LOCATION, location)
+    if defaults:
+        sd_pieces.setdefault(_SD_SKEWED, _EMPTY_SKEW)
+        sd_pieces.setdefault(_SD_SUBDIRS, _NOT_SUBDIRS)
+    return b"\x0c\x00\x06" + _joined(sd_pieces)
 
 
 def _joined(pieces: dict[int, bytes]) -> bytes:
@@ -242,20 +262,25 @@ def _sd(buf: bytes, p: int) -> WireSd:
 
 def _string_field(fid: int, text: str) -> bytes:
     data = text.encode("utf-8")
-    return struct.pack("!bhi", _STRING, fid, len(data)) + data
+    return _STRING_HEAD(_STRING, fid, len(data)) + data
 
 
-def _values_field(values: Sequence[str]) -> bytes:
-    pieces = [struct.pack("!bhbi", _LIST, 1, _STRING, len(values))]
+def _add_values(out: list[bytes], values: Sequence[str]) -> None:
+    """The values field (a list of strings, field 1), in pieces."""
+    out.append(_LIST_HEAD(_LIST, 1, _STRING, len(values)))
     for value in values:
         data = value.encode("utf-8")
-        pieces.append(struct.pack("!i", len(data)) + data)
-    return b"".join(pieces)
+        out.append(_LENGTH(len(data)))
+        out.append(data)
 
 
-def _map_field(fid: int, mapping: Mapping[str, str]) -> bytes:
-    pieces = [struct.pack("!bhbbi", _MAP, fid, _STRING, _STRING, len(mapping))]
+def _add_map(out: list[bytes], fid: int, mapping: Mapping[str, str]) -> None:
+    """A map of strings field, in pieces."""
+    out.append(_MAP_HEAD(_MAP, fid, _STRING, _STRING, len(mapping)))
     for key, value in mapping.items():
-        k, v = key.encode("utf-8"), value.encode("utf-8")
-        pieces.append(struct.pack("!i", len(k)) + k + struct.pack("!i", len(v)) + v)
-    return b"".join(pieces)
+        data = key.encode("utf-8")
+        out.append(_LENGTH(len(data)))
+        out.append(data)
+        data = value.encode("utf-8")
+        out.append(_LENGTH(len(data)))
+        out.append(data)
