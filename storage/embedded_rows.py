@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from storage.port import Condition, Delete, Put, Row
+from storage.row_scan import packed_row
 
 ROW_VERSION = 1
 ROW_HEADER = struct.Struct(">BI")
@@ -20,15 +21,7 @@ _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 def pack_row(row: Mapping[bytes, bytes]) -> bytes:
     """A row as bytes: version, column count, all lengths, then names and values. O(size)."""
-    names = sorted(row)
-    lengths: list[int] = []
-    parts: list[bytes] = []
-    for name in names:
-        value = row[name]
-        lengths += (len(name), len(value))
-        parts += (name, value)
-    head = ROW_HEADER.pack(ROW_VERSION, len(names)) + struct.pack(f">{len(lengths)}I", *lengths)
-    return b"".join((head, *parts))
+    return packed_row(row)
 
 
 def unpack_row(blob: bytes, wanted: frozenset[bytes] | None = None) -> Row:

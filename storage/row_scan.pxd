@@ -46,6 +46,14 @@ cdef class PartMemo:
     cdef public bint spelled
     cdef public dict verdicts
 
+@cython.locals(names=list, lengths=list, pieces=list, body=list, i=Py_ssize_t, n=Py_ssize_t,
+               name=bytes, value=bytes)
+cpdef bytes packed_row(object row)
+
+cdef bytes _length(Py_ssize_t n)
+
+cdef bytes _VERSION_BYTE
+
 cdef bytes _TWIDTH
 cdef int _T_STRING, _T_STRUCT, _T_MAP, _T_SET, _T_LIST
 
