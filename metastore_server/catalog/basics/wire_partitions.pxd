@@ -7,8 +7,8 @@ cdef object _I32_FIELD, _STRING_HEAD, _LIST_HEAD, _MAP_HEAD, _LENGTH
 cdef dict _PARTITION_TYPES, _SD_TYPES
 cdef bytes _EMPTY_SKEW, _NOT_SUBDIRS
 
-@cython.locals(found=list, end=Py_ssize_t, fields=dict, fid=int, ftype=int, at=Py_ssize_t,
-               stop=Py_ssize_t)
+@cython.locals(found=list, end=Py_ssize_t, fields=dict, item=tuple, fid=int, ftype=int,
+               at=Py_ssize_t, stop=Py_ssize_t)
 cdef Py_ssize_t _read_fields(object part, bytes buf, Py_ssize_t start) except -1
 
 cdef Py_ssize_t PARTITION_COST, FIELD_COST
@@ -16,7 +16,7 @@ cdef Py_ssize_t PARTITION_COST, FIELD_COST
 @cython.locals(count=cython.longlong, p=Py_ssize_t, parts=list)
 cpdef tuple read_partitions(bytes buf, Py_ssize_t start, object charge=*)
 
-@cython.locals(fields=dict, kept=list, out=list, fid=int, at=Py_ssize_t, end=Py_ssize_t)
+@cython.locals(fields=dict, kept=list, out=list, fid=int, item=tuple)
 cpdef bytes stored_bytes(object part, object values, long long create_time,
                          long long last_access_time, object parameters, object location,
                          bint defaults)
@@ -36,8 +36,8 @@ cdef list _strings(bytes buf, Py_ssize_t p)
 @cython.locals(count=cython.longlong, n=cython.longlong, out=dict, i=cython.longlong, key=str)
 cdef dict _string_map(bytes buf, Py_ssize_t p)
 
-@cython.locals(fields=list, kept=dict, fid=int, ftype=int, at=Py_ssize_t, end=Py_ssize_t,
-               stop=Py_ssize_t, last=int, in_order=bint)
+@cython.locals(found=list, fid=int, ftype=int, at=Py_ssize_t, end=Py_ssize_t,
+               stop=Py_ssize_t, last=int, in_order=bint, skewed=bint, subdirs=bint)
 cdef object _sd(bytes buf, Py_ssize_t p)
 
 @cython.locals(data=bytes)

@@ -66,20 +66,29 @@ class WireSd:
     """The storage descriptor of a :class:`WirePartition`: its location (what the fast
     statistics read) and where its fields lie."""
 
-    __slots__ = ("location", "fields", "whole")
+    __slots__ = ("location", "found", "whole", "has_defaults")
 
     def __init__(
         self,
         location: str | None,
-        fields: dict[int, tuple[int, int]],
+        found: Sequence[tuple[int, int, int, int]] = (),
         whole: tuple[int, int] | None = None,
+        has_defaults: bool = False,
     ) -> None:
         self.location = location
-        #: Field id -> (start of its header, end of its value) in the message.
-        self.fields = fields
+        #: Its fields as they lie in the message: (id, wire type, start of the value, end).
+        self.found = found
         #: Where its fields and stop byte lie when they are all kept, each once, in id order
         #: (copied as they are then); None else.
         self.whole = whole
+        #: Whether it holds both storage defaults HMS fills (skewed info, subdirectories).
+        self.has_defaults = has_defaults
+
+    def spans(self) -> dict[int, tuple[int, int]]:
+        """Field id -> (start of its header, end of its value) of the fields a decoder reads
+        (of their type; the last of an id wins)."""
+        return {fid: (at - 3, end) for fid, ftype, at, end in self.found
+                if _SD_TYPES.get(fid) == ftype}  # fmt: skip
 
 
 class WirePartition:
@@ -98,8 +107,9 @@ class WirePartition:
         self.lastAccessTime: int | None = None
         self.parameters: dict[str, str] | None = None
         self.sd: WireSd | None = None
-        #: Field id -> (start of its header, end of its value); the last of an id wins.
-        self.fields: dict[int, tuple[int, int]] = {}
+        #: Field id -> (id, wire type, start of the value, end of the value) of the fields a
+        #: decoder reads (of their type); the last of an id wins.
+        self.fields: dict[int, tuple[int, int, int, int]] = {}
         self.end = _read_fields(self, buf, start)
 
     def decode(self) -> hms.Partition:
@@ -111,10 +121,11 @@ def _read_fields(part: WirePartition, buf: bytes, start: int) -> int:
     """Note where the partition's fields lie and decode those an add reads; its end."""
     found, end = struct_fields(buf, start)
     fields = part.fields
-    for fid, ftype, at, stop in found:
+    for item in found:
+        fid, ftype, at, stop = item
         if _PARTITION_TYPES.get(fid) != ftype:
             continue  # a decoder skips it
-        fields[fid] = (at - 3, stop)
+        fields[fid] = item
         if fid == 1:
             part.values = _strings(buf, at)
         elif fid == 2:
@@ -176,11 +187,11 @@ def stored_bytes(
     _add_values(out, values)
     out.append(_I32_FIELD(_I32, 4, create_time))
     out.append(_I32_FIELD(_I32, 5, last_access_time))
-    out.append(_sd_bytes(buf, sd, fields[6][0], location, defaults))
+    out.append(_sd_bytes(buf, sd, fields[6][2] - 3, location, defaults))
     _add_map(out, _PARAMETERS, parameters)
     for fid in kept:
-        at, end = fields[fid]
-        out.append(buf[at:end])
+        item = fields[fid]
+        out.append(buf[item[2] - 3 : item[3]])
     out.append(b"\x00")
     return b"".join(out)
 
@@ -188,13 +199,9 @@ def stored_bytes(
 def _sd_bytes(buf: bytes, sd: WireSd, at: int, location: str | None, defaults: bool) -> bytes:
     """The storage descriptor field as stored (its header at ``at`` in ``buf``)."""
     whole = sd.whole
-    if (
-        whole is not None
-        and location is None
-        and (not defaults or (_SD_SKEWED in sd.fields and _SD_SUBDIRS in sd.fields))
-    ):  # the storage descriptor as it came, its header included (the usual case)
-        return buf[at : whole[1]]
-    sd_pieces = {fid: buf[start:end] for fid, (start, end) in sd.fields.items()}
+    if whole is not None and location is None and (not defaults or sd.has_defaults):
+        return buf[at : whole[1]]  # as it came, its header included (the usual case)
+    sd_pieces = {fid: buf[start:end] for fid, (start, end) in sd.spans().items()}
     if location is not None:
         sd_pieces[_SD_LOCATION] = _string_field(_SD_LOCATION, location)
     if defaults:
@@ -243,21 +250,24 @@ def _string_map(buf: bytes, p: int) -> dict[str, str]:
 
 
 def _sd(buf: bytes, p: int) -> WireSd:
-    fields, stop = struct_fields(buf, p)
-    kept: dict[int, tuple[int, int]] = {}
+    found, stop = struct_fields(buf, p)
     location = None
     last = -32769
     in_order = True
-    for fid, ftype, at, end in fields:
+    skewed = subdirs = False
+    for fid, ftype, at, end in found:
         if _SD_TYPES.get(fid) != ftype:
             in_order = False
             continue
         in_order = in_order and fid > last
         last = fid
-        kept[fid] = (at - 3, end)
         if fid == _SD_LOCATION:
             location = buf[at + 4 : end].decode("utf-8")
-    return WireSd(location, kept, (p, stop) if in_order else None)
+        elif fid == _SD_SKEWED:
+            skewed = True
+        elif fid == _SD_SUBDIRS:
+            subdirs = True
+    return WireSd(location, found, (p, stop) if in_order else None, skewed and subdirs)
 
 
 def _string_field(fid: int, text: str) -> bytes:

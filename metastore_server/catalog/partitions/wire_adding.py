@@ -103,7 +103,7 @@ class WireAnswer:
         self.location = None  # None: as sent
         if not part.sd.location and ref.location:
             self.location = Warehouse.child_location(ref.location, self.name)
-        self.sd = WireSd(self.location or part.sd.location, part.sd.fields)
+        self.sd = WireSd(self.location or part.sd.location)  # (its location is read)
 
     def encoded(self, defaults: bool) -> bytes:
         """The stored encoding (``defaults``: with HMS's storage defaults) or the answer's."""
