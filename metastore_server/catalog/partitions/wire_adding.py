@@ -37,8 +37,10 @@ class _Keyed:
     and ``layout.partition_columns`` make them, each distinct value's pieces made once (an add
     repeats a few values of each key)."""
 
-    def __init__(self, ref: TableRef) -> None:
+    def __init__(self, ref: TableRef, now: int) -> None:
         self._ref = ref
+        #: The partitions' ``transient_lastDdlTime``.
+        self.ddl_time = str(now)
         self._prefix = encode_id(ref.table_id)
         self._kinds = ref.kinds
         self._names = [names.escape_path_name(key.lower()) + "=" for key in ref.key_names]
@@ -85,7 +87,7 @@ class WireAnswer:
     read (``parameters``, ``sd.location``), and its answer made on demand (``decode``)."""
 
     __slots__ = ("part", "ref", "key", "name", "values", "create_time", "last_access_time",
-                 "parameters", "location", "sd", "value_columns")  # fmt: skip
+                 "parameters", "location", "value_columns")  # fmt: skip
 
     def __init__(
         self, part: WirePartition, ref: TableRef, values: list[str], now: int, keyed: _Keyed
@@ -97,13 +99,18 @@ class WireAnswer:
         params = dict(part.parameters or {})
         if DEPENDS_ON_KEY in params:
             raise NotFast("a partition naming its base")
-        params[DDL_TIME] = str(now)
+        params[DDL_TIME] = keyed.ddl_time
         self.parameters = params
         assert part.sd is not None
         self.location = None  # None: as sent
         if not part.sd.location and ref.location:
             self.location = Warehouse.child_location(ref.location, self.name)
-        self.sd = WireSd(self.location or part.sd.location)  # (its location is read)
+
+    @property
+    def sd(self) -> WireSd:
+        """The storage descriptor as added (its location is read)."""
+        assert self.part.sd is not None
+        return WireSd(self.location or self.part.sd.location)
 
     def encoded(self, defaults: bool) -> bytes:
         """The stored encoding (``defaults``: with HMS's storage defaults) or the answer's."""
@@ -154,16 +161,17 @@ def prepared(
     (``codec.has_spelling``); None when one is out of the ordinary (see the module)."""
     db, table = target
     answers = []
-    keyed = _Keyed(ref)
+    keyed = _Keyed(ref, now)
+    named = set()  # (database, table) as sent, found to name the target
     try:
         for part in parts:
             if part.sd is None:
                 return None
-            if (names.normalize(part.dbName) or db, names.normalize(part.tableName) or table) != (
-                db,
-                table,
-            ):
-                return None  # (a partition of another table)
+            sent = (part.dbName, part.tableName)
+            if sent not in named:
+                if (names.normalize(sent[0]) or db, names.normalize(sent[1]) or table) != target:
+                    return None  # (a partition of another table)
+                named.add(sent)
             answers.append(WireAnswer(part, ref, checked_values(ref, part.values), now, keyed))
     except Exception:  # noqa: BLE001 - the usual add does it again and raises it in order
         return None
