@@ -44,6 +44,7 @@ from storage.embedded_rows import (
     check_key,
     conditions_of,
     fresh_rows,
+    inserted,
     pack_row,
     sql_name,
     unpack_row,
@@ -70,7 +71,7 @@ class SqliteStore:
     atomic_batches = True
     snapshot_scans = True
     offers = frozenset(
-        {"change_token", "count_range", "scan_columns", "transaction", "writers_lock"}
+        {"change_token", "count_range", "last_key", "scan_columns", "transaction", "writers_lock"}
     )
 
     def __init__(self, path: str) -> None:
@@ -323,6 +324,16 @@ class SqliteStore:
         with self._read() as conn:
             return int(conn.execute(f"SELECT count(*) FROM ({query})", params).fetchone()[0])
 
+    def last_key(self, table: str, start: bytes = b"", stop: bytes | None = None) -> bytes | None:
+        """An optional capability (``storage.port.LastKey``): the highest key of the range,
+        read from the key alone (the row, however large, is not read). O(log n)."""
+        spec = self._table(table)
+        query = f"SELECT k FROM {spec.sql} WHERE k >= ?" + ("" if stop is None else " AND k < ?")
+        params = [start] if stop is None else [start, stop]
+        with self._read() as conn:
+            found = conn.execute(query + " ORDER BY k DESC LIMIT 1", params).fetchall()
+        return found[0][0] if found else None
+
     def scan_columns(
         self,
         table: str,
@@ -502,7 +513,7 @@ class SqliteStore:
             guards.append(guard)
         fresh = fresh_rows(ops, targets, conditions)
         with self._write() as conn:
-            if fresh is not None and self._inserted(conn, *fresh):
+            if fresh is not None and inserted(conn, *fresh):
                 return True
             wanted: dict[str, set[bytes]] = {}
             for guard, check in zip(guards, conditions, strict=True):
@@ -533,20 +544,6 @@ class SqliteStore:
                 conn.executemany(f"INSERT OR REPLACE INTO {sql} VALUES (?, ?)", pairs)
             for sql, keys in deletes.items():
                 conn.executemany(f"DELETE FROM {sql} WHERE k = ?", keys)
-        return True
-
-    @staticmethod
-    def _inserted(conn: sqlite3.Connection, sql: str, pairs: list[tuple[bytes, bytes]]) -> bool:
-        """Insert rows (``fresh_rows``) if every one is absent: False, nothing written, when
-        one is there (the caller then merges and checks as for any write)."""
-        conn.execute("SAVEPOINT fresh")  # (any other error: the caller's rollback ends it)
-        try:
-            conn.executemany(f"INSERT INTO {sql} VALUES (?, ?)", pairs)
-        except sqlite3.IntegrityError:
-            conn.execute("ROLLBACK TO fresh")
-            conn.execute("RELEASE fresh")
-            return False
-        conn.execute("RELEASE fresh")
         return True
 
     def increment(self, table: str, key: bytes, column: bytes, amount: int = 1) -> int:

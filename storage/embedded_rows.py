@@ -7,6 +7,7 @@ and families (``StoredTable``), and a write applied to a row (``apply_op``). See
 from __future__ import annotations
 
 import functools
+import sqlite3
 import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -202,6 +203,20 @@ def fresh_rows(
         if check.expected is not None or check.key not in keys or check.table != ops[0].table:
             return None
     return table.sql, pairs
+
+
+def inserted(conn: sqlite3.Connection, sql: str, pairs: list[tuple[bytes, bytes]]) -> bool:
+    """Insert rows (``fresh_rows``) if every one is absent: False, nothing written, when one
+    is there (the caller then merges and checks as for any write)."""
+    conn.execute("SAVEPOINT fresh")  # (any other error: the caller's rollback ends it)
+    try:
+        conn.executemany(f"INSERT INTO {sql} VALUES (?, ?)", pairs)
+    except sqlite3.IntegrityError:
+        conn.execute("ROLLBACK TO fresh")
+        conn.execute("RELEASE fresh")
+        return False
+    conn.execute("RELEASE fresh")
+    return True
 
 
 def conditions_of(condition: Condition | Sequence[Condition] | None) -> list[Condition]:
