@@ -1,6 +1,7 @@
 # Static types for wire_partitions.py when Cython compiles it (pure Python mode); plain Python
 # ignores this file.
 cimport cython
+from storage.row_scan cimport _value_end
 
 cdef int _STRING, _I32, _BOOL, _MAP, _LIST, _PARAMETERS, _SD_LOCATION, _SD_SKEWED, _SD_SUBDIRS
 cdef object _I32_FIELD, _STRING_HEAD, _LIST_HEAD, _MAP_HEAD, _LENGTH
@@ -36,8 +37,8 @@ cdef list _strings(bytes buf, Py_ssize_t p)
 @cython.locals(count=cython.longlong, n=cython.longlong, out=dict, i=cython.longlong, key=str)
 cdef dict _string_map(bytes buf, Py_ssize_t p)
 
-@cython.locals(found=list, fid=int, ftype=int, at=Py_ssize_t, end=Py_ssize_t,
-               stop=Py_ssize_t, last=int, in_order=bint, skewed=bint, subdirs=bint)
+@cython.locals(start=Py_ssize_t, size=Py_ssize_t, fid=int, ftype=int, end=Py_ssize_t,
+               last=int, in_order=bint, skewed=bint, subdirs=bint)
 cdef object _sd(bytes buf, Py_ssize_t p)
 
 @cython.locals(data=bytes)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.thrift_api import hms
-from storage.row_scan import struct_fields
+from storage.row_scan import _value_end, struct_fields
 
 _STRING = 11
 _I32 = 8
@@ -66,18 +66,19 @@ class WireSd:
     """The storage descriptor of a :class:`WirePartition`: its location (what the fast
     statistics read) and where its fields lie."""
 
-    __slots__ = ("location", "found", "whole", "has_defaults")
+    __slots__ = ("location", "buf", "start", "whole", "has_defaults")
 
     def __init__(
         self,
         location: str | None,
-        found: Sequence[tuple[int, int, int, int]] = (),
+        buf: bytes = b"",
+        start: int = 0,
         whole: tuple[int, int] | None = None,
         has_defaults: bool = False,
     ) -> None:
         self.location = location
-        #: Its fields as they lie in the message: (id, wire type, start of the value, end).
-        self.found = found
+        #: The message, and where its first field lies in it.
+        self.buf, self.start = buf, start
         #: Where its fields and stop byte lie when they are all kept, each once, in id order
         #: (copied as they are then); None else.
         self.whole = whole
@@ -87,7 +88,8 @@ class WireSd:
     def spans(self) -> dict[int, tuple[int, int]]:
         """Field id -> (start of its header, end of its value) of the fields a decoder reads
         (of their type; the last of an id wins)."""
-        return {fid: (at - 3, end) for fid, ftype, at, end in self.found
+        found, _ = struct_fields(self.buf, self.start)
+        return {fid: (at - 3, end) for fid, ftype, at, end in found
                 if _SD_TYPES.get(fid) == ftype}  # fmt: skip
 
 
@@ -250,24 +252,40 @@ def _string_map(buf: bytes, p: int) -> dict[str, str]:
 
 
 def _sd(buf: bytes, p: int) -> WireSd:
-    found, stop = struct_fields(buf, p)
+    """The storage descriptor whose first field header is at ``p``, its fields walked in
+    place (as ``struct_fields`` walks them, without noting each)."""
+    start = p
+    size = len(buf)
     location = None
     last = -32769
     in_order = True
     skewed = subdirs = False
-    for fid, ftype, at, end in found:
+    while True:
+        if p + 1 > size or (buf[p] != 0 and p + 3 > size):
+            raise ValueError("a malformed or cut Thrift struct")
+        ftype = buf[p]
+        if ftype == 0:
+            break
+        fid = (buf[p + 1] << 8) | buf[p + 2]
+        if fid >= 32768:
+            fid -= 65536
+        end = _value_end(buf, p + 3, ftype, 0)
+        if end < 0:
+            raise ValueError("a malformed or cut Thrift struct")
         if _SD_TYPES.get(fid) != ftype:
             in_order = False
-            continue
-        in_order = in_order and fid > last
-        last = fid
-        if fid == _SD_LOCATION:
-            location = buf[at + 4 : end].decode("utf-8")
-        elif fid == _SD_SKEWED:
-            skewed = True
-        elif fid == _SD_SUBDIRS:
-            subdirs = True
-    return WireSd(location, found, (p, stop) if in_order else None, skewed and subdirs)
+        else:
+            in_order = in_order and fid > last
+            last = fid
+            if fid == _SD_LOCATION:
+                location = buf[p + 7 : end].decode("utf-8")
+            elif fid == _SD_SKEWED:
+                skewed = True
+            elif fid == _SD_SUBDIRS:
+                subdirs = True
+        p = end
+    whole = (start, p + 1) if in_order else None
+    return WireSd(location, buf, start, whole, skewed and subdirs)
 
 
 def _string_field(fid: int, text: str) -> bytes:
