@@ -266,8 +266,8 @@ class Adding(PartitionWriter):
                 ref.object_bytes,
             ):
                 return None
-            if present:  # skipped ones: those there now
-                present = self._present(list(puts))
+            if present:  # skipped ones: those there now (the written keys' spellings read)
+                present, plan.spelled = self._present(list(puts)), None
             for answer in answers:
                 if answer.key not in present:
                     plan.stored_puts[answer.key] = puts[answer.key]
