@@ -343,6 +343,40 @@ def test_errors_and_odd_requests_are_answered_as_the_decoded_adds(
     _same_rows(slow, fast)
 
 
+@pytest.mark.parametrize("if_not_exists", [False, True])
+def test_a_partition_added_after_the_look_up_is_found_when_the_add_is_tried_again(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch, if_not_exists: bool
+) -> None:
+    slow, fast = pair
+    parts = [_part(["2024-06-01", str(h)]) for h in range(4)]
+    looked: list[set[bytes]] = []
+    original = Adding._present
+
+    def racing(self: Adding, keys: list[bytes]) -> set[bytes]:
+        found = original(self, keys)
+        looked.append(found)
+        if len(looked) == 1:  # another adder's partition lands after this look-up
+            fast.add_partitions([_part(["2024-06-01", "2"])])
+        return found
+
+    request = hms.AddPartitionsRequest(
+        dbName=DB, tblName="t", parts=parts, ifNotExists=if_not_exists, needResult=True
+    )
+    wire = hms.AddPartitionsRequest(
+        dbName=DB, tblName="t", parts=_wire(parts), ifNotExists=if_not_exists, needResult=True
+    )
+
+    def slow_calls() -> Any:
+        slow.add_partitions([_part(["2024-06-01", "2"])])
+        return slow.add_partitions_req(request)
+
+    monkeypatch.setattr(Adding, "_present", racing)
+    expected, got = pair.outcomes(slow_calls, lambda: fast.add_partitions_req(wire))
+    assert got == expected
+    assert looked[0] == set() and len(looked[1]) == 1  # written, refused, looked up again
+    _same_rows(slow, fast)
+
+
 def test_a_missing_table_is_refused_as_the_decoded_add(pair: Pair) -> None:
     slow, fast = pair
     parts = [
