@@ -87,7 +87,7 @@ class WireAnswer:
     read (``parameters``, ``sd.location``), and its answer made on demand (``decode``)."""
 
     __slots__ = ("part", "ref", "key", "name", "values", "create_time", "last_access_time",
-                 "parameters", "location", "value_columns")  # fmt: skip
+                 "parameters", "location", "value_columns", "_sd")  # fmt: skip
 
     def __init__(
         self, part: WirePartition, ref: TableRef, values: list[str], now: int, keyed: _Keyed
@@ -105,12 +105,15 @@ class WireAnswer:
         self.location = None  # None: as sent
         if not part.sd.location and ref.location:
             self.location = Warehouse.child_location(ref.location, self.name)
+        self._sd: WireSd | None = None
 
     @property
     def sd(self) -> WireSd:
-        """The storage descriptor as added (its location is read)."""
-        assert self.part.sd is not None
-        return WireSd(self.location or self.part.sd.location)
+        """The storage descriptor as added (its location is read), made when first read."""
+        if self._sd is None:
+            assert self.part.sd is not None
+            self._sd = WireSd(self.location or self.part.sd.location)
+        return self._sd
 
     def encoded(self, defaults: bool) -> bytes:
         """The stored encoding (``defaults``: with HMS's storage defaults) or the answer's."""
