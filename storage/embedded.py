@@ -44,6 +44,8 @@ from storage.embedded_rows import (
     apply_op,
     check_key,
     conditions_of,
+    fresh_rows,
+    inserted,
     pack_row,
     sql_name,
     unpack_row,
@@ -70,8 +72,8 @@ class SqliteStore:
     atomic_batches = True
     snapshot_scans = True
     offers = frozenset(
-        {"change_token", "changed_keys", "count_range", "scan_columns", "transaction",
-         "writers_lock"}
+        {"change_token", "changed_keys", "count_range", "last_key", "scan_columns",
+         "transaction", "writers_lock"}
     )  # fmt: skip
 
     def __init__(self, path: str) -> None:
@@ -337,6 +339,16 @@ class SqliteStore:
         with self._read() as conn:
             return int(conn.execute(f"SELECT count(*) FROM ({query})", params).fetchone()[0])
 
+    def last_key(self, table: str, start: bytes = b"", stop: bytes | None = None) -> bytes | None:
+        """An optional capability (``storage.port.LastKey``): the highest key of the range,
+        read from the key alone (the row, however large, is not read). O(log n)."""
+        spec = self._table(table)
+        query = f"SELECT k FROM {spec.sql} WHERE k >= ?" + ("" if stop is None else " AND k < ?")
+        params = [start] if stop is None else [start, stop]
+        with self._read() as conn:
+            found = conn.execute(query + " ORDER BY k DESC LIMIT 1", params).fetchall()
+        return found[0][0] if found else None
+
     def scan_columns(
         self,
         table: str,
@@ -514,7 +526,10 @@ class SqliteStore:
             check_key(check.key)
             guard.check_column(check.column)
             guards.append(guard)
+        fresh = fresh_rows(ops, targets, conditions)
         with self._write() as conn:
+            if fresh is not None and inserted(conn, *fresh):
+                return True
             wanted: dict[str, set[bytes]] = {}
             for guard, check in zip(guards, conditions, strict=True):
                 wanted.setdefault(guard.sql, set()).add(check.key)

@@ -7,11 +7,13 @@ and families (``StoredTable``), and a write applied to a row (``apply_op``). See
 from __future__ import annotations
 
 import functools
+import sqlite3
 import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from storage.port import Condition, Delete, Put, Row
+from storage.row_scan import packed_row
 
 ROW_VERSION = 1
 ROW_HEADER = struct.Struct(">BI")
@@ -20,15 +22,7 @@ _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 def pack_row(row: Mapping[bytes, bytes]) -> bytes:
     """A row as bytes: version, column count, all lengths, then names and values. O(size)."""
-    names = sorted(row)
-    lengths: list[int] = []
-    parts: list[bytes] = []
-    for name in names:
-        value = row[name]
-        lengths += (len(name), len(value))
-        parts += (name, value)
-    head = ROW_HEADER.pack(ROW_VERSION, len(names)) + struct.pack(f">{len(lengths)}I", *lengths)
-    return b"".join((head, *parts))
+    return packed_row(row)
 
 
 def unpack_row(blob: bytes, wanted: frozenset[bytes] | None = None) -> Row:
@@ -175,6 +169,54 @@ def apply_op(row: Row, op: Put | Delete, table: StoredTable) -> Row:
         table.check_column(column)
         row.pop(column, None)
     return row
+
+
+def fresh_rows(
+    ops: Sequence[Put | Delete], targets: Sequence[StoredTable], conditions: Sequence[Condition]
+) -> tuple[str, list[tuple[bytes, bytes]]] | None:
+    """For a write that only creates rows, the rows packed: (SQLite table, [(key, packed
+    row)]) when every op puts columns on a row of the same table, each row once, and every
+    condition asks one of those rows to lack a column. Such a write, should every row be
+    absent, leaves each row holding just its put (and every condition held); None for any
+    other write. Checks the columns and values as ``apply_op`` does. O(size)."""
+    if not ops or len(ops) != len({op.key for op in ops}):
+        return None
+    table = targets[0]
+    keys = set()
+    checked: set[tuple[bytes, ...]] = set()
+    pairs = []
+    for target, op in zip(targets, ops, strict=True):
+        if target is not table or not isinstance(op, Put) or not op.columns:
+            return None
+        columns = op.columns
+        names = tuple(columns)
+        if names not in checked:
+            for column in names:
+                table.check_column(column)
+            checked.add(names)
+        for value in columns.values():
+            if not isinstance(value, bytes):
+                raise TypeError(f"values are bytes, not {type(value).__name__}")
+        keys.add(op.key)
+        pairs.append((op.key, pack_row(columns)))
+    for check in conditions:
+        if check.expected is not None or check.key not in keys or check.table != ops[0].table:
+            return None
+    return table.sql, pairs
+
+
+def inserted(conn: sqlite3.Connection, sql: str, pairs: list[tuple[bytes, bytes]]) -> bool:
+    """Insert rows (``fresh_rows``) if every one is absent: False, nothing written, when one
+    is there (the caller then merges and checks as for any write)."""
+    conn.execute("SAVEPOINT fresh")  # (any other error: the caller's rollback ends it)
+    try:
+        conn.executemany(f"INSERT INTO {sql} VALUES (?, ?)", pairs)
+    except sqlite3.IntegrityError:
+        conn.execute("ROLLBACK TO fresh")
+        conn.execute("RELEASE fresh")
+        return False
+    conn.execute("RELEASE fresh")
+    return True
 
 
 def conditions_of(condition: Condition | Sequence[Condition] | None) -> list[Condition]:

@@ -25,6 +25,9 @@ one place they are looked up by name), which gives each as the bound method or N
 * ``count_range`` (``CountRange``): rows in a key range counted without reading them. Without it
   the catalog does not size a table before caching its listing (so it caches none) and a skip
   scan stops seeking after ``MAX_SKIPS`` first values.
+* ``last_key`` (``LastKey``): the highest key of a range, found without reading its row.
+  Without it the catalog reads the last row of the range (the newest notification event, a
+  row as large as the batch of partitions it records).
 * ``scan_columns`` (``ScanColumns``): the columns of a range's rows read in one compiled loop,
   with key needles tested below it. Without it big reads go through ``scan``, row by row.
 * ``transaction`` (``Transaction``): writes of one thread commit together or not at all. The
@@ -282,6 +285,15 @@ class CountRange(Protocol):
     ) -> int: ...
 
 
+class LastKey(Protocol):
+    """``store.last_key(table, start, stop)``: the highest key with ``start <= key < stop``
+    (stop None: to the end), None when the range is empty, its row not read. O(log n)."""
+
+    def __call__(
+        self, table: str, start: bytes = b"", stop: bytes | None = None
+    ) -> bytes | None: ...
+
+
 class ScanColumns(Protocol):
     """``store.scan_columns(table, start, stop, columns, ...)``: the rows ``scan`` would give
     for these arguments, read in one compiled loop (``storage.row_scan``), as a list of tuples
@@ -344,6 +356,7 @@ class Capabilities:
     change_token: ChangeToken | None = None
     changed_keys: ChangedKeys | None = None
     count_range: CountRange | None = None
+    last_key: LastKey | None = None
     scan_columns: ScanColumns | None = None
     transaction: Transaction | None = None
     undo_note: UndoNote | None = None

@@ -11,7 +11,7 @@ order-part format of ``storage.codec``, and where the fields of a Thrift binary 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 __all__ = [
     "PartMemo",
@@ -164,6 +164,34 @@ def length_prefixed(items: list[bytes]) -> bytes:
         pieces.append(lengths[n] if n < 4096 else n.to_bytes(4, "big"))
         pieces.append(item)
     return b"".join(pieces)
+
+
+def packed_row(row: Mapping[bytes, bytes]) -> bytes:
+    """A row as the embedded store keeps it (``embedded_rows.pack_row``): the format version,
+    the column count, each column's name and value lengths, then the names and values, in
+    name order; counts and lengths big-endian u32."""
+    names = sorted(row)
+    lengths = _LENGTHS
+    pieces: list[bytes] = [_VERSION_BYTE, _length(len(names))]
+    body: list[bytes] = []
+    for i in range(len(names)):
+        name = names[i]
+        value = row[name]
+        n = len(name)
+        pieces.append(lengths[n] if n < 4096 else _length(n))
+        n = len(value)
+        pieces.append(lengths[n] if n < 4096 else _length(n))
+        body.append(name)
+        body.append(value)
+    pieces.extend(body)
+    return b"".join(pieces)
+
+
+def _length(n: int) -> bytes:
+    return n.to_bytes(4, "big")
+
+
+_VERSION_BYTE = bytes((_ROW_VERSION,))
 
 
 #: Bytes taken by a Thrift binary value of each fixed-width type (bool, byte, double, i16, i32,

@@ -84,6 +84,11 @@ def _rows(handler: Any) -> list[tuple[bytes, dict[bytes, bytes]]]:
     return list(handler.catalog.ctx.store.scan(layout.PARTITIONS))
 
 
+def _spellings(handler: Any) -> list[bytes | None]:
+    """Each table's mark of partitions holding non-canonical typed spellings."""
+    return [row.get(layout.SPELLINGS) for _, row in handler.catalog.ctx.store.scan(layout.TABLES)]
+
+
 def _events(handler: Any) -> list[Any]:
     return handler.get_next_notification(hms.NotificationEventRequest(lastEvent=0)).decode().events
 
@@ -106,6 +111,7 @@ def _same_rows(slow: Any, fast: Any, byte_equal: bool = True) -> None:
         if byte_equal:
             assert a[layout.OBJECT] == b[layout.OBJECT]
     assert _events(slow) == _events(fast)
+    assert _spellings(slow) == _spellings(fast)
 
 
 def _part(values: list[str], **fields: Any) -> Any:
@@ -216,6 +222,16 @@ def decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return count
 
 
+def test_a_spelled_typed_value_marks_the_table(pair: Pair) -> None:
+    slow, fast = pair
+    fast.add_partitions(_wire([_part(["2024-03-01", "4"])]))
+    assert _spellings(fast) == [None]
+    fast.add_partitions(_wire([_part(["2024-03-01", "5"]), _part(["2024-03-01", "+6"])]))
+    assert _spellings(fast) == [b"1"]
+    found = fast.get_partitions_by_filter(DB, "t", "hr = 6", -1).decode()
+    assert [p.values for p in found] == [["2024-03-01", "+6"]]
+
+
 def test_plain_adds_are_not_decoded(pair: Pair, decodes: list[int]) -> None:
     slow, fast = pair
     parts = [_part(["2024-02-01", str(h)]) for h in range(5)]
@@ -324,6 +340,40 @@ def test_errors_and_odd_requests_are_answered_as_the_decoded_adds(
         lambda: slow.add_partitions(parts), lambda: fast.add_partitions(_wire(parts))
     )
     assert first == second
+    _same_rows(slow, fast)
+
+
+@pytest.mark.parametrize("if_not_exists", [False, True])
+def test_a_partition_added_after_the_look_up_is_found_when_the_add_is_tried_again(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch, if_not_exists: bool
+) -> None:
+    slow, fast = pair
+    parts = [_part(["2024-06-01", str(h)]) for h in range(4)]
+    looked: list[set[bytes]] = []
+    original = Adding._present
+
+    def racing(self: Adding, keys: list[bytes]) -> set[bytes]:
+        found = original(self, keys)
+        looked.append(found)
+        if len(looked) == 1:  # another adder's partition lands after this look-up
+            fast.add_partitions([_part(["2024-06-01", "2"])])
+        return found
+
+    request = hms.AddPartitionsRequest(
+        dbName=DB, tblName="t", parts=parts, ifNotExists=if_not_exists, needResult=True
+    )
+    wire = hms.AddPartitionsRequest(
+        dbName=DB, tblName="t", parts=_wire(parts), ifNotExists=if_not_exists, needResult=True
+    )
+
+    def slow_calls() -> Any:
+        slow.add_partitions([_part(["2024-06-01", "2"])])
+        return slow.add_partitions_req(request)
+
+    monkeypatch.setattr(Adding, "_present", racing)
+    expected, got = pair.outcomes(slow_calls, lambda: fast.add_partitions_req(wire))
+    assert got == expected
+    assert looked[0] == set() and len(looked[1]) == 1  # written, refused, looked up again
     _same_rows(slow, fast)
 
 

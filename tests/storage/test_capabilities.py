@@ -37,6 +37,11 @@ def test_the_offered_capabilities_work(store: StoragePort) -> None:
     if capabilities.count_range is not None:
         assert capabilities.count_range(T, b"k1", b"k4") == 3
         assert capabilities.count_range(T, limit=2) == 2
+    if capabilities.last_key is not None:
+        assert capabilities.last_key(T) == b"k4"
+        assert capabilities.last_key(T, b"k1", b"k3") == b"k2"
+        assert capabilities.last_key(T, b"k5") is None
+        assert capabilities.last_key(T, b"k2", b"k2") is None
     if capabilities.scan_columns is not None:
         rows, read, lacking = capabilities.scan_columns(T, b"k3", None, (b"c:v",))
         assert (rows, read, lacking) == ([(b"3", b"k3"), (b"4", b"k4")], 2, 0)

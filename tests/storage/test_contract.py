@@ -312,6 +312,21 @@ def test_several_conditions_all_hold_or_nothing_is_written(store: StoragePort) -
     assert store.get(T, b"p2") == {b"c:o": b"new"}
 
 
+def test_rows_that_must_be_absent_are_all_written_or_none(store: StoragePort) -> None:
+    if not store.atomic_batches:
+        pytest.skip("one condition a mutate without atomic batches")
+    put(store, b"r5", {b"c:o": b"there"})
+    keys = [b"r%d" % i for i in range(10)]  # the present one half-way through
+    create = [Put(T, key, {b"c:o": b"new", b"c:n": key}) for key in keys]
+    absent = [Condition(T, key, b"c:o", None) for key in keys]
+    assert not store.mutate(create, absent)
+    assert store.get_many(T, keys) == [(b"r5", {b"c:o": b"there"})]
+    put(store, b"r5", {b"c:n": b"no object"})  # present, without the column checked
+    store.mutate([Delete(T, b"r5", [b"c:o"])])
+    assert store.mutate(create, absent)
+    assert store.get_many(T, keys) == [(key, {b"c:o": b"new", b"c:n": key}) for key in keys]
+
+
 def test_condition_with_a_replaced_row_and_a_rename(store: StoragePort) -> None:
     put(store, b"old", {b"c:o": b"v1", b"d:x": b"1"})
     put(store, b"target", {b"c:o": b"v0", b"c:extra": b"e", b"d:x": b"0"})

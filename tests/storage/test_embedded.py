@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from storage.embedded import SqliteStore, pack_row, sql_name, unpack_row
-from storage.port import Delete, Put, TableSpec
+from storage.port import Condition, Delete, Put, TableSpec
 
 T = "t"
 
@@ -105,6 +105,18 @@ def test_two_stores_on_one_file_share_tables_and_counters(store: SqliteStore, pa
         assert store.increment(T, b"ctr", b"c:n", 0) == 600
     finally:
         other.close()
+
+
+def test_a_refused_insert_inside_a_transaction_leaves_the_rest_of_it(store: SqliteStore) -> None:
+    assert store.mutate([Put(T, b"k3", {b"c:o": b"there"})])
+    create = [Put(T, b"k%d" % i, {b"c:o": b"new"}) for i in range(6)]
+    absent = [Condition(T, op.key, b"c:o", None) for op in create]
+    with store.transaction():
+        assert store.mutate([Put(T, b"before", {b"c:o": b"1"})])
+        assert not store.mutate(create, absent)  # k0..k2 inserted, then undone
+        assert store.mutate(create[:3], absent[:3])
+    assert [key for key, _ in store.scan(T)] == [b"before", b"k0", b"k1", b"k2", b"k3"]
+    assert store.get(T, b"k3") == {b"c:o": b"there"}
 
 
 def test_bad_arguments_are_precise_errors(store: SqliteStore) -> None:

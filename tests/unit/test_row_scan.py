@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import random
 import shutil
+import struct
 from types import ModuleType
 
 import pytest
@@ -29,6 +30,21 @@ def _random_rows(rng: random.Random, count: int) -> list[tuple[bytes, bytes]]:
                for name in names}  # fmt: skip
         rows.append((i.to_bytes(4, "big"), pack_row(row)))
     return rows
+
+
+@pytest.mark.parametrize("module", VARIANTS)
+def test_packed_row_is_the_row_format(module: ModuleType) -> None:
+    rng = random.Random(11)
+    for size in (0, 1, 40, 4095, 4096, 70000):
+        names = rng.sample(COLUMN_NAMES, rng.randint(1, len(COLUMN_NAMES)))
+        row = {name: rng.randbytes(rng.randint(0, size)) for name in names}
+        ordered = sorted(row)
+        lengths = [n for name in ordered for n in (len(name), len(row[name]))]
+        expected = struct.pack(f">BI{len(lengths)}I", 1, len(row), *lengths) + b"".join(
+            name + row[name] for name in ordered
+        )
+        assert module.packed_row(row) == expected
+        assert unpack_row(module.packed_row(row)) == row
 
 
 @pytest.mark.parametrize("module", VARIANTS)

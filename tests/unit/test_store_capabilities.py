@@ -13,8 +13,8 @@ from storage.hbase import HBaseStore
 from storage.port import CAPABILITY_NAMES, Capabilities
 
 ALL = frozenset(
-    {"change_token", "changed_keys", "count_range", "scan_columns", "transaction", "undo_note",
-     "untracked", "writers_lock"}
+    {"change_token", "changed_keys", "count_range", "last_key", "scan_columns", "transaction",
+     "undo_note", "untracked", "writers_lock"}
 )  # fmt: skip
 #: What the embedded store offers: all but undo notes (no process finishes a dead one's
 #: transaction there: SQLite leaves it uncommitted) and untracked writes (it needs no claims).

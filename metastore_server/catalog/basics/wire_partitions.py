@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.thrift_api import hms
-from storage.row_scan import struct_fields
+from storage.row_scan import _value_end, struct_fields
 
 _STRING = 11
 _I32 = 8
@@ -33,14 +33,23 @@ _PARTITION_TYPES = {fid: spec[0] for fid, spec in hms.Partition.thrift_spec.item
 _SD_TYPES = {fid: spec[0] for fid, spec in hms.StorageDescriptor.thrift_spec.items()}
 #: Partition fields an add sets (values, names, times, sd, parameters, catalog).
 _SET_BY_ADD = frozenset({1, 2, 3, 4, 5, 6, 7, 9})
+_PARAMETERS = 7
 _SD_LOCATION = 2
 _SD_SKEWED = 11
 _SD_SUBDIRS = 12
+#: The fields an add keeps as they came follow those it sets, in id order.
+assert min(set(_PARTITION_TYPES) - _SET_BY_ADD) > _PARAMETERS
 #: The storage defaults HMS fills when absent (``tables.fill_storage_defaults``), encoded.
 _EMPTY_SKEW = struct.pack("!bh", 12, _SD_SKEWED) + to_bytes(
     hms.SkewedInfo(skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={})
 )
 _NOT_SUBDIRS = struct.pack("!bhb", _BOOL, _SD_SUBDIRS, 0)
+#: Packers of field headers and lengths.
+_I32_FIELD = struct.Struct("!bhi").pack
+_STRING_HEAD = struct.Struct("!bhi").pack
+_LIST_HEAD = struct.Struct("!bhbi").pack
+_MAP_HEAD = struct.Struct("!bhbbi").pack
+_LENGTH = struct.Struct("!i").pack
 
 
 #: Bytes of memory a partition read takes, at least: its object (with its numbers and its
@@ -57,20 +66,31 @@ class WireSd:
     """The storage descriptor of a :class:`WirePartition`: its location (what the fast
     statistics read) and where its fields lie."""
 
-    __slots__ = ("location", "fields", "whole")
+    __slots__ = ("location", "buf", "start", "whole", "has_defaults")
 
     def __init__(
         self,
         location: str | None,
-        fields: dict[int, tuple[int, int]],
+        buf: bytes = b"",
+        start: int = 0,
         whole: tuple[int, int] | None = None,
+        has_defaults: bool = False,
     ) -> None:
         self.location = location
-        #: Field id -> (start of its header, end of its value) in the message.
-        self.fields = fields
+        #: The message, and where its first field lies in it.
+        self.buf, self.start = buf, start
         #: Where its fields and stop byte lie when they are all kept, each once, in id order
         #: (copied as they are then); None else.
         self.whole = whole
+        #: Whether it holds both storage defaults HMS fills (skewed info, subdirectories).
+        self.has_defaults = has_defaults
+
+    def spans(self) -> dict[int, tuple[int, int]]:
+        """Field id -> (start of its header, end of its value) of the fields a decoder reads
+        (of their type; the last of an id wins)."""
+        found, _ = struct_fields(self.buf, self.start)
+        return {fid: (at - 3, end) for fid, ftype, at, end in found
+                if _SD_TYPES.get(fid) == ftype}  # fmt: skip
 
 
 class WirePartition:
@@ -89,8 +109,9 @@ class WirePartition:
         self.lastAccessTime: int | None = None
         self.parameters: dict[str, str] | None = None
         self.sd: WireSd | None = None
-        #: Field id -> (start of its header, end of its value); the last of an id wins.
-        self.fields: dict[int, tuple[int, int]] = {}
+        #: Field id -> (id, wire type, start of the value, end of the value) of the fields a
+        #: decoder reads (of their type); the last of an id wins.
+        self.fields: dict[int, tuple[int, int, int, int]] = {}
         self.end = _read_fields(self, buf, start)
 
     def decode(self) -> hms.Partition:
@@ -102,10 +123,11 @@ def _read_fields(part: WirePartition, buf: bytes, start: int) -> int:
     """Note where the partition's fields lie and decode those an add reads; its end."""
     found, end = struct_fields(buf, start)
     fields = part.fields
-    for fid, ftype, at, stop in found:
+    for item in found:
+        fid, ftype, at, stop = item
         if _PARTITION_TYPES.get(fid) != ftype:
             continue  # a decoder skips it
-        fields[fid] = (at - 3, stop)
+        fields[fid] = item
         if fid == 1:
             part.values = _strings(buf, at)
         elif fid == 2:
@@ -158,29 +180,36 @@ def stored_bytes(
     """The partition's encoding as an add stores it (``defaults``: with the storage defaults
     HMS fills) or answers it: without its database, table and catalog names, with these
     values, times, parameters and location, and its other fields as they came."""
-    buf, sd = part.buf, part.sd
+    buf, sd, fields = part.buf, part.sd, part.fields
     assert sd is not None
-    pieces = {fid: buf[at:end] for fid, (at, end) in part.fields.items() if fid not in _SET_BY_ADD}
+    kept = [fid for fid in fields if fid not in _SET_BY_ADD]  # (ids above 7: they go last)
+    if len(kept) > 1:
+        kept.sort()
+    out: list[bytes] = []
+    _add_values(out, values)
+    out.append(_I32_FIELD(_I32, 4, create_time))
+    out.append(_I32_FIELD(_I32, 5, last_access_time))
+    out.append(_sd_bytes(buf, sd, fields[6][2] - 3, location, defaults))
+    _add_map(out, _PARAMETERS, parameters)
+    for fid in kept:
+        item = fields[fid]
+        out.append(buf[item[2] - 3 : item[3]])
+    out.append(b"\x00")
+    return b"".join(out)
+
+
+def _sd_bytes(buf: bytes, sd: WireSd, at: int, location: str | None, defaults: bool) -> bytes:
+    """The storage descriptor field as stored (its header at ``at`` in ``buf``)."""
     whole = sd.whole
-    if (
-        whole is not None
-        and location is None
-        and (not defaults or (_SD_SKEWED in sd.fields and _SD_SUBDIRS in sd.fields))
-    ):  # the storage descriptor as it came (the usual case)
-        pieces[6] = b"\x0c\x00\x06" + buf[whole[0] : whole[1]]
-    else:
-        sd_pieces = {fid: buf[at:end] for fid, (at, end) in sd.fields.items()}
-        if location is not None:
-            sd_pieces[_SD_LOCATION] = _string_field(_SD_LOCATION, location)
-        if defaults:
-            sd_pieces.setdefault(_SD_SKEWED, _EMPTY_SKEW)
-            sd_pieces.setdefault(_SD_SUBDIRS, _NOT_SUBDIRS)
-        pieces[6] = b"\x0c\x00\x06" + _joined(sd_pieces)
-    pieces[1] = _values_field(values)
-    pieces[4] = struct.pack("!bhi", _I32, 4, create_time)
-    pieces[5] = struct.pack("!bhi", _I32, 5, last_access_time)
-    pieces[7] = _map_field(7, parameters)
-    return _joined(pieces)
+    if whole is not None and location is None and (not defaults or sd.has_defaults):
+        return buf[at : whole[1]]  # as it came, its header included (the usual case)
+    sd_pieces = {fid: buf[start:end] for fid, (start, end) in sd.spans().items()}
+    if location is not None:
+        sd_pieces[_SD_LOCATION] = _string_field(_SD_LOCATION, location)
+    if defaults:
+        sd_pieces.setdefault(_SD_SKEWED, _EMPTY_SKEW)
+        sd_pieces.setdefault(_SD_SUBDIRS, _NOT_SUBDIRS)
+    return b"\x0c\x00\x06" + _joined(sd_pieces)
 
 
 def _joined(pieces: dict[int, bytes]) -> bytes:
@@ -223,39 +252,63 @@ def _string_map(buf: bytes, p: int) -> dict[str, str]:
 
 
 def _sd(buf: bytes, p: int) -> WireSd:
-    fields, stop = struct_fields(buf, p)
-    kept: dict[int, tuple[int, int]] = {}
+    """The storage descriptor whose first field header is at ``p``, its fields walked in
+    place (as ``struct_fields`` walks them, without noting each)."""
+    start = p
+    size = len(buf)
     location = None
     last = -32769
     in_order = True
-    for fid, ftype, at, end in fields:
+    skewed = subdirs = False
+    while True:
+        if p + 1 > size or (buf[p] != 0 and p + 3 > size):
+            raise ValueError("a malformed or cut Thrift struct")
+        ftype = buf[p]
+        if ftype == 0:
+            break
+        fid = (buf[p + 1] << 8) | buf[p + 2]
+        if fid >= 32768:
+            fid -= 65536
+        end = _value_end(buf, p + 3, ftype, 0)
+        if end < 0:
+            raise ValueError("a malformed or cut Thrift struct")
         if _SD_TYPES.get(fid) != ftype:
             in_order = False
-            continue
-        in_order = in_order and fid > last
-        last = fid
-        kept[fid] = (at - 3, end)
-        if fid == _SD_LOCATION:
-            location = buf[at + 4 : end].decode("utf-8")
-    return WireSd(location, kept, (p, stop) if in_order else None)
+        else:
+            in_order = in_order and fid > last
+            last = fid
+            if fid == _SD_LOCATION:
+                location = buf[p + 7 : end].decode("utf-8")
+            elif fid == _SD_SKEWED:
+                skewed = True
+            elif fid == _SD_SUBDIRS:
+                subdirs = True
+        p = end
+    whole = (start, p + 1) if in_order else None
+    return WireSd(location, buf, start, whole, skewed and subdirs)
 
 
 def _string_field(fid: int, text: str) -> bytes:
     data = text.encode("utf-8")
-    return struct.pack("!bhi", _STRING, fid, len(data)) + data
+    return _STRING_HEAD(_STRING, fid, len(data)) + data
 
 
-def _values_field(values: Sequence[str]) -> bytes:
-    pieces = [struct.pack("!bhbi", _LIST, 1, _STRING, len(values))]
+def _add_values(out: list[bytes], values: Sequence[str]) -> None:
+    """The values field (a list of strings, field 1), in pieces."""
+    out.append(_LIST_HEAD(_LIST, 1, _STRING, len(values)))
     for value in values:
         data = value.encode("utf-8")
-        pieces.append(struct.pack("!i", len(data)) + data)
-    return b"".join(pieces)
+        out.append(_LENGTH(len(data)))
+        out.append(data)
 
 
-def _map_field(fid: int, mapping: Mapping[str, str]) -> bytes:
-    pieces = [struct.pack("!bhbbi", _MAP, fid, _STRING, _STRING, len(mapping))]
+def _add_map(out: list[bytes], fid: int, mapping: Mapping[str, str]) -> None:
+    """A map of strings field, in pieces."""
+    out.append(_MAP_HEAD(_MAP, fid, _STRING, _STRING, len(mapping)))
     for key, value in mapping.items():
-        k, v = key.encode("utf-8"), value.encode("utf-8")
-        pieces.append(struct.pack("!i", len(k)) + k + struct.pack("!i", len(v)) + v)
-    return b"".join(pieces)
+        data = key.encode("utf-8")
+        out.append(_LENGTH(len(data)))
+        out.append(data)
+        data = value.encode("utf-8")
+        out.append(_LENGTH(len(data)))
+        out.append(data)

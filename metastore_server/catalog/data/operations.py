@@ -194,6 +194,7 @@ class DataOperations:
             return made
         not_made: list[str] = []
         local: list[Place] = []
+        roots = self.roots
         try:
             for location in locations:
                 if not location:
@@ -202,14 +203,14 @@ class DataOperations:
                     place = self.filesystems.resolve(location)
                 except FileSystemUnavailable as exc:
                     raise refuse(location, str(exc)) from None
-                outside = self.roots.outside(place)
-                if outside is not None:
+                if roots.active and roots.covering(place) is None:  # (the reason made once)
+                    uri = place.uri
                     if owned:
-                        raise refuse(place.uri, outside)
+                        raise refuse(uri, roots.outside(place))
                     if not not_made:
-                        log.info("data_not_made", location=place.uri, reason=outside)
-                    not_made.append(place.uri)
-                    audit.append("data_not_made", place.uri)
+                        log.info("data_not_made", location=uri, reason=roots.outside(place))
+                    not_made.append(uri)
+                    audit.append("data_not_made", uri)
                     continue
                 if place.is_local:
                     local.append(place)  # made together below, side by side when many

@@ -17,8 +17,12 @@ from metastore_server.catalog.data.filesystems import FileSystems, FileSystemUna
 
 
 def _under(place: Place, root: Place) -> bool:
-    """Whether ``place`` is ``root`` or lies below it, by path on one file system."""
-    return place.same_as(root) or root.contains(place)
+    """Whether ``place`` is ``root`` or lies below it, by path on one file system (``same_as``
+    or ``contains``, the file systems compared once)."""
+    if not root.same_filesystem(place):
+        return False
+    top, path = root.path.rstrip("/"), place.path.rstrip("/")
+    return path == top or path.startswith(top + "/")
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,10 @@ class NotificationLog:
         self._next_expiry = 0.0
         #: The store's change token, where it has one: the newest id is kept with the token
         #: it was read under (``current_id``).
-        self._token = Capabilities.of(store).change_token
+        capabilities = Capabilities.of(store)
+        self._token = capabilities.change_token
+        #: The newest event row's key found without reading the row, where the store can.
+        self._last_key = capabilities.last_key
         self._newest: tuple[int, int] | None = None
         #: Events whose message is rendered when read, as rendered (``_rendered_event``).
         self._rendered: BoundedCache[bytes] = BoundedCache(RENDERED_BYTES)
@@ -212,9 +215,13 @@ class NotificationLog:
             return newest[1]
         found = 0
         start, stop = layout.event_range()
-        for key, _row in self._store.scan(layout.META, start, stop, reverse=True, limit=1,
-                                          columns=[layout.EVENT_MARK]):  # fmt: skip
-            found = layout.event_id(key)
+        if self._last_key is not None:  # (every event row holds its mark: expiry keeps it)
+            last = self._last_key(layout.META, start, stop)
+            found = 0 if last is None else layout.event_id(last)
+        else:
+            for key, _row in self._store.scan(layout.META, start, stop, reverse=True, limit=1,
+                                              columns=[layout.EVENT_MARK]):  # fmt: skip
+                found = layout.event_id(key)
         if token is not None:
             self._newest = (token, found)
         return found

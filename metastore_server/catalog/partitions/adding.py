@@ -132,6 +132,12 @@ class _AddPlan:
     to_store: list[tuple[bytes, list[str], hms.Partition]] = field(default_factory=list)
     #: Row columns made before the lock, by key (the others are made when written).
     stored_columns: dict[bytes, dict[bytes, bytes]] = field(default_factory=dict)
+    #: Row writes made before the lock, by key (``stored_columns`` written as they are).
+    stored_puts: dict[bytes, Put] = field(default_factory=dict)
+    #: The conditions of the write (each new row absent), when made before the lock.
+    absent: list[Condition] | None = None
+    #: Whether a new row key holds a non-canonical typed spelling, when known.
+    spelled: bool | None = None
     #: Keys of dependent partitions located at their base's data (no directory is made).
     on_base: set[bytes] = field(default_factory=set)
     #: Every base the new partitions depend on.
@@ -235,13 +241,24 @@ class Adding(PartitionWriter):
         ref = self._tables.find(db, table)
         if ref is None or dependent_spec(ref.table) is not None:
             return None
-        answers = wire_adding.prepared(ref, parts, (db, table), now)
-        if answers is None:
+        plan = _AddPlan()
+        prepared = wire_adding.prepared(ref, parts, (db, table), now)
+        if prepared is None:
             return None
+        answers, plan.spelled = prepared
         if count_stats:  # every location read at once, before any directory is made
             self._stats.partitions_added(answers, ref.table)  # type: ignore[arg-type]
-        plan = _AddPlan()
-        columns = {answer.key: answer.columns() for answer in answers}
+        table_name = layout.PARTITIONS
+        puts = {answer.key: Put(table_name, answer.key, answer.columns()) for answer in answers}
+        if len(puts) != len(answers):
+            return None  # duplicates: refused by the usual add
+        # Looked up before the lock, so that adders overlap in it: a row created after this
+        # fails the write's condition (each row absent), and the add is tried again.
+        present = self._present(list(puts))
+        if present and not if_not_exists:
+            return None  # refused by the usual add
+        if not present:
+            plan.absent = [Condition(table_name, key, layout.OBJECT, None) for key in puts]
         with self._ctx.write_lock:
             now_ref = self._tables.find(db, table)
             if now_ref is None or (now_ref.table_id, now_ref.object_bytes) != (
@@ -249,18 +266,19 @@ class Adding(PartitionWriter):
                 ref.object_bytes,
             ):
                 return None
-            if len(columns) != len(answers):
-                return None  # duplicates: refused by the usual add
-            present = {key for key, _ in self._ctx.store.get_many(layout.PARTITIONS, list(columns))}
-            if present and not if_not_exists:
-                return None  # refused by the usual add
+            if present:  # skipped ones: those there now (the written keys' spellings read)
+                present, plan.spelled = self._present(list(puts)), None
             for answer in answers:
                 if answer.key not in present:
-                    plan.stored_columns[answer.key] = columns[answer.key]
+                    plan.stored_puts[answer.key] = puts[answer.key]
                     plan.to_store.append((answer.key, answer.values, answer))  # type: ignore[arg-type]
             if plan.to_store:
                 self._store(ref, plan)
         return wire_adding.AddedWire([answer for _, _, answer in plan.to_store])  # type: ignore[misc]
+
+    def _present(self, keys: list[bytes]) -> set[bytes]:
+        """Which of these partition rows exist."""
+        return {key for key, _ in self._ctx.store.get_many(layout.PARTITIONS, keys)}
 
     def _plan(
         self,
@@ -329,10 +347,13 @@ class Adding(PartitionWriter):
         their event; the directories go again when the rows cannot be written."""
         ops: list[Put] = []
         for key, values, answer in plan.to_store:
-            columns = plan.stored_columns.get(key)
-            if columns is None:
-                columns = self._stored_columns(ref, answer, values)
-            ops.append(Put(layout.PARTITIONS, key, columns))
+            put = plan.stored_puts.get(key)
+            if put is None:
+                columns = plan.stored_columns.get(key)
+                if columns is None:
+                    columns = self._stored_columns(ref, answer, values)
+                put = Put(layout.PARTITIONS, key, columns)
+            ops.append(put)
         added = [(values, answer.parameters) for _, values, answer in plan.to_store]
         # Directories first (HMS): one that cannot be made refuses the whole call.
         made = self._ctx.data.make_dirs(
@@ -356,13 +377,15 @@ class Adding(PartitionWriter):
                 stored=[op.columns[layout.OBJECT] for op in ops],
             )  # fmt: skip
             with self._ctx.changes.writing(change):
-                if not self._write_absent(ref, ops, "Adding partitions"):
+                if not self._write_absent(ref, ops, "Adding partitions", plan):
                     raise _LostRace
         except BaseException:
             self._ctx.data.undo(made)
             raise
 
-    def _write_absent(self, ref: TableRef, puts: list[Put], action: str) -> bool:
+    def _write_absent(
+        self, ref: TableRef, puts: list[Put], action: str, plan: _AddPlan | None = None
+    ) -> bool:
         """Write new partition rows, each only if it is still absent; False (nothing written)
         when another server process created one of them (MetaException when other processes
         held the table's adding claim too long).
@@ -371,17 +394,21 @@ class Adding(PartitionWriter):
         (HBase), the table's adding claim is taken first (one compare-and-set for the batch;
         adders of one table take turns, waiting up to ``ADD_CLAIM_WAIT_S``), the rows are
         checked absent in one read, then written whole, one atomic row put each, in batches.
-        A storage failure part-way is named as ``row_writes.write_rows`` names it."""
+        A storage failure part-way is named as ``row_writes.write_rows`` names it. ``plan``:
+        the add's, with the conditions and whether a key is spelled, when made before."""
+        spelled = plan.spelled if plan is not None else None
         if self._ctx.store.atomic_batches:
-            absent = [Condition(layout.PARTITIONS, op.key, layout.OBJECT, None) for op in puts]
-            return write_rows(self._ctx, self._tables, ref, puts, action, absent)
+            absent = plan.absent if plan is not None else None
+            if absent is None:
+                absent = [Condition(layout.PARTITIONS, op.key, layout.OBJECT, None) for op in puts]
+            return write_rows(self._ctx, self._tables, ref, puts, action, absent, spelled)
         keys = [op.key for op in puts]
         # One claim for the whole batch: the table's (every adder of it takes turns).
         claimed = self._claim.take(ref, action)
         try:
             if self._ctx.store.get_many(layout.PARTITIONS, keys):
                 return False  # created by another process since this call looked
-            return write_rows(self._ctx, self._tables, ref, puts, action)
+            return write_rows(self._ctx, self._tables, ref, puts, action, spelled=spelled)
         finally:
             self._claim.release(claimed)
 

@@ -37,11 +37,13 @@ def write_rows(
     ops: Sequence[Put | Delete],
     action: str,
     conditions: list[Condition] | None = None,
+    spelled: bool | None = None,
 ) -> bool:
     """Apply partition changes if ``conditions`` hold (False when one does not); when a
     store without atomic batches fails part-way, a MetaException names the call (``action``)
-    and says none of it is kept: the write lock's transaction rolls the call back."""
-    _mark_spellings_for(tables, ref, ops)
+    and says none of it is kept: the write lock's transaction rolls the call back.
+    ``spelled``: whether a row key put holds a non-canonical spelling, when known."""
+    _mark_spellings_for(tables, ref, ops, spelled)
     try:
         return ctx.store.mutate(ops, conditions or None)
     except PartialWriteError as exc:
@@ -54,9 +56,15 @@ def write_rows(
         ) from exc
 
 
-def _mark_spellings_for(tables: Tables, ref: TableRef, ops: Sequence[Put | Delete]) -> None:
+def _mark_spellings_for(
+    tables: Tables, ref: TableRef, ops: Sequence[Put | Delete], spelled: bool | None = None
+) -> None:
     """Mark the table before partitions holding non-canonical typed spellings are written
     (readers that find no mark rely on there being none)."""
+    if spelled is not None:
+        if spelled and not ref.has_spellings:
+            tables.mark_spellings(ref)
+        return
     if not ref.has_spellings and any(
         isinstance(op, Put)
         and op.table == layout.PARTITIONS
