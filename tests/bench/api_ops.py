@@ -21,27 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from bench_targets import Target
-from partition_dataset import SERVICE, Dataset, hms, make_partition, make_table
+from byte_copy import encode_reply
+from partition_dataset import Dataset, hms, make_partition, make_table
 from partition_load import local_dir
 from thrift_wire import read_reply
-from thriftpy2.protocol import TBinaryProtocol
-from thriftpy2.thrift import TMessageType
-from thriftpy2.transport import TMemoryBuffer
 
 BATCH = 1000  # partitions per add_partitions while loading
 NAMES_LISTINGS = ("get_all_databases", "get_all_tables", "get_table_meta", "get_partition_names")
 
 # --------------------------------------------------------------------------- wire
-
-
-def encode_reply(method: str, success: Any) -> bytes:
-    """The REPLY message carrying ``success`` as ``method``'s result."""
-    out = TMemoryBuffer()
-    proto = TBinaryProtocol(out)
-    proto.write_message_begin(method, TMessageType.REPLY, 0)
-    proto.write_struct(getattr(SERVICE, method + "_result")(success=success))
-    proto.write_message_end()
-    return out.getvalue()
 
 
 def send_and_skip(client: Any, method: str, message: bytes) -> None:

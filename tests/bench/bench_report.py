@@ -101,7 +101,8 @@ def size_table(
     target, its Result, our server's Result or None)``, or the error."""
     lines = ["", heading]
     for t in targets:
-        lines.append(f"load {t.name}: {loads[t.name].describe()}")
+        if t.name in loads:
+            lines.append(f"load {t.name}: {loads[t.name].describe()}")
     lines += ["", header, "-" * len(header)]
     for shape in shape_list:
         base = results.get(("ours", shape.name))

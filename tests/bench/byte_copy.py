@@ -10,11 +10,13 @@ import contextlib
 import socket
 import threading
 from types import TracebackType
+from typing import Any
 
+from partition_dataset import SERVICE
 from support.net import LOOPBACK
-from thriftpy2.protocol import TCyBinaryProtocol
-from thriftpy2.thrift import TType
-from thriftpy2.transport import TCyBufferedTransport, TSocket
+from thriftpy2.protocol import TBinaryProtocol, TCyBinaryProtocol
+from thriftpy2.thrift import TMessageType, TType
+from thriftpy2.transport import TCyBufferedTransport, TMemoryBuffer, TSocket
 
 
 class PreEncodedServer:
@@ -71,3 +73,14 @@ class PreEncodedServer:
                 conn.sendall(self.reply)
             except Exception:  # noqa: BLE001 - the client went away
                 return
+
+
+def encode_reply(method: str, success: Any) -> bytes:
+    """The REPLY message (binary protocol, sequence id 0) carrying ``success`` as
+    ``method``'s result, as a server sends it."""
+    out = TMemoryBuffer()
+    proto = TBinaryProtocol(out)
+    proto.write_message_begin(method, TMessageType.REPLY, 0)
+    proto.write_struct(getattr(SERVICE, method + "_result")(success=success))
+    proto.write_message_end()
+    return out.getvalue()

@@ -37,23 +37,39 @@ Latency is measured at a client chosen with ``--client``:
   reference HMS with ``hive.metastore.thrift.framed.transport.enabled``; a ``--reference`` or
   ``--ours`` URI must be framed too): each reply frame is read whole off the socket and only its
   result header is looked at, so the time is the server's, not a client's decoding.
+
+With ``--byte-copy`` each shape is also timed on its byte-copy limit (a row ``limit``): a
+loopback server that answers with our server's reply to the same call, encoded beforehand,
+read by the same client (``python``, ``python-decode`` or ``java``/``java-skip`` clients;
+not ``drain``, which needs framed servers). No server can answer a shape in less than its
+limit with that client, so the limit over the reference's time is the best ratio the shape can
+show with that client.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from bench_options import add_common_arguments, check_common_arguments
 from bench_report import log, machine_info, report
-from bench_targets import ISOLATED_HINT, reference_preflight, start_ours_on_hbase, start_targets
-from filter_shapes import shapes
+from bench_targets import (
+    ISOLATED_HINT,
+    Target,
+    reference_preflight,
+    start_ours_on_hbase,
+    start_targets,
+)
+from byte_copy import PreEncodedServer, encode_reply
+from filter_shapes import Shape, shapes
 from partition_dataset import Dataset
 from partition_load import load_report, load_targets
-from shape_timing import Result, time_shape
+from shape_timing import Result, error_text, time_shape
+from support.net import LOOPBACK
 from timing_clients import CLIENT_DESCRIPTIONS, CLIENTS
 
 
@@ -89,6 +105,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the timing client (see the module docstring; default %(default)s)",
     )
     parser.add_argument(
+        "--byte-copy",
+        action="store_true",
+        help="also time each shape on its byte-copy limit (our reply sent as encoded; a row "
+        "'limit'; not with --client drain)",
+    )
+    parser.add_argument(
         "--regions",
         type=int,
         default=0,
@@ -99,6 +121,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     check_common_arguments(parser, args, {shape.name for shape in shapes(Dataset(1))})
     if args.regions < 0 or args.load_size < 0 or args.load_connections < 1:
         parser.error("--regions and --load-size must be >= 0, --load-connections >= 1")
+    if args.byte_copy and (args.client == "drain" or args.ours == "none"):
+        parser.error("--byte-copy needs a server of ours and a client other than drain")
     args.reference_props = {}
     for item in args.reference_property:
         key, sep, value = item.partition("=")
@@ -154,8 +178,31 @@ def main(argv: Sequence[str] | None = None) -> int:
                         repeat=args.repeat,
                         max_seconds=args.max_seconds,
                     )
-            print(report(ds, targets, loads, results, shape_list), flush=True)
+                if args.byte_copy:
+                    log(f"[{size:,}] {shape.name} on its byte-copy limit ...")
+                    results[(LIMIT.name, shape.name)] = time_limit(targets[0], shape, args)
+            shown = [*targets, LIMIT] if args.byte_copy else targets
+            print(report(ds, shown, loads, results, shape_list), flush=True)
     return 0
+
+
+#: The row of the byte-copy limit in the report (its port is each shape's own).
+LIMIT = Target("limit", LOOPBACK, 0, "our replies sent as encoded beforehand")
+
+
+def time_limit(ours: Target, shape: Shape, args: argparse.Namespace) -> Result:
+    """``shape`` timed on its byte-copy limit: our server's reply to it (decoded and encoded
+    again here, untimed) sent by a server that does nothing else."""
+    try:
+        with ours.connected() as client:
+            success = getattr(client, shape.method)(*shape.args)
+        reply = encode_reply(shape.method, success)
+    except Exception as exc:  # noqa: BLE001 - reported in the table, the run goes on
+        return Result(error=error_text(exc))
+    with PreEncodedServer(reply) as port:
+        target = dataclasses.replace(LIMIT, port=port)
+        return time_shape(target, shape, client_kind=args.client, warmup=args.warmup,
+                          repeat=args.repeat, max_seconds=args.max_seconds)  # fmt: skip
 
 
 if __name__ == "__main__":

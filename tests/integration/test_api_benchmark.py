@@ -86,8 +86,7 @@ def test_names_listings_have_their_byte_copy_limit(
 
 def test_the_byte_copy_server_sends_the_reply_as_encoded() -> None:
     """What the limit is measured on decodes to the listing it was made from."""
-    from api_ops import encode_reply
-    from byte_copy import PreEncodedServer
+    from byte_copy import PreEncodedServer, encode_reply
 
     names = [f"t_{i:05d}" for i in range(300)]
     with PreEncodedServer(encode_reply("get_all_tables", names)) as port:
