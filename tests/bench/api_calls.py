@@ -10,9 +10,10 @@ socket and skipped without building objects; the call sequences (create+drop dat
 open+commit transaction, Iceberg's lock cycle) decode each reply, as the next call needs it.
 It prints, per operation, the rows returned, both p50s, their ratio (over 0.5 marked), our
 server's own time and microseconds per returned row (its audit lines), and each server's peak
-memory growth over the timed calls; for the names listings also the byte-copy limit (the same
-reply, encoded beforehand, sent by a loopback server that does nothing else, timed in the
-targets' rotation) per name.
+memory growth over the timed calls; for the names listings and the smallest reads
+(``api_ops.LIMITED``) also the byte-copy limit (the same reply, encoded beforehand, sent by a
+loopback server that does nothing else, timed in the targets' rotation) per row, and that
+limit over the reference's time: the least ratio any server can show through this client.
 
 It prints figures and asserts nothing; pytest does not collect it. Our server is started here
 (a fresh store in ``--data-dir``); the reference HMS 2.3 (pyspark's jars) with
@@ -43,7 +44,7 @@ from api_ops import (  # noqa: E402 - its imports set up sys.path (bench_path)
     NAMES_LISTINGS,
     Ctx,
     Op,
-    names_reply,
+    limit_reply,
     operations,
     send_and_skip,
     setup,
@@ -113,8 +114,8 @@ def failed(ctx: Ctx, figures: Figures, exc: BaseException) -> None:
 def time_op(
     op: Op, ctxs: list[Ctx], warmup: int, repeat: int, limit: ByteCopyTurn | None = None
 ) -> dict[str, Figures]:
-    """Warm up on every target, then time ``repeat`` calls, the targets (and ``limit``, a
-    names listing's byte-copy server) taking turns."""
+    """Warm up on every target, then time ``repeat`` calls, the targets (and ``limit``, the
+    operation's byte-copy server) taking turns."""
     out = {ctx.target.name: Figures() for ctx in ctxs}
     for ctx in ctxs:
         try:
@@ -167,8 +168,8 @@ def server_ms(target: Target, op: Op, calls: int) -> float | None:
 
 
 class ByteCopyTurn:
-    """``with ByteCopyTurn(method, reply) as turn:`` the byte-copy limit of a names listing:
-    a server answering ``method`` with ``reply`` (encoded beforehand), called through the same
+    """``with ByteCopyTurn(method, reply) as turn:`` the byte-copy limit of an operation: a
+    server answering ``method`` with ``reply`` (encoded beforehand), called through the same
     client code as the targets' and timed in their rotation (``turn.timed()``), so that the
     limit is measured under the same conditions of the machine as the servers."""
 
@@ -232,7 +233,7 @@ def run_size(targets: list[Target], n: int, ops: list[Op], args: argparse.Namesp
             stack.enter_context(sampler)
         for op in ops:
             log(f"[{n:,}] {op.name} ...")
-            reply = names_reply(ctxs[0], op) if op.name in NAMES_LISTINGS else None
+            reply = limit_reply(ctxs[0], op)
             with contextlib.ExitStack() as turns:
                 limit = None
                 if reply is not None:
@@ -299,25 +300,30 @@ def report(run: SizeRun, ops: list[Op], ours: str, ref: str | None) -> str:
 
 
 def byte_copy_header() -> str:
-    return (f"{'names listing':<24} {'names':>7} {'limit us/name':>13} {'ours us/name':>12} "
-            f"{'HMS us/name':>11} {'ours/limit':>10}")  # fmt: skip
+    return (f"{'byte-copy limit':<31} {'rows':>7} {'limit us/row':>12} {'ours us/row':>11} "
+            f"{'HMS us/row':>10} {'ours/limit':>10} {'limit/HMS':>9}")  # fmt: skip
 
 
 def byte_copy_line(
-    op_name: str, limit: float, names: int, mine: Figures | None, theirs: Figures | None
+    op_name: str, limit: float, rows: int, mine: Figures | None, theirs: Figures | None
 ) -> str:
-    """One names listing against its byte-copy limit (marked when over LIMIT_GOAL)."""
-    per = max(names, 1) / 1000  # us per name from ms
+    """One operation against its byte-copy limit: per row (a name of a listing), ours over
+    the limit (a names listing marked when over LIMIT_GOAL), and the limit over the
+    reference's time: the least ratio to it that any server can show through this client."""
+    per = max(rows, 1) / 1000  # us per row from ms
 
     def us(f: Figures | None) -> str:
         return "-" if f is None or not f.samples_ms else f"{f.p50 / per:.3f}"
 
-    ratio = mark = ""
+    ratio = mark = best = ""
     if mine is not None and mine.samples_ms:
         value = mine.p50 / limit
-        ratio, mark = f"{value:.2f}x", ("  over 3x" if value > LIMIT_GOAL else "")
-    return (f"{op_name:<24} {names:>7,} {limit / per:>13.3f} {us(mine):>12} {us(theirs):>11} "
-            f"{ratio:>10}{mark}")  # fmt: skip
+        ratio = f"{value:.2f}x"
+        mark = "  over 3x" if op_name in NAMES_LISTINGS and value > LIMIT_GOAL else ""
+    if theirs is not None and theirs.samples_ms:
+        best = f"{limit / theirs.p50:.2f}x"
+    return (f"{op_name:<31} {rows:>7,} {limit / per:>12.3f} {us(mine):>11} {us(theirs):>10} "
+            f"{ratio:>10} {best:>9}{mark}")  # fmt: skip
 
 
 CSV_FIELDS = ("n", "operation", "rows_ours", "rows_ref", "ours_ms", "ref_ms", "ours_over_ref",

@@ -28,6 +28,9 @@ from thrift_wire import read_reply
 
 BATCH = 1000  # partitions per add_partitions while loading
 NAMES_LISTINGS = ("get_all_databases", "get_all_tables", "get_table_meta", "get_partition_names")
+#: Operations timed on their byte-copy limit: the names listings, and the smallest reads (where
+#: the limit is the round trip of the client and the loopback alone).
+LIMITED = (*NAMES_LISTINGS, "get_database", "get_table", "get_current_notificationEventId")
 
 # --------------------------------------------------------------------------- wire
 
@@ -410,11 +413,12 @@ def operations() -> list[Op]:
     ]  # fmt: skip
 
 
-def names_reply(ctx: Ctx, op: Op) -> tuple[str, bytes, int] | None:
-    """For a names listing: (method, its reply as the target sends it, encoded beforehand,
-    names); None for other operations."""
-    if op.name not in NAMES_LISTINGS or op.request is None:
+def limit_reply(ctx: Ctx, op: Op) -> tuple[str, bytes, int] | None:
+    """For an operation timed on its byte-copy limit (``LIMITED``): (method, its reply as the
+    target sends it, encoded beforehand, rows: names of a listing, else 1); None for others."""
+    if op.name not in LIMITED or op.request is None:
         return None
     method, args = op.request(ctx)
-    names = getattr(ctx.client, method)(*args)
-    return method, encode_reply(method, names), len(names)
+    success = getattr(ctx.client, method)(*args)
+    rows = len(success) if isinstance(success, list) else 1
+    return method, encode_reply(method, success), rows

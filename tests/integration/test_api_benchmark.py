@@ -72,16 +72,16 @@ def test_rows_are_what_the_data_set_holds(bench_run: tuple[str, list[dict[str, s
     assert int(by_name["get_all_databases"]["rows_ours"]) == N + 3
 
 
-def test_names_listings_have_their_byte_copy_limit(
+def test_listings_and_small_reads_have_their_byte_copy_limit(
     bench_run: tuple[str, list[dict[str, str]]],
 ) -> None:
-    from api_ops import NAMES_LISTINGS
+    from api_ops import LIMITED
 
     by_name = {r["operation"]: r for r in bench_run[1]}
     limited = {name for name, r in by_name.items() if r["limit_ms"]}
-    assert limited == set(NAMES_LISTINGS)
+    assert limited == set(LIMITED)
     assert all(float(by_name[name]["ours_over_limit"]) > 0 for name in limited)
-    assert "names listing" in bench_run[0]
+    assert "byte-copy limit" in bench_run[0]
 
 
 def test_the_byte_copy_server_sends_the_reply_as_encoded() -> None:
