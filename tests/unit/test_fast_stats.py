@@ -3,6 +3,7 @@ fsspec (its in-memory file system stands for an object store), and the rules' sm
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import fsspec
@@ -84,3 +85,45 @@ def test_partitions_added_keep_their_own_counts_among_unreadable_locations(
     FastStats(DataOperations()).partitions_added(parts, hms.Table(tableType="MANAGED_TABLE"))
     found = [(p.parameters.get("numFiles"), p.parameters.get("totalSize")) for p in parts]
     assert found == [("0", "0"), (None, None), ("1", "2"), (None, None)]
+
+
+def _walked(path: Path) -> Counted:
+    """What ``os.walk`` finds below ``path`` (hidden names pruned, links to directories not
+    walked): the count the local counter must give."""
+    if not path.exists():
+        return Counted(0, 0, exists=False)
+    if not path.is_dir():
+        return Counted(1, path.stat().st_size, exists=True)
+    files = size = 0
+    for directory, subdirs, filenames in os.walk(path):
+        subdirs[:] = [d for d in subdirs if not d.startswith(("_", "."))]
+        for name in filenames:
+            if name.startswith(("_", ".")):
+                continue
+            try:
+                size += os.stat(os.path.join(directory, name)).st_size
+            except OSError:
+                continue
+            files += 1
+    return Counted(files, size, exists=True)
+
+
+def test_local_count_is_what_a_walk_finds_links_included(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "o").write_bytes(b"x" * 100)
+    (outside / "f").write_bytes(b"x" * 7)
+    top = tmp_path / "t"
+    tree = {**TREE, "sub/deeper/e": 5, "sub/deeper/more/g": 6, "empty/.k": 1}
+    for relative, size in tree.items():
+        (top / relative).parent.mkdir(parents=True, exist_ok=True)
+        (top / relative).write_bytes(b"x" * size)
+    (top / "dir_link").symlink_to(outside)  # a link to a directory: not walked, not a file
+    (top / "file_link").symlink_to(outside / "f")  # a link to a file: counted at its size
+    (top / "dangling").symlink_to(tmp_path / "nowhere")  # counted as nothing
+    (top / "sub" / "_linked").symlink_to(outside)  # hidden: skipped
+    place = FileSystems().resolve(f"file:{top}")
+    for path in (top, top / "sub", top / "empty", top / "a", top / "file_link", top / "dir_link",
+                 top / "dangling", tmp_path / "none"):  # fmt: skip
+        assert count_place(place.with_path(str(path))) == _walked(path), path
+    assert count_place(place) == Counted(5, 48, exists=True)  # a, sub/b, e, g, file_link

@@ -21,6 +21,7 @@ The rules, as HMS 2.3 applies them with ``hive.stats.autogather`` on (its defaul
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -78,24 +79,56 @@ def count_place(place: Place) -> Counted:
 
 
 def _count_local(path: str) -> Counted:
+    """Files and bytes below a local ``path``, hidden names skipped, links to directories
+    not followed (as ``os.walk`` walks), a directory that cannot be listed counted as empty.
+    The directory is listed straight away (a partition's is mostly empty): no ``stat`` first
+    unless it is not one."""
     try:
-        top = os.stat(path)
+        listing = os.scandir(path)
     except FileNotFoundError:
         return Counted(0, 0, exists=False)
-    if not stat.S_ISDIR(top.st_mode):
-        return Counted(1, top.st_size, exists=True)
+    except NotADirectoryError:
+        try:
+            return Counted(1, os.stat(path).st_size, exists=True)
+        except FileNotFoundError:
+            return Counted(0, 0, exists=False)
+    except OSError:  # there, but not to be listed: what stat says of it
+        top = os.stat(path)
+        if not stat.S_ISDIR(top.st_mode):
+            return Counted(1, top.st_size, exists=True)
+        return Counted(0, 0, exists=True)
     files = size = 0
-    for directory, subdirs, filenames in os.walk(path):
-        subdirs[:] = [d for d in subdirs if not _hidden(d)]
-        for filename in filenames:
-            if _hidden(filename):
-                continue
-            try:
-                size += os.stat(os.path.join(directory, filename)).st_size
-            except OSError:
-                continue  # removed meanwhile, or a dangling link
-            files += 1
+    below: list[str] = []  # directories still to list (one open at a time)
+    while listing is not None:
+        with listing as entries:
+            for entry in entries:
+                if _hidden(entry.name):
+                    continue
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    if not _is_link(entry):
+                        below.append(entry.path)
+                    continue
+                try:
+                    size += os.stat(entry.path).st_size
+                except OSError:
+                    continue  # removed meanwhile, or a dangling link
+                files += 1
+        listing = None
+        while below and listing is None:
+            with contextlib.suppress(OSError):  # gone meanwhile, or not to be listed
+                listing = os.scandir(below.pop())
     return Counted(files, size, exists=True)
+
+
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
 
 
 def _count_remote(place: Place) -> Counted:
