@@ -594,3 +594,37 @@ def test_many_directories_with_two_blocked_refuse_the_first_and_keep_nothing(
         DataOperations().make_dirs(map(_uri, leaves), _refuse_make)
     assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["ds=3", "ds=7"]
     assert [p.name for p in (tmp_path / "t" / "ds=3").iterdir()] == ["hr=5"]
+
+
+def test_many_directories_some_there_make_only_the_missing_and_undo_only_those(
+    tmp_path: Path,
+) -> None:
+    """Directories already there (one through a link) are found without being made or
+    handed to a thread; the missing ones are made, and undone alone."""
+    leaves = [tmp_path / "t" / f"ds={d}" / f"hr={h}" for d in range(10) for h in range(12)]
+    assert len(leaves) >= data_module.MAKE_IN_THREADS_FROM
+    there = leaves[: len(leaves) // 2]
+    for leaf in there[1:]:
+        leaf.mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    there[0].parent.mkdir(parents=True, exist_ok=True)
+    there[0].symlink_to(tmp_path / "elsewhere")  # a link to a directory: there
+    data = DataOperations()
+    made = data.make_dirs(map(_uri, leaves), _refuse_make)
+    assert all(leaf.is_dir() for leaf in leaves)
+    data.undo(made)
+    assert all(leaf.is_dir() for leaf in there)
+    assert not any(leaf.exists() for leaf in leaves[len(there) :])
+    assert (tmp_path / "elsewhere").is_dir()
+
+
+def test_many_directories_one_a_dangling_link_refuse_the_call(tmp_path: Path) -> None:
+    leaves = [tmp_path / "t" / f"ds={d}" / f"hr={h}" for d in range(10) for h in range(12)]
+    for leaf in leaves[:20]:
+        leaf.mkdir(parents=True)
+    leaves[30].parent.mkdir(parents=True, exist_ok=True)
+    leaves[30].symlink_to(tmp_path / "nowhere")
+    with pytest.raises(hms.MetaException, match=r"hr=6: it exists and is not a directory"):
+        DataOperations().make_dirs(map(_uri, leaves), _refuse_make)
+    assert all(leaf.is_dir() for leaf in leaves[:20])
+    assert not any(leaf.exists() for leaf in leaves[31:])

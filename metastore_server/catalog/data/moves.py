@@ -8,11 +8,18 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 
+import structlog
+
+from metastore_server import audit
 from metastore_server.catalog.data import files as data_files
 from metastore_server.catalog.data.deletions import report_failure
 from metastore_server.catalog.data.files import reason
 from metastore_server.catalog.data.filesystems import Place
+from metastore_server.thrift_api import hms
+
+log = structlog.get_logger(__name__)
 
 
 class Move:
@@ -93,3 +100,24 @@ def undo_after_crash(source: Place, target: Place, what: str) -> str:
     if data_files.exists(target):
         data_files.remove_tree(target)  # copied back (another device, an object store)
     return "moved back"
+
+
+def undo_noted(find_place: Callable[[str], Place | None], payload: bytes) -> None:
+    """Undo a move of a process that died before its change committed (``Move.note``), for
+    whoever rolls that change back; ``find_place`` resolves a location."""
+    source, target, what = noted(payload)
+    src, dst = find_place(source), find_place(target)
+    if src is None or dst is None:
+        raise ValueError(f"no file system serves {source} or {target}")
+    done = undo_after_crash(src, dst, what)
+    log.warning("data_move_undone", source=source, target=target, what=what, done=done,
+                reason="its change was rolled back after its server process died")  # fmt: skip
+    audit.append("data_move_undone", f"{target} -> {source}: {done}")
+
+
+def move_refused(subject: str, detail: str) -> hms.InvalidOperationException:
+    """HMS's refusal of a rename of ``subject`` whose data cannot be moved."""
+    return hms.InvalidOperationException(
+        message=f"Alter Table operation for {subject} failed to move data due to: '{detail}' "
+        "See hive log file for details."
+    )

@@ -51,7 +51,7 @@ from metastore_server.catalog.data.guard_index import (
     IndexKeeper,
     keep_indexed,
 )
-from metastore_server.catalog.data.moves import Move, noted, undo_after_crash
+from metastore_server.catalog.data.moves import Move, move_refused
 from metastore_server.catalog.data.permissions import give_to_caller
 from metastore_server.catalog.data.roots import DataRoots
 from metastore_server.thrift_api import hms
@@ -234,6 +234,9 @@ class DataOperations:
             for place in places:
                 self._make_dir(place, made, refuse)
             return
+        places = self._missing(places, made)
+        if not places:
+            return
         groups: dict[str, list[tuple[int, Place]]] = {}
         for index, place in enumerate(places):
             parent = os.path.dirname(place.path.rstrip("/") or place.path)
@@ -271,6 +274,19 @@ class DataOperations:
                 failures.append(failure)
         if failures:
             raise min(failures, key=lambda f: f[0])[1]
+
+    def _missing(self, places: list[Place], made: MadeDirs) -> list[Place]:
+        """The local places that are not directories yet, in order (the others noted present):
+        one ``stat`` each in this thread, so that a load whose directories exist hands no
+        thread a directory to find (after any pending deletion of it has ended)."""
+        missing = []
+        for place in places:
+            self._wait_for_deletions(place)
+            if os.path.isdir(place.path):
+                _note_present(made, place.path)
+            else:
+                missing.append(place)
+        return missing
 
     def _make_dir(self, place: Place, made: MadeDirs, refuse: MakeRefusal) -> None:
         if place.is_local:
@@ -531,12 +547,7 @@ class DataOperations:
             return None
 
         def refuse(detail: str) -> Exception:
-            return hms.InvalidOperationException(
-                message=(
-                    f"Alter Table operation for {subject} failed to move data due to: "
-                    f"'{detail}' See hive log file for details."
-                )
-            )
+            return move_refused(subject, detail)
 
         src, dst = self.place(source, refuse), self.place(target, refuse)
         if src.same_as(dst):
@@ -573,18 +584,6 @@ class DataOperations:
                 raise refuse(f"{src.uri} is not writable by {_user()}: {failure}")
         return Move(src, dst, what)
 
-    def undo_noted_move(self, payload: bytes) -> None:
-        """Undo a move of a process that died before its change committed (``Move.note``),
-        for whoever rolls that change back."""
-        source, target, what = noted(payload)
-        src, dst = self.find_place(source), self.find_place(target)
-        if src is None or dst is None:
-            raise ValueError(f"no file system serves {source} or {target}")
-        done = undo_after_crash(src, dst, what)
-        log.warning("data_move_undone", source=source, target=target, what=what, done=done,
-                    reason="its change was rolled back after its server process died")  # fmt: skip
-        audit.append("data_move_undone", f"{target} -> {source}: {done}")
-
     def prepare(self, move: Move | None, subject: str) -> None:
         """Carry out the data half of a move before its metadata change."""
         if move is None:
@@ -594,11 +593,6 @@ class DataOperations:
         try:
             move.prepare()
         except Exception as exc:  # noqa: BLE001 - refused with nothing changed
-            raise hms.InvalidOperationException(
-                message=(
-                    f"Alter Table operation for {subject} failed to move data due to: "
-                    f"'{reason(exc)}' See hive log file for details."
-                )
-            ) from None
+            raise move_refused(subject, reason(exc)) from None
         log.info("data_moved", source=move.source.uri, target=move.target.uri, what=move.what)
         audit.append("data_moved", f"{move.source.uri} -> {move.target.uri}")
