@@ -47,6 +47,7 @@ from storage.embedded_rows import (
     fresh_rows,
     inserted,
     pack_row,
+    rows_at,
     sql_name,
     unpack_row,
     unpacked,
@@ -276,11 +277,7 @@ class SqliteStore:
             own = conn.in_transaction  # this thread's open transaction: already one snapshot
             if not own:
                 conn.execute("BEGIN")
-            for first in range(0, len(unique), _IN_CHUNK):
-                chunk = unique[first : first + _IN_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                found.update(conn.execute(f"SELECT k, row FROM {sql} WHERE k IN ({marks})",
-                                          chunk).fetchall())
+            found.update(rows_at(conn, sql, unique, _IN_CHUNK))
             if not own:
                 conn.execute("COMMIT")
         return [(key, unpack_row(found[key])) for key in keys if key in found]
@@ -491,22 +488,6 @@ class SqliteStore:
         found = conn.execute(f"SELECT row FROM {table.sql} WHERE k = ?", (key,)).fetchall()
         return unpack_row(found[0][0]) if found else {}
 
-    @staticmethod
-    def _stored_many(conn: sqlite3.Connection,
-                     wanted: dict[str, set[bytes]]) -> dict[tuple[str, bytes], Row]:
-        """The rows at the wanted keys of each table, as the open transaction sees them
-        (absent keys are left out). A few statements per table, not one per key."""
-        found: dict[tuple[str, bytes], Row] = {}
-        for sql, key_set in wanted.items():
-            keys = list(key_set)
-            for first in range(0, len(keys), _IN_CHUNK):
-                chunk = keys[first : first + _IN_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                for key, blob in conn.execute(f"SELECT k, row FROM {sql} WHERE k IN ({marks})",
-                                              chunk):
-                    found[(sql, key)] = unpack_row(blob)
-        return found
-
     def mutate(
         self, ops: Sequence[Put | Delete], condition: Condition | Sequence[Condition] | None = None
     ) -> bool:
@@ -536,7 +517,8 @@ class SqliteStore:
             for table, op in zip(targets, ops, strict=True):
                 if not (isinstance(op, Delete) and op.columns is None):
                     wanted.setdefault(table.sql, set()).add(op.key)
-            stored = self._stored_many(conn, wanted)
+            stored = {(sql, key): unpack_row(blob) for sql, keys in wanted.items()
+                      for key, blob in rows_at(conn, sql, list(keys), _IN_CHUNK)}  # fmt: skip
             for guard, check in zip(guards, conditions, strict=True):
                 row = stored.get((guard.sql, check.key))
                 if (None if row is None else row.get(check.column)) != check.expected:

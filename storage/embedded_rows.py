@@ -205,6 +205,17 @@ def fresh_rows(
     return table.sql, pairs
 
 
+def rows_at(
+    conn: sqlite3.Connection, sql: str, keys: Sequence[bytes], chunk: int
+) -> Iterator[tuple[bytes, bytes]]:
+    """(key, packed row) of the rows of table ``sql`` at ``keys`` (absent ones left out), as
+    ``conn`` sees them: one statement per ``chunk`` keys, not one per key."""
+    for first in range(0, len(keys), chunk):
+        part = keys[first : first + chunk]
+        marks = ",".join("?" * len(part))
+        yield from conn.execute(f"SELECT k, row FROM {sql} WHERE k IN ({marks})", part)
+
+
 def inserted(conn: sqlite3.Connection, sql: str, pairs: list[tuple[bytes, bytes]]) -> bool:
     """Insert rows (``fresh_rows``) if every one is absent: False, nothing written, when one
     is there (the caller then merges and checks as for any write)."""
