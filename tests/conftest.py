@@ -24,6 +24,16 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Collect garbage here as a serving process does (``tune_garbage_collector``): the tests
+    start servers inside this process, and with Python's default thresholds a run's growing
+    heap made a full collection of some 0.2 s every second or two late in a run, a pause of
+    every in-process server long enough to outlast the short writer leases some tests use."""
+    from metastore_server.server.app import tune_garbage_collector
+
+    tune_garbage_collector()
+
+
 def _incremental_scope(item: pytest.Item) -> pytest.Node | None:
     """The class or module whose tests run as dependent steps, if the item is marked.
 
