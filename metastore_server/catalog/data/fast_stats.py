@@ -27,13 +27,14 @@ import os
 import stat
 from collections.abc import Mapping, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import structlog
 
 from metastore_server.catalog.data.files import reason
 from metastore_server.catalog.data.filesystems import Place
 from metastore_server.catalog.data.operations import DataOperations
+from metastore_server.catalog.data.underway import SeenDirs
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
@@ -65,6 +66,8 @@ class Counted:
     files: int
     size: int
     exists: bool
+    #: Whether it is a local directory (found listing it).
+    directory: bool = field(default=False, compare=False)
 
 
 def _hidden(name: str) -> bool:
@@ -96,7 +99,7 @@ def _count_local(path: str) -> Counted:
         top = os.stat(path)
         if not stat.S_ISDIR(top.st_mode):
             return Counted(1, top.st_size, exists=True)
-        return Counted(0, 0, exists=True)
+        return Counted(0, 0, exists=True, directory=True)
     files = size = 0
     below: list[str] = []  # directories still to list (one open at a time)
     while listing is not None:
@@ -121,7 +124,7 @@ def _count_local(path: str) -> Counted:
         while below and listing is None:
             with contextlib.suppress(OSError):  # gone meanwhile, or not to be listed
                 listing = os.scandir(below.pop())
-    return Counted(files, size, exists=True)
+    return Counted(files, size, exists=True, directory=True)
 
 
 def _is_link(entry: os.DirEntry[str]) -> bool:
@@ -287,10 +290,12 @@ class FastStats:
         if counted is not None and counted.exists:
             _put(params, counted, None)
 
-    def partitions_added(self, parts: Sequence[hms.Partition], table: hms.Table) -> None:
+    def partitions_added(
+        self, parts: Sequence[hms.Partition], table: hms.Table, seen: SeenDirs | None = None
+    ) -> None:
         """``partition_added`` for each of ``parts``: local locations one after the other (a
         few system calls each), the others side by side (as HMS does, in up to
-        ``COUNT_THREADS`` threads)."""
+        ``COUNT_THREADS`` threads). The local directories found are noted in ``seen``."""
         if not self._autogather or table.tableType == VIRTUAL_VIEW or not self._data.enabled:
             return  # (with data operations off nothing is counted)
         wanted = [part for part in parts if not _both(_params(part))]
@@ -304,7 +309,9 @@ class FastStats:
         remote: list[int] = []
         for index, place in enumerate(places):
             if place is not None and place.is_local:  # a few system calls: no thread helps
-                found[index] = self._count_at(place, locations[index])
+                counted = found[index] = self._count_at(place, locations[index])
+                if seen is not None and counted is not None and counted.directory:
+                    seen.paths.add(place.path)
             elif place is not None:
                 remote.append(index)
         if remote:

@@ -14,8 +14,8 @@ Safety rules, whatever a location says:
   and links inside a deleted directory are removed as links;
 - empty parents are removed only strictly inside the boundary given (a partition's table).
 
-Deletions are carried out by ``deletions``, moves by ``moves``; this module plans them, makes
-directories, and keeps track of what committed changes are still deleting. See
+Deletions are carried out by ``deletions``, moves by ``moves``, and what committed changes are
+still deleting is kept by ``underway``; this module plans them and makes directories. See
 ``docs/managed-data.md``.
 """
 
@@ -24,8 +24,6 @@ from __future__ import annotations
 import contextvars
 import getpass
 import os
-import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -54,6 +52,7 @@ from metastore_server.catalog.data.guard_index import (
 from metastore_server.catalog.data.moves import Move, move_refused
 from metastore_server.catalog.data.permissions import give_to_caller
 from metastore_server.catalog.data.roots import DataRoots
+from metastore_server.catalog.data.underway import DirsUnderway, SeenDirs
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
@@ -64,8 +63,6 @@ MAKE_THREADS = 4
 MAKE_IN_THREADS_FROM = 64
 #: Tries at making a directory whose parent a finishing drop may remove meanwhile.
 _MAKEDIRS_ATTEMPTS = 5
-#: Longest wait of a directory being made for a committed drop's delete of it to finish.
-_DELETION_WAIT_S = 120.0
 
 #: Builds the exception refusing a change, from the reason (``file:/x is not writable by u``).
 Refusal = Callable[[str], Exception]
@@ -86,15 +83,6 @@ def _note_present(made: MadeDirs, path: str) -> None:
     """Note that the local directory ``path`` and its parent exist (``MadeDirs.present``)."""
     path = path.rstrip("/") or path
     made.present.update((path, os.path.dirname(path)))
-
-
-def _key(place: Place) -> tuple[str, str, str]:
-    return place.protocol, place.authority, place.path.rstrip("/")
-
-
-def _overlap(one: Place, other: Place) -> bool:
-    """Whether two places are one, or one holds the other."""
-    return one.same_as(other) or one.contains(other) or other.contains(one)
 
 
 @dataclass
@@ -125,10 +113,9 @@ class DataOperations:
         self.filesystems = filesystems or FileSystems()
         self.enabled = enabled
         self._known_buckets: set[str] = set()
-        #: Places committed changes are still deleting (``reserve``), with how many; and a
-        #: condition told of every change to them.
-        self._deleting: dict[tuple[str, str, str], tuple[Place, int]] = {}
-        self._deleting_changed = threading.Condition()
+        #: Deletions committed changes are still to carry out (``reserve``), and whether
+        #: directories seen before a write lock are still there (``seeing``).
+        self._underway = DirsUnderway()
         self._trash = [Guard.of(self.filesystems.resolve(root)) for root in trash_roots]
         self._protected = [Guard.of(self.filesystems.resolve(p)) for p in protected]
         #: Where data may be created, moved and deleted (``--data-roots``); the roots
@@ -181,17 +168,29 @@ class DataOperations:
 
     # -- creating ----------------------------------------------------------------------------
 
+    def seeing(self) -> SeenDirs | None:
+        """Start noting the local directories a call finds before its write lock; None when
+        a deletion is pending (a directory seen may be deleted before it is made)."""
+        return self._underway.seeing()
+
     def make_dirs(
-        self, locations: Iterable[str | None], refuse: MakeRefusal, *, owned: bool = True
+        self,
+        locations: Iterable[str | None],
+        refuse: MakeRefusal,
+        *,
+        owned: bool = True,
+        seen: SeenDirs | None = None,
     ) -> MadeDirs:
         """Create each missing directory (an object store only needs its bucket to exist: it
         has no directories). ``refuse(uri, detail)`` is raised, after removing what this call
         made, when one cannot be made. Outside the data roots, a location of an object that
         owns its data (``owned``: a database, a managed table's) is refused, existing or not;
-        another's directory is not made (logged and audited as ``data_not_made``)."""
+        another's directory is not made (logged and audited as ``data_not_made``). ``seen``:
+        directories found just before (``seeing``), not looked at again when still trusted."""
         made = MadeDirs()
         if not self.enabled:
             return made
+        trusted = self._underway.trusted(seen)
         not_made: list[str] = []
         local: list[Place] = []
         roots = self.roots
@@ -212,7 +211,9 @@ class DataOperations:
                     not_made.append(uri)
                     audit.append("data_not_made", uri)
                     continue
-                if place.is_local:
+                if place.is_local and place.path in trusted:
+                    _note_present(made, place.path)
+                elif place.is_local:
                     local.append(place)  # made together below, side by side when many
                 else:
                     self._make_dir(place, made, refuse)
@@ -281,7 +282,7 @@ class DataOperations:
         thread a directory to find (after any pending deletion of it has ended)."""
         missing = []
         for place in places:
-            self._wait_for_deletions(place)
+            self._underway.wait(place)
             if os.path.isdir(place.path):
                 _note_present(made, place.path)
             else:
@@ -290,7 +291,7 @@ class DataOperations:
 
     def _make_dir(self, place: Place, made: MadeDirs, refuse: MakeRefusal) -> None:
         if place.is_local:
-            self._wait_for_deletions(place)
+            self._underway.wait(place)
             if self._make_in_present(place, made, refuse):
                 return
             top = self._first_missing(place.path)
@@ -485,39 +486,17 @@ class DataOperations:
         """Mark what a committed change will delete, before its write lock is let go: until
         ``carry_out`` has deleted it, a directory made at or around it (a partition added
         again) waits, so the late delete never takes a new partition's directory."""
-        with self._deleting_changed:
-            for deletion in deletions:
-                if deletion is not None and deletion.kept is None:
-                    key = _key(deletion.place)
-                    place, count = self._deleting.get(key, (deletion.place, 0))
-                    self._deleting[key] = (place, count + 1)
-
-    def _wait_for_deletions(self, place: Place) -> None:
-        deadline = time.monotonic() + _DELETION_WAIT_S
-        with self._deleting_changed:
-            while any(_overlap(place, pending) for pending, _ in self._deleting.values()):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    log.warning("data_deletion_wait_expired", location=place.uri)
-                    return
-                self._deleting_changed.wait(left)
+        self._underway.reserve(
+            deletion.place
+            for deletion in deletions
+            if deletion is not None and deletion.kept is None
+        )
 
     def cancel(self, deletions: Iterable[Deletion | None]) -> None:
         """Give up what ``reserve`` marked, deleting nothing (its change did not commit)."""
         for deletion in deletions:
             if deletion is not None and deletion.kept is None:
-                self._release(deletion.place)
-
-    def _release(self, place: Place) -> None:
-        with self._deleting_changed:
-            key = _key(place)
-            pending = self._deleting.get(key)
-            if pending is not None:
-                if pending[1] > 1:
-                    self._deleting[key] = (pending[0], pending[1] - 1)
-                else:
-                    del self._deleting[key]
-            self._deleting_changed.notify_all()
+                self._underway.release(deletion.place)
 
     def carry_out(self, deletions: Iterable[Deletion | None]) -> None:
         """Delete (or move to the trash) what was planned; never raises: a failure is logged
@@ -535,7 +514,7 @@ class DataOperations:
                 if delete(deletion, trash):
                     remove_empty_parents(deletion)
             finally:
-                self._release(deletion.place)
+                self._underway.release(deletion.place)
 
     # -- moving ------------------------------------------------------------------------------
 
@@ -590,6 +569,7 @@ class DataOperations:
             return
         if self.journal is not None:
             self.journal(move)
+        self._underway.moving()
         try:
             move.prepare()
         except Exception as exc:  # noqa: BLE001 - refused with nothing changed

@@ -23,6 +23,7 @@ from metastore_server.catalog.basics.serde import shallow_copy
 from metastore_server.catalog.basics.wire_partitions import WirePartition
 from metastore_server.catalog.core.claims import Claims, TooSlowToClaim
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.data.underway import SeenDirs
 from metastore_server.catalog.dependencies.model import (
     DEPENDS_ON_KEY,
     Dependency,
@@ -114,6 +115,8 @@ class _EarlyAdd:
     object_bytes: bytes | None
     keyed: Keyed
     ready: list[tuple[hms.Partition, dict[bytes, bytes]] | None]
+    #: The directories found counting their files (``DataOperations.seeing``).
+    seen: SeenDirs | None = None
 
     def made_for(self, ref: TableRef) -> bool:
         """Whether ``ref`` is the table as it was read for this (same id, same definition)."""
@@ -144,6 +147,8 @@ class _AddPlan:
     bases: set[TableName] = field(default_factory=set)
     #: Bases other than the one the table declares (marked before the rows are written).
     other_bases: set[TableName] = field(default_factory=set)
+    #: The directories found before the lock, counting their files.
+    seen: SeenDirs | None = None
 
 
 class Adding(PartitionWriter):
@@ -247,7 +252,8 @@ class Adding(PartitionWriter):
             return None
         answers, plan.spelled = prepared
         if count_stats:  # every location read at once, before any directory is made
-            self._stats.partitions_added(answers, ref.table)  # type: ignore[arg-type]
+            plan.seen = self._ctx.data.seeing()
+            self._stats.partitions_added(answers, ref.table, plan.seen)  # type: ignore[arg-type]
         table_name = layout.PARTITIONS
         puts = {answer.key: Put(table_name, answer.key, answer.columns()) for answer in answers}
         if len(puts) != len(answers):
@@ -292,7 +298,7 @@ class Adding(PartitionWriter):
     ) -> _AddPlan:
         """Check every partition of the request, in order, and make what is written."""
         spec = dependent_spec(ref.table)
-        plan = _AddPlan()
+        plan = _AddPlan(seen=early.seen if early is not None else None)
         seen: set[bytes] = set()
         keyed = early.keyed if early is not None else self._keyed(ref, parts)
         present = {key for key, _ in self._ctx.store.get_many(
@@ -364,6 +370,7 @@ class Adding(PartitionWriter):
             ),
             unable_to_create,
             owned=owns_data(ref),
+            seen=plan.seen,
         )
         try:
             # Held until the rows and their event are written: a base partition's
@@ -459,13 +466,16 @@ class Adding(PartitionWriter):
                 except Exception:  # noqa: BLE001 - done again under the lock, raised there
                     entry = None
             answers.append(entry)
+        seen = None
         if count_stats:  # every location read at once, before any directory is made
-            self._stats.partitions_added([e[0] for e in answers if e is not None], ref.table)
+            seen = self._ctx.data.seeing()
+            counted = [e[0] for e in answers if e is not None]
+            self._stats.partitions_added(counted, ref.table, seen)
         ready = [
             None if entry is None else (entry[0], self._stored_columns(ref, *entry))
             for entry in answers
         ]
-        return _EarlyAdd(ref.table_id, ref.object_bytes, keyed, ready)
+        return _EarlyAdd(ref.table_id, ref.object_bytes, keyed, ready, seen)
 
     def _depend(
         self,
