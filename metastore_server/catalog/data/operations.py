@@ -192,6 +192,7 @@ class DataOperations:
             return made
         trusted = self._underway.trusted(seen)
         not_made: list[str] = []
+        found: list[str] = []  # trusted: there
         local: list[Place] = []
         roots = self.roots
         try:
@@ -212,12 +213,15 @@ class DataOperations:
                     audit.append("data_not_made", uri)
                     continue
                 if place.is_local and place.path in trusted:
-                    _note_present(made, place.path)
+                    found.append(place.path)
                 elif place.is_local:
                     local.append(place)  # made together below, side by side when many
                 else:
                     self._make_dir(place, made, refuse)
-            self._make_local(local, made, refuse)
+            if local:  # what is there helps make the rest
+                for path in found:
+                    _note_present(made, path)
+                self._make_local(local, made, refuse)
         except BaseException:
             self.undo(made)
             raise
