@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import gc
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +14,6 @@ from metastore_server.api.client_settings import HIVE_DEFAULTS
 from metastore_server.api.handler import MetastoreHandler
 from metastore_server.catalog.core.context import MOVE_NOTE
 from metastore_server.catalog.data.filesystems import FileSystems, FileSystemUnavailable
-from metastore_server.catalog.data.moves import undo_noted
 from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.roots import DataRoots
 from metastore_server.catalog.data.warehouse import Warehouse, to_uri
@@ -41,7 +39,7 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
     store = open_store(
         config.storage,
         writer_lease_s=config.writer_lease,
-        undoers={MOVE_NOTE: functools.partial(undo_noted, data.find_place)},
+        undoers={MOVE_NOTE: data.undo_noted_move},
     )
     catalog = Catalog(
         store,

@@ -124,3 +124,21 @@ def test_nothing_is_trusted_while_a_deletion_is_pending(tmp_path: Path) -> None:
     assert data.seeing() is None
     data.carry_out([deletion])
     assert data.seeing() is not None
+
+
+def test_a_directory_another_call_made_and_undid_since_counting_is_made_again(
+    tmp_path: Path,
+) -> None:
+    """One add made a directory, a second add's count found it before its lock, then the
+    first add failed and removed it again: the second add makes it."""
+    leaves = _leaves(tmp_path)
+    for leaf in leaves[1:]:
+        leaf.mkdir(parents=True)
+    data = DataOperations()
+    first = data.make_dirs([f"file:{leaves[0]}"], _refuse_make)
+    seen = _seen_by_counting(data, leaves)
+    assert str(leaves[0]) in seen.paths
+    data.undo(first)
+    assert not leaves[0].exists()
+    data.make_dirs([f"file:{leaf}" for leaf in leaves], _refuse_make, seen=seen)
+    assert all(leaf.is_dir() for leaf in leaves)

@@ -49,7 +49,7 @@ from metastore_server.catalog.data.guard_index import (
     IndexKeeper,
     keep_indexed,
 )
-from metastore_server.catalog.data.moves import Move, move_refused
+from metastore_server.catalog.data.moves import Move, move_refused, undo_noted
 from metastore_server.catalog.data.permissions import give_to_caller
 from metastore_server.catalog.data.roots import DataRoots
 from metastore_server.catalog.data.underway import DirsUnderway, SeenDirs
@@ -381,6 +381,8 @@ class DataOperations:
 
     def undo(self, made: MadeDirs) -> None:
         """Remove the directories ``make_dirs`` made, where nothing was put in them since."""
+        if made.places:  # another call may have seen them before its lock
+            self._underway.changing()
         for place in reversed(made.places):
             try:
                 if place.is_local:
@@ -567,13 +569,19 @@ class DataOperations:
                 raise refuse(f"{src.uri} is not writable by {_user()}: {failure}")
         return Move(src, dst, what)
 
+    def undo_noted_move(self, payload: bytes) -> None:
+        """Undo a move of a process that died before its change committed (``Move.note``),
+        for whoever rolls that change back."""
+        self._underway.changing()
+        undo_noted(self.find_place, payload)
+
     def prepare(self, move: Move | None, subject: str) -> None:
         """Carry out the data half of a move before its metadata change."""
         if move is None:
             return
         if self.journal is not None:
             self.journal(move)
-        self._underway.moving()
+        self._underway.changing()
         try:
             move.prepare()
         except Exception as exc:  # noqa: BLE001 - refused with nothing changed

@@ -60,8 +60,9 @@ class DirsUnderway:
         under which deletions are reserved and moves made)."""
         return seen.paths if seen is not None and seen.changes == self._changes else ()
 
-    def moving(self) -> None:
-        """Note a move about to be made."""
+    def changing(self) -> None:
+        """Note directories about to be moved or removed other than by a reserved deletion (a
+        move, a failed call's undo, a dead process's move undone)."""
         with self._changed:
             self._changes += 1
 
