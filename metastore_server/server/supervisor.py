@@ -9,7 +9,9 @@ over a Unix socket pair:
   ``SCM_RIGHTS``): to the live worker with the fewest connections among those that have
   reported within ``_FRESH_S`` of the latest report, so a worker stuck in a call (holding the
   interpreter lock, say) gets no new client, even on a machine so loaded that every report
-  is late;
+  is late; one whose longest call in flight has run ``_LONG_CALL_S`` or more comes after all
+  others (a call stuck in native code may let its worker report now and then, between two
+  stretches in C);
 * each worker reports every ``HEARTBEAT_S`` how many connections it serves and how long its
   longest call in flight has run.
 
@@ -50,6 +52,9 @@ log = structlog.get_logger(__name__)
 HEARTBEAT_S = 0.25
 #: A worker that reported within this long gets new connections.
 _FRESH_S = 1.0
+#: A worker whose longest call in flight has run this long gets new connections only when every
+#: fresh worker has such a call.
+_LONG_CALL_S = 2 * HEARTBEAT_S
 #: How long workers may take to finish their calls once asked to stop.
 STOP_TIMEOUT_S = 10.0
 #: How often a stopping supervisor repeats SIGTERM to the workers still running.
@@ -90,12 +95,14 @@ def least_busy_fresh(ready: Sequence[_Worker]) -> list[_Worker]:
     """The workers a new connection may go to, least busy first: those that reported within
     ``_FRESH_S`` of the latest report of any. Measured against the latest report, not the
     clock, so that on a loaded machine, where every report is late, a worker stuck in a call
-    (whose reports stopped) is still passed over for one whose reports are only late."""
+    (whose reports stopped) is still passed over for one whose reports are only late. Those
+    with a call in flight for ``_LONG_CALL_S`` or more come last, whatever their count."""
     if not ready:
         return []
     latest = max(worker.last_report for worker in ready)
     fresh = [worker for worker in ready if latest - worker.last_report <= _FRESH_S]
-    return sorted(fresh, key=lambda worker: worker.connections + worker.handed)
+    return sorted(fresh, key=lambda worker: (worker.oldest_call_s >= _LONG_CALL_S,
+                                             worker.connections + worker.handed))  # fmt: skip
 
 
 class Supervisor:

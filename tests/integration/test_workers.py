@@ -16,6 +16,7 @@ import pytest
 from support.our_server import OurServer
 from support.thrift_bytes import message
 
+from metastore_server.server.supervisor import HEARTBEAT_S
 from metastore_server.thrift_api import hms, make_client
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds workers in /proc")
@@ -61,16 +62,22 @@ def test_a_dead_worker_is_replaced(tmp_path: Path) -> None:
 
 
 def test_a_stuck_call_loses_its_worker_and_nobody_else_waits(tmp_path: Path) -> None:
+    marker = tmp_path / "stall-began"
     server = OurServer(tmp_path / "server", extra_args=["--workers", "2", "--call-timeout", "6"],
-                       env=STALL_ENV)  # fmt: skip
+                       env={**STALL_ENV, "STALL_MARKER": str(marker)})  # fmt: skip
     with server as endpoint:
         wait_for(lambda: len(workers_of(server)) == 2)
         before = workers_of(server)
+        # Once both workers have reported again (the start-up probe's handover counted), the
+        # stalling call goes to the first one, which wins ties for new clients: the hard case.
+        time.sleep(4 * HEARTBEAT_S)
         bomb = socket.create_connection((endpoint.host, endpoint.port))
         bomb.sendall(stalling_call())
-        # Well past a second: the stuck worker has missed its reports (even on a loaded machine),
-        # so no new client goes to it; it is replaced 6 s into its stall.
-        time.sleep(3.0)
+        wait_for(marker.exists)
+        # Its last report before the stall is now over a second older than the other worker's,
+        # and any report it makes between two stretches in C tells of a call that has run long:
+        # no new client goes to it. It is replaced 6 s into its stall.
+        time.sleep(1.5)
         slowest = 0.0
         errors: list[BaseException] = []
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from metastore_server.server.supervisor import _FRESH_S, _Worker, least_busy_fresh
+from metastore_server.server.supervisor import _FRESH_S, _LONG_CALL_S, _Worker, least_busy_fresh
 
 
-def _worker(last_report: float, connections: int = 0) -> _Worker:
+def _worker(last_report: float, connections: int = 0, oldest_call_s: float = 0.0) -> _Worker:
     none: Any = None
     return _Worker(process=none, channel=none, started=0.0, last_report=last_report,
-                   connections=connections, ready=True)  # fmt: skip
+                   connections=connections, oldest_call_s=oldest_call_s, ready=True)  # fmt: skip
 
 
 def test_the_least_busy_fresh_worker_comes_first() -> None:
@@ -30,3 +30,17 @@ def test_workers_equally_late_all_remain_choices() -> None:
     first, second = _worker(100.0, 2), _worker(100.0 + _FRESH_S / 2, 1)
     assert least_busy_fresh([first, second]) == [second, first]
     assert least_busy_fresh([]) == []
+
+
+def test_a_worker_in_a_long_call_comes_after_busier_ones() -> None:
+    # A call stuck in C lets its worker report between two stretches: fresh, one connection.
+    stuck = _worker(100.0, connections=1, oldest_call_s=_LONG_CALL_S + 1.0)
+    busier = _worker(100.0, connections=3, oldest_call_s=0.01)
+    tied = _worker(100.0, connections=1)
+    assert least_busy_fresh([stuck, busier, tied]) == [tied, busier, stuck]
+
+
+def test_when_every_fresh_worker_is_in_a_long_call_the_least_busy_comes_first() -> None:
+    one = _worker(100.0, connections=4, oldest_call_s=_LONG_CALL_S)
+    two = _worker(100.0, connections=2, oldest_call_s=_LONG_CALL_S * 3)
+    assert least_busy_fresh([one, two]) == [two, one]
