@@ -52,7 +52,7 @@ from api_ops import (  # noqa: E402 - its imports set up sys.path (bench_path)
 )
 from bench_report import log, machine_info  # noqa: E402
 from bench_targets import Target, reference_preflight, start_targets  # noqa: E402
-from byte_copy import PreEncodedServer  # noqa: E402
+from byte_copy import ByteCopyProcess  # noqa: E402
 from hbase_target import add_hbase_arguments, check_hbase_arguments, hbase_storage  # noqa: E402
 from process_memory import MemorySampler, rss_kib  # noqa: E402
 from shape_timing import Result, error_text  # noqa: E402
@@ -177,7 +177,7 @@ class ByteCopyTurn:
         self.method = method
         self.message = encode_call(method, ())  # the arguments do not matter to this server
         self.samples_ms: list[float] = []
-        self._server = PreEncodedServer(reply)
+        self._server = ByteCopyProcess(reply)
         self._client: Any = None
 
     def __enter__(self) -> ByteCopyTurn:

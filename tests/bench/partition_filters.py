@@ -64,7 +64,7 @@ from bench_targets import (
     start_ours_on_hbase,
     start_targets,
 )
-from byte_copy import PreEncodedServer, encode_reply
+from byte_copy import ByteCopyProcess, encode_reply
 from filter_shapes import Shape, shapes
 from partition_dataset import Dataset
 from partition_load import load_report, load_targets
@@ -199,7 +199,7 @@ def time_limit(ours: Target, shape: Shape, args: argparse.Namespace) -> Result:
         reply = encode_reply(shape.method, success)
     except Exception as exc:  # noqa: BLE001 - reported in the table, the run goes on
         return Result(error=error_text(exc))
-    with PreEncodedServer(reply) as port:
+    with ByteCopyProcess(reply) as port:
         target = dataclasses.replace(LIMIT, port=port)
         return time_shape(target, shape, client_kind=args.client, warmup=args.warmup,
                           repeat=args.repeat, max_seconds=args.max_seconds)  # fmt: skip
