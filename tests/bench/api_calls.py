@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import os
 import shutil
 import sys
 import time
@@ -173,11 +174,11 @@ class ByteCopyTurn:
     client code as the targets' and timed in their rotation (``turn.timed()``), so that the
     limit is measured under the same conditions of the machine as the servers."""
 
-    def __init__(self, method: str, reply: bytes) -> None:
+    def __init__(self, method: str, reply: bytes, cpus: set[int] | None = None) -> None:
         self.method = method
         self.message = encode_call(method, ())  # the arguments do not matter to this server
         self.samples_ms: list[float] = []
-        self._server = ByteCopyProcess(reply)
+        self._server = ByteCopyProcess(reply, cpus)
         self._client: Any = None
 
     def __enter__(self) -> ByteCopyTurn:
@@ -237,7 +238,8 @@ def run_size(targets: list[Target], n: int, ops: list[Op], args: argparse.Namesp
             with contextlib.ExitStack() as turns:
                 limit = None
                 if reply is not None:
-                    limit = turns.enter_context(ByteCopyTurn(reply[0], reply[1]))
+                    turn = ByteCopyTurn(reply[0], reply[1], args.server_cpus)
+                    limit = turns.enter_context(turn)
                 for name, figures in time_op(op, ctxs, args.warmup, args.repeat, limit).items():
                     run.figures[(op.name, name)] = figures
                 if limit is not None and reply is not None:
@@ -384,6 +386,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="where the servers keep their data (default: a new directory "
                         "under var/bench-api, removed afterwards unless --keep)")  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the data directory")
+    parser.add_argument("--pin", metavar="CLIENT:SERVERS",
+                        help="run the client on the CPUs CLIENT and every server (ours, the "
+                        "reference, the byte-copy limit) on SERVERS, e.g. 0:1 (lists as "
+                        "taskset takes them: 0,2-3)")  # fmt: skip
     add_hbase_arguments(parser)
     parser.add_argument("--timeout", type=float, default=600.0, help="client timeout, s")
     args = parser.parse_args(argv)
@@ -401,12 +407,29 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.reference and args.reference_hms != "none":
         parser.error("give --reference or --reference-hms, not both")
     check_hbase_arguments(parser, args)
+    args.client_cpus = args.server_cpus = None
+    if args.pin:
+        try:
+            args.client_cpus, args.server_cpus = (cpu_list(part) for part in args.pin.split(":"))
+        except ValueError:
+            parser.error(f"--pin takes CLIENT:SERVERS CPU lists (0:1), not {args.pin!r}")
     # what start_targets of bench_targets reads
     args.ours = None
     args.reference = [args.reference] if args.reference else []
     args.reference_props = {"hive.in.test": "true"} if args.reference_hms == "derby" else {}
     args.reference_hms = None if args.reference_hms == "none" else args.reference_hms
     return args
+
+
+def cpu_list(text: str) -> set[int]:
+    """The CPUs of a list such as ``0,2-3``; ValueError when it names none or one not here."""
+    cpus: set[int] = set()
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        cpus.update(range(int(low), int(high or low) + 1))
+    if not cpus or not cpus <= os.sched_getaffinity(0):
+        raise ValueError(text)
+    return cpus
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -426,8 +449,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     try:
         with contextlib.ExitStack() as stack:
+            if args.server_cpus is not None:  # the servers started now inherit it
+                os.sched_setaffinity(0, args.server_cpus)
             args.ours_storage = hbase_storage(args.hbase, args.hbase_double, stack, log)
             targets = start_targets(args, stack)
+            if args.client_cpus is not None:
+                os.sched_setaffinity(0, args.client_cpus)
             ref = targets[1].name if len(targets) > 1 else None
             print("\n".join(machine_info()))
             for t in targets:
@@ -436,6 +463,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"server; requests encoded before the clock, replies read and skipped (call "
                   f"sequences decoded); p50 of {args.repeat} calls after {args.warmup} warm-up, "
                   f"servers taking turns", flush=True)  # fmt: skip
+            if args.pin:
+                print(f"pinned: the client on CPUs {sorted(args.client_cpus)}, the servers "
+                      f"on CPUs {sorted(args.server_cpus)}", flush=True)  # fmt: skip
             for n in args.sizes:
                 run = run_size(targets, n, ops, args)
                 print(report(run, ops, targets[0].name, ref), flush=True)

@@ -13,6 +13,7 @@ wake-ups across CPUs on this virtual machine), whatever the server does.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -86,18 +87,25 @@ class PreEncodedServer:
 
 class ByteCopyProcess:
     """``with ByteCopyProcess(reply) as port:`` a :class:`PreEncodedServer` in a child process
-    of its own (placed by the scheduler as any server process is), until the block ends."""
+    of its own (on ``cpus`` when given, else placed by the scheduler as any server process
+    is), until the block ends."""
 
-    def __init__(self, reply: bytes) -> None:
+    def __init__(self, reply: bytes, cpus: set[int] | None = None) -> None:
         self.reply = reply
+        self._cpus = cpus
         self._process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> int:
         here = Path(__file__).resolve().parent
         path = [str(here), str(here.parent), str(here.parents[1])]
         code = f"import sys; sys.path[:0] = {path!r}; import byte_copy as b; b.serve_from_stdin()"
-        self._process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE)  # fmt: skip
+        cpus = self._cpus
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", code],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus),
+        )
         assert self._process.stdin is not None and self._process.stdout is not None
         self._process.stdin.write(len(self.reply).to_bytes(8, "big") + self.reply)
         self._process.stdin.flush()
