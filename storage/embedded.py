@@ -2,7 +2,8 @@
 
 File layout: one SQLite table per port table, ``(k BLOB PRIMARY KEY, row BLOB) WITHOUT ROWID``,
 so rows live in the primary-key B-tree ordered by memcmp of the key, shorter first on a tie:
-unsigned byte order, the port's order. ``row`` holds the whole row packed by ``pack_row`` (one
+unsigned byte order, the port's order; a table of large rows keeps them apart from that B-tree
+(``embedded_rows.ensure_table``). ``row`` holds the whole row packed by ``pack_row`` (one
 B-tree lookup per row, no per-column rows). The table ``port_tables`` records each port
 table's SQL name and column families. A port table whose listings read only its rows' first
 columns (``TableSpec.narrow``) also has their heads kept beside it (``storage.embedded_heads``),
@@ -44,6 +45,7 @@ from storage.embedded_rows import (
     apply_op,
     check_key,
     conditions_of,
+    ensure_table,
     fresh_rows,
     inserted,
     pack_row,
@@ -234,8 +236,8 @@ class SqliteStore:
                 found = conn.execute(f"SELECT families FROM {_META} WHERE name = ?",
                                      (spec.name,)).fetchone()
                 families = set(spec.families) | set(json.loads(found[0]) if found else ())
-                conn.execute(f"CREATE TABLE IF NOT EXISTS {table} "
-                             "(k BLOB PRIMARY KEY, row BLOB NOT NULL) WITHOUT ROWID")
+                if ensure_table(conn, table, spec.large_rows):
+                    log.info("storage.rows_kept_apart", table=spec.name, path=self._path)
                 conn.execute(f"INSERT OR REPLACE INTO {_META} VALUES (?, ?, ?)",
                              (spec.name, table, json.dumps(sorted(families))))
                 if spec.narrow:

@@ -12,8 +12,12 @@ import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+import structlog
+
 from storage.port import Condition, Delete, Put, Row
 from storage.row_scan import packed_row
+
+log = structlog.get_logger(__name__)
 
 ROW_VERSION = 1
 ROW_HEADER = struct.Struct(">BI")
@@ -123,6 +127,44 @@ def sql_name(table: str) -> str:
         else:
             out.extend(f"_{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
     return "".join(out)
+
+
+#: A port table's SQLite table: rows held in the B-tree of their keys (one lookup a row).
+_ROWS_IN_KEYS = "(k BLOB PRIMARY KEY, row BLOB NOT NULL) WITHOUT ROWID"
+#: That of a port table of large rows: rows apart, found through an index of the keys.
+_ROWS_APART = "(k BLOB PRIMARY KEY, row BLOB NOT NULL)"
+
+
+def ensure_table(conn: sqlite3.Connection, sql: str, large_rows: bool) -> bool:
+    """Create the SQLite table ``sql`` of a port table when missing (inside the caller's write
+    transaction). Rows are held in the B-tree of their keys, but for a table of large rows
+    (``TableSpec.large_rows``): SQLite reads an entry of a key's B-tree whole, overflow pages
+    and all, each time a search compares a key with it, so a few events of 700 KB made every
+    lookup in their table take 0.4 ms. Such a table keeps its rows apart, found through an
+    index of the keys; one made before with its rows in the keys' B-tree is rebuilt so (True
+    then)."""
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {sql} {_ROWS_APART if large_rows else _ROWS_IN_KEYS}")
+    if not large_rows:
+        return False
+    found = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
+                         (sql,)).fetchone()  # fmt: skip
+    if found is None or "WITHOUT ROWID" not in str(found[0]).upper():
+        return False
+    rebuilt = f"{sql}_r"  # no port table's name (``sql_name`` writes "_" then hex or "_")
+    conn.execute("SAVEPOINT rows_apart")
+    try:
+        conn.execute(f"DROP TABLE IF EXISTS {rebuilt}")
+        conn.execute(f"CREATE TABLE {rebuilt} {_ROWS_APART}")
+        conn.execute(f"INSERT INTO {rebuilt} (k, row) SELECT k, row FROM {sql} ORDER BY k")
+        conn.execute(f"DROP TABLE {sql}")
+        conn.execute(f"ALTER TABLE {rebuilt} RENAME TO {sql}")
+    except sqlite3.Error as exc:  # a full disk, say: the table stays as it was, only slower
+        conn.execute("ROLLBACK TO rows_apart")
+        log.warning("storage.rows_not_kept_apart", table=sql, error=f"{type(exc).__name__}: {exc}")
+        return False
+    finally:
+        conn.execute("RELEASE rows_apart")
+    return True
 
 
 @dataclass(frozen=True)

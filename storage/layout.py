@@ -132,7 +132,7 @@ TABLE_SPECS = (
     TableSpec(TABLES, ("c",), narrow=True),
     TableSpec(PARTITIONS, ("c", "k")),
     TableSpec(FUNCTIONS, ("c",)),
-    TableSpec(META, ("c",)),
+    TableSpec(META, ("c",), large_rows=True),  # events: every partition of an add
 )
 
 _SEPARATOR = b"\x00"

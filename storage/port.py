@@ -137,11 +137,16 @@ class TableSpec:
 
     ``narrow``: its listings read only small columns that sort before its big ones (a table
     row's id and index column before its definition); a backend may keep a narrow copy of the
-    head of each row for them (the embedded store does: ``storage.embedded_heads``)."""
+    head of each row for them (the embedded store does: ``storage.embedded_heads``).
+    ``large_rows``: some of its rows may be very large (a notification event holding every
+    partition of an add); a backend may keep its rows apart from the index of its keys, so that
+    finding a key never reads such a row (the embedded store does: ``ensure_table`` of
+    ``storage.embedded_rows``)."""
 
     name: str
     families: Sequence[str] = field(default_factory=lambda: ("c",))
     narrow: bool = False
+    large_rows: bool = False
 
 
 class StoragePort(Protocol):
