@@ -111,16 +111,11 @@ class ByteCopyProcess:
         self._process.stdin.flush()
         line = self._process.stdout.readline()
         if not line.strip().isdigit():
-            self.__exit__(None, None, None)
+            self.__exit__()
             raise RuntimeError("the byte-copy server did not start")
         return int(line)
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         process, self._process = self._process, None
         if process is None:
             return
