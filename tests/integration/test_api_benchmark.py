@@ -98,6 +98,37 @@ def test_the_byte_copy_server_sends_the_reply_as_encoded() -> None:
             client.close()
 
 
+def test_the_byte_copy_process_serves_from_a_process_of_its_own() -> None:
+    """The limit the benchmarks print is served by a child process, as the servers are."""
+    from byte_copy import ByteCopyProcess, encode_reply
+
+    names = [f"t_{i:05d}" for i in range(300)]
+    server = ByteCopyProcess(encode_reply("get_all_tables", names))
+    with server as port:
+        assert server._process is not None and server._process.pid != os.getpid()
+        client = make_client("127.0.0.1", port)
+        try:
+            assert client.get_all_tables("any") == names
+        finally:
+            client.close()
+    assert server._process is None  # stopped with the block
+
+
+def test_pin_takes_two_cpu_lists_and_refuses_anything_else(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from api_calls import parse_args
+
+    cpu = min(os.sched_getaffinity(0))
+    args = parse_args(["--pin", f"{cpu}:{cpu}-{cpu}"])
+    assert (args.client_cpus, args.server_cpus) == ({cpu}, {cpu})
+    assert parse_args([]).client_cpus is None
+    for bad in (f"{cpu}", f"{cpu}:x", f"{cpu}:{cpu}:{cpu}", f"{cpu}:100000"):
+        with pytest.raises(SystemExit):
+            parse_args(["--pin", bad])
+        assert "--pin takes CLIENT:SERVERS CPU lists" in capsys.readouterr().err
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _bench_on_path() -> None:
     if str(BENCH) not in sys.path:
