@@ -4,15 +4,16 @@ benchmark (hmsbench).
 
 For each size N it creates the data of :mod:`api_ops` on every target (N databases, N tables
 in one database, N partitions in one table), then times each operation (p50 of ``--repeat``
-calls after ``--warmup``, the targets interleaved call by call) from one thriftpy2 client per
-target. Single calls are encoded before the clock starts and their replies read off the
-socket and skipped without building objects; the call sequences (create+drop database,
-open+commit transaction, Iceberg's lock cycle) decode each reply, as the next call needs it.
+calls after ``--warmup``, on each target in turn once every server started here is quiet)
+from one thriftpy2 client per target. Single calls are encoded before the clock starts and
+their replies read off the socket and skipped without building objects; the call sequences
+(create+drop database, open+commit transaction, Iceberg's lock cycle) decode each reply, as
+the next call needs it.
 It prints, per operation, the rows returned, both p50s, their ratio (over 0.5 marked), our
 server's own time and microseconds per returned row (its audit lines), and each server's peak
 memory growth over the timed calls; for the names listings and the smallest reads
 (``api_ops.LIMITED``) also the byte-copy limit (the same reply, encoded beforehand, sent by a
-loopback server that does nothing else, timed in the targets' rotation) per row, and that
+loopback server that does nothing else, timed after the targets) per row, and that
 limit over the reference's time: the least ratio any server can show through this client.
 
 It prints figures and asserts nothing; pytest does not collect it. Our server is started here
@@ -56,6 +57,7 @@ from bench_targets import Target, reference_preflight, start_targets  # noqa: E4
 from byte_copy import ByteCopyProcess  # noqa: E402
 from hbase_target import add_hbase_arguments, check_hbase_arguments, hbase_storage  # noqa: E402
 from process_memory import MemorySampler, rss_kib  # noqa: E402
+from process_quiet import wait_quiet  # noqa: E402
 from shape_timing import Result, error_text  # noqa: E402
 from support.net import LOOPBACK  # noqa: E402
 from thrift_wire import encode_call  # noqa: E402
@@ -115,30 +117,35 @@ def failed(ctx: Ctx, figures: Figures, exc: BaseException) -> None:
 def time_op(
     op: Op, ctxs: list[Ctx], warmup: int, repeat: int, limit: ByteCopyTurn | None = None
 ) -> dict[str, Figures]:
-    """Warm up on every target, then time ``repeat`` calls, the targets (and ``limit``, the
-    operation's byte-copy server) taking turns."""
+    """Time ``repeat`` calls on each target in turn (then on ``limit``, the operation's
+    byte-copy server), each after its warm-up calls and once every server started here is
+    quiet: what one server does after its replies (a JVM compiling the code they ran, its
+    collector, a checkpoint) is not timed in the other's calls, which it would be whenever
+    they share a CPU (``--pin``). Call by call turns were tried: they put it there."""
     out = {ctx.target.name: Figures() for ctx in ctxs}
+    pids = [ctx.target.pid for ctx in ctxs if ctx.target.pid is not None]
     for ctx in ctxs:
+        figures = out[ctx.target.name]
         try:
             for _ in range(warmup):
                 timed(op, ctx)
         except Exception as exc:  # noqa: BLE001 - reported in the table
-            failed(ctx, out[ctx.target.name], exc)
+            failed(ctx, figures, exc)
+            continue
         if ctx.target.audit is not None:
             ctx.target.audit.mark()
-    for _ in range(warmup if limit is not None else 0):
-        limit.timed()
-    for _ in range(repeat):
-        for ctx in ctxs:
-            figures = out[ctx.target.name]
-            if figures.error is not None:
-                continue
+        if pids and wait_quiet(pids) is None:
+            log(f"  {op.name}: a server was still busy; {ctx.target.name} timed anyway")
+        for _ in range(repeat):
             try:
                 figures.samples_ms.append(timed(op, ctx))
             except Exception as exc:  # noqa: BLE001 - reported in the table
                 failed(ctx, figures, exc)
-        if limit is not None:
-            limit.samples_ms.append(limit.timed())
+                break
+    if limit is not None:
+        for _ in range(warmup):
+            limit.timed()
+        limit.samples_ms.extend(limit.timed() for _ in range(repeat))
     for ctx in ctxs:
         figures = out[ctx.target.name]
         if figures.error is None:
@@ -370,7 +377,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         epilog=f"Reference HMS on Derby (as root): {HINT}",
     )
     parser.add_argument("--n", default="1000", help="sizes, comma-separated (default 1000)")
-    parser.add_argument("--repeat", type=int, default=9, help="timed calls per operation")
+    parser.add_argument("--repeat", type=int, default=21, help="timed calls per operation")
     parser.add_argument("--warmup", type=int, default=2, help="untimed calls first")
     parser.add_argument("--reference-hms", choices=("derby", "postgres", "none"), default="none",
                         help="start the reference HMS 2.3 here (default none)")  # fmt: skip

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -127,6 +128,31 @@ def test_pin_takes_two_cpu_lists_and_refuses_anything_else(
         with pytest.raises(SystemExit):
             parse_args(["--pin", bad])
         assert "--pin takes CLIENT:SERVERS CPU lists" in capsys.readouterr().err
+
+
+def test_servers_are_timed_once_quiet_and_not_while_busy() -> None:
+    """``wait_quiet`` returns once the processes named have been idle for a window, counting
+    their children's threads, and gives up (None) on one that stays busy."""
+    from process_quiet import cpu_seconds, wait_quiet
+
+    spin = "while True: pass"
+    parent = subprocess.Popen(  # busy in a child of the process named, as a server's workers
+        [sys.executable, "-c",
+         f"import subprocess, sys; subprocess.run([sys.executable, '-c', {spin!r}])"],
+        start_new_session=True,
+    )  # fmt: skip
+    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        first = cpu_seconds(parent.pid)
+        assert wait_quiet([parent.pid], window_s=0.1, give_up_s=1.0) is None
+        assert cpu_seconds(parent.pid) - first > 0.3  # the child's CPU time counted
+        waited = wait_quiet([idle.pid], window_s=0.1, give_up_s=5.0)
+        assert waited is not None and waited < 5.0
+    finally:
+        os.killpg(parent.pid, signal.SIGKILL)  # the spinning child with it
+        idle.kill()
+        for process in (parent, idle):
+            process.wait()
 
 
 @pytest.fixture(autouse=True, scope="module")
