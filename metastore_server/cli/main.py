@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
-import threading
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +17,7 @@ from metastore_server.api.authorization import AUTHORIZATION_CHOICES
 from metastore_server.audit import configure_logging
 from metastore_server.cli import bench as cli_bench
 from metastore_server.cli import dependency as cli_dependency
-from metastore_server.cli import errors
+from metastore_server.cli import errors, serving
 from metastore_server.cli import explain as cli_explain
 from metastore_server.cli import importing as cli_import
 from metastore_server.cli import password as cli_password
@@ -28,9 +25,9 @@ from metastore_server.cli import timeline as cli_timeline
 from metastore_server.cli import values as cli_values
 from metastore_server.cli.ldap_options import add_ldap_options, ldap_arguments
 from metastore_server.cli.proxy_options import add_proxy_user_option, proxy_user_arguments
+from metastore_server.cli.rest_options import add_rest_options, rest_arguments
 from metastore_server.server.auth import AUTH_CHOICES
 from metastore_server.server.config import ServerConfig
-from storage.hbase import HBaseError
 
 log = structlog.get_logger(__name__)
 
@@ -62,6 +59,7 @@ def _serve_parser(
     _catalog_options(group("catalog behaviour"), defaults)
     _data_options(group("managed data"), defaults)
     _log_options(group("logs"), defaults)
+    add_rest_options(group("Iceberg REST catalog"), defaults)
 
 
 def _where_options(serve: Any, defaults: ServerConfig) -> None:
@@ -409,6 +407,7 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         s3_endpoint=args.s3_endpoint,
         s3_region=args.s3_region,
         fs_options=_fs_options(defaults.fs_options, args.fs_option),
+        **rest_arguments(args),
         log_level=args.log_level,
         log_format=args.log_format,
     )
@@ -438,106 +437,6 @@ def _fs_options(
             raise ValueError(f"--fs-option takes SCHEME.KEY=VALUE, not {item!r}")
         options.setdefault(scheme.lower(), {})[key] = _option_value(value)
     return options
-
-
-def serve(config: ServerConfig, argv: Sequence[str] = (), worker_channel_fd: int = -1) -> int:
-    """Run the server until SIGTERM or SIGINT; 0 on a clean stop. With ``config.workers``,
-    a supervisor runs that many worker processes (each this program with ``argv`` and
-    ``--worker-channel-fd``); a worker serves the connections handed over on that channel."""
-    from metastore_server.server.app import build_server, tune_garbage_collector
-
-    try:
-        server, close = build_server(config)
-    except ValueError as exc:
-        return errors.report(str(exc), errors.USAGE)
-    except (OSError, HBaseError) as exc:
-        return errors.report(errors.store_problem(config.storage, exc), errors.USAGE)
-    tune_garbage_collector()
-    if worker_channel_fd >= 0:
-        return _serve_as_worker(server, close, worker_channel_fd)
-    if config.workers > 0:
-        close()  # the store opened fine: the workers open their own
-        return _supervise(config, argv)
-    stop_requested = threading.Event()
-
-    def request_stop(signum: int, _frame: object) -> None:
-        log.info("signal_received", signal=signal.Signals(signum).name)
-        stop_requested.set()
-        threading.Thread(target=server.stop, name="stopper", daemon=True).start()
-
-    signal.signal(signal.SIGTERM, request_stop)
-    signal.signal(signal.SIGINT, request_stop)
-    try:
-        server.start()
-    except OSError as exc:
-        close()
-        return errors.report(errors.bind_problem(config.host, config.port, exc), errors.USAGE)
-    try:
-        server.serve_forever()
-    finally:
-        server.stop()
-        close()
-    return 0
-
-
-def _supervise(config: ServerConfig, argv: Sequence[str]) -> int:
-    from metastore_server.server.supervisor import Supervisor, worker_command
-
-    supervisor = Supervisor(config.host, config.port, config.workers, worker_command(argv),
-                            call_timeout=config.call_timeout)  # fmt: skip
-
-    def request_stop(signum: int, _frame: object) -> None:
-        log.info("signal_received", signal=signal.Signals(signum).name)
-        supervisor.stop()
-
-    signal.signal(signal.SIGTERM, request_stop)
-    signal.signal(signal.SIGINT, request_stop)
-    try:
-        return supervisor.run()
-    except OSError as exc:  # the port taken, say
-        return errors.report(errors.bind_problem(config.host, config.port, exc), errors.USAGE)
-
-
-def _serve_as_worker(server: Any, close: Callable[[], None], channel_fd: int) -> int:
-    """Serve the connections the supervisor hands over, reporting on the same channel; stop
-    on SIGTERM/SIGINT or when the supervisor is gone."""
-    from metastore_server.server.supervisor import HEARTBEAT_S, WorkerLink
-
-    link = WorkerLink(channel_fd)
-
-    def stop(*_args: object) -> None:
-        threading.Thread(target=server.stop, name="stopper", daemon=True).start()
-
-    def receive() -> None:
-        while (client := link.receive()) is not None:
-            try:
-                address = client.getpeername()
-                peer = f"{address[0]}:{address[1]}"
-            except OSError:
-                client.close()
-                continue
-            if not server.admit(client, peer):
-                return
-        stop()
-
-    def report() -> None:
-        while not server.closing:
-            if not link.report(server.open_connections, server.processor.oldest_call_age()):
-                stop()
-                return
-            time.sleep(HEARTBEAT_S)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    threading.Thread(target=receive, name="handed-over", daemon=True).start()
-    threading.Thread(target=report, name="report", daemon=True).start()
-    try:
-        server.serve_handed_over()
-    finally:
-        server.stop()
-        link.close()
-        close()
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -575,7 +474,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 f"--warehouse {config.warehouse}: {exc.strerror or exc}", errors.USAGE
             )
         worker_argv = list(sys.argv[1:] if argv is None else argv)
-        return serve(config, worker_argv, args.worker_channel_fd)
+        return serving.serve(config, worker_argv, args.worker_channel_fd, args.rest_process)
     if args.command == "explain":
         return cli_explain.run(args)
     if args.command == "values":

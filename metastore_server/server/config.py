@@ -136,6 +136,8 @@ class ServerConfig:
     #: fsspec options per scheme (``{"s3": {"anon": False}}``): ``[filesystems.s3]`` in a
     #: config file, ``--fs-option s3.KEY=VALUE`` on the command line.
     fs_options: dict[str, dict[str, object]] = field(default_factory=dict)
+    #: The Iceberg REST catalog's port on ``host`` (0: not served; ``metastore_server.rest``).
+    rest_port: int = 0
     log_level: str = "info"
     log_format: str = "console"  # console | json
     extra_config: dict[str, str] = field(default_factory=dict)
@@ -227,6 +229,7 @@ class ServerConfig:
             "max_message_size",
             "partition_request_limit",
             "listing_cache_mb",
+            "rest_port",
         ):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
@@ -258,6 +261,10 @@ class ServerConfig:
             raise ValueError(f"hms_api must be auto, 2.3 or 4, not {self.hms_api!r}")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port out of range: {self.port}")
+        if not 0 <= self.rest_port <= 65535:
+            raise ValueError(f"rest_port out of range: {self.rest_port}")
+        if self.rest_port and self.rest_port == self.port:
+            raise ValueError(f"rest_port {self.rest_port} is the Thrift port too")
         if self.max_connections < 1:
             raise ValueError("max_connections must be at least 1")
         if self.workers < 0:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from metastore_server.cli import main as cli
+from metastore_server.cli import serving
 from metastore_server.server.config import ServerConfig
 
 
@@ -114,7 +115,7 @@ def test_a_trash_root_no_file_system_serves_stops_the_server(tmp_path: Path, cap
     defaults = cli._file_defaults(argv)
     config = cli._config_from_args(cli.build_parser(defaults).parse_args(argv), defaults)
     # (serve itself: main would also point the process's logging at this test's stderr)
-    assert cli.serve(config) == 2
+    assert serving.serve(config) == 2
     assert "trash root: No FileSystem for scheme: nosuch" in capsys.readouterr().err
 
 

@@ -14,6 +14,7 @@ from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.roots import DataRoots
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.cli import main as cli
+from metastore_server.cli import serving
 from metastore_server.server.app import data_roots
 from metastore_server.server.config import ServerConfig
 from metastore_server.thrift_api import hms
@@ -197,5 +198,5 @@ def test_a_bad_root_stops_the_server_with_a_usage_error(tmp_path: Path, capsys) 
                 "--warehouse", str(tmp_path / "w"), "--data-roots", roots]  # fmt: skip
         defaults = cli._file_defaults(argv)
         config = cli._config_from_args(cli.build_parser(defaults).parse_args(argv), defaults)
-        assert cli.serve(config) == 2
+        assert serving.serve(config) == 2
         assert message in capsys.readouterr().err

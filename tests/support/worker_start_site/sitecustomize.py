@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import metastore_server.cli.main as cli_main
+import metastore_server.cli.serving as cli_main
 
 _original = cli_main._serve_as_worker
 

@@ -1,0 +1,167 @@
+"""``metastore-server serve``: the server in one process, or a supervisor and its worker
+processes, and beside them the Iceberg REST catalog's process when ``--rest-port`` is given."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import structlog
+
+from metastore_server.cli import errors
+from metastore_server.server.config import ServerConfig
+from storage.hbase import HBaseError
+
+log = structlog.get_logger(__name__)
+
+
+def serve(
+    config: ServerConfig,
+    argv: Sequence[str] = (),
+    worker_channel_fd: int = -1,
+    rest_process: bool = False,
+) -> int:
+    """Run the server until SIGTERM or SIGINT; 0 on a clean stop. With ``config.workers``,
+    a supervisor runs that many worker processes (each this program with ``argv`` and
+    ``--worker-channel-fd``); a worker serves the connections handed over on that channel.
+    With ``config.rest_port``, the Iceberg REST catalog runs in a process of its own beside
+    them (this program with ``argv`` and ``--rest-process``)."""
+    if rest_process:
+        from metastore_server.rest.process import run_rest_catalog
+
+        return run_rest_catalog(config)
+    from metastore_server.server.app import build_server, tune_garbage_collector
+
+    if config.rest_port and worker_channel_fd < 0:
+        missing = _rest_extra_missing()
+        if missing is not None:
+            return errors.report(f"--rest-port: {missing}", errors.USAGE)
+    try:
+        server, close = build_server(config)
+    except ValueError as exc:
+        return errors.report(str(exc), errors.USAGE)
+    except (OSError, HBaseError) as exc:
+        return errors.report(errors.store_problem(config.storage, exc), errors.USAGE)
+    tune_garbage_collector()
+    if worker_channel_fd >= 0:
+        return _serve_as_worker(server, close, worker_channel_fd)
+    with _rest_beside(config, argv):
+        if config.workers > 0:
+            close()  # the store opened fine: the workers open their own
+            return _supervise(config, argv)
+        return _serve_alone(config, server, close)
+
+
+@contextlib.contextmanager
+def _rest_beside(config: ServerConfig, argv: Sequence[str]) -> Iterator[None]:
+    """The REST catalog's process runs while the block does (when ``config.rest_port``)."""
+    if not config.rest_port:
+        yield
+        return
+    from metastore_server.rest.sibling import RestSibling
+
+    sibling = RestSibling(argv)
+    sibling.start()
+    try:
+        yield
+    finally:
+        sibling.stop()
+
+
+def _rest_extra_missing() -> str | None:
+    """Why the REST catalog cannot run here (a library of the ``rest`` extra missing)."""
+    try:
+        import pyiceberg  # noqa: F401
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        return f"{exc.name} is not installed (pip install 'hbase-metastore[rest]')"
+    return None
+
+
+def _serve_alone(config: ServerConfig, server: Any, close: Callable[[], None]) -> int:
+    """Serve in this process (``--workers 0``) until SIGTERM or SIGINT."""
+    stop_requested = threading.Event()
+
+    def request_stop(signum: int, _frame: object) -> None:
+        log.info("signal_received", signal=signal.Signals(signum).name)
+        stop_requested.set()
+        threading.Thread(target=server.stop, name="stopper", daemon=True).start()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    try:
+        server.start()
+    except OSError as exc:
+        close()
+        return errors.report(errors.bind_problem(config.host, config.port, exc), errors.USAGE)
+    try:
+        server.serve_forever()
+    finally:
+        server.stop()
+        close()
+    return 0
+
+
+def _supervise(config: ServerConfig, argv: Sequence[str]) -> int:
+    from metastore_server.server.supervisor import Supervisor, worker_command
+
+    supervisor = Supervisor(config.host, config.port, config.workers, worker_command(argv),
+                            call_timeout=config.call_timeout)  # fmt: skip
+
+    def request_stop(signum: int, _frame: object) -> None:
+        log.info("signal_received", signal=signal.Signals(signum).name)
+        supervisor.stop()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    try:
+        return supervisor.run()
+    except OSError as exc:  # the port taken, say
+        return errors.report(errors.bind_problem(config.host, config.port, exc), errors.USAGE)
+
+
+def _serve_as_worker(server: Any, close: Callable[[], None], channel_fd: int) -> int:
+    """Serve the connections the supervisor hands over, reporting on the same channel; stop
+    on SIGTERM/SIGINT or when the supervisor is gone."""
+    from metastore_server.server.supervisor import HEARTBEAT_S, WorkerLink
+
+    link = WorkerLink(channel_fd)
+
+    def stop(*_args: object) -> None:
+        threading.Thread(target=server.stop, name="stopper", daemon=True).start()
+
+    def receive() -> None:
+        while (client := link.receive()) is not None:
+            try:
+                address = client.getpeername()
+                peer = f"{address[0]}:{address[1]}"
+            except OSError:
+                client.close()
+                continue
+            if not server.admit(client, peer):
+                return
+        stop()
+
+    def report() -> None:
+        while not server.closing:
+            if not link.report(server.open_connections, server.processor.oldest_call_age()):
+                stop()
+                return
+            time.sleep(HEARTBEAT_S)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    threading.Thread(target=receive, name="handed-over", daemon=True).start()
+    threading.Thread(target=report, name="report", daemon=True).start()
+    try:
+        server.serve_handed_over()
+    finally:
+        server.stop()
+        link.close()
+        close()
+    return 0

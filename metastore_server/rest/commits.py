@@ -1,0 +1,223 @@
+"""Commits of the REST catalog, as atomic as Iceberg's HiveCatalog makes a Thrift commit and
+safe against it: under the HMS table lock (EXCLUSIVE, table level, as HiveCatalog takes it),
+the current metadata is read, the commit's requirements checked and its updates applied
+(pyiceberg's own code), the new metadata file written, and the table pointed at it with a
+compare-and-set of ``metadata_location`` (``expected_parameter_key``/``_value``). A commit
+that loses (a requirement no longer holds, or the table moved on) gets 409 and its file is
+removed."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from pydantic import ValidationError
+from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.schema import Schema
+from pyiceberg.table import CommitTableRequest
+from pyiceberg.table.metadata import TableMetadata, TableMetadataV1
+from pyiceberg.table.update import AssertCreate, update_table_metadata
+
+from metastore_server.rest.calls import MetastoreCalls
+from metastore_server.rest.errors import (
+    RestError,
+    bad_request,
+    commit_failed,
+    from_metastore,
+    no_such_table,
+)
+from metastore_server.rest.iceberg_tables import (
+    METADATA_LOCATION,
+    IcebergTable,
+    MetadataFiles,
+    metadata_version,
+    new_metadata_location,
+    point_at,
+)
+from metastore_server.rest.tables import find_table, register
+from metastore_server.thrift_api import hms
+
+#: Seconds a commit waits for the table's HMS lock before it fails (409).
+LOCK_WAIT_S = 30.0
+EXPECTED_KEY = "expected_parameter_key"
+EXPECTED_VALUE = "expected_parameter_value"
+
+
+def parse_commit(body: bytes, db: str, name: str) -> CommitTableRequest:
+    """A CommitTableRequest (its identifier, when left out, the path's); 400 when it cannot
+    be read, names an unknown requirement or update, or another table."""
+    import json
+
+    try:
+        document = json.loads(body or b"{}")
+    except ValueError as exc:
+        raise bad_request(f"Request body is not JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise bad_request("CommitTableRequest must be a JSON object")
+    document.setdefault("identifier", {"namespace": [db], "name": name})
+    try:
+        request = CommitTableRequest.model_validate(document)
+    except ValidationError as exc:
+        raise bad_request(f"Invalid CommitTableRequest: {_first_error(exc)}") from None
+    if tuple(request.identifier.namespace.root) != (db,) or request.identifier.name != name:
+        raise bad_request("The commit's identifier is not the table of its path")
+    return request
+
+
+def commit_table(
+    calls: MetastoreCalls, files: MetadataFiles, request: CommitTableRequest
+) -> tuple[str, TableMetadata]:
+    """Commit ``request`` to its table (creating it for a staged create's ``assert-create``);
+    the new metadata file and metadata. 404 no such table, 409 the commit lost."""
+    namespace = request.identifier.namespace.root
+    if len(namespace) != 1:
+        raise no_such_table(".".join([*namespace, request.identifier.name]))
+    db, name = namespace[0], request.identifier.name
+    with table_lock(calls, db, name):
+        current = find_table(calls, files, db, name)
+        creates = any(isinstance(r, AssertCreate) for r in request.requirements)
+        if current is None and not creates:
+            raise no_such_table(f"{db}.{name}")
+        metadata = staged(current, request)
+        if current is not None and metadata == current.metadata:
+            return current.metadata_location, current.metadata  # nothing changed: no file
+        version = metadata_version(current.metadata_location) + 1 if current else 0
+        location = new_metadata_location(metadata, version)
+        files.write(metadata, location)
+        if current is None:
+            register(calls, files, db, name, location, metadata)
+        else:
+            swap(calls, files, current, location, metadata)
+        return location, metadata
+
+
+def staged(current: IcebergTable | None, request: CommitTableRequest) -> TableMetadata:
+    """The table's metadata with the request's updates applied, once its requirements hold
+    (409 when one does not; 400 for updates that cannot apply)."""
+    base = current.metadata if current is not None else None
+    try:
+        for requirement in request.requirements:
+            requirement.validate(base)
+    except CommitFailedException as exc:
+        raise commit_failed(str(exc)) from None
+    try:
+        return update_table_metadata(
+            base_metadata=base if base is not None else _empty_metadata(),
+            updates=request.updates,
+            enforce_validation=base is None,
+            metadata_location=current.metadata_location if current is not None else None,
+        )
+    except (ValueError, ValidationError, NotImplementedError) as exc:
+        raise bad_request(f"Cannot apply the commit's updates: {exc}") from None
+
+
+def swap(
+    calls: MetastoreCalls,
+    files: MetadataFiles,
+    current: IcebergTable,
+    location: str,
+    metadata: TableMetadata,
+    *,
+    discard: bool = True,
+) -> None:
+    """Point the HMS table at the new metadata file, only while it still points at the one
+    the commit read (409 otherwise, and the new file removed unless ``discard`` is off)."""
+    table = current.hive
+    old_properties = current.metadata.properties
+    point_at(table, metadata, location, current.metadata_location, old_properties)
+    context = hms.EnvironmentContext(properties={
+        "DO_NOT_UPDATE_STATS": "true",
+        EXPECTED_KEY: METADATA_LOCATION,
+        EXPECTED_VALUE: current.metadata_location,
+    })  # fmt: skip
+    db, name = table.dbName, table.tableName
+    try:
+        calls.alter_table_with_environment_context(db, name, table, context)
+    except BaseException as exc:
+        if discard:
+            files.delete(location)
+        if isinstance(exc, hms.NoSuchObjectException):
+            raise no_such_table(f"{db}.{name}") from None
+        if isinstance(exc, hms.MetaException | hms.InvalidOperationException):
+            message = exc.message or str(exc)
+            if "has been modified" in message:  # the compare-and-set lost
+                raise commit_failed(f"{db}.{name} was changed by another commit: "
+                                    f"{message}") from None  # fmt: skip
+            raise from_metastore(exc) from None
+        raise
+
+
+def repoint(
+    calls: MetastoreCalls, files: MetadataFiles, db: str, name: str, location: str,
+    metadata: TableMetadata,
+) -> None:  # fmt: skip
+    """Point an existing Iceberg table at another metadata file (a register with
+    ``overwrite``), under the table lock."""
+    with table_lock(calls, db, name):
+        current = find_table(calls, files, db, name)
+        if current is None:
+            raise no_such_table(f"{db}.{name}")
+        table = current.hive
+        point_at(table, metadata, location, current.metadata_location, current.metadata.properties)
+        calls.alter_table_with_environment_context(db, name, table, hms.EnvironmentContext(
+            properties={EXPECTED_KEY: METADATA_LOCATION,
+                        EXPECTED_VALUE: current.metadata_location}))  # fmt: skip
+
+
+@contextmanager
+def table_lock(calls: MetastoreCalls, db: str, name: str) -> Iterator[None]:
+    """Hold the table's HMS lock (EXCLUSIVE, table level: what Iceberg's HiveCatalog takes)
+    for the block; 409 when it is not granted within ``LOCK_WAIT_S``."""
+    with table_locks(calls, [(db, name)]):
+        yield
+
+
+@contextmanager
+def table_locks(calls: MetastoreCalls, tables: Sequence[tuple[str, str]]) -> Iterator[None]:
+    """Hold the HMS locks of ``tables`` (one request: all or none) for the block."""
+    components = [
+        hms.LockComponent(type=hms.LockType.EXCLUSIVE, level=hms.LockLevel.TABLE,
+                          dbname=db, tablename=name, isAcid=True)  # fmt: skip
+        for db, name in sorted(set(tables))
+    ]
+    request = hms.LockRequest(component=components, user=calls.session.user or "iceberg-rest",
+                              hostname=socket.gethostname(), agentInfo="iceberg-rest")  # fmt: skip
+    response = calls.lock(request)
+    try:
+        _wait_granted(calls, response, tables)
+        yield
+    finally:
+        calls.unlock(hms.UnlockRequest(lockid=response.lockid))
+
+
+def _wait_granted(calls: MetastoreCalls, response: Any, tables: Sequence[tuple[str, str]]) -> None:
+    deadline = time.monotonic() + LOCK_WAIT_S
+    pause = 0.005
+    while response.state == hms.LockState.WAITING and time.monotonic() < deadline:
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+        response = calls.check_lock(hms.CheckLockRequest(lockid=response.lockid))
+    if response.state != hms.LockState.ACQUIRED:
+        shown = ", ".join(f"{db}.{name}" for db, name in tables)
+        raise commit_failed(f"Could not lock {shown} within {LOCK_WAIT_S:g} s "
+                            f"(lock state {response.state})")  # fmt: skip
+
+
+def _empty_metadata() -> TableMetadata:
+    """The base a staged create's updates are applied to (as pyiceberg's catalogs do)."""
+    return TableMetadataV1.model_construct(last_column_id=-1, schema=Schema())
+
+
+def _first_error(exc: ValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return str(exc)
+    first = errors[0]
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    return f"{where}: {first.get('msg')}"
+
+
+__all__ = ["RestError", "commit_table", "parse_commit", "table_lock", "table_locks"]

@@ -1,0 +1,77 @@
+"""The Iceberg REST catalog's process (``serve --rest-process``, started by ``serve`` beside
+the Thrift server): a metastore handler over the same store, served over HTTP by uvicorn on
+``--host``:``--rest-port`` (TLS with the server's certificate). It stops on SIGTERM/SIGINT,
+or when its standard input ends (its parent is gone)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from typing import Any
+
+import structlog
+
+from metastore_server.cli import errors
+from metastore_server.server.config import ServerConfig
+
+log = structlog.get_logger(__name__)
+
+
+def file_io_properties(config: ServerConfig) -> dict[str, str]:
+    """The FileIO settings of metadata files (and the catalog's defaults for clients): the
+    server's S3 endpoint and region."""
+    properties = {}
+    if config.s3_endpoint:
+        properties["s3.endpoint"] = config.s3_endpoint
+    if config.s3_region:
+        properties["s3.region"] = config.s3_region
+    return properties
+
+
+def run_rest_catalog(config: ServerConfig) -> int:
+    """Serve the REST catalog until stopped; 0 on a clean stop, 2 when it cannot start."""
+    import uvicorn
+
+    from metastore_server.rest.iceberg_tables import MetadataFiles
+    from metastore_server.rest.routes import RestContext, build_app
+    from metastore_server.server.app import build_handler
+
+    try:
+        handler, close = build_handler(config)
+    except (ValueError, OSError) as exc:
+        return errors.report(f"REST catalog: {exc}", errors.USAGE)
+    app = build_app(RestContext(handler, MetadataFiles(file_io_properties(config))))
+    tls: dict[str, Any] = {}
+    if config.tls_cert:
+        tls = {"ssl_certfile": config.tls_cert, "ssl_keyfile": config.tls_key}
+    server = uvicorn.Server(uvicorn.Config(
+        app, host=config.host, port=config.rest_port, log_config=None, access_log=False,
+        lifespan="off", server_header=False, **tls,
+    ))  # fmt: skip
+
+    def stop(*_args: object) -> None:
+        server.should_exit = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    threading.Thread(target=_stop_at_end_of_input, args=(stop,), daemon=True).start()
+    log.info("rest_catalog_serving", host=config.host, port=config.rest_port,
+             tls=bool(config.tls_cert))  # fmt: skip
+    try:
+        server.run()
+    finally:
+        close()
+    return 0 if server.started else errors.report(
+        errors.bind_problem(config.host, config.rest_port, OSError("could not listen")),
+        errors.USAGE,
+    )
+
+
+def _stop_at_end_of_input(stop: Any) -> None:
+    try:
+        while sys.stdin.buffer.read(4096):
+            pass
+    except (OSError, ValueError):
+        pass
+    stop()

@@ -1,0 +1,286 @@
+"""The HTTP endpoints of the Iceberg REST catalog (a Starlette application): each reads its
+request, runs the catalog operation in a worker thread as the request's caller, and answers
+JSON, or the spec's error model (never a stack trace)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import structlog
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from metastore_server.caller import Session
+from metastore_server.rest import namespaces, tables
+from metastore_server.rest.calls import MetastoreCalls
+from metastore_server.rest.commits import commit_table, parse_commit
+from metastore_server.rest.errors import RestError, bad_request, from_metastore, not_found
+from metastore_server.rest.iceberg_tables import MetadataFiles
+from metastore_server.rest.transactions import commit_transaction
+from metastore_server.thrift_api import hms
+
+log = structlog.get_logger(__name__)
+
+#: The namespace separator in paths (``%1F``, the spec's default).
+SEPARATOR = "\x1f"
+NS = "/v1/namespaces/{namespace}"
+TABLE = NS + "/tables/{table}"
+#: The endpoints this catalog serves, as ``GET /v1/config`` lists them.
+ENDPOINTS = [
+    "GET /v1/{prefix}/namespaces",
+    "POST /v1/{prefix}/namespaces",
+    "GET /v1/{prefix}/namespaces/{namespace}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}",
+    "POST /v1/{prefix}/namespaces/{namespace}/properties",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/register",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+    "POST /v1/{prefix}/tables/rename",
+    "POST /v1/{prefix}/transactions/commit",
+]
+
+
+@dataclass
+class RestContext:
+    """What every endpoint needs: the metastore handler and the metadata files' FileIO
+    settings (also the catalog's defaults for clients)."""
+
+    handler: Any
+    files: MetadataFiles
+
+
+@dataclass
+class Call:
+    """One request, as an endpoint's operation sees it."""
+
+    calls: MetastoreCalls
+    files: MetadataFiles
+    path: dict[str, str]
+    query: dict[str, str]
+    body: bytes
+
+    def namespace(self) -> list[str]:
+        """The path's namespace, its levels split."""
+        return unquote(self.path["namespace"]).split(SEPARATOR)
+
+    def db(self) -> str:
+        """The path's namespace as a database name (400 when nested)."""
+        return namespaces.database_name(self.namespace())
+
+    def json(self) -> dict[str, Any]:
+        """The body as a JSON object (400 otherwise)."""
+        try:
+            document = json.loads(self.body or b"{}")
+        except ValueError as exc:
+            raise bad_request(f"Request body is not JSON: {exc}") from None
+        if not isinstance(document, dict):
+            raise bad_request("Request body must be a JSON object")
+        return document
+
+
+Operation = Callable[[Call], Any]
+
+
+def table_result(location: str | None, metadata: Any) -> Response:
+    """A LoadTableResult (also a CommitTableResponse: both carry these two fields)."""
+    text = (f'{{"metadata-location":{json.dumps(location)},'
+            f'"metadata":{metadata.model_dump_json()},"config":{{}}}}')  # fmt: skip
+    return Response(text, media_type="application/json")
+
+
+def _config(call: Call) -> Any:
+    return {"defaults": dict(call.files.properties), "overrides": {}, "endpoints": ENDPOINTS}
+
+
+def _list_namespaces(call: Call) -> Any:
+    parent = call.query.get("parent")
+    levels = unquote(parent).split(SEPARATOR) if parent else None
+    return {"namespaces": namespaces.list_namespaces(call.calls, levels)}
+
+
+def _create_namespace(call: Call) -> Any:
+    body = call.json()
+    namespace = body.get("namespace")
+    if not isinstance(namespace, list) or not all(isinstance(p, str) for p in namespace):
+        raise bad_request("CreateNamespaceRequest needs a namespace (a list of strings)")
+    return namespaces.create_namespace(call.calls, namespace, body.get("properties") or {})
+
+
+def _load_namespace(call: Call) -> Any:
+    database = namespaces.load_database(call.calls, call.db())
+    return {"namespace": [database.name], "properties": namespaces.properties_of(database)}
+
+
+def _namespace_exists(call: Call) -> Any:
+    namespaces.load_database(call.calls, call.db())
+    return None
+
+
+def _update_namespace(call: Call) -> Any:
+    body = call.json()
+    removals, updates = body.get("removals") or [], body.get("updates") or {}
+    if not isinstance(removals, list) or not isinstance(updates, dict):
+        raise bad_request("removals must be a list and updates an object")
+    return namespaces.update_properties(call.calls, call.namespace(), removals, updates)
+
+
+def _drop_namespace(call: Call) -> Any:
+    namespaces.drop_namespace(call.calls, call.namespace())
+
+
+def _list_tables(call: Call) -> Any:
+    return {"identifiers": tables.list_tables(call.calls, call.db())}
+
+
+def _create_table(call: Call) -> Any:
+    return table_result(*tables.create_table(call.calls, call.files, call.db(), call.json()))
+
+
+def _register_table(call: Call) -> Any:
+    return table_result(*tables.register_table(call.calls, call.files, call.db(), call.json()))
+
+
+def _load_table(call: Call) -> Any:
+    table = tables.load_table(call.calls, call.files, call.db(), unquote(call.path["table"]))
+    metadata = table.metadata
+    if call.query.get("snapshots", "all").lower() == "refs":
+        metadata = tables.only_referenced_snapshots(metadata)
+    return table_result(table.metadata_location, metadata)
+
+
+def _table_exists(call: Call) -> Any:
+    tables.load_table(call.calls, call.files, call.db(), unquote(call.path["table"]))
+
+
+def _commit_table(call: Call) -> Any:
+    request = parse_commit(call.body, call.db(), unquote(call.path["table"]))
+    return table_result(*commit_table(call.calls, call.files, request))
+
+
+def _drop_table(call: Call) -> Any:
+    purge = call.query.get("purgeRequested", "false").lower() == "true"
+    tables.drop_table(call.calls, call.files, call.db(), unquote(call.path["table"]), purge)
+
+
+def _rename_table(call: Call) -> Any:
+    body = call.json()
+    source, target = body.get("source"), body.get("destination")
+    if not isinstance(source, dict) or not isinstance(target, dict):
+        raise bad_request("RenameTableRequest needs a source and a destination")
+    tables.rename_table(call.calls, source, target)
+
+
+def _report_metrics(call: Call) -> Any:
+    tables.load_table(call.calls, call.files, call.db(), unquote(call.path["table"]))
+    log.debug("iceberg_metrics_report", table=f"{call.db()}.{call.path['table']}")
+
+
+def _commit_transaction(call: Call) -> Any:
+    changes = call.json().get("table-changes")
+    if not isinstance(changes, list) or not changes:
+        raise bad_request("CommitTransactionRequest needs table-changes")
+    requests = []
+    for change in changes:
+        if not isinstance(change, dict) or not isinstance(change.get("identifier"), dict):
+            raise bad_request("Each table change needs an identifier")
+        identifier = change["identifier"]
+        db = namespaces.database_name(identifier.get("namespace") or [])
+        requests.append(parse_commit(json.dumps(change).encode(), db, str(identifier.get("name"))))
+    commit_transaction(call.calls, call.files, requests)
+
+
+def build_app(context: RestContext) -> Starlette:
+    """The Starlette application of the catalog over ``context``."""
+
+    def route(path: str, method: str, operation: Operation, ok: int = 200) -> Route:
+        return Route(path, _endpoint(context, operation, ok), methods=[method])
+
+    routes = [
+        route("/v1/config", "GET", _config),
+        route("/v1/namespaces", "GET", _list_namespaces),
+        route("/v1/namespaces", "POST", _create_namespace),
+        route(NS, "HEAD", _namespace_exists, 204),
+        route(NS, "GET", _load_namespace),
+        route(NS, "DELETE", _drop_namespace, 204),
+        route(NS + "/properties", "POST", _update_namespace),
+        route(NS + "/tables", "GET", _list_tables),
+        route(NS + "/tables", "POST", _create_table),
+        route(NS + "/register", "POST", _register_table),
+        route(TABLE, "HEAD", _table_exists, 204),
+        route(TABLE, "GET", _load_table),
+        route(TABLE, "POST", _commit_table),
+        route(TABLE, "DELETE", _drop_table, 204),
+        route(TABLE + "/metrics", "POST", _report_metrics, 204),
+        route("/v1/tables/rename", "POST", _rename_table, 204),
+        route("/v1/transactions/commit", "POST", _commit_transaction, 204),
+    ]
+    app = Starlette(routes=routes)
+    app.add_exception_handler(404, _no_route)
+    app.add_exception_handler(405, _no_route)
+    return app
+
+
+async def _no_route(request: Request, exc: Exception) -> Response:
+    error = not_found(request.url.path)
+    if getattr(exc, "status_code", 404) == 405:
+        error = RestError(405, "MethodNotAllowedException",
+                          f"{request.method} is not served at {request.url.path}")  # fmt: skip
+    return JSONResponse(error.body(), status_code=error.code)
+
+
+def _endpoint(
+    context: RestContext, operation: Operation, ok: int
+) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        started = time.perf_counter()
+        client = request.client
+        peer = f"{client.host}:{client.port}" if client is not None else "unknown"
+        session = Session(address=client.host if client is not None else None)
+        call = Call(MetastoreCalls(context.handler, session, peer), context.files,
+                    dict(request.path_params), dict(request.query_params),
+                    await request.body())  # fmt: skip
+        response = await run_in_threadpool(_answer, call, operation, ok)
+        log.info("rest_request", method=request.method, path=request.url.path,
+                 status=response.status_code, peer=peer,
+                 ms=round((time.perf_counter() - started) * 1000, 3))  # fmt: skip
+        return response
+
+    return endpoint
+
+
+def _answer(call: Call, operation: Operation, ok: int) -> Response:
+    """Run ``operation``; its result as JSON (None: no content), or its error."""
+    try:
+        result = operation(call)
+    except RestError as exc:
+        return JSONResponse(exc.body(), status_code=exc.code)
+    except (hms.NoSuchObjectException, hms.AlreadyExistsException, hms.MetaException,
+            hms.InvalidObjectException, hms.InvalidOperationException) as exc:  # fmt: skip
+        error = from_metastore(exc)
+        return JSONResponse(error.body(), status_code=error.code)
+    except FileNotFoundError as exc:
+        error = RestError(500, "ServerErrorException", f"A metadata file is missing: {exc}")
+        return JSONResponse(error.body(), status_code=error.code)
+    except Exception as exc:  # noqa: BLE001 - answered, never a stack trace to the client
+        log.exception("rest_request_failed", error=f"{type(exc).__name__}: {exc}")
+        error = RestError(500, "ServerErrorException", f"{type(exc).__name__}: {exc}")
+        return JSONResponse(error.body(), status_code=error.code)
+    if isinstance(result, Response):
+        return result
+    if result is None or ok == 204:
+        return Response(status_code=204)
+    return JSONResponse(result, status_code=ok)

@@ -1,0 +1,73 @@
+"""The Iceberg REST catalog's process, seen from ``serve``: started beside the Thrift server
+(the same program and arguments, with ``--rest-process``), started again when it dies, and
+stopped with the server. It reads the end of its standard input as its parent's end, so that
+it never outlives a server killed outright."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+
+import structlog
+
+log = structlog.get_logger(__name__)
+
+#: Seconds between two starts of the process when it keeps dying.
+RESTART_DELAY_S = 1.0
+
+
+class RestSibling:
+    """``start()`` the catalog's process, ``stop()`` it; in between, a process that exits is
+    started again (after ``RESTART_DELAY_S``)."""
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        self._command = [sys.executable, "-m", "metastore_server", *argv, "--rest-process"]
+        self._process: subprocess.Popen[bytes] | None = None
+        self._stopping = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, name="rest-sibling", daemon=True)
+
+    def start(self) -> None:
+        """Start the process and the thread that starts it again when it dies."""
+        self._spawn()
+        self._watcher.start()
+
+    def _spawn(self) -> None:
+        self._process = subprocess.Popen(self._command, stdin=subprocess.PIPE)
+        log.info("rest_catalog_process_started", pid=self._process.pid)
+
+    def _watch(self) -> None:
+        while not self._stopping.is_set():
+            process = self._process
+            if process is None:
+                return
+            code = process.wait()
+            if self._stopping.is_set():
+                return
+            log.warning("rest_catalog_process_exited", pid=process.pid, exit_code=code)
+            if self._stopping.wait(RESTART_DELAY_S):
+                return
+            self._spawn()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the process (its input closed, then SIGTERM, then SIGKILL) and its watcher."""
+        self._stopping.set()
+        process = self._process
+        if process is None:
+            return
+        with contextlib.suppress(OSError):
+            if process.stdin is not None:
+                process.stdin.close()
+        with contextlib.suppress(OSError):
+            process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        deadline = time.monotonic() + timeout
+        if self._watcher.is_alive():
+            self._watcher.join(max(0.0, deadline - time.monotonic()))

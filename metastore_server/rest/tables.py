@@ -1,0 +1,242 @@
+"""Table operations of the REST catalog on the HMS tables Iceberg's HiveCatalog makes: list,
+load, create (and stage-create), register, drop (and purge), rename."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.table.metadata import TableMetadata, new_table_metadata
+from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
+
+from metastore_server.rest.calls import MetastoreCalls
+from metastore_server.rest.errors import (
+    RestError,
+    already_exists,
+    bad_request,
+    from_metastore,
+    no_such_namespace,
+    no_such_table,
+)
+from metastore_server.rest.iceberg_tables import (
+    METADATA_LOCATION,
+    IcebergTable,
+    MetadataFiles,
+    hive_table,
+    is_iceberg,
+    new_metadata_location,
+)
+from metastore_server.rest.namespaces import LOCATION, load_database, properties_of
+from metastore_server.thrift_api import hms
+
+#: Table objects read per call when listing a namespace's Iceberg tables.
+LIST_CHUNK = 500
+#: What Iceberg's HiveCatalog gives every new table unless told otherwise.
+DEFAULT_PROPERTIES = {"write.parquet.compression-codec": "zstd"}
+#: Environment context of the alters made here: no file counting (not Hive's files).
+NO_STATS = hms.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"})
+
+
+def list_tables(calls: MetastoreCalls, db: str) -> list[dict[str, Any]]:
+    """The namespace's Iceberg tables as identifiers; 404 when it does not exist."""
+    load_database(calls, db)
+    names = calls.get_all_tables(db)
+    found: list[str] = []
+    for start in range(0, len(names), LIST_CHUNK):
+        tables = calls.get_table_objects_by_name(db, names[start : start + LIST_CHUNK])
+        found += [t.tableName for t in tables if is_iceberg(t)]
+    return [{"namespace": [db], "name": name} for name in sorted(found)]
+
+
+def find_table(
+    calls: MetastoreCalls, files: MetadataFiles, db: str, name: str
+) -> IcebergTable | None:
+    """The Iceberg table ``db.name`` with its current metadata; None when there is no table
+    of that name; 404 when it is not an Iceberg table."""
+    try:
+        table = calls.get_table(db, name)
+    except hms.NoSuchObjectException:
+        return None
+    location = (table.parameters or {}).get(METADATA_LOCATION)
+    if not is_iceberg(table) or not location:
+        raise no_such_table(f"{db}.{name} (not an Iceberg table)")
+    return IcebergTable(table, location, files.read(location))
+
+
+def load_table(calls: MetastoreCalls, files: MetadataFiles, db: str, name: str) -> IcebergTable:
+    """The Iceberg table ``db.name``; 404 when it does not exist."""
+    found = find_table(calls, files, db, name)
+    if found is None:
+        raise no_such_table(f"{db}.{name}")
+    return found
+
+
+def only_referenced_snapshots(metadata: TableMetadata) -> TableMetadata:
+    """``metadata`` with only the snapshots a branch or tag points at (``snapshots=refs``)."""
+    wanted = {ref.snapshot_id for ref in metadata.refs.values()}
+    kept = [s for s in metadata.snapshots if s.snapshot_id in wanted]
+    return metadata.model_copy(update={"snapshots": kept})
+
+
+def create_table(
+    calls: MetastoreCalls, files: MetadataFiles, db: str, body: Mapping[str, Any]
+) -> tuple[str | None, TableMetadata]:
+    """Create an Iceberg table from a CreateTableRequest: its first metadata file, then its
+    HMS table; with ``stage-create`` nothing is kept (the metadata is returned for a later
+    commit that creates the table). 409 when it exists, 404 when the namespace does not."""
+    name = body.get("name")
+    if not isinstance(name, str) or not name:
+        raise bad_request("CreateTableRequest needs a name")
+    database = load_database(calls, db)
+    metadata = new_metadata(database, name, body)
+    if body.get("stage-create"):
+        if _exists(calls, db, name):
+            raise already_exists("Table", f"{db}.{name}")
+        return None, metadata
+    location = new_metadata_location(metadata, 0)
+    files.write(metadata, location)
+    register(calls, files, db, name, location, metadata)
+    return location, metadata
+
+
+def new_metadata(database: Any, name: str, body: Mapping[str, Any]) -> TableMetadata:
+    """The first metadata of a table created by ``body`` (a CreateTableRequest)."""
+    properties = {**DEFAULT_PROPERTIES, **_string_map(body.get("properties"), "properties")}
+    location = body.get("location") or default_location(database, name)
+    try:
+        schema = Schema.model_validate(body["schema"])
+        spec = (PartitionSpec.model_validate(body["partition-spec"])
+                if body.get("partition-spec") else UNPARTITIONED_PARTITION_SPEC)  # fmt: skip
+        order = (SortOrder.model_validate(body["write-order"])
+                 if body.get("write-order") else UNSORTED_SORT_ORDER)  # fmt: skip
+        return new_table_metadata(schema=schema, partition_spec=spec, sort_order=order,
+                                  location=str(location).rstrip("/"),
+                                  properties=properties)  # fmt: skip
+    except KeyError:
+        raise bad_request("CreateTableRequest needs a schema") from None
+    except (ValidationError, ValueError) as exc:
+        raise bad_request(f"Invalid CreateTableRequest: {exc}") from None
+
+
+def default_location(database: Any, name: str) -> str:
+    """A new table's location: below its database's, as Iceberg's HiveCatalog places it."""
+    base = properties_of(database).get(LOCATION)
+    if not base:
+        raise bad_request(f"Namespace {database.name} has no location: give the table one")
+    return f"{base.rstrip('/')}/{name}"
+
+
+def register(
+    calls: MetastoreCalls,
+    files: MetadataFiles,
+    db: str,
+    name: str,
+    metadata_location: str,
+    metadata: TableMetadata,
+) -> None:
+    """Create the HMS table of an Iceberg table whose metadata file is written; the file is
+    removed again when the table cannot be created (409, 404)."""
+    table = hive_table(db, name, metadata, metadata_location, owner=calls.session.user,
+                       now=int(time.time()))  # fmt: skip
+    try:
+        calls.create_table(table)
+    except BaseException as exc:
+        files.delete(metadata_location)
+        if isinstance(exc, hms.AlreadyExistsException):
+            raise already_exists("Table", f"{db}.{name}") from None
+        if isinstance(exc, hms.InvalidObjectException | hms.NoSuchObjectException):
+            raise no_such_namespace(db) from None
+        if isinstance(exc, hms.MetaException):
+            raise from_metastore(exc) from None
+        raise
+
+
+def register_table(
+    calls: MetastoreCalls, files: MetadataFiles, db: str, body: Mapping[str, Any]
+) -> tuple[str, TableMetadata]:
+    """Register an existing metadata file as table ``name`` (RegisterTableRequest; with
+    ``overwrite``, an existing Iceberg table of that name is pointed at it instead)."""
+    name, location = body.get("name"), body.get("metadata-location")
+    if not isinstance(name, str) or not name or not isinstance(location, str) or not location:
+        raise bad_request("RegisterTableRequest needs a name and a metadata-location")
+    load_database(calls, db)
+    try:
+        metadata = files.read(location)
+    except FileNotFoundError:
+        raise bad_request(f"No metadata file at {location}") from None
+    table = hive_table(db, name, metadata, location, owner=calls.session.user,
+                       now=int(time.time()))  # fmt: skip
+    try:
+        calls.create_table(table)
+    except hms.AlreadyExistsException:
+        if not body.get("overwrite"):
+            raise already_exists("Table", f"{db}.{name}") from None
+        from metastore_server.rest.commits import repoint
+
+        repoint(calls, files, db, name, location, metadata)
+    return location, metadata
+
+
+def drop_table(
+    calls: MetastoreCalls, files: MetadataFiles, db: str, name: str, purge: bool
+) -> None:
+    """Drop the table (its files kept, as an external table's); with ``purge`` its data and
+    metadata files are deleted too. 404 when it does not exist."""
+    table = load_table(calls, files, db, name)
+    try:
+        calls.drop_table(db, name, False)
+    except hms.NoSuchObjectException:
+        raise no_such_table(f"{db}.{name}") from None
+    if purge:
+        from metastore_server.rest.purge import purge_files
+
+        purge_files(files, table.metadata_location, table.metadata)
+
+
+def rename_table(
+    calls: MetastoreCalls, source: Mapping[str, Any], target: Mapping[str, Any]
+) -> None:
+    """Rename a table (RenameTableRequest's source and destination); 404 when the source or
+    the destination's namespace does not exist, 409 when the destination exists."""
+    from metastore_server.rest.namespaces import database_name
+
+    db, name = database_name(source.get("namespace") or []), source.get("name")
+    to_db, to_name = database_name(target.get("namespace") or []), target.get("name")
+    if not isinstance(name, str) or not isinstance(to_name, str):
+        raise bad_request("RenameTableRequest needs source and destination names")
+    try:
+        table = calls.get_table(db, name)
+    except hms.NoSuchObjectException:
+        raise no_such_table(f"{db}.{name}") from None
+    load_database(calls, to_db)
+    if _exists(calls, to_db, to_name):
+        raise already_exists("Table", f"{to_db}.{to_name}")
+    table.dbName, table.tableName = to_db, to_name
+    try:
+        calls.alter_table_with_environment_context(db, name, table, NO_STATS)
+    except hms.NoSuchObjectException:
+        raise no_such_table(f"{db}.{name}") from None
+    except hms.InvalidOperationException as exc:
+        raise RestError(409, "AlreadyExistsException", exc.message or str(exc)) from None
+
+
+def _exists(calls: MetastoreCalls, db: str, name: str) -> bool:
+    try:
+        calls.get_table(db, name)
+    except hms.NoSuchObjectException:
+        return False
+    return True
+
+
+def _string_map(value: Any, what: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise bad_request(f"{what} must map strings to strings")
+    return dict(value)

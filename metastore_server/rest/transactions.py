@@ -1,0 +1,101 @@
+"""Multi-table commits (``POST /v1/transactions/commit``): every table's commit or none.
+The tables' HMS locks are taken in one request; each commit's requirements are checked and
+its updates applied, and every new metadata file written, before any table moves; then each
+table is pointed at its new file with the compare-and-set of a single commit. Should one of
+them lose, those already moved are pointed back (still under the locks) and every new file
+removed: the transaction fails with 409 and no table keeps a change of it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import structlog
+from pyiceberg.table import CommitTableRequest
+
+from metastore_server.rest.calls import MetastoreCalls
+from metastore_server.rest.commits import staged, swap, table_locks
+from metastore_server.rest.errors import RestError, bad_request, no_such_table
+from metastore_server.rest.iceberg_tables import (
+    IcebergTable,
+    MetadataFiles,
+    metadata_version,
+    new_metadata_location,
+)
+from metastore_server.rest.tables import find_table
+
+log = structlog.get_logger(__name__)
+
+
+def commit_transaction(
+    calls: MetastoreCalls, files: MetadataFiles, requests: Sequence[CommitTableRequest]
+) -> None:
+    """Commit every request (each an existing table's) or none; 409 when one loses."""
+    names = [_table_of(r) for r in requests]
+    if len(set(names)) != len(names):
+        raise bad_request("A transaction names a table more than once")
+    with table_locks(calls, names):
+        plans: list[tuple[IcebergTable, str, object]] = []
+        for (db, name), request in zip(names, requests, strict=True):
+            current = find_table(calls, files, db, name)
+            if current is None:
+                raise no_such_table(f"{db}.{name}")
+            metadata = staged(current, request)
+            if metadata == current.metadata:
+                continue
+            version = metadata_version(current.metadata_location) + 1
+            plans.append((current, new_metadata_location(metadata, version), metadata))
+        written: list[str] = []
+        try:
+            for _, location, metadata in plans:
+                files.write(metadata, location)  # type: ignore[arg-type]
+                written.append(location)
+        except BaseException:
+            _remove(files, written)
+            raise
+        _switch_all(calls, files, plans)
+
+
+def _switch_all(
+    calls: MetastoreCalls, files: MetadataFiles, plans: list[tuple[IcebergTable, str, object]]
+) -> None:
+    """Point each table at its new file; on a failure, point those done back."""
+    done: list[tuple[IcebergTable, str, object]] = []
+    for index, plan in enumerate(plans):
+        current, location, metadata = plan
+        try:
+            swap(calls, files, current, location, metadata)  # type: ignore[arg-type]
+        except BaseException:
+            _remove(files, [loc for _, loc, _ in plans[index + 1 :]])
+            _undo(calls, files, done)
+            raise
+        done.append(plan)
+
+
+def _undo(
+    calls: MetastoreCalls, files: MetadataFiles, done: list[tuple[IcebergTable, str, object]]
+) -> None:
+    """Point the tables of ``done`` back at the files they had (their new files removed)."""
+    for before, location, metadata in reversed(done):
+        moved = IcebergTable(before.hive, location, metadata)  # type: ignore[arg-type]
+        try:
+            swap(calls, files, moved, before.metadata_location, before.metadata, discard=False)
+        except RestError as exc:  # logged: the table keeps the transaction's change
+            log.error("iceberg_transaction_not_undone", table=f"{before.hive.dbName}."
+                      f"{before.hive.tableName}", reason=exc.message)  # fmt: skip
+            continue
+        _remove(files, [location])
+
+
+def _remove(files: MetadataFiles, locations: Sequence[str]) -> None:
+    for location in locations:
+        try:
+            files.delete(location)
+        except OSError as exc:
+            log.warning("iceberg_metadata_file_kept", path=location, reason=str(exc))
+
+
+def _table_of(request: CommitTableRequest) -> tuple[str, str]:
+    namespace = request.identifier.namespace.root
+    if len(namespace) != 1:
+        raise no_such_table(".".join([*namespace, request.identifier.name]))
+    return namespace[0], request.identifier.name
