@@ -126,6 +126,9 @@ _TOKEN_PREFIX = b"token\x00"
 CONSTRAINT_PREFIX = b"c:k:"
 _CONSTRAINTS_PREFIX = b"constraints\x00"
 _MASTER_KEY_PREFIX = b"masterkey\x00"
+#: In ``meta``: rows of keys the server signs with (the REST catalog's bearer tokens), one a
+#: purpose, ``c:o`` holding the key; made once by the first process that needs it.
+_SIGNING_KEY_PREFIX = b"signingkey\x00"
 
 TABLE_SPECS = (
     TableSpec(DATABASES, ("c",)),
@@ -312,6 +315,11 @@ def grant_range(obj_prefix: bytes = b"") -> tuple[bytes, bytes]:
     every grant)."""
     prefix = _GRANT_PREFIX + obj_prefix
     return prefix, prefix_successor(prefix) or b""
+
+
+def signing_key_row(purpose: str) -> bytes:
+    """Row key (in ``meta``) of the signing key of ``purpose``; ``c:o`` holds it."""
+    return _SIGNING_KEY_PREFIX + purpose.encode("utf-8")
 
 
 def token_key(identifier: str) -> bytes:

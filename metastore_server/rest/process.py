@@ -33,6 +33,7 @@ def run_rest_catalog(config: ServerConfig) -> int:
     """Serve the REST catalog until stopped; 0 on a clean stop, 2 when it cannot start."""
     import uvicorn
 
+    from metastore_server.rest.auth import build_rest_auth
     from metastore_server.rest.iceberg_tables import MetadataFiles
     from metastore_server.rest.routes import RestContext, build_app
     from metastore_server.server.app import build_handler
@@ -41,7 +42,12 @@ def run_rest_catalog(config: ServerConfig) -> int:
         handler, close = build_handler(config)
     except (ValueError, OSError) as exc:
         return errors.report(f"REST catalog: {exc}", errors.USAGE)
-    app = build_app(RestContext(handler, MetadataFiles(file_io_properties(config))))
+    try:
+        auth = build_rest_auth(config, handler)
+    except (ValueError, OSError) as exc:
+        close()
+        return errors.report(f"REST catalog: {exc}", errors.USAGE)
+    app = build_app(RestContext(handler, MetadataFiles(file_io_properties(config)), auth))
     tls: dict[str, Any] = {}
     if config.tls_cert:
         tls = {"ssl_certfile": config.tls_cert, "ssl_keyfile": config.tls_key}

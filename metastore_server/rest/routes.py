@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import parse_qsl, unquote
 
 import structlog
 from starlette.applications import Starlette
@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from metastore_server.caller import Session
 from metastore_server.rest import namespaces, tables
+from metastore_server.rest.auth import OAuthError, RestAuth
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.commits import commit_table, parse_commit
 from metastore_server.rest.errors import RestError, bad_request, from_metastore, not_found
@@ -56,11 +57,12 @@ ENDPOINTS = [
 
 @dataclass
 class RestContext:
-    """What every endpoint needs: the metastore handler and the metadata files' FileIO
-    settings (also the catalog's defaults for clients)."""
+    """What every endpoint needs: the metastore handler, the metadata files' FileIO settings
+    (also the catalog's defaults for clients) and who may call."""
 
     handler: Any
     files: MetadataFiles
+    auth: RestAuth = field(default_factory=lambda: RestAuth(None))
 
 
 @dataclass
@@ -228,6 +230,7 @@ def build_app(context: RestContext) -> Starlette:
         route("/v1/tables/rename", "POST", _rename_table, 204),
         route("/v1/transactions/commit", "POST", _commit_transaction, 204),
     ]
+    routes.append(Route("/v1/oauth/tokens", _token_endpoint(context), methods=["POST"]))
     app = Starlette(routes=routes)
     app.add_exception_handler(404, _no_route)
     app.add_exception_handler(405, _no_route)
@@ -249,15 +252,37 @@ def _endpoint(
         started = time.perf_counter()
         client = request.client
         peer = f"{client.host}:{client.port}" if client is not None else "unknown"
-        session = Session(address=client.host if client is not None else None)
-        call = Call(MetastoreCalls(context.handler, session, peer), context.files,
-                    dict(request.path_params), dict(request.query_params),
-                    await request.body())  # fmt: skip
-        response = await run_in_threadpool(_answer, call, operation, ok)
+        body = await request.body()
+        try:
+            user = await run_in_threadpool(context.auth.caller,
+                                           request.headers.get("authorization"))  # fmt: skip
+        except RestError as exc:
+            response = JSONResponse(exc.body(), status_code=exc.code,
+                                    headers={"WWW-Authenticate": 'Basic realm="iceberg"'})
+        else:
+            session = Session(authenticated_user=user, mechanism="REST" if user else None,
+                              address=client.host if client is not None else None)  # fmt: skip
+            call = Call(MetastoreCalls(context.handler, session, peer), context.files,
+                        dict(request.path_params), dict(request.query_params), body)  # fmt: skip
+            response = await run_in_threadpool(_answer, call, operation, ok)
         log.info("rest_request", method=request.method, path=request.url.path,
                  status=response.status_code, peer=peer,
                  ms=round((time.perf_counter() - started) * 1000, 3))  # fmt: skip
         return response
+
+    return endpoint
+
+
+def _token_endpoint(context: RestContext) -> Callable[[Request], Awaitable[Response]]:
+    """OAuth2's client-credentials token endpoint (``POST /v1/oauth/tokens``, a form)."""
+
+    async def endpoint(request: Request) -> Response:
+        form = dict(parse_qsl((await request.body()).decode("utf-8", "replace")))
+        try:
+            answer = await run_in_threadpool(context.auth.issue, form)
+        except OAuthError as exc:
+            return JSONResponse(exc.body(), status_code=exc.status)
+        return JSONResponse(answer, headers={"Cache-Control": "no-store"})
 
     return endpoint
 

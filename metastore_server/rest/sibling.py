@@ -18,6 +18,10 @@ log = structlog.get_logger(__name__)
 
 #: Seconds between two starts of the process when it keeps dying.
 RESTART_DELAY_S = 1.0
+#: A process that exits within this many seconds of its start failed to start; after
+#: ``MAX_FAILED_STARTS`` in a row it is not started again (its error is in the log).
+FAILED_START_S = 10.0
+MAX_FAILED_STARTS = 5
 
 
 class RestSibling:
@@ -28,6 +32,7 @@ class RestSibling:
         self._command = [sys.executable, "-m", "metastore_server", *argv, "--rest-process"]
         self._process: subprocess.Popen[bytes] | None = None
         self._stopping = threading.Event()
+        self._started = 0.0
         self._watcher = threading.Thread(target=self._watch, name="rest-sibling", daemon=True)
 
     def start(self) -> None:
@@ -36,16 +41,24 @@ class RestSibling:
         self._watcher.start()
 
     def _spawn(self) -> None:
+        self._started = time.monotonic()
         self._process = subprocess.Popen(self._command, stdin=subprocess.PIPE)
         log.info("rest_catalog_process_started", pid=self._process.pid)
 
     def _watch(self) -> None:
+        failed_starts = 0
         while not self._stopping.is_set():
             process = self._process
             if process is None:
                 return
             code = process.wait()
             if self._stopping.is_set():
+                return
+            failed_starts = failed_starts + 1 if time.monotonic() - self._started < (
+                FAILED_START_S) else 0  # fmt: skip
+            if failed_starts >= MAX_FAILED_STARTS:
+                log.error("rest_catalog_not_served", pid=process.pid, exit_code=code,
+                          detail=f"it exited at start {failed_starts} times in a row")  # fmt: skip
                 return
             log.warning("rest_catalog_process_exited", pid=process.pid, exit_code=code)
             if self._stopping.wait(RESTART_DELAY_S):

@@ -265,6 +265,9 @@ class ServerConfig:
             raise ValueError(f"rest_port out of range: {self.rest_port}")
         if self.rest_port and self.rest_port == self.port:
             raise ValueError(f"rest_port {self.rest_port} is the Thrift port too")
+        if self.rest_port and self.auth == "kerberos":
+            raise ValueError("rest_port: the REST catalog authenticates with --auth password "
+                             "or ldap (HTTP Basic, OAuth2 tokens), not kerberos")
         if self.max_connections < 1:
             raise ValueError("max_connections must be at least 1")
         if self.workers < 0:

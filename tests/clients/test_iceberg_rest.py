@@ -6,8 +6,11 @@ port: one store, both protocols."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +24,7 @@ rest = pytest.importorskip("pyiceberg.catalog.rest", reason="pyiceberg is not in
 hive = pytest.importorskip("pyiceberg.catalog.hive", reason="pyiceberg[hive] is not installed")
 from pyiceberg.exceptions import (  # noqa: E402
     CommitFailedException,
+    ForbiddenError,
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
@@ -33,6 +37,7 @@ from pyiceberg.types import DoubleType, TimestampType  # noqa: E402
 from support.net import LOOPBACK, free_port  # noqa: E402
 from support.our_server import OurServer  # noqa: E402
 
+from metastore_server.sasl_client import SaslLogin, open_sasl_client  # noqa: E402
 from metastore_server.thrift_api import hms, make_client  # noqa: E402
 
 SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("name", pa.string())])
@@ -54,12 +59,16 @@ class Both:
             "lock-check-min-wait-time": "0.01", "lock-check-max-wait-time": "0.2",
             "lock-check-retries": "100"})  # fmt: skip
 
-    def http(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    def http(self, method: str, path: str, body: Any = None, token: str = "",
+             content_type: str = "application/json") -> tuple[int, Any]:  # fmt: skip
         """A raw request: status and decoded JSON body (None when empty)."""
         data = None if body is None else (body if isinstance(body, bytes) else
                                           json.dumps(body).encode())  # fmt: skip
+        headers = {"Content-Type": content_type}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
         request = urllib.request.Request(self.uri + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json"})
+                                         headers=headers)  # fmt: skip
         try:
             with urllib.request.urlopen(request, timeout=30) as answer:
                 text = answer.read()
@@ -67,6 +76,13 @@ class Both:
         except urllib.error.HTTPError as error:
             text = error.read()
             return error.code, json.loads(text) if text else None
+
+    def token(self, grant: str, client: str, secret: str) -> tuple[int, Any]:
+        """A request to the OAuth2 token endpoint (a form, as clients send it)."""
+        form = urllib.parse.urlencode({"grant_type": grant, "client_id": client,
+                                       "client_secret": secret, "scope": "catalog"})
+        return self.http("POST", "/v1/oauth/tokens", form.encode(),
+                         content_type="application/x-www-form-urlencoded")
 
 
 @pytest.fixture(scope="module")
@@ -227,5 +243,163 @@ def test_one_table_through_both_protocols(both: Both, tmp_path: Path) -> None:
         assert table.parameters["metadata_location"] == rest_cat.load_table(
             "mixed.from_rest").metadata_location  # fmt: skip
         assert client.show_locks(hms.ShowLocksRequest(dbname="mixed")).locks == []
+    finally:
+        client.close()
+
+
+WRITER = """
+import sys, time
+import pyarrow as pa
+from pyiceberg.catalog.hive import HiveCatalog
+from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.exceptions import CommitFailedException
+
+kind, uri, warehouse, number, appends = sys.argv[1:3] + [sys.argv[3], int(sys.argv[4]),
+                                                         int(sys.argv[5])]
+if kind == "rest":
+    cat = RestCatalog("rest", uri=uri)
+else:
+    cat = HiveCatalog("hive", uri=uri, warehouse=warehouse, **{
+        "lock-check-min-wait-time": "0.01", "lock-check-max-wait-time": "0.2",
+        "lock-check-retries": "100"})
+schema = pa.schema([pa.field("id", pa.int64()), pa.field("name", pa.string())])
+for step in range(appends):
+    for attempt in range(200):
+        try:
+            rows = pa.Table.from_pylist([{"id": number * 1000 + step, "name": kind}],
+                                        schema=schema)
+            cat.load_table("race.t").append(rows)
+            break
+        except CommitFailedException:
+            time.sleep(0.02)
+    else:
+        sys.exit(f"{kind} writer {number} step {step} never committed")
+"""
+
+
+def test_rest_and_hive_catalog_commits_racing_lose_no_snapshot(both: Both, tmp_path: Path) -> None:
+    """Two processes append through REST and two through HiveCatalog (Thrift), 15 times each,
+    to one table at once: every commit is made under the table's HMS lock, so all 60
+    snapshots and rows are there, and no lock is left."""
+    both.rest_catalog().create_namespace("race")
+    both.rest_catalog().create_table("race.t", schema=SCHEMA)
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    appends = 15
+    writers = [("rest", both.uri), ("hive", both.thrift), ("rest", both.uri),
+               ("hive", both.thrift)]  # fmt: skip
+    processes = [
+        subprocess.Popen(
+            [sys.executable, str(script), kind, uri, f"file://{tmp_path}", str(n), str(appends)],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        for n, (kind, uri) in enumerate(writers)
+    ]
+    outputs = [p.communicate(timeout=600)[0].decode(errors="replace") for p in processes]
+    assert [p.returncode for p in processes] == [0] * len(writers), outputs
+    table = both.rest_catalog().load_table("race.t")
+    assert len(table.snapshots()) == len(writers) * appends
+    assert ids(table) == sorted(n * 1000 + s for n in range(len(writers)) for s in range(appends))
+    client = make_client(LOOPBACK, both.server.port)
+    try:
+        assert client.show_locks(hms.ShowLocksRequest(dbname="race")).locks == []
+    finally:
+        client.close()
+
+
+def _table_change(table: Any, requirements: list[Any], key: str) -> dict[str, Any]:
+    return {"identifier": {"namespace": list(table.name()[:-1]), "name": table.name()[-1]},
+            "requirements": requirements,
+            "updates": [{"action": "set-properties", "updates": {key: "yes"}}]}  # fmt: skip
+
+
+def test_a_multi_table_transaction_is_all_or_nothing(both: Both) -> None:
+    cat = both.rest_catalog()
+    cat.create_namespace("multi")
+    first = cat.create_table("multi.first", schema=SCHEMA)
+    second = cat.create_table("multi.second", schema=SCHEMA)
+    holds = [{"type": "assert-table-uuid", "uuid": str(second.metadata.table_uuid)}]
+    fails = [{"type": "assert-table-uuid", "uuid": "00000000-0000-0000-0000-000000000000"}]
+    files_before = set((Path(first.location().removeprefix("file:")) / "metadata").iterdir())
+
+    status, body = both.http("POST", "/v1/transactions/commit", {"table-changes": [
+        _table_change(first, [], "tx1"), _table_change(second, fails, "tx1")]})  # fmt: skip
+    assert status == 409 and body["error"]["type"] == "CommitFailedException"
+    assert "tx1" not in cat.load_table("multi.first").properties
+    assert "tx1" not in cat.load_table("multi.second").properties
+    assert set((Path(first.location().removeprefix("file:")) / "metadata").iterdir()) == (
+        files_before)  # no file of the failed transaction left behind
+
+    status, _ = both.http("POST", "/v1/transactions/commit", {"table-changes": [
+        _table_change(first, [], "tx2"), _table_change(second, holds, "tx2")]})  # fmt: skip
+    assert status == 204
+    assert cat.load_table("multi.first").properties["tx2"] == "yes"
+    assert cat.load_table("multi.second").properties["tx2"] == "yes"
+    status, body = both.http("POST", "/v1/transactions/commit", {"table-changes": []})
+    assert status == 400
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Both]:
+    """Our server with --auth password (alice, bob) and --authorization privileges."""
+    from metastore_server.server.passwords import hash_password
+
+    work = tmp_path_factory.mktemp("rest-secured")
+    passwords = work / "passwords"
+    passwords.write_text(f"alice:{hash_password('wonderland')}\n"
+                         f"bob:{hash_password('builder')}\n")  # fmt: skip
+    rest_port = free_port(LOOPBACK)
+    server = OurServer(work / "server", extra_args=[
+        "--rest-port", str(rest_port), "--auth", "password", "--password-file", str(passwords),
+        "--authorization", "privileges", "--admin-users", "alice"])  # fmt: skip
+    with server:
+        running = Both(server, rest_port)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if running.http("GET", "/v1/config")[0] == 401:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "the REST catalog did not start"
+            time.sleep(0.1)
+        yield running
+
+
+def test_credentials_are_required_and_checked_as_the_thrift_sides(secured: Both) -> None:
+    status, body = secured.http("GET", "/v1/namespaces")
+    assert status == 401 and body["error"]["type"] == "NotAuthorizedException"
+    with pytest.raises(Exception, match="Unauthorized|401|invalid_client"):
+        rest.RestCatalog("x", uri=secured.uri, credential="alice:wrong")
+
+    alice = rest.RestCatalog("alice", uri=secured.uri, credential="alice:wonderland")
+    alice.create_namespace("private")
+    table = alice.create_table("private.t", schema=SCHEMA)
+    table.append(rows((1, "a")))
+    assert ids(alice.load_table("private.t")) == [1]
+    basic = rest.RestCatalog("basic", uri=secured.uri, **{
+        "auth": {"type": "basic", "basic": {"username": "alice", "password": "wonderland"}}})
+    assert ("private", "t") in basic.list_tables("private")
+
+    bob = rest.RestCatalog("bob", uri=secured.uri, credential="bob:builder")
+    with pytest.raises(ForbiddenError):  # the authorizer: bob holds nothing on alice's table
+        bob.load_table("private.t")
+
+    status, issued = secured.token("client_credentials", "alice", "wonderland")
+    assert status == 200 and issued["token_type"] == "bearer" and issued["expires_in"] > 0
+    assert secured.token("client_credentials", "alice", "nope") == (
+        401, {"error": "invalid_client", "error_description": "Unknown client or wrong secret"})
+    assert secured.token("password", "alice", "wonderland")[0] == 400
+    token = issued["access_token"]
+    assert secured.http("GET", "/v1/namespaces", token=token)[0] == 200
+    forged = token[:-2] + ("AA" if not token.endswith("AA") else "BB")
+    status, body = secured.http("GET", "/v1/namespaces", token=forged)
+    assert status == 401 and body["error"]["type"] == "NotAuthorizedException"
+
+    client = open_sasl_client(LOOPBACK, secured.server.port,
+                              SaslLogin("plain", user="alice", password="wonderland"))
+    try:
+        assert client.get_table("private", "t").owner == "alice"
+        assert client.get_database("private").ownerName == "alice"
     finally:
         client.close()

@@ -3,6 +3,8 @@ share tokens through it (its database token store), kept in ``meta`` rows."""
 
 from __future__ import annotations
 
+import secrets
+
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.thrift_api import hms
 from storage import layout
@@ -45,6 +47,18 @@ class Secrets:
             return False
         self._ctx.store.mutate([Delete(layout.META, key)])
         return True
+
+    def signing_key(self, purpose: str) -> bytes:
+        """The store's secret key of ``purpose`` (32 random bytes), made by the first process
+        that asks and the same for every process sharing the store; never listed or
+        answered by any call."""
+        key = layout.signing_key_row(purpose)
+        made = secrets.token_bytes(32)
+        self._ctx.store.mutate([Put(layout.META, key, {layout.OBJECT: made})],
+                               Condition(layout.META, key, layout.OBJECT, None))  # fmt: skip
+        row = self._ctx.store.get(layout.META, key)
+        assert row is not None
+        return bytes(row[layout.OBJECT])
 
     def get_token(self, identifier: str | None) -> str:
         """A token ('' when there is none)."""

@@ -1,0 +1,153 @@
+"""Who a REST request is, under the server's ``--auth``: with ``none`` nobody is asked (an
+``Authorization`` header is ignored: pyiceberg sends ``Bearer None`` when it has no
+credential); with ``password`` or ``ldap`` every request needs the credentials the Thrift
+side's SASL PLAIN checks, sent as HTTP Basic, or a bearer token the catalog's OAuth2
+client-credentials endpoint (``POST /v1/oauth/tokens``) issued for them.
+
+A token is ``<user>.<expiry>.<signature>`` (base64url): an HMAC-SHA256 of the user and the
+expiry, under a key kept in the store (``Secrets.signing_key``), so that every process
+serving the store accepts it and it outlives a restart, never past its expiry."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+
+from metastore_server.rest.errors import RestError, unauthorized
+from metastore_server.server.sasl_plain import CredentialChecker
+
+log = structlog.get_logger(__name__)
+
+#: Seconds a token lives.
+TOKEN_LIFETIME_S = 3600
+SIGNING_PURPOSE = "rest-catalog-tokens"
+ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
+
+
+class OAuthError(Exception):
+    """An error of the token endpoint, answered in OAuth2's form (``{"error": ...}``)."""
+
+    def __init__(self, status: int, error: str, description: str) -> None:
+        super().__init__(description)
+        self.status, self.error, self.description = status, error, description
+
+    def body(self) -> dict[str, str]:
+        """The JSON body of the answer."""
+        return {"error": self.error, "error_description": self.description}
+
+
+class RestAuth:
+    """Checks requests' credentials (``checker`` None: ``--auth none``, nothing checked)."""
+
+    def __init__(self, checker: CredentialChecker | None, key: bytes | None = None) -> None:
+        self._checker = checker
+        self._key = key
+
+    @property
+    def required(self) -> bool:
+        """Whether requests must carry credentials."""
+        return self._checker is not None
+
+    def caller(self, authorization: str | None) -> str | None:
+        """The authenticated user of a request's ``Authorization`` header (None without
+        authentication); 401 when credentials are needed and missing or wrong."""
+        if self._checker is None:
+            return None
+        scheme, _, value = (authorization or "").strip().partition(" ")
+        if scheme.lower() == "bearer" and value.strip():
+            return self._token_user(value.strip())
+        if scheme.lower() == "basic" and value.strip():
+            user, password = _basic(value.strip())
+            self._verify(user, password)
+            return user
+        raise unauthorized("Credentials are required: HTTP Basic, or a bearer token from "
+                           "POST /v1/oauth/tokens")  # fmt: skip
+
+    def issue(self, form: Mapping[str, str]) -> dict[str, Any]:
+        """A token for the client credentials of an OAuth2 token request (``client_id`` the
+        user, ``client_secret`` the password); OAuthError when refused."""
+        if self._checker is None or self._key is None:
+            raise OAuthError(400, "invalid_request", "This server does not authenticate "
+                             "(--auth none): no token is needed")  # fmt: skip
+        if form.get("grant_type") != "client_credentials":
+            raise OAuthError(400, "unsupported_grant_type",
+                             "Only grant_type=client_credentials is supported")  # fmt: skip
+        user, password = form.get("client_id") or "", form.get("client_secret") or ""
+        try:
+            self._verify(user, password)
+        except RestError:
+            raise OAuthError(401, "invalid_client", "Unknown client or wrong secret") from None
+        expiry = int(time.time()) + TOKEN_LIFETIME_S
+        return {"access_token": self._sign(user, expiry), "token_type": "bearer",
+                "expires_in": TOKEN_LIFETIME_S, "issued_token_type": ACCESS_TOKEN_TYPE}  # fmt: skip
+
+    def _verify(self, user: str, password: str) -> None:
+        assert self._checker is not None
+        why = "empty user or password" if not user or not password else (
+            self._checker.verify(user, password))  # fmt: skip
+        if why is not None:
+            log.warning("rest_login_refused", user=user, reason=why)
+            raise unauthorized("Unknown user or wrong password")
+
+    def _sign(self, user: str, expiry: int) -> str:
+        assert self._key is not None
+        payload = f"{_b64(user.encode())}.{expiry}"
+        mac = hmac.new(self._key, payload.encode(), hashlib.sha256).digest()
+        return f"{payload}.{_b64(mac)}"
+
+    def _token_user(self, token: str) -> str:
+        parts = token.split(".")
+        if len(parts) != 3 or self._key is None:
+            raise unauthorized("Not a token of this catalog")
+        payload = f"{parts[0]}.{parts[1]}"
+        mac = hmac.new(self._key, payload.encode(), hashlib.sha256).digest()
+        if not hmac.compare_digest(_b64(mac), parts[2]):
+            raise unauthorized("Not a token of this catalog")
+        if not parts[1].isdigit() or int(parts[1]) < time.time():
+            raise RestError(419, "AuthenticationTimeoutException", "The token has expired")
+        return _unb64(parts[0]).decode("utf-8", "replace")
+
+
+def _basic(value: str) -> tuple[str, str]:
+    try:
+        user, _, password = base64.b64decode(value, validate=True).decode("utf-8").partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        raise unauthorized("Malformed Basic credentials") from None
+    return user, password
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        raise unauthorized("Not a token of this catalog") from None
+
+
+def build_rest_auth(config: Any, handler: Any) -> RestAuth:
+    """The REST catalog's authentication for the server's ``--auth`` (``kerberos``: not
+    served over HTTP yet; ValueError, so that the catalog does not start open)."""
+    if config.auth == "none":
+        return RestAuth(None)
+    if config.auth == "password":
+        from metastore_server.server.passwords import PasswordFile
+
+        checker: CredentialChecker = PasswordFile(config.password_file)
+    elif config.auth == "ldap":
+        from metastore_server.server.ldap_auth import LdapDirectory, LdapSettings
+
+        checker = LdapDirectory(LdapSettings.from_settings(config.ldap_settings()))
+    else:
+        raise ValueError(f"--auth {config.auth} is not offered by the REST catalog (use "
+                         "password or ldap with --rest-port)")  # fmt: skip
+    return RestAuth(checker, handler.catalog.secrets.signing_key(SIGNING_PURPOSE))
