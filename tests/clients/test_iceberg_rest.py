@@ -403,3 +403,48 @@ def test_credentials_are_required_and_checked_as_the_thrift_sides(secured: Both)
         assert client.get_database("private").ownerName == "alice"
     finally:
         client.close()
+
+
+def test_metadata_and_data_on_s3(tmp_path: Path) -> None:
+    """A namespace located on S3 (a real S3 API server, moto's): the catalog writes each
+    commit's metadata file there with the server's S3 settings, which it hands to clients as
+    defaults; the client writes and reads the data with its own keys."""
+    pytest.importorskip("moto", reason="the S3 tests need moto[server]")
+    from support.s3_server import MotoS3
+
+    (tmp_path / "moto").mkdir()
+    with MotoS3(tmp_path / "moto") as s3:
+        rest_port = free_port(LOOPBACK)
+        server = OurServer(tmp_path / "server", env=s3.admin.env(s3.url), extra_args=[
+            "--rest-port", str(rest_port), "--s3-endpoint", s3.url,
+            "--s3-region", "us-east-1"])  # fmt: skip
+        with server:
+            running = Both(server, rest_port)
+            deadline = time.monotonic() + 60
+            while not _answers(running):
+                assert time.monotonic() < deadline, "the REST catalog did not start"
+                time.sleep(0.1)
+            status, config = running.http("GET", "/v1/config")
+            assert config["defaults"]["s3.endpoint"] == s3.url
+            cat = rest.RestCatalog("s3", uri=running.uri, **{
+                "s3.access-key-id": s3.admin.key, "s3.secret-access-key": s3.admin.secret})
+            cat.create_namespace("lake", {"location": f"s3://{s3.bucket}/wh/lake.db"})
+            table = cat.create_table("lake.events", schema=SCHEMA)
+            assert table.location() == f"s3://{s3.bucket}/wh/lake.db/events"
+            table.append(rows((1, "a")))
+            table.append(rows((2, "b")))
+            assert ids(cat.load_table("lake.events")) == [1, 2]
+            keys = s3.keys("wh/lake.db/events/")
+            metadata = [k for k in keys if k.endswith(".metadata.json")]
+            assert [k.rsplit("/", 1)[1][:5] for k in sorted(metadata)] == ["00000", "00001",
+                                                                            "00002"]
+            assert any(k.endswith(".parquet") for k in keys)
+            assert cat.load_table("lake.events").metadata_location == (
+                f"s3://{s3.bucket}/{sorted(metadata)[-1]}")
+
+
+def _answers(running: Both) -> bool:
+    try:
+        return running.http("GET", "/v1/config")[0] == 200
+    except OSError:
+        return False
