@@ -448,3 +448,32 @@ def _answers(running: Both) -> bool:
         return running.http("GET", "/v1/config")[0] == 200
     except OSError:
         return False
+
+
+def test_tls_with_the_servers_certificate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With --tls-cert/--tls-key the REST catalog speaks HTTPS only, with that certificate; a
+    client that trusts it works, a plain HTTP request gets no answer."""
+    from support.tls import make_certificate
+
+    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):  # requests prefers them to the
+        monkeypatch.delenv(name, raising=False)  # client's own CA bundle
+
+    cert, key = make_certificate(tmp_path)
+    rest_port = free_port(LOOPBACK)
+    server = OurServer(tmp_path / "server", extra_args=[
+        "--rest-port", str(rest_port), "--tls-cert", str(cert), "--tls-key", str(key)])
+    with server:
+        uri = f"https://{LOOPBACK}:{rest_port}"
+        catalog = None
+        deadline = time.monotonic() + 60
+        while catalog is None:
+            try:
+                catalog = rest.RestCatalog("tls", uri=uri, **{"ssl": {"cabundle": str(cert)}})
+            except Exception:  # noqa: BLE001 - not listening yet
+                assert time.monotonic() < deadline, "the REST catalog did not start"
+                time.sleep(0.2)
+        catalog.create_namespace("secure")
+        catalog.create_table("secure.t", schema=SCHEMA).append(rows((1, "a")))
+        assert ids(catalog.load_table("secure.t")) == [1]
+        with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):
+            urllib.request.urlopen(f"http://{LOOPBACK}:{rest_port}/v1/config", timeout=10).read()
