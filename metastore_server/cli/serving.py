@@ -31,9 +31,7 @@ def serve(
     With ``config.rest_port``, the Iceberg REST catalog runs in a process of its own beside
     them (this program with ``argv`` and ``--rest-process``)."""
     if rest_process:
-        from metastore_server.rest.process import run_rest_catalog
-
-        return run_rest_catalog(config)
+        return _serve_rest_catalog(config)
     from metastore_server.server.app import build_server, tune_garbage_collector
 
     if config.rest_port and worker_channel_fd < 0:
@@ -70,6 +68,21 @@ def _rest_beside(config: ServerConfig, argv: Sequence[str]) -> Iterator[None]:
         yield
     finally:
         sibling.stop()
+
+
+def _serve_rest_catalog(config: ServerConfig) -> int:
+    """The REST catalog's process (``--rest-process``): 0 on a clean stop, 2 when it cannot
+    be set up or listen."""
+    from metastore_server.rest.process import run_rest_catalog
+
+    try:
+        listened = run_rest_catalog(config)
+    except (ValueError, OSError, HBaseError) as exc:
+        return errors.report(f"REST catalog: {exc}", errors.USAGE)
+    if not listened:
+        return errors.report(f"REST catalog: cannot serve on {config.host}:{config.rest_port} "
+                             "(the port in use?)", errors.USAGE)  # fmt: skip
+    return 0
 
 
 def _rest_extra_missing() -> str | None:

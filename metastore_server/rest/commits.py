@@ -8,12 +8,6 @@ removed."""
 
 from __future__ import annotations
 
-import socket
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import Any
-
 from pydantic import ValidationError
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.schema import Schema
@@ -23,27 +17,22 @@ from pyiceberg.table.update import AssertCreate, update_table_metadata
 
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.errors import (
-    RestError,
     bad_request,
     commit_failed,
     from_metastore,
     no_such_table,
 )
 from metastore_server.rest.iceberg_tables import (
-    METADATA_LOCATION,
     IcebergTable,
     MetadataFiles,
+    guarded_by,
     metadata_version,
     new_metadata_location,
     point_at,
 )
+from metastore_server.rest.locks import table_lock
 from metastore_server.rest.tables import find_table, register
 from metastore_server.thrift_api import hms
-
-#: Seconds a commit waits for the table's HMS lock before it fails (409).
-LOCK_WAIT_S = 30.0
-EXPECTED_KEY = "expected_parameter_key"
-EXPECTED_VALUE = "expected_parameter_value"
 
 
 def parse_commit(body: bytes, db: str, name: str) -> CommitTableRequest:
@@ -128,11 +117,7 @@ def swap(
     table = current.hive
     old_properties = current.metadata.properties
     point_at(table, metadata, location, current.metadata_location, old_properties)
-    context = hms.EnvironmentContext(properties={
-        "DO_NOT_UPDATE_STATS": "true",
-        EXPECTED_KEY: METADATA_LOCATION,
-        EXPECTED_VALUE: current.metadata_location,
-    })  # fmt: skip
+    context = guarded_by(current.metadata_location)
     db, name = table.dbName, table.tableName
     try:
         calls.alter_table_with_environment_context(db, name, table, context)
@@ -150,62 +135,6 @@ def swap(
         raise
 
 
-def repoint(
-    calls: MetastoreCalls, files: MetadataFiles, db: str, name: str, location: str,
-    metadata: TableMetadata,
-) -> None:  # fmt: skip
-    """Point an existing Iceberg table at another metadata file (a register with
-    ``overwrite``), under the table lock."""
-    with table_lock(calls, db, name):
-        current = find_table(calls, files, db, name)
-        if current is None:
-            raise no_such_table(f"{db}.{name}")
-        table = current.hive
-        point_at(table, metadata, location, current.metadata_location, current.metadata.properties)
-        calls.alter_table_with_environment_context(db, name, table, hms.EnvironmentContext(
-            properties={EXPECTED_KEY: METADATA_LOCATION,
-                        EXPECTED_VALUE: current.metadata_location}))  # fmt: skip
-
-
-@contextmanager
-def table_lock(calls: MetastoreCalls, db: str, name: str) -> Iterator[None]:
-    """Hold the table's HMS lock (EXCLUSIVE, table level: what Iceberg's HiveCatalog takes)
-    for the block; 409 when it is not granted within ``LOCK_WAIT_S``."""
-    with table_locks(calls, [(db, name)]):
-        yield
-
-
-@contextmanager
-def table_locks(calls: MetastoreCalls, tables: Sequence[tuple[str, str]]) -> Iterator[None]:
-    """Hold the HMS locks of ``tables`` (one request: all or none) for the block."""
-    components = [
-        hms.LockComponent(type=hms.LockType.EXCLUSIVE, level=hms.LockLevel.TABLE,
-                          dbname=db, tablename=name, isAcid=True)  # fmt: skip
-        for db, name in sorted(set(tables))
-    ]
-    request = hms.LockRequest(component=components, user=calls.session.user or "iceberg-rest",
-                              hostname=socket.gethostname(), agentInfo="iceberg-rest")  # fmt: skip
-    response = calls.lock(request)
-    try:
-        _wait_granted(calls, response, tables)
-        yield
-    finally:
-        calls.unlock(hms.UnlockRequest(lockid=response.lockid))
-
-
-def _wait_granted(calls: MetastoreCalls, response: Any, tables: Sequence[tuple[str, str]]) -> None:
-    deadline = time.monotonic() + LOCK_WAIT_S
-    pause = 0.005
-    while response.state == hms.LockState.WAITING and time.monotonic() < deadline:
-        time.sleep(pause)
-        pause = min(pause * 2, 0.2)
-        response = calls.check_lock(hms.CheckLockRequest(lockid=response.lockid))
-    if response.state != hms.LockState.ACQUIRED:
-        shown = ", ".join(f"{db}.{name}" for db, name in tables)
-        raise commit_failed(f"Could not lock {shown} within {LOCK_WAIT_S:g} s "
-                            f"(lock state {response.state})")  # fmt: skip
-
-
 def _empty_metadata() -> TableMetadata:
     """The base a staged create's updates are applied to (as pyiceberg's catalogs do)."""
     return TableMetadataV1.model_construct(last_column_id=-1, schema=Schema())
@@ -220,4 +149,3 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {first.get('msg')}"
 
 
-__all__ = ["RestError", "commit_table", "parse_commit", "table_lock", "table_locks"]

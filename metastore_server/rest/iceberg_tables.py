@@ -115,6 +115,17 @@ def metadata_version(location: str) -> int:
     return int(head)
 
 
+def guarded_by(metadata_location: str) -> Any:
+    """The environment context of an alter that applies only while the table still points
+    at ``metadata_location`` (HMS's ``expected_parameter_key``/``_value`` compare-and-set),
+    and counts no files (an Iceberg table's are not Hive's)."""
+    return hms.EnvironmentContext(properties={
+        "expected_parameter_key": METADATA_LOCATION,
+        "expected_parameter_value": metadata_location,
+        "DO_NOT_UPDATE_STATS": "true",
+    })  # fmt: skip
+
+
 def hive_type(kind: IcebergType) -> str:
     """The Hive type name of an Iceberg type, as Iceberg's HiveCatalog writes columns."""
     if isinstance(kind, StructType):

@@ -12,7 +12,6 @@ from typing import Any
 
 import structlog
 
-from metastore_server.cli import errors
 from metastore_server.server.config import ServerConfig
 
 log = structlog.get_logger(__name__)
@@ -29,8 +28,9 @@ def file_io_properties(config: ServerConfig) -> dict[str, str]:
     return properties
 
 
-def run_rest_catalog(config: ServerConfig) -> int:
-    """Serve the REST catalog until stopped; 0 on a clean stop, 2 when it cannot start."""
+def run_rest_catalog(config: ServerConfig) -> bool:
+    """Serve the REST catalog until stopped; False when it could not listen. ValueError or
+    OSError (with the reason) when it cannot be set up."""
     import uvicorn
 
     from metastore_server.rest.auth import build_rest_auth
@@ -38,15 +38,12 @@ def run_rest_catalog(config: ServerConfig) -> int:
     from metastore_server.rest.routes import RestContext, build_app
     from metastore_server.server.app import build_handler
 
-    try:
-        handler, close = build_handler(config)
-    except (ValueError, OSError) as exc:
-        return errors.report(f"REST catalog: {exc}", errors.USAGE)
+    handler, close = build_handler(config)
     try:
         auth = build_rest_auth(config, handler)
-    except (ValueError, OSError) as exc:
+    except BaseException:
         close()
-        return errors.report(f"REST catalog: {exc}", errors.USAGE)
+        raise
     app = build_app(RestContext(handler, MetadataFiles(file_io_properties(config)), auth))
     tls: dict[str, Any] = {}
     if config.tls_cert:
@@ -68,10 +65,7 @@ def run_rest_catalog(config: ServerConfig) -> int:
         server.run()
     finally:
         close()
-    return 0 if server.started else errors.report(
-        errors.bind_problem(config.host, config.rest_port, OSError("could not listen")),
-        errors.USAGE,
-    )
+    return bool(server.started)
 
 
 def _stop_at_end_of_input(stop: Any) -> None:

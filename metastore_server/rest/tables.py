@@ -26,10 +26,13 @@ from metastore_server.rest.iceberg_tables import (
     METADATA_LOCATION,
     IcebergTable,
     MetadataFiles,
+    guarded_by,
     hive_table,
     is_iceberg,
     new_metadata_location,
+    point_at,
 )
+from metastore_server.rest.locks import table_lock
 from metastore_server.rest.namespaces import LOCATION, load_database, properties_of
 from metastore_server.thrift_api import hms
 
@@ -175,8 +178,6 @@ def register_table(
     except hms.AlreadyExistsException:
         if not body.get("overwrite"):
             raise already_exists("Table", f"{db}.{name}") from None
-        from metastore_server.rest.commits import repoint
-
         repoint(calls, files, db, name, location, metadata)
     return location, metadata
 
@@ -240,3 +241,19 @@ def _string_map(value: Any, what: str) -> dict[str, str]:
     ):
         raise bad_request(f"{what} must map strings to strings")
     return dict(value)
+
+
+def repoint(
+    calls: MetastoreCalls, files: MetadataFiles, db: str, name: str, location: str,
+    metadata: TableMetadata,
+) -> None:  # fmt: skip
+    """Point an existing Iceberg table at another metadata file (a register with
+    ``overwrite``), under the table lock."""
+    with table_lock(calls, db, name):
+        current = find_table(calls, files, db, name)
+        if current is None:
+            raise no_such_table(f"{db}.{name}")
+        table = current.hive
+        point_at(table, metadata, location, current.metadata_location, current.metadata.properties)
+        calls.alter_table_with_environment_context(db, name, table,
+                                                   guarded_by(current.metadata_location))

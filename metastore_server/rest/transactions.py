@@ -13,7 +13,7 @@ import structlog
 from pyiceberg.table import CommitTableRequest
 
 from metastore_server.rest.calls import MetastoreCalls
-from metastore_server.rest.commits import staged, swap, table_locks
+from metastore_server.rest.commits import staged, swap
 from metastore_server.rest.errors import RestError, bad_request, no_such_table
 from metastore_server.rest.iceberg_tables import (
     IcebergTable,
@@ -21,6 +21,7 @@ from metastore_server.rest.iceberg_tables import (
     metadata_version,
     new_metadata_location,
 )
+from metastore_server.rest.locks import table_locks
 from metastore_server.rest.tables import find_table
 
 log = structlog.get_logger(__name__)

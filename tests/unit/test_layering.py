@@ -1,6 +1,6 @@
 """The rooms of the code base import one way: cli -> server -> api -> catalog -> storage ->
-planner / timeline (tools sit beside cli, and the shared base modules below catalog). A module
-may import its own room and the rooms below it, never one above.
+planner / timeline (tools and rest sit between cli and server, and the shared base modules
+below catalog). A module may import its own room and the rooms below it, never one above.
 
 The catalog's sub-rooms are ranked the same way inside it (``metastore_server/catalog/__init__``
 says the order), and no two modules import each other, directly or through others."""
@@ -22,6 +22,7 @@ RANKS = {
     "metastore_server.api": 4,
     "metastore_server.server": 5,
     "metastore_server.tools": 6,
+    "metastore_server.rest": 6,  # the Iceberg REST catalog: over the server's handler
     "metastore_server.cli": 7,
 }
 
