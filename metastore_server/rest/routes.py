@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from metastore_server.caller import Session
-from metastore_server.rest import namespaces, tables
+from metastore_server.rest import namespaces, tables, views
 from metastore_server.rest.auth import OAuthError, RestAuth
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.commits import commit_table, parse_commit
@@ -34,6 +34,7 @@ log = structlog.get_logger(__name__)
 SEPARATOR = "\x1f"
 NS = "/v1/namespaces/{namespace}"
 TABLE = NS + "/tables/{table}"
+VIEW = NS + "/views/{view}"
 #: The endpoints this catalog serves, as ``GET /v1/config`` lists them.
 ENDPOINTS = [
     "GET /v1/{prefix}/namespaces",
@@ -52,6 +53,14 @@ ENDPOINTS = [
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/{prefix}/tables/rename",
     "POST /v1/{prefix}/transactions/commit",
+    "GET /v1/{prefix}/namespaces/{namespace}/views",
+    "POST /v1/{prefix}/namespaces/{namespace}/views",
+    "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/register-view",
+    "POST /v1/{prefix}/views/rename",
 ]
 
 
@@ -97,8 +106,9 @@ class Call:
 Operation = Callable[[Call], Any]
 
 
-def table_result(location: str | None, metadata: Any) -> Response:
-    """A LoadTableResult (also a CommitTableResponse: both carry these two fields)."""
+def loaded(location: str | None, metadata: Any) -> Response:
+    """A LoadTableResult or LoadViewResult (also a CommitTableResponse: it carries these two
+    fields)."""
     text = (f'{{"metadata-location":{json.dumps(location)},'
             f'"metadata":{metadata.model_dump_json()},"config":{{}}}}')  # fmt: skip
     return Response(text, media_type="application/json")
@@ -149,11 +159,11 @@ def _list_tables(call: Call) -> Any:
 
 
 def _create_table(call: Call) -> Any:
-    return table_result(*tables.create_table(call.calls, call.files, call.db(), call.json()))
+    return loaded(*tables.create_table(call.calls, call.files, call.db(), call.json()))
 
 
 def _register_table(call: Call) -> Any:
-    return table_result(*tables.register_table(call.calls, call.files, call.db(), call.json()))
+    return loaded(*tables.register_table(call.calls, call.files, call.db(), call.json()))
 
 
 def _load_table(call: Call) -> Any:
@@ -161,7 +171,7 @@ def _load_table(call: Call) -> Any:
     metadata = table.metadata
     if call.query.get("snapshots", "all").lower() == "refs":
         metadata = tables.only_referenced_snapshots(metadata)
-    return table_result(table.metadata_location, metadata)
+    return loaded(table.metadata_location, metadata)
 
 
 def _table_exists(call: Call) -> Any:
@@ -170,7 +180,7 @@ def _table_exists(call: Call) -> Any:
 
 def _commit_table(call: Call) -> Any:
     request = parse_commit(call.body, call.db(), unquote(call.path["table"]))
-    return table_result(*commit_table(call.calls, call.files, request))
+    return loaded(*commit_table(call.calls, call.files, request))
 
 
 def _drop_table(call: Call) -> Any:
@@ -205,6 +215,44 @@ def _commit_transaction(call: Call) -> Any:
     commit_transaction(call.calls, call.files, requests)
 
 
+def _view_name(call: Call) -> str:
+    return unquote(call.path["view"])
+
+
+def _list_views(call: Call) -> Any:
+    return {"identifiers": views.list_views(call.calls, call.db())}
+
+
+def _create_view(call: Call) -> Any:
+    return loaded(*views.create_view(call.calls, call.files, call.db(), call.json()))
+
+
+def _register_view(call: Call) -> Any:
+    return loaded(*views.register_view(call.calls, call.files, call.db(), call.json()))
+
+
+def _load_view(call: Call) -> Any:
+    _, location, metadata = views.load_view(call.calls, call.files, call.db(), _view_name(call))
+    return loaded(location, metadata)
+
+
+def _view_exists(call: Call) -> Any:
+    views.load_view(call.calls, call.files, call.db(), _view_name(call))
+
+
+def _replace_view(call: Call) -> Any:
+    return loaded(*views.replace_view(call.calls, call.files, call.db(),
+                                           _view_name(call), call.json()))  # fmt: skip
+
+
+def _drop_view(call: Call) -> Any:
+    views.drop_view(call.calls, call.files, call.db(), _view_name(call))
+
+
+def _rename_view(call: Call) -> Any:
+    views.rename_view(call.calls, call.files, call.json())
+
+
 def build_app(context: RestContext) -> Starlette:
     """The Starlette application of the catalog over ``context``."""
 
@@ -229,6 +277,14 @@ def build_app(context: RestContext) -> Starlette:
         route(TABLE + "/metrics", "POST", _report_metrics, 204),
         route("/v1/tables/rename", "POST", _rename_table, 204),
         route("/v1/transactions/commit", "POST", _commit_transaction, 204),
+        route(NS + "/views", "GET", _list_views),
+        route(NS + "/views", "POST", _create_view),
+        route(NS + "/register-view", "POST", _register_view),
+        route(VIEW, "HEAD", _view_exists, 204),
+        route(VIEW, "GET", _load_view),
+        route(VIEW, "POST", _replace_view),
+        route(VIEW, "DELETE", _drop_view, 204),
+        route("/v1/views/rename", "POST", _rename_view, 204),
     ]
     routes.append(Route("/v1/oauth/tokens", _token_endpoint(context), methods=["POST"]))
     app = Starlette(routes=routes)

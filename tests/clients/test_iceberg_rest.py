@@ -477,3 +477,75 @@ def test_tls_with_the_servers_certificate(tmp_path: Path, monkeypatch: pytest.Mo
         assert ids(catalog.load_table("secure.t")) == [1]
         with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):
             urllib.request.urlopen(f"http://{LOOPBACK}:{rest_port}/v1/config", timeout=10).read()
+
+
+def test_views(both: Both) -> None:
+    """Iceberg views: made and read through pyiceberg, replaced and renamed through the
+    spec's endpoints, kept as HiveCatalog keeps them (a VIRTUAL_VIEW, table_type
+    ICEBERG-VIEW), apart from the tables."""
+    from pyiceberg.exceptions import NoSuchViewError
+    from pyiceberg.view.metadata import SQLViewRepresentation, ViewRepresentation, ViewVersion
+
+    cat = both.rest_catalog()
+    cat.create_namespace("views")
+    cat.create_table("views.t", schema=SCHEMA)
+    sql = SQLViewRepresentation(type="sql", sql="SELECT id FROM views.t", dialect="spark")
+    version = ViewVersion(version_id=1, schema_id=0, default_namespace=["views"],
+                          representations=[ViewRepresentation(sql)])  # fmt: skip
+    view = cat.create_view("views.v", schema=pa.schema([pa.field("id", pa.int64())]),
+                           view_version=version)  # fmt: skip
+    assert cat.list_views("views") == [("views", "v")]
+    assert cat.list_tables("views") == [("views", "t")]
+    assert cat.view_exists("views.v") and not cat.view_exists("views.t")
+    assert cat.load_view("views.v").metadata.versions[0].representations[0].root.sql == (
+        sql.sql)
+    with pytest.raises(NoSuchTableError):
+        cat.load_table("views.v")
+
+    new_sql = {"type": "sql", "sql": "SELECT id, name FROM views.t", "dialect": "spark"}
+    replace = {
+        "requirements": [{"type": "assert-view-uuid", "uuid": view.metadata.view_uuid}],
+        "updates": [
+            {"action": "add-schema", "schema": {"type": "struct", "schema-id": 1, "fields": [
+                {"id": 1, "name": "id", "type": "long", "required": False},
+                {"id": 2, "name": "name", "type": "string", "required": False}]}},
+            {"action": "add-view-version", "view-version": {
+                "version-id": 2, "schema-id": 1, "timestamp-ms": 1, "summary": {},
+                "representations": [new_sql], "default-namespace": ["views"]}},
+            {"action": "set-current-view-version", "view-version-id": -1},
+            {"action": "set-properties", "updates": {"owner": "team"}},
+        ],
+    }  # fmt: skip
+    status, body = both.http("POST", "/v1/namespaces/views/views/v", replace)
+    assert status == 200, body
+    assert body["metadata"]["current-version-id"] == 2
+    assert body["metadata"]["properties"]["owner"] == "team"
+    assert body["metadata-location"].rsplit("/", 1)[1].startswith("00001-")
+    stale = {**replace, "requirements": [{"type": "assert-view-uuid", "uuid": "other"}]}
+    assert both.http("POST", "/v1/namespaces/views/views/v", stale)[0] == 409
+    unknown = {"requirements": [], "updates": [{"action": "no-such-update"}]}
+    assert both.http("POST", "/v1/namespaces/views/views/v", unknown)[0] == 400
+
+    client = make_client(LOOPBACK, both.server.port)
+    try:
+        hive_view = client.get_table("views", "v")
+        assert hive_view.tableType == "VIRTUAL_VIEW"
+        assert hive_view.parameters["table_type"] == "ICEBERG-VIEW"
+        assert hive_view.parameters["metadata_location"] == body["metadata-location"]
+        assert hive_view.viewOriginalText == new_sql["sql"]
+        assert [c.name for c in hive_view.sd.cols] == ["id", "name"]
+    finally:
+        client.close()
+
+    status, _ = both.http("POST", "/v1/views/rename", {
+        "source": {"namespace": ["views"], "name": "v"},
+        "destination": {"namespace": ["views"], "name": "v2"}})  # fmt: skip
+    assert status == 204
+    assert cat.list_views("views") == [("views", "v2")]
+    assert cat.load_view("views.v2").metadata.current_version_id == 2
+    cat.drop_view("views.v2")
+    assert cat.list_views("views") == []
+    with pytest.raises(NoSuchViewError):
+        cat.load_view("views.v2")
+    status, body = both.http("GET", "/v1/namespaces/views/views/v2")
+    assert (status, body["error"]["type"]) == (404, "NoSuchViewException")
