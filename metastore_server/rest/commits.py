@@ -8,6 +8,8 @@ removed."""
 
 from __future__ import annotations
 
+import json
+
 from pydantic import ValidationError
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.schema import Schema
@@ -38,11 +40,9 @@ from metastore_server.thrift_api import hms
 def parse_commit(body: bytes, db: str, name: str) -> CommitTableRequest:
     """A CommitTableRequest (its identifier, when left out, the path's); 400 when it cannot
     be read, names an unknown requirement or update, or another table."""
-    import json
-
     try:
         document = json.loads(body or b"{}")
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise bad_request(f"Request body is not JSON: {exc}") from None
     if not isinstance(document, dict):
         raise bad_request("CommitTableRequest must be a JSON object")

@@ -72,6 +72,8 @@ class RestContext:
     handler: Any
     files: MetadataFiles
     auth: RestAuth = field(default_factory=lambda: RestAuth(None))
+    #: The largest request body read (``--max-message-size``); a bigger one is a 413.
+    max_body: int = 256 * 1024 * 1024
 
 
 @dataclass
@@ -96,7 +98,7 @@ class Call:
         """The body as a JSON object (400 otherwise)."""
         try:
             document = json.loads(self.body or b"{}")
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise bad_request(f"Request body is not JSON: {exc}") from None
         if not isinstance(document, dict):
             raise bad_request("Request body must be a JSON object")
@@ -308,7 +310,10 @@ def _endpoint(
         started = time.perf_counter()
         client = request.client
         peer = f"{client.host}:{client.port}" if client is not None else "unknown"
-        body = await request.body()
+        try:
+            body = await _body(request, context.max_body)
+        except RestError as exc:
+            return JSONResponse(exc.body(), status_code=exc.code)
         try:
             user = await run_in_threadpool(context.auth.caller,
                                            request.headers.get("authorization"))  # fmt: skip
@@ -329,11 +334,31 @@ def _endpoint(
     return endpoint
 
 
+async def _body(request: Request, limit: int) -> bytes:
+    """The request's body; 413 past ``limit`` bytes (read no further)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise RestError(413, "RequestTooLargeException",
+                        f"Request body of {declared} bytes is over the limit of {limit}")
+    parts, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise RestError(413, "RequestTooLargeException",
+                            f"Request body is over the limit of {limit} bytes")  # fmt: skip
+        parts.append(chunk)
+    return b"".join(parts)
+
+
 def _token_endpoint(context: RestContext) -> Callable[[Request], Awaitable[Response]]:
     """OAuth2's client-credentials token endpoint (``POST /v1/oauth/tokens``, a form)."""
 
     async def endpoint(request: Request) -> Response:
-        form = dict(parse_qsl((await request.body()).decode("utf-8", "replace")))
+        try:
+            raw = await _body(request, 64 * 1024)
+        except RestError as exc:
+            return JSONResponse(exc.body(), status_code=exc.code)
+        form = dict(parse_qsl(raw.decode("utf-8", "replace")))
         try:
             answer = await run_in_threadpool(context.auth.issue, form)
         except OAuthError as exc:

@@ -4,7 +4,7 @@ load, create (and stage-create), register, drop (and purge), rename."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -46,12 +46,20 @@ NO_STATS = hms.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"})
 
 def list_tables(calls: MetastoreCalls, db: str) -> list[dict[str, Any]]:
     """The namespace's Iceberg tables as identifiers; 404 when it does not exist."""
+    return identifiers(calls, db, is_iceberg)
+
+
+def identifiers(
+    calls: MetastoreCalls, db: str, keep: Callable[[Any], bool]
+) -> list[dict[str, Any]]:
+    """The namespace's HMS tables that ``keep`` keeps, as identifiers (read a chunk at a
+    time); 404 when the namespace does not exist."""
     load_database(calls, db)
     names = calls.get_all_tables(db)
     found: list[str] = []
     for start in range(0, len(names), LIST_CHUNK):
         tables = calls.get_table_objects_by_name(db, names[start : start + LIST_CHUNK])
-        found += [t.tableName for t in tables if is_iceberg(t)]
+        found += [t.tableName for t in tables if keep(t)]
     return [{"namespace": [db], "name": name} for name in sorted(found)]
 
 

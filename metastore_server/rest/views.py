@@ -35,7 +35,7 @@ from metastore_server.rest.iceberg_tables import (
 )
 from metastore_server.rest.locks import table_lock
 from metastore_server.rest.namespaces import load_database
-from metastore_server.rest.tables import LIST_CHUNK, default_location
+from metastore_server.rest.tables import default_location, identifiers
 from metastore_server.rest.view_updates import apply_view_updates
 from metastore_server.thrift_api import hms
 
@@ -56,13 +56,7 @@ def is_iceberg_view(table: Any) -> bool:
 
 def list_views(calls: MetastoreCalls, db: str) -> list[dict[str, Any]]:
     """The namespace's Iceberg views as identifiers; 404 when it does not exist."""
-    load_database(calls, db)
-    names = calls.get_all_tables(db)
-    found: list[str] = []
-    for start in range(0, len(names), LIST_CHUNK):
-        tables = calls.get_table_objects_by_name(db, names[start : start + LIST_CHUNK])
-        found += [t.tableName for t in tables if is_iceberg_view(t)]
-    return [{"namespace": [db], "name": name} for name in sorted(found)]
+    return identifiers(calls, db, is_iceberg_view)
 
 
 def load_view(

@@ -85,22 +85,25 @@ class Both:
                          content_type="application/x-www-form-urlencoded")
 
 
+def ready(running: Both, status: int) -> Both:
+    """``running`` once its REST catalog answers ``GET /v1/config`` with ``status``."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if running.http("GET", "/v1/config")[0] == status:
+                return running
+        except OSError:
+            pass  # not listening yet
+        assert time.monotonic() < deadline, "the REST catalog did not start"
+        time.sleep(0.1)
+
+
 @pytest.fixture(scope="module")
 def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Both]:
     rest_port = free_port(LOOPBACK)
     server = OurServer(tmp_path_factory.mktemp("rest"), extra_args=["--rest-port", str(rest_port)])
     with server:
-        running = Both(server, rest_port)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if running.http("GET", "/v1/config")[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "the REST catalog did not start"
-            time.sleep(0.1)
-        yield running
+        yield ready(Both(server, rest_port), 200)
 
 
 def rows(*pairs: tuple[int, str]) -> Any:
@@ -353,17 +356,7 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Both]:
         "--rest-port", str(rest_port), "--auth", "password", "--password-file", str(passwords),
         "--authorization", "privileges", "--admin-users", "alice"])  # fmt: skip
     with server:
-        running = Both(server, rest_port)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if running.http("GET", "/v1/config")[0] == 401:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "the REST catalog did not start"
-            time.sleep(0.1)
-        yield running
+        yield ready(Both(server, rest_port), 401)  # it answers, and asks who is calling
 
 
 def test_credentials_are_required_and_checked_as_the_thrift_sides(secured: Both) -> None:
@@ -419,11 +412,7 @@ def test_metadata_and_data_on_s3(tmp_path: Path) -> None:
             "--rest-port", str(rest_port), "--s3-endpoint", s3.url,
             "--s3-region", "us-east-1"])  # fmt: skip
         with server:
-            running = Both(server, rest_port)
-            deadline = time.monotonic() + 60
-            while not _answers(running):
-                assert time.monotonic() < deadline, "the REST catalog did not start"
-                time.sleep(0.1)
+            running = ready(Both(server, rest_port), 200)
             status, config = running.http("GET", "/v1/config")
             assert config["defaults"]["s3.endpoint"] == s3.url
             cat = rest.RestCatalog("s3", uri=running.uri, **{
@@ -442,12 +431,6 @@ def test_metadata_and_data_on_s3(tmp_path: Path) -> None:
             assert cat.load_table("lake.events").metadata_location == (
                 f"s3://{s3.bucket}/{sorted(metadata)[-1]}")
 
-
-def _answers(running: Both) -> bool:
-    try:
-        return running.http("GET", "/v1/config")[0] == 200
-    except OSError:
-        return False
 
 
 def test_tls_with_the_servers_certificate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -549,3 +532,44 @@ def test_views(both: Both) -> None:
         cat.load_view("views.v2")
     status, body = both.http("GET", "/v1/namespaces/views/views/v2")
     assert (status, body["error"]["type"]) == (404, "NoSuchViewException")
+
+
+def _raw(port: int, request: bytes) -> bytes:
+    """Send ``request`` as it is on a new connection; what came back before it closed."""
+    import socket
+
+    with socket.create_connection((LOOPBACK, port), timeout=30) as sock:
+        sock.sendall(request)
+        sock.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_hostile_requests_get_errors_and_change_nothing(tmp_path: Path) -> None:
+    """A body over --max-message-size (declared or sent), JSON nested past any sane depth,
+    and bodies of the wrong shape get 4xx answers in the error model; the catalog goes on."""
+    rest_port = free_port(LOOPBACK)
+    server = OurServer(tmp_path / "server", extra_args=[
+        "--rest-port", str(rest_port), "--max-message-size", "65536"])  # fmt: skip
+    with server:
+        running = ready(Both(server, rest_port), 200)
+        claimed = _raw(rest_port, b"POST /v1/namespaces HTTP/1.1\r\nHost: x\r\n"
+                                  b"Content-Length: 99999999999\r\n\r\n{}")  # fmt: skip
+        assert claimed.startswith(b"HTTP/1.1 413") and b"RequestTooLargeException" in claimed
+        big = {"namespace": ["big"], "properties": {"k": "v" * 100_000}}
+        status, body = running.http("POST", "/v1/namespaces", big)
+        assert status == 413 and body["error"]["code"] == 413
+        deep = b"[" * 100_000 + b"]" * 100_000
+        status, body = running.http("POST", "/v1/namespaces", deep[:60_000])
+        assert status == 400 and body["error"]["type"] == "BadRequestException"
+        for bad in ([], {"namespace": "x"}, {"namespace": [1]}, {"namespace": ["a"],
+                                                                  "properties": {"k": 1}}):
+            status, body = running.http("POST", "/v1/namespaces", bad)
+            assert status == 400 and set(body["error"]) == {"message", "type", "code"}, bad
+        status, body = running.http("POST", "/v1/namespaces/default/tables",
+                                    {"name": "t", "schema": {"type": "nope"}})  # fmt: skip
+        assert status == 400
+        status, body = running.http("GET", "/v1/namespaces")
+        assert status == 200 and body["namespaces"] == [["default"]]  # nothing was made
