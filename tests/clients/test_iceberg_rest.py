@@ -573,3 +573,41 @@ def test_hostile_requests_get_errors_and_change_nothing(tmp_path: Path) -> None:
         assert status == 400
         status, body = running.http("GET", "/v1/namespaces")
         assert status == 200 and body["namespaces"] == [["default"]]  # nothing was made
+
+
+def _rest_process(server: OurServer) -> int | None:
+    """The pid of the server's REST catalog process (its child started with --rest-process),
+    None when there is none."""
+    assert server.process is not None
+    tasks = Path(f"/proc/{server.process.pid}/task")
+    for task in tasks.iterdir():
+        for child in (task / "children").read_text().split():
+            try:
+                command = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"--rest-process" in command:
+                return int(child)
+    return None
+
+
+def test_a_rest_process_that_dies_is_started_again(both: Both) -> None:
+    """kill -9 of the REST catalog's process: the server starts another, which serves the
+    same store; the Thrift side is not touched."""
+    import os
+    import signal
+
+    first = _rest_process(both.server)
+    assert first is not None
+    os.kill(first, signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while _rest_process(both.server) in (None, first):
+        assert time.monotonic() < deadline, "no new REST catalog process"
+        time.sleep(0.1)
+    ready(both, 200)
+    assert ("default",) in both.rest_catalog().list_namespaces()
+    client = make_client(LOOPBACK, both.server.port)
+    try:
+        assert "default" in client.get_all_databases()
+    finally:
+        client.close()
