@@ -45,7 +45,8 @@ def run_rest_catalog(config: ServerConfig) -> bool:
         close()
         raise
     app = build_app(RestContext(handler, MetadataFiles(file_io_properties(config)), auth,
-                                max_body=config.max_message_size))  # fmt: skip
+                                max_body=config.max_message_size,
+                                body_timeout=config.message_timeout))  # fmt: skip
     tls: dict[str, Any] = {}
     if config.tls_cert:
         tls = {"ssl_certfile": config.tls_cert, "ssl_keyfile": config.tls_key}

@@ -4,6 +4,7 @@ JSON, or the spec's error model (never a stack trace)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -74,6 +75,8 @@ class RestContext:
     auth: RestAuth = field(default_factory=lambda: RestAuth(None))
     #: The largest request body read (``--max-message-size``); a bigger one is a 413.
     max_body: int = 256 * 1024 * 1024
+    #: Seconds a begun body may take to arrive (``--message-timeout``; 0: no limit): 408.
+    body_timeout: float = 60.0
 
 
 @dataclass
@@ -311,9 +314,15 @@ def _endpoint(
         client = request.client
         peer = f"{client.host}:{client.port}" if client is not None else "unknown"
         try:
-            body = await _body(request, context.max_body)
+            body = await asyncio.wait_for(_body(request, context.max_body),
+                                          context.body_timeout or None)  # fmt: skip
         except RestError as exc:
             return JSONResponse(exc.body(), status_code=exc.code)
+        except TimeoutError:
+            error = RestError(408, "RequestTimeoutException", "The request body did not arrive "
+                              f"within {context.body_timeout:g} s")  # fmt: skip
+            return JSONResponse(error.body(), status_code=error.code,
+                                headers={"Connection": "close"})
         try:
             user = await run_in_threadpool(context.auth.caller,
                                            request.headers.get("authorization"))  # fmt: skip

@@ -6,6 +6,7 @@ port: one store, both protocols."""
 from __future__ import annotations
 
 import json
+import select
 import subprocess
 import sys
 import time
@@ -281,14 +282,14 @@ for step in range(appends):
 
 
 def test_rest_and_hive_catalog_commits_racing_lose_no_snapshot(both: Both, tmp_path: Path) -> None:
-    """Two processes append through REST and two through HiveCatalog (Thrift), 15 times each,
-    to one table at once: every commit is made under the table's HMS lock, so all 60
+    """Two processes append through REST and two through HiveCatalog (Thrift), 25 times each,
+    to one table at once: every commit is made under the table's HMS lock, so all 100
     snapshots and rows are there, and no lock is left."""
     both.rest_catalog().create_namespace("race")
     both.rest_catalog().create_table("race.t", schema=SCHEMA)
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
-    appends = 15
+    appends = 25
     writers = [("rest", both.uri), ("hive", both.thrift), ("rest", both.uri),
                ("hive", both.thrift)]  # fmt: skip
     processes = [
@@ -547,14 +548,33 @@ def _raw(port: int, request: bytes) -> bytes:
     return answer
 
 
+def _slow_client(port: int) -> Any:
+    """A connection that sent a request's headers and 10 of its 100 body bytes."""
+    import socket
+
+    sock = socket.create_connection((LOOPBACK, port), timeout=30)
+    sock.sendall(b"POST /v1/namespaces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                 b"\r\nContent-Length: 100\r\n\r\n{\"namespac")  # fmt: skip
+    return sock
+
+
 def test_hostile_requests_get_errors_and_change_nothing(tmp_path: Path) -> None:
-    """A body over --max-message-size (declared or sent), JSON nested past any sane depth,
+    """A body over --max-message-size (declared or sent), one that stalls past
+    --message-timeout (other clients answered meanwhile), JSON nested past any sane depth,
     and bodies of the wrong shape get 4xx answers in the error model; the catalog goes on."""
     rest_port = free_port(LOOPBACK)
     server = OurServer(tmp_path / "server", extra_args=[
-        "--rest-port", str(rest_port), "--max-message-size", "65536"])  # fmt: skip
+        "--rest-port", str(rest_port), "--max-message-size", "65536",
+        "--message-timeout", "5"])  # fmt: skip
     with server:
         running = ready(Both(server, rest_port), 200)
+        slow = _slow_client(rest_port)  # part of a body, then nothing
+        for _ in range(5):  # others are answered meanwhile, not after it
+            assert running.http("GET", "/v1/namespaces")[0] == 200
+        assert select.select([slow], [], [], 0)[0] == []  # still waiting for its body
+        answer = slow.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 408") and b"RequestTimeoutException" in answer
+        slow.close()
         claimed = _raw(rest_port, b"POST /v1/namespaces HTTP/1.1\r\nHost: x\r\n"
                                   b"Content-Length: 99999999999\r\n\r\n{}")  # fmt: skip
         assert claimed.startswith(b"HTTP/1.1 413") and b"RequestTooLargeException" in claimed
