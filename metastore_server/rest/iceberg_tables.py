@@ -5,7 +5,9 @@ into its parameters. The metadata files are read and written through pyiceberg's
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -69,12 +71,19 @@ class IcebergTable:
     metadata: TableMetadata
 
 
+#: Metadata files kept read (a file never changes once written: a commit writes a new one).
+KEPT_FILES = 64
+
+
 class MetadataFiles:
     """Reads and writes tables' metadata files (pyiceberg's FileIO, chosen by the file's
-    scheme; ``properties``: FileIO settings such as ``s3.endpoint``)."""
+    scheme; ``properties``: FileIO settings such as ``s3.endpoint``). The last files read or
+    written are kept, parsed and as JSON: a table's current one is read by every load."""
 
     def __init__(self, properties: Mapping[str, str]) -> None:
         self.properties = dict(properties)
+        self._kept: OrderedDict[str, tuple[TableMetadata, str]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def io(self, location: str, table_properties: Mapping[str, str] | None = None) -> FileIO:
         """The FileIO of ``location`` (the table's own settings over the server's)."""
@@ -82,15 +91,36 @@ class MetadataFiles:
 
     def read(self, location: str) -> TableMetadata:
         """The metadata in the file at ``location``."""
-        return FromInputFile.table_metadata(self.io(location).new_input(location))
+        return self.read_with_json(location)[0]
+
+    def read_with_json(self, location: str) -> tuple[TableMetadata, str]:
+        """The metadata in the file at ``location`` and its JSON."""
+        with self._lock:
+            kept = self._kept.get(location)
+            if kept is not None:
+                self._kept.move_to_end(location)
+                return kept
+        metadata = FromInputFile.table_metadata(self.io(location).new_input(location))
+        return self._keep(location, metadata)
 
     def write(self, metadata: TableMetadata, location: str) -> None:
         """Write ``metadata`` to a new file at ``location`` (never over an existing one)."""
         ToOutputFile.table_metadata(metadata, self.io(location, metadata.properties)
                                     .new_output(location))  # fmt: skip
+        self._keep(location, metadata)
+
+    def _keep(self, location: str, metadata: TableMetadata) -> tuple[TableMetadata, str]:
+        entry = (metadata, metadata.model_dump_json())
+        with self._lock:
+            self._kept[location] = entry
+            while len(self._kept) > KEPT_FILES:
+                self._kept.popitem(last=False)
+        return entry
 
     def delete(self, location: str) -> None:
         """Remove the file at ``location`` (a metadata file no table came to point at)."""
+        with self._lock:
+            self._kept.pop(location, None)
         self.io(location).delete(location)
 
 

@@ -113,9 +113,10 @@ Operation = Callable[[Call], Any]
 
 def loaded(location: str | None, metadata: Any) -> Response:
     """A LoadTableResult or LoadViewResult (also a CommitTableResponse: it carries these two
-    fields)."""
+    fields); ``metadata``: the model, or its JSON already made."""
+    document = metadata if isinstance(metadata, str) else metadata.model_dump_json()
     text = (f'{{"metadata-location":{json.dumps(location)},'
-            f'"metadata":{metadata.model_dump_json()},"config":{{}}}}')  # fmt: skip
+            f'"metadata":{document},"config":{{}}}}')  # fmt: skip
     return Response(text, media_type="application/json")
 
 
@@ -173,10 +174,9 @@ def _register_table(call: Call) -> Any:
 
 def _load_table(call: Call) -> Any:
     table = tables.load_table(call.calls, call.files, call.db(), unquote(call.path["table"]))
-    metadata = table.metadata
     if call.query.get("snapshots", "all").lower() == "refs":
-        metadata = tables.only_referenced_snapshots(metadata)
-    return loaded(table.metadata_location, metadata)
+        return loaded(table.metadata_location, tables.only_referenced_snapshots(table.metadata))
+    return loaded(table.metadata_location, call.files.read_with_json(table.metadata_location)[1])
 
 
 def _table_exists(call: Call) -> Any:

@@ -631,3 +631,23 @@ def test_a_rest_process_that_dies_is_started_again(both: Both) -> None:
         assert "default" in client.get_all_databases()
     finally:
         client.close()
+
+
+def test_the_rest_benchmark_runs_and_prints_its_figures(tmp_path: Path) -> None:
+    """tests/bench/rest_catalog.py end to end with a tiny run: every operation has figures
+    for both targets. No timing is asserted."""
+    import os
+
+    bench = Path(__file__).resolve().parents[1] / "bench" / "rest_catalog.py"
+    run = subprocess.run(
+        [sys.executable, str(bench), "--repeat", "2", "--warmup", "0", "--snapshots", "1"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(bench.parents[2])},
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = {line.split()[0]: line.split()[-4:] for line in run.stdout.splitlines()
+            if line.startswith(("load_table", "commit", "load (wire)"))}  # fmt: skip
+    assert set(rows) == {"load_table", "commit", "load"}
+    assert all(float(f) > 0 for f in rows["load_table"] + rows["load"])
+    assert all(isinstance(float(f), float) for f in rows["commit"])  # a difference of two
+    assert "ours REST" in run.stdout and "ours HiveCatalog" in run.stdout
