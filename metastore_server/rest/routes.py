@@ -323,18 +323,12 @@ def _endpoint(
                               f"within {context.body_timeout:g} s")  # fmt: skip
             return JSONResponse(error.body(), status_code=error.code,
                                 headers={"Connection": "close"})
-        try:
-            user = await run_in_threadpool(context.auth.caller,
-                                           request.headers.get("authorization"))  # fmt: skip
-        except RestError as exc:
-            response = JSONResponse(exc.body(), status_code=exc.code,
-                                    headers={"WWW-Authenticate": 'Basic realm="iceberg"'})
-        else:
-            session = Session(authenticated_user=user, mechanism="REST" if user else None,
-                              address=client.host if client is not None else None)  # fmt: skip
-            call = Call(MetastoreCalls(context.handler, session, peer), context.files,
-                        dict(request.path_params), dict(request.query_params), body)  # fmt: skip
-            response = await run_in_threadpool(_answer, call, operation, ok)
+        session = Session(address=client.host if client is not None else None)
+        call = Call(MetastoreCalls(context.handler, session, peer), context.files,
+                    dict(request.path_params), dict(request.query_params), body)  # fmt: skip
+        response = await run_in_threadpool(_authenticated_answer, context.auth,
+                                           request.headers.get("authorization"), call,
+                                           operation, ok)  # fmt: skip
         log.info("rest_request", method=request.method, path=request.url.path,
                  status=response.status_code, peer=peer,
                  ms=round((time.perf_counter() - started) * 1000, 3))  # fmt: skip
@@ -375,6 +369,20 @@ def _token_endpoint(context: RestContext) -> Callable[[Request], Awaitable[Respo
         return JSONResponse(answer, headers={"Cache-Control": "no-store"})
 
     return endpoint
+
+
+def _authenticated_answer(auth: RestAuth, authorization: str | None, call: Call,
+                          operation: Operation, ok: int) -> Response:  # fmt: skip
+    """Who is calling (401 when credentials are needed and wrong), then ``_answer``: one
+    hand-over to a worker thread a request."""
+    try:
+        user = auth.caller(authorization)
+    except RestError as exc:
+        return JSONResponse(exc.body(), status_code=exc.code,
+                            headers={"WWW-Authenticate": 'Basic realm="iceberg"'})
+    if user is not None:
+        call.calls.session.authenticated_user, call.calls.session.mechanism = user, "REST"
+    return _answer(call, operation, ok)
 
 
 def _answer(call: Call, operation: Operation, ok: int) -> Response:
