@@ -220,6 +220,9 @@ def test_the_failures_are_the_specs(both: Both) -> None:
     assert (status, body["error"]["type"]) == (404, "NoSuchTableException")
     status, body = both.http("GET", "/v1/namespaces/a%1Fb")
     assert status == 400 and "nested" in body["error"]["message"]
+    status, body = both.http("POST", "/v1/namespaces/fails/properties",
+                             {"removals": ["a"], "updates": {"a": "1"}})  # fmt: skip
+    assert (status, body["error"]["type"]) == (422, "UnprocessableEntityException")
     status, body = both.http("GET", "/v1/nowhere")
     assert status == 404 and body["error"]["code"] == 404
     assert "k" not in cat.load_table("fails.t").properties
