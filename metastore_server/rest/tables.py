@@ -153,14 +153,24 @@ def register(
     removed again when the table cannot be created (409, 404)."""
     table = hive_table(db, name, metadata, metadata_location, owner=calls.session.user,
                        now=int(time.time()))  # fmt: skip
+    create_in_metastore(calls, table, "Table", lambda: files.delete(metadata_location))
+
+
+def create_in_metastore(
+    calls: MetastoreCalls, table: Any, what: str, discard: Callable[[], None] | None
+) -> None:
+    """Create the HMS table of a table or view; when it cannot be, ``discard`` (its new
+    metadata file, then pointed at by nothing) and answer 409 (it exists), 404 (no such
+    namespace) or the metastore's error."""
     try:
         calls.create_table(table)
     except BaseException as exc:
-        files.delete(metadata_location)
+        if discard is not None:
+            discard()
         if isinstance(exc, hms.AlreadyExistsException):
-            raise already_exists("Table", f"{db}.{name}") from None
+            raise already_exists(what, f"{table.dbName}.{table.tableName}") from None
         if isinstance(exc, hms.InvalidObjectException | hms.NoSuchObjectException):
-            raise no_such_namespace(db) from None
+            raise no_such_namespace(table.dbName) from None
         if isinstance(exc, hms.MetaException):
             raise from_metastore(exc) from None
         raise
@@ -182,10 +192,10 @@ def register_table(
     table = hive_table(db, name, metadata, location, owner=calls.session.user,
                        now=int(time.time()))  # fmt: skip
     try:
-        calls.create_table(table)
-    except hms.AlreadyExistsException:
-        if not body.get("overwrite"):
-            raise already_exists("Table", f"{db}.{name}") from None
+        create_in_metastore(calls, table, "Table", None)  # the file is not ours to remove
+    except RestError as exc:
+        if exc.code != 409 or not body.get("overwrite"):
+            raise
         repoint(calls, files, db, name, location, metadata)
     return location, metadata
 

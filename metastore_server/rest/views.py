@@ -18,11 +18,8 @@ from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.errors import (
     RestError,
-    already_exists,
     bad_request,
     commit_failed,
-    from_metastore,
-    no_such_namespace,
 )
 from metastore_server.rest.iceberg_tables import (
     METADATA_LOCATION,
@@ -35,7 +32,7 @@ from metastore_server.rest.iceberg_tables import (
 )
 from metastore_server.rest.locks import table_lock
 from metastore_server.rest.namespaces import load_database
-from metastore_server.rest.tables import default_location, identifiers
+from metastore_server.rest.tables import create_in_metastore, default_location, identifiers
 from metastore_server.rest.view_updates import apply_view_updates
 from metastore_server.thrift_api import hms
 
@@ -143,18 +140,8 @@ def _create_hms_view(
                       lastAccessTime=now, retention=0, partitionKeys=[],
                       tableType=VIRTUAL_VIEW, parameters={})  # fmt: skip
     _point_at(table, metadata, location, None)
-    try:
-        calls.create_table(table)
-    except BaseException as exc:
-        if not keep_file:
-            files.io(location).delete(location)
-        if isinstance(exc, hms.AlreadyExistsException):
-            raise already_exists("View", f"{db}.{name}") from None
-        if isinstance(exc, hms.InvalidObjectException | hms.NoSuchObjectException):
-            raise no_such_namespace(db) from None
-        if isinstance(exc, hms.MetaException):
-            raise from_metastore(exc) from None
-        raise
+    create_in_metastore(calls, table, "View",
+                        None if keep_file else lambda: files.io(location).delete(location))
 
 
 def _point_at(table: Any, metadata: ViewMetadata, location: str, previous: str | None) -> None:

@@ -575,7 +575,9 @@ def test_hostile_requests_get_errors_and_change_nothing(tmp_path: Path) -> None:
         for _ in range(5):  # others are answered meanwhile, not after it
             assert running.http("GET", "/v1/namespaces")[0] == 200
         assert select.select([slow], [], [], 0)[0] == []  # still waiting for its body
-        answer = slow.recv(65536)
+        answer = b""
+        while chunk := slow.recv(65536):  # the server closes it after its answer
+            answer += chunk
         assert answer.startswith(b"HTTP/1.1 408") and b"RequestTimeoutException" in answer
         slow.close()
         claimed = _raw(rest_port, b"POST /v1/namespaces HTTP/1.1\r\nHost: x\r\n"
