@@ -111,12 +111,16 @@ def swap(
     metadata: TableMetadata,
     *,
     discard: bool = True,
+    previous: str | None = None,
 ) -> None:
     """Point the HMS table at the new metadata file, only while it still points at the one
-    the commit read (409 otherwise, and the new file removed unless ``discard`` is off)."""
+    the commit read (409 otherwise, and the new file removed unless ``discard`` is off);
+    ``previous_metadata_location`` becomes the file it pointed at, or ``previous`` when
+    given (an undo restores the one it had)."""
     table = current.hive
     old_properties = current.metadata.properties
-    point_at(table, metadata, location, current.metadata_location, old_properties)
+    before = previous if previous is not None else current.metadata_location
+    point_at(table, metadata, location, before, old_properties)
     context = guarded_by(current.metadata_location)
     db, name = table.dbName, table.tableName
     try:

@@ -70,6 +70,10 @@ class IcebergTable:
     metadata_location: str
     metadata: TableMetadata
 
+    def __post_init__(self) -> None:
+        #: The table's ``previous_metadata_location`` as read (None: it had none).
+        self.previous: str | None = (self.hive.parameters or {}).get(PREVIOUS_METADATA_LOCATION)
+
 
 #: Metadata files kept read (a file never changes once written: a commit writes a new one).
 KEPT_FILES = 64

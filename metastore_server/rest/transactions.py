@@ -79,7 +79,8 @@ def _undo(
     for before, location, metadata in reversed(done):
         moved = IcebergTable(before.hive, location, metadata)  # type: ignore[arg-type]
         try:
-            swap(calls, files, moved, before.metadata_location, before.metadata, discard=False)
+            swap(calls, files, moved, before.metadata_location, before.metadata, discard=False,
+                 previous=before.previous or "")  # fmt: skip
         except RestError as exc:  # logged: the table keeps the transaction's change
             log.error("iceberg_transaction_not_undone", table=f"{before.hive.dbName}."
                       f"{before.hive.tableName}", reason=exc.message)  # fmt: skip

@@ -656,3 +656,45 @@ def test_the_rest_benchmark_runs_and_prints_its_figures(tmp_path: Path) -> None:
     assert all(float(f) > 0 for f in rows["load_table"] + rows["load"])
     assert all(isinstance(float(f), float) for f in rows["commit"])  # a difference of two
     assert "ours REST" in run.stdout and "ours HiveCatalog" in run.stdout
+
+
+def test_a_transaction_that_loses_midway_moves_every_table_back(tmp_path: Path) -> None:
+    """Another writer, taking no lock, moves the second table of a transaction after the
+    first was moved (the test fault of tests/support/rest_race_site): 409, the first table
+    points at its old metadata file again with its old previous one, no file of the
+    transaction is left, and the other writer's change stands."""
+    site = Path(__file__).resolve().parents[1] / "support" / "rest_race_site"
+    rest_port = free_port(LOOPBACK)
+    server = OurServer(tmp_path / "server", extra_args=["--rest-port", str(rest_port)],
+                       env={"PYTHONPATH": str(site),
+                            "METASTORE_TEST_REST_RACE": "raced.second"})  # fmt: skip
+    with server:
+        running = ready(Both(server, rest_port), 200)
+        cat = running.rest_catalog()
+        cat.create_namespace("raced")
+        first = cat.create_table("raced.first", schema=SCHEMA)
+        first.append(rows((1, "a")))
+        second = cat.create_table("raced.second", schema=SCHEMA)
+        second.append(rows((2, "b")))  # so that it has a previous metadata file
+        client = make_client(LOOPBACK, server.port)
+        try:
+            before = client.get_table("raced", "first").parameters
+            files = {p: set((Path(t.location().removeprefix("file:")) / "metadata").iterdir())
+                     for p, t in (("first", cat.load_table("raced.first")),
+                                  ("second", cat.load_table("raced.second")))}  # fmt: skip
+            first, second = cat.load_table("raced.first"), cat.load_table("raced.second")
+            status, body = running.http("POST", "/v1/transactions/commit", {"table-changes": [
+                _table_change(first, [], "tx"), _table_change(second, [], "tx")]})  # fmt: skip
+            assert status == 409 and body["error"]["type"] == "CommitFailedException", body
+            after = client.get_table("raced", "first").parameters
+            assert after["metadata_location"] == before["metadata_location"]
+            assert after.get("previous_metadata_location") == before.get(
+                "previous_metadata_location")  # fmt: skip
+            assert "tx" not in after and "tx" not in cat.load_table("raced.first").properties
+            raced = client.get_table("raced", "second").parameters
+            assert raced["raced"] == "yes" and "tx" not in raced
+        finally:
+            client.close()
+        for name, table in (("first", first), ("second", second)):
+            left = set((Path(table.location().removeprefix("file:")) / "metadata").iterdir())
+            assert left == files[name], name
