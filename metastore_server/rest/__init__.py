@@ -4,8 +4,12 @@ Trino's ``rest`` catalogs, DuckDB), through the same handler and rules as the Th
 
 - ``process``: the catalog's process (uvicorn serving the Starlette application of ``routes``);
   ``sibling``: how ``serve`` runs it beside the Thrift server.
-- ``routes``: the HTTP endpoints, JSON in and out; ``errors``: the spec's error model.
+- ``routes``: the HTTP endpoints, JSON in and out; ``errors``: the spec's error model;
+  ``auth``: who a request is (HTTP Basic, OAuth2 tokens).
 - ``calls``: metastore calls made in-process, as a caller, authorized and audited.
-- ``namespaces``: namespaces as databases; ``tables``: Iceberg tables as HMS tables;
-  ``commits``: commits under the HMS table lock with a compare-and-set of the metadata file.
+- ``namespaces``: namespaces as databases; ``tables`` and ``iceberg_tables``: Iceberg tables as
+  HMS tables and their metadata files; ``views`` and ``view_updates``: Iceberg views;
+  ``purge``: a dropped table's files.
+- ``commits``, ``transactions``, ``locks``: commits under the HMS table lock with a
+  compare-and-set of the metadata file, one table or several.
 """

@@ -8,7 +8,7 @@ removed."""
 
 from __future__ import annotations
 
-import json
+from typing import Any
 
 from pydantic import ValidationError
 from pyiceberg.exceptions import CommitFailedException
@@ -37,15 +37,9 @@ from metastore_server.rest.tables import find_table, register
 from metastore_server.thrift_api import hms
 
 
-def parse_commit(body: bytes, db: str, name: str) -> CommitTableRequest:
-    """A CommitTableRequest (its identifier, when left out, the path's); 400 when it cannot
-    be read, names an unknown requirement or update, or another table."""
-    try:
-        document = json.loads(body or b"{}")
-    except (ValueError, RecursionError) as exc:
-        raise bad_request(f"Request body is not JSON: {exc}") from None
-    if not isinstance(document, dict):
-        raise bad_request("CommitTableRequest must be a JSON object")
+def parse_commit(document: dict[str, Any], db: str, name: str) -> CommitTableRequest:
+    """A CommitTableRequest from its JSON object (its identifier, when left out, the path's);
+    400 when it names an unknown requirement or update, or another table."""
     document.setdefault("identifier", {"namespace": [db], "name": name})
     try:
         request = CommitTableRequest.model_validate(document)

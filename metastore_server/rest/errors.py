@@ -53,11 +53,6 @@ def not_found(path: str) -> RestError:
     return RestError(404, "NotFoundException", f"No such endpoint: {path}")
 
 
-def unsupported(message: str) -> RestError:
-    """406: an operation this catalog does not support."""
-    return RestError(406, "UnsupportedOperationException", message)
-
-
 def from_metastore(exc: Exception) -> RestError:
     """The REST error of an HMS exception raised by the handler (a MetaException is the
     server's failure: 500)."""

@@ -184,7 +184,7 @@ def _table_exists(call: Call) -> Any:
 
 
 def _commit_table(call: Call) -> Any:
-    request = parse_commit(call.body, call.db(), unquote(call.path["table"]))
+    request = parse_commit(call.json(), call.db(), unquote(call.path["table"]))
     return loaded(*commit_table(call.calls, call.files, request))
 
 
@@ -216,7 +216,7 @@ def _commit_transaction(call: Call) -> Any:
             raise bad_request("Each table change needs an identifier")
         identifier = change["identifier"]
         db = namespaces.database_name(identifier.get("namespace") or [])
-        requests.append(parse_commit(json.dumps(change).encode(), db, str(identifier.get("name"))))
+        requests.append(parse_commit(change, db, str(identifier.get("name"))))
     commit_transaction(call.calls, call.files, requests)
 
 
