@@ -29,6 +29,17 @@ class MetastoreCalls:
             raise AttributeError(api)
         return lambda *arguments: self.call(api, *arguments)
 
+    def authorize(self, api: str, *arguments: Any) -> None:
+        """Check that this caller may call ``api`` with ``arguments`` (403 when not),
+        without calling it: what a REST operation asks before it writes any file."""
+        values = dict(zip(argument_names(api), arguments, strict=False))
+        with serving(self.session):
+            stamp_caller(api, values, self.session)
+            try:
+                self._handler.authorize(api, values)
+            except hms.MetaException as exc:
+                raise forbidden(exc.message or "not allowed") from None
+
     def call(self, api: str, *arguments: Any) -> Any:
         """Call ``api`` with ``arguments`` (in the IDL's order) as this caller; raises the
         HMS exception the handler raises, a 403 ``RestError`` when the authorizer refuses."""

@@ -17,6 +17,7 @@ from pyiceberg.table import CommitTableRequest
 from pyiceberg.table.metadata import TableMetadata, TableMetadataV1
 from pyiceberg.table.update import AssertCreate, update_table_metadata
 
+from metastore_server.catalog.basics.serde import deep_copy
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.errors import (
     bad_request,
@@ -28,12 +29,13 @@ from metastore_server.rest.iceberg_tables import (
     IcebergTable,
     MetadataFiles,
     guarded_by,
+    hive_table,
     metadata_version,
     new_metadata_location,
     point_at,
 )
 from metastore_server.rest.locks import table_lock
-from metastore_server.rest.tables import find_table, register
+from metastore_server.rest.tables import check_new_metadata, find_table, register
 from metastore_server.thrift_api import hms
 
 
@@ -69,12 +71,38 @@ def commit_table(
             return current.metadata_location, current.metadata  # nothing changed: no file
         version = metadata_version(current.metadata_location) + 1 if current else 0
         location = new_metadata_location(metadata, version)
+        check_commit(calls, files, db, name, current, location, metadata)
         files.write(metadata, location)
         if current is None:
             register(calls, files, db, name, location, metadata)
         else:
             swap(calls, files, current, location, metadata)
         return location, metadata
+
+
+def check_commit(
+    calls: MetastoreCalls,
+    files: MetadataFiles,
+    db: str,
+    name: str,
+    current: IcebergTable | None,
+    location: str,
+    metadata: TableMetadata,
+) -> None:
+    """Before a commit writes its file: 400 when it sets a property naming code or moves the
+    table where the catalog may not write; 403 when the caller may not change (or create) the
+    table, or the file would lie outside its location or the data roots."""
+    before = current.metadata.properties if current is not None else None
+    check_new_metadata(files, f"Table {db}.{name}", metadata, before)
+    files.boundary.check_file(location, metadata.location)
+    if current is None:
+        calls.authorize("create_table", hive_table(db, name, metadata, location,
+                                                   owner=calls.session.user, now=0))  # fmt: skip
+        return
+    planned = deep_copy(current.hive)
+    point_at(planned, metadata, location, current.metadata_location, before)
+    calls.authorize("alter_table_with_environment_context", db, name, planned,
+                    guarded_by(current.metadata_location))  # fmt: skip
 
 
 def staged(current: IcebergTable | None, request: CommitTableRequest) -> TableMetadata:
@@ -121,7 +149,7 @@ def swap(
         calls.alter_table_with_environment_context(db, name, table, context)
     except BaseException as exc:
         if discard:
-            files.delete(location)
+            files.delete(location, metadata.location)
         if isinstance(exc, hms.NoSuchObjectException):
             raise no_such_table(f"{db}.{name}") from None
         if isinstance(exc, hms.MetaException | hms.InvalidOperationException):

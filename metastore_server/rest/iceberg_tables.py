@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import structlog
+from pyiceberg.exceptions import ValidationError as PyIcebergValidationError
 from pyiceberg.io import FileIO, load_file_io
 from pyiceberg.serializers import FromInputFile, ToOutputFile
-from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.types import (
     DecimalType,
@@ -25,12 +26,18 @@ from pyiceberg.types import (
     StructType,
 )
 
+from metastore_server.catalog.basics import code_properties
+from metastore_server.rest.boundary import FileBoundary
 from metastore_server.thrift_api import hms
+
+log = structlog.get_logger(__name__)
 
 TABLE_TYPE = "table_type"
 ICEBERG = "ICEBERG"
 METADATA_LOCATION = "metadata_location"
 PREVIOUS_METADATA_LOCATION = "previous_metadata_location"
+#: Iceberg's table property placing metadata files elsewhere than ``<location>/metadata``.
+WRITE_METADATA_PATH = "write.metadata.path"
 EXTERNAL = "EXTERNAL"
 #: The storage formats Iceberg's HiveCatalog gives its tables (for engines that read the
 #: table through Hive's own readers, which an Iceberg table is not for).
@@ -75,42 +82,58 @@ class IcebergTable:
         self.previous: str | None = (self.hive.parameters or {}).get(PREVIOUS_METADATA_LOCATION)
 
 
+class NotMetadata(ValueError):
+    """A file read as table metadata is not (its text is never repeated: it may be any
+    file a caller named)."""
+
+
 #: Metadata files kept read (a file never changes once written: a commit writes a new one).
 KEPT_FILES = 64
 
 
 class MetadataFiles:
-    """Reads and writes tables' metadata files (pyiceberg's FileIO, chosen by the file's
-    scheme; ``properties``: FileIO settings such as ``s3.endpoint``). The last files read or
-    written are kept, parsed and as JSON: a table's current one is read by every load."""
+    """Reads and writes tables' metadata files through pyiceberg's FileIO, chosen by the file's
+    scheme and built from the server's own settings (``properties``: ``s3.endpoint``...), never
+    from a table's: a table's properties choose no code and no endpoint here. Every file is
+    checked against ``boundary`` first. The last files read or written are kept, parsed and
+    as JSON: a table's current one is read by every load."""
 
-    def __init__(self, properties: Mapping[str, str]) -> None:
+    def __init__(self, properties: Mapping[str, str], boundary: FileBoundary | None = None) -> None:
         self.properties = dict(properties)
+        self.boundary = boundary or FileBoundary()
         self._kept: OrderedDict[str, tuple[TableMetadata, str]] = OrderedDict()
         self._lock = threading.Lock()
+        self._noted: set[tuple[str, tuple[str, ...]]] = set()
 
-    def io(self, location: str, table_properties: Mapping[str, str] | None = None) -> FileIO:
-        """The FileIO of ``location`` (the table's own settings over the server's)."""
-        return load_file_io({**self.properties, **(table_properties or {})}, location)
+    def io(self, location: str) -> FileIO:
+        """The FileIO of ``location``: the server's settings alone."""
+        return load_file_io(dict(self.properties), location)
 
     def read(self, location: str) -> TableMetadata:
         """The metadata in the file at ``location``."""
         return self.read_with_json(location)[0]
 
     def read_with_json(self, location: str) -> tuple[TableMetadata, str]:
-        """The metadata in the file at ``location`` and its JSON."""
+        """The metadata in the file at ``location`` and its JSON (403 outside the data
+        roots)."""
+        self.boundary.check_read(location, "Metadata file")
         with self._lock:
             kept = self._kept.get(location)
             if kept is not None:
                 self._kept.move_to_end(location)
                 return kept
-        metadata = FromInputFile.table_metadata(self.io(location).new_input(location))
+        try:
+            metadata = FromInputFile.table_metadata(self.io(location).new_input(location))
+        except (ValueError, PyIcebergValidationError) as exc:  # never the file's text
+            raise NotMetadata(f"{location} is not a table metadata file "
+                              f"({type(exc).__name__})") from None  # fmt: skip
         return self._keep(location, metadata)
 
     def write(self, metadata: TableMetadata, location: str) -> None:
-        """Write ``metadata`` to a new file at ``location`` (never over an existing one)."""
-        ToOutputFile.table_metadata(metadata, self.io(location, metadata.properties)
-                                    .new_output(location))  # fmt: skip
+        """Write ``metadata`` to a new file at ``location`` (never over an existing one); 403
+        when ``location`` is not under the table's location or the data roots."""
+        self.boundary.check_file(location, metadata.location)
+        ToOutputFile.table_metadata(metadata, self.io(location).new_output(location))
         self._keep(location, metadata)
 
     def _keep(self, location: str, metadata: TableMetadata) -> tuple[TableMetadata, str]:
@@ -121,18 +144,35 @@ class MetadataFiles:
                 self._kept.popitem(last=False)
         return entry
 
-    def delete(self, location: str) -> None:
-        """Remove the file at ``location`` (a metadata file no table came to point at)."""
+    def delete(self, location: str, table_location: str) -> None:
+        """Remove the file at ``location`` (a metadata file no table came to point at), when
+        it lies under ``table_location`` and the data roots (403 otherwise)."""
+        self.boundary.check_file(location, table_location)
         with self._lock:
             self._kept.pop(location, None)
         self.io(location).delete(location)
 
+    def note_code_properties(self, name: str, properties: Mapping[str, str]) -> None:
+        """Log once per table and keys that ``name`` carries properties naming code, which
+        this server never reads (``code_properties``)."""
+        keys = tuple(code_properties.code_keys(properties))
+        if not keys:
+            return
+        with self._lock:
+            if (name, keys) in self._noted:
+                return
+            if len(self._noted) > 10_000:
+                self._noted.clear()
+            self._noted.add((name, keys))
+        log.warning("iceberg_code_properties_ignored", table=name, keys=list(keys))
+
 
 def new_metadata_location(metadata: TableMetadata, version: int) -> str:
     """Where the table's metadata file of ``version`` goes (``<version>-<uuid>``, under
-    ``metadata/`` or ``write.metadata.path``), as Iceberg names it."""
-    provider = load_location_provider(metadata.location, metadata.properties)
-    return provider.new_table_metadata_file_location(version)
+    ``metadata/`` or ``write.metadata.path``), as Iceberg names it; computed here, never by
+    a location provider a table's properties name."""
+    folder = metadata.properties.get(WRITE_METADATA_PATH) or f"{metadata.location}/metadata"
+    return f"{folder.rstrip('/')}/{version:05d}-{uuid.uuid4()}.metadata.json"
 
 
 def metadata_version(location: str) -> int:
@@ -207,7 +247,7 @@ def point_at(
 ) -> None:
     """Make ``table`` the HMS side of ``metadata`` at ``metadata_location``: its columns and
     location, the metadata file (and the one before), the Iceberg properties (those the
-    table lost removed, parameters set by others kept)."""
+    table lost removed, parameters set by others kept; none naming code is copied)."""
     table.sd = hms.StorageDescriptor(
         cols=[_column(f) for f in metadata.schema().fields],
         location=metadata.location,
@@ -227,6 +267,7 @@ def point_at(
     parameters.pop(PREVIOUS_METADATA_LOCATION, None)
     if previous:
         ours[PREVIOUS_METADATA_LOCATION] = previous
-    parameters.update({k: str(v) for k, v in metadata.properties.items() if k not in ours})
+    parameters.update({k: str(v) for k, v in metadata.properties.items()
+                       if k not in ours and not code_properties.names_code(k)})  # fmt: skip
     parameters.update(ours)
     table.parameters = parameters

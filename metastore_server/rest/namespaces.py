@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from metastore_server.catalog.basics import code_properties, names
+from metastore_server.rest.boundary import FileBoundary
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.errors import (
     RestError,
@@ -57,11 +59,17 @@ def properties_of(database: Any) -> dict[str, str]:
 
 
 def create_namespace(
-    calls: MetastoreCalls, namespace: Sequence[str], properties: Mapping[str, str]
+    calls: MetastoreCalls,
+    namespace: Sequence[str],
+    properties: Mapping[str, str],
+    boundary: FileBoundary,
 ) -> dict[str, Any]:
-    """Create the namespace's database; 409 when it exists."""
+    """Create the namespace's database; 409 when it exists, 400 for a name HMS refuses or a
+    property naming code, 400/403 for a location the server may not write under."""
     name = database_name(namespace)
-    _check_properties(properties)
+    if not names.is_valid_name(names.normalize(name)):
+        raise bad_request(f"{name} is not a valid database name")
+    _check_properties(properties, None, boundary, f"Namespace {name}")
     database = hms.Database(name=name, parameters={}, ownerName=calls.session.user,
                             ownerType=hms.PrincipalType.USER)  # fmt: skip
     _apply(database, dict(properties), ())
@@ -79,17 +87,18 @@ def update_properties(
     namespace: Sequence[str],
     removals: Sequence[str],
     updates: Mapping[str, str],
+    boundary: FileBoundary,
 ) -> dict[str, list[str]]:
     """Remove then set properties; what was updated, removed, and asked removed but missing.
     A key both removed and updated is refused (422, as the spec)."""
     name = database_name(namespace)
-    _check_properties(updates)
     overlap = set(removals) & set(updates)
     if overlap:
         raise RestError(422, "UnprocessableEntityException",
                         f"Updates and removals overlap: {sorted(overlap)}")  # fmt: skip
     database = load_database(calls, name)
     before = properties_of(database)
+    _check_properties(updates, before, boundary, f"Namespace {name}")
     removed = [key for key in removals if key in before]
     missing = [key for key in removals if key not in before]
     _apply(database, dict(updates), removed)
@@ -136,6 +145,19 @@ def _apply(database: Any, updates: dict[str, str], removals: Sequence[str]) -> N
     database.parameters = parameters
 
 
-def _check_properties(properties: Mapping[str, Any]) -> None:
+def _check_properties(
+    properties: Mapping[str, Any],
+    before: Mapping[str, str] | None,
+    boundary: FileBoundary,
+    what: str,
+) -> None:
+    """400 unless ``properties`` map strings to strings and set no property naming code;
+    400/403 for a location the server may not write under."""
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in properties.items()):
         raise bad_request("Namespace properties must map strings to strings")
+    keys = code_properties.keys_set(properties, before)
+    if keys:
+        raise bad_request(code_properties.refusal(keys, what))
+    location = properties.get(LOCATION)
+    if location is not None and location != (before or {}).get(LOCATION):
+        boundary.check_root(location, f"{what} location")

@@ -34,6 +34,7 @@ def run_rest_catalog(config: ServerConfig) -> bool:
     import uvicorn
 
     from metastore_server.rest.auth import build_rest_auth
+    from metastore_server.rest.boundary import FileBoundary
     from metastore_server.rest.iceberg_tables import MetadataFiles
     from metastore_server.rest.routes import RestContext, build_app
     from metastore_server.server.app import build_handler
@@ -44,7 +45,8 @@ def run_rest_catalog(config: ServerConfig) -> bool:
     except BaseException:
         close()
         raise
-    app = build_app(RestContext(handler, MetadataFiles(file_io_properties(config)), auth,
+    files = MetadataFiles(file_io_properties(config), FileBoundary.of(handler))
+    app = build_app(RestContext(handler, files, auth,
                                 max_body=config.max_message_size,
                                 body_timeout=config.message_timeout))  # fmt: skip
     tls: dict[str, Any] = {}

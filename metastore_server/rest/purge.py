@@ -1,10 +1,14 @@
 """A dropped table's files, deleted when the drop asks for a purge (``purgeRequested``): what
 its metadata reaches (data and delete files of every snapshot's manifests, the manifests,
 the manifest lists, statistics files) and its metadata files (the current one and those of
-its metadata log). A file that cannot be deleted is logged and skipped: the table is gone
-already, as in Iceberg's own purge."""
+its metadata log). Only files under the table's own location (and the data roots) are read
+or deleted: a file its metadata names elsewhere is kept, and the purge says so in the log
+(``iceberg_purge_kept_outside``). A file that cannot be deleted is logged and skipped: the
+table is gone already, as in Iceberg's own purge."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import structlog
 from pyiceberg.table.metadata import TableMetadata
@@ -12,39 +16,69 @@ from pyiceberg.table.metadata import TableMetadata
 from metastore_server.rest.iceberg_tables import MetadataFiles
 
 log = structlog.get_logger(__name__)
+#: Paths kept outside the table named in the log line (the count is always there).
+SHOWN_OUTSIDE = 5
 
 
-def reachable_files(
-    files: MetadataFiles, metadata_location: str, metadata: TableMetadata
-) -> set[str]:
-    """Every file the table's metadata reaches, its metadata files included."""
-    io = files.io(metadata_location, metadata.properties)
-    found = {metadata_location, *(entry.metadata_file for entry in metadata.metadata_log)}
-    found |= {s.statistics_path for s in metadata.statistics}
+@dataclass
+class Reach:
+    """The files a purge may delete (``inside``) and those its metadata names elsewhere."""
+
+    inside: set[str] = field(default_factory=set)
+    outside: dict[str, str] = field(default_factory=dict)  # path -> why it is kept
+
+    def add(self, files: MetadataFiles, path: str, location: str) -> bool:
+        """Sort ``path`` in; whether it lies inside (may be read and deleted)."""
+        if path in self.inside or path in self.outside:
+            return path in self.inside
+        reason = files.boundary.outside_table(path, location)
+        if reason is None:
+            self.inside.add(path)
+        else:
+            self.outside[path] = reason
+        return reason is None
+
+
+def reachable_files(files: MetadataFiles, metadata_location: str, metadata: TableMetadata) -> Reach:
+    """Every file the table's metadata reaches, its metadata files included, sorted into those
+    under its location (read further: manifests) and those outside (never read)."""
+    io, location, reach = files.io(metadata_location), metadata.location, Reach()
+    for path in (metadata_location, *(entry.metadata_file for entry in metadata.metadata_log)):
+        reach.add(files, path, location)
+    for statistics in metadata.statistics:
+        reach.add(files, statistics.statistics_path, location)
     for snapshot in metadata.snapshots:
-        found.add(snapshot.manifest_list)
+        if not reach.add(files, snapshot.manifest_list, location):
+            continue
         for manifest in snapshot.manifests(io):
-            found.add(manifest.manifest_path)
+            if not reach.add(files, manifest.manifest_path, location):
+                continue
             for entry in manifest.fetch_manifest_entry(io, discard_deleted=False):
-                found.add(entry.data_file.file_path)
-    return found
+                reach.add(files, entry.data_file.file_path, location)
+    return reach
 
 
 def purge_files(files: MetadataFiles, metadata_location: str, metadata: TableMetadata) -> int:
-    """Delete the files of a dropped table; how many were deleted."""
+    """Delete the files of a dropped table under its location; how many were deleted."""
     try:
-        paths = reachable_files(files, metadata_location, metadata)
+        reach = reachable_files(files, metadata_location, metadata)
     except (OSError, ValueError) as exc:
         log.warning("iceberg_purge_incomplete", metadata_location=metadata_location,
                     reason=f"{type(exc).__name__}: {exc}")  # fmt: skip
-        paths = {metadata_location}
-    io = files.io(metadata_location, metadata.properties)
+        reach = Reach()
+        reach.add(files, metadata_location, metadata.location)
+    if reach.outside:
+        shown = sorted(reach.outside.items())[:SHOWN_OUTSIDE]
+        log.warning("iceberg_purge_kept_outside", metadata_location=metadata_location,
+                    kept=len(reach.outside), first=[f"{p}: {why}" for p, why in shown])  # fmt: skip
+    io = files.io(metadata_location)
     deleted = 0
-    for path in sorted(paths):
+    for path in sorted(reach.inside):
         try:
             io.delete(path)
             deleted += 1
         except (OSError, ValueError) as exc:
             log.warning("iceberg_purge_file_kept", path=path, reason=f"{type(exc).__name__}: {exc}")
-    log.info("iceberg_table_purged", metadata_location=metadata_location, files=deleted)
+    log.info("iceberg_table_purged", metadata_location=metadata_location, files=deleted,
+             kept_outside=len(reach.outside))  # fmt: skip
     return deleted

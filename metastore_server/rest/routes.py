@@ -135,7 +135,8 @@ def _create_namespace(call: Call) -> Any:
     namespace = body.get("namespace")
     if not isinstance(namespace, list) or not all(isinstance(p, str) for p in namespace):
         raise bad_request("CreateNamespaceRequest needs a namespace (a list of strings)")
-    return namespaces.create_namespace(call.calls, namespace, body.get("properties") or {})
+    return namespaces.create_namespace(call.calls, namespace, body.get("properties") or {},
+                                       call.files.boundary)
 
 
 def _load_namespace(call: Call) -> Any:
@@ -153,7 +154,8 @@ def _update_namespace(call: Call) -> Any:
     removals, updates = body.get("removals") or [], body.get("updates") or {}
     if not isinstance(removals, list) or not isinstance(updates, dict):
         raise bad_request("removals must be a list and updates an object")
-    return namespaces.update_properties(call.calls, call.namespace(), removals, updates)
+    return namespaces.update_properties(call.calls, call.namespace(), removals, updates,
+                                        call.files.boundary)
 
 
 def _drop_namespace(call: Call) -> Any:

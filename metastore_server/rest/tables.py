@@ -13,6 +13,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.table.metadata import TableMetadata, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
 
+from metastore_server.catalog.basics import code_properties, names
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.errors import (
     RestError,
@@ -26,6 +27,7 @@ from metastore_server.rest.iceberg_tables import (
     METADATA_LOCATION,
     IcebergTable,
     MetadataFiles,
+    NotMetadata,
     guarded_by,
     hive_table,
     is_iceberg,
@@ -75,7 +77,9 @@ def find_table(
     location = (table.parameters or {}).get(METADATA_LOCATION)
     if not is_iceberg(table) or not location:
         raise no_such_table(f"{db}.{name} (not an Iceberg table)")
-    return IcebergTable(table, location, files.read(location))
+    metadata = files.read(location)
+    files.note_code_properties(f"{db}.{name}", {**(table.parameters or {}), **metadata.properties})
+    return IcebergTable(table, location, metadata)
 
 
 def load_table(calls: MetastoreCalls, files: MetadataFiles, db: str, name: str) -> IcebergTable:
@@ -99,19 +103,42 @@ def create_table(
     """Create an Iceberg table from a CreateTableRequest: its first metadata file, then its
     HMS table; with ``stage-create`` nothing is kept (the metadata is returned for a later
     commit that creates the table). 409 when it exists, 404 when the namespace does not."""
-    name = body.get("name")
-    if not isinstance(name, str) or not name:
-        raise bad_request("CreateTableRequest needs a name")
+    name = checked_name(body.get("name"), "CreateTableRequest")
     database = load_database(calls, db)
     metadata = new_metadata(database, name, body)
+    check_new_metadata(files, f"Table {db}.{name}", metadata, None)
     if body.get("stage-create"):
         if _exists(calls, db, name):
             raise already_exists("Table", f"{db}.{name}")
         return None, metadata
     location = new_metadata_location(metadata, 0)
+    table = hive_table(db, name, metadata, location, owner=calls.session.user,
+                       now=int(time.time()))  # fmt: skip
+    calls.authorize("create_table", table)  # before any file is written
     files.write(metadata, location)
-    register(calls, files, db, name, location, metadata)
+    create_in_metastore(calls, table, "Table", lambda: files.delete(location, metadata.location))
     return location, metadata
+
+
+def checked_name(name: Any, what: str) -> str:
+    """A new table's or view's name; 400 unless HMS takes it (word characters only), checked
+    before any file is written (a name becomes a directory of the default location)."""
+    if not isinstance(name, str) or not name:
+        raise bad_request(f"{what} needs a name")
+    if not names.is_valid_name(names.normalize(name)):
+        raise bad_request(f"{name} is not a valid object name")
+    return name
+
+
+def check_new_metadata(
+    files: MetadataFiles, what: str, metadata: Any, before: Mapping[str, str] | None
+) -> None:
+    """400 when ``metadata`` sets a property naming code that ``before`` (the properties it
+    had) did not hold; 400/403 when its location is not one the catalog may write under."""
+    keys = code_properties.keys_set(metadata.properties, before)
+    if keys:
+        raise bad_request(code_properties.refusal(keys, what))
+    files.boundary.check_root(metadata.location, f"{what} location")
 
 
 def new_metadata(database: Any, name: str, body: Mapping[str, Any]) -> TableMetadata:
@@ -153,7 +180,8 @@ def register(
     removed again when the table cannot be created (409, 404)."""
     table = hive_table(db, name, metadata, metadata_location, owner=calls.session.user,
                        now=int(time.time()))  # fmt: skip
-    create_in_metastore(calls, table, "Table", lambda: files.delete(metadata_location))
+    create_in_metastore(calls, table, "Table",
+                        lambda: files.delete(metadata_location, metadata.location))
 
 
 def create_in_metastore(
@@ -182,13 +210,15 @@ def register_table(
     """Register an existing metadata file as table ``name`` (RegisterTableRequest; with
     ``overwrite``, an existing Iceberg table of that name is pointed at it instead)."""
     name, location = body.get("name"), body.get("metadata-location")
-    if not isinstance(name, str) or not name or not isinstance(location, str) or not location:
+    if not isinstance(location, str) or not location:
         raise bad_request("RegisterTableRequest needs a name and a metadata-location")
+    name = checked_name(name, "RegisterTableRequest")
     load_database(calls, db)
-    try:
-        metadata = files.read(location)
-    except FileNotFoundError:
-        raise bad_request(f"No metadata file at {location}") from None
+    metadata = read_registered(files, location)
+    check_new_metadata(files, f"Table {db}.{name}", metadata, None)
+    if files.boundary.outside_table(location, metadata.location) is not None:
+        raise bad_request(f"The metadata file {location} is not under its table's location "
+                          f"{metadata.location}")  # fmt: skip
     table = hive_table(db, name, metadata, location, owner=calls.session.user,
                        now=int(time.time()))  # fmt: skip
     try:
@@ -198,6 +228,20 @@ def register_table(
             raise
         repoint(calls, files, db, name, location, metadata)
     return location, metadata
+
+
+def read_registered(files: MetadataFiles, location: str) -> TableMetadata:
+    """The metadata of a file a caller registers; 400 when there is none or it is not table
+    metadata (what the file holds is not repeated: it may be any file); 403 outside the
+    data roots."""
+    try:
+        return files.read(location)
+    except FileNotFoundError:
+        raise bad_request(f"No metadata file at {location}") from None
+    except NotMetadata as exc:
+        raise bad_request(str(exc)) from None
+    except OSError as exc:
+        raise bad_request(f"{location} cannot be read ({type(exc).__name__})") from None
 
 
 def drop_table(

@@ -11,9 +11,10 @@ from collections.abc import Sequence
 
 import structlog
 from pyiceberg.table import CommitTableRequest
+from pyiceberg.table.metadata import TableMetadata
 
 from metastore_server.rest.calls import MetastoreCalls
-from metastore_server.rest.commits import staged, swap
+from metastore_server.rest.commits import check_commit, staged, swap
 from metastore_server.rest.errors import RestError, bad_request, no_such_table
 from metastore_server.rest.iceberg_tables import (
     IcebergTable,
@@ -25,6 +26,8 @@ from metastore_server.rest.locks import table_locks
 from metastore_server.rest.tables import find_table
 
 log = structlog.get_logger(__name__)
+#: One table's part of a transaction: the table as read, its new metadata file and metadata.
+Plan = tuple[IcebergTable, str, TableMetadata]
 
 
 def commit_transaction(
@@ -35,7 +38,7 @@ def commit_transaction(
     if len(set(names)) != len(names):
         raise bad_request("A transaction names a table more than once")
     with table_locks(calls, names):
-        plans: list[tuple[IcebergTable, str, object]] = []
+        plans: list[Plan] = []
         for (db, name), request in zip(names, requests, strict=True):
             current = find_table(calls, files, db, name)
             if current is None:
@@ -44,12 +47,14 @@ def commit_transaction(
             if metadata == current.metadata:
                 continue
             version = metadata_version(current.metadata_location) + 1
-            plans.append((current, new_metadata_location(metadata, version), metadata))
-        written: list[str] = []
+            location = new_metadata_location(metadata, version)
+            check_commit(calls, files, db, name, current, location, metadata)
+            plans.append((current, location, metadata))
+        written: list[tuple[str, str]] = []
         try:
             for _, location, metadata in plans:
-                files.write(metadata, location)  # type: ignore[arg-type]
-                written.append(location)
+                files.write(metadata, location)
+                written.append((location, metadata.location))
         except BaseException:
             _remove(files, written)
             raise
@@ -57,27 +62,27 @@ def commit_transaction(
 
 
 def _switch_all(
-    calls: MetastoreCalls, files: MetadataFiles, plans: list[tuple[IcebergTable, str, object]]
+    calls: MetastoreCalls, files: MetadataFiles, plans: list[Plan]
 ) -> None:
     """Point each table at its new file; on a failure, point those done back."""
-    done: list[tuple[IcebergTable, str, object]] = []
+    done: list[Plan] = []
     for index, plan in enumerate(plans):
         current, location, metadata = plan
         try:
-            swap(calls, files, current, location, metadata)  # type: ignore[arg-type]
+            swap(calls, files, current, location, metadata)
         except BaseException:
-            _remove(files, [loc for _, loc, _ in plans[index + 1 :]])
+            _remove(files, [(loc, m.location) for _, loc, m in plans[index + 1 :]])
             _undo(calls, files, done)
             raise
         done.append(plan)
 
 
 def _undo(
-    calls: MetastoreCalls, files: MetadataFiles, done: list[tuple[IcebergTable, str, object]]
+    calls: MetastoreCalls, files: MetadataFiles, done: list[Plan]
 ) -> None:
     """Point the tables of ``done`` back at the files they had (their new files removed)."""
     for before, location, metadata in reversed(done):
-        moved = IcebergTable(before.hive, location, metadata)  # type: ignore[arg-type]
+        moved = IcebergTable(before.hive, location, metadata)
         try:
             swap(calls, files, moved, before.metadata_location, before.metadata, discard=False,
                  previous=before.previous or "")  # fmt: skip
@@ -85,14 +90,15 @@ def _undo(
             log.error("iceberg_transaction_not_undone", table=f"{before.hive.dbName}."
                       f"{before.hive.tableName}", reason=exc.message)  # fmt: skip
             continue
-        _remove(files, [location])
+        _remove(files, [(location, metadata.location)])
 
 
-def _remove(files: MetadataFiles, locations: Sequence[str]) -> None:
-    for location in locations:
+def _remove(files: MetadataFiles, written: Sequence[tuple[str, str]]) -> None:
+    """Remove new metadata files (each with its table's location)."""
+    for location, table_location in written:
         try:
-            files.delete(location)
-        except OSError as exc:
+            files.delete(location, table_location)
+        except (OSError, RestError) as exc:
             log.warning("iceberg_metadata_file_kept", path=location, reason=str(exc))
 
 

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from pyiceberg.schema import Schema
 from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 
+from metastore_server.catalog.basics import code_properties
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.errors import (
     RestError,
@@ -26,13 +27,19 @@ from metastore_server.rest.iceberg_tables import (
     PREVIOUS_METADATA_LOCATION,
     TABLE_TYPE,
     MetadataFiles,
+    NotMetadata,
     guarded_by,
     hive_type,
     metadata_version,
 )
 from metastore_server.rest.locks import table_lock
 from metastore_server.rest.namespaces import load_database
-from metastore_server.rest.tables import create_in_metastore, default_location, identifiers
+from metastore_server.rest.tables import (
+    checked_name,
+    create_in_metastore,
+    default_location,
+    identifiers,
+)
 from metastore_server.rest.view_updates import apply_view_updates
 from metastore_server.thrift_api import hms
 
@@ -67,22 +74,38 @@ def load_view(
     location = (table.parameters or {}).get(METADATA_LOCATION)
     if not is_iceberg_view(table) or not location:
         raise no_such_view(f"{db}.{name}")
-    return table, location, read_view(files, location)
+    metadata = read_view(files, location)
+    files.note_code_properties(f"{db}.{name}", {**(table.parameters or {}), **metadata.properties})
+    return table, location, metadata
 
 
 def read_view(files: MetadataFiles, location: str) -> ViewMetadata:
-    """The view metadata in the file at ``location``."""
+    """The view metadata in the file at ``location`` (403 outside the data roots)."""
+    files.boundary.check_read(location, "View metadata file")
     with files.io(location).new_input(location).open() as stream:
-        return ViewMetadata.model_validate_json(stream.read())
+        text = stream.read()
+    try:
+        return ViewMetadata.model_validate_json(text)
+    except ValueError as exc:  # pydantic's error shows the input: never the file's text
+        raise NotMetadata(f"{location} is not a view metadata file "
+                          f"({type(exc).__name__})") from None  # fmt: skip
 
 
 def write_view(files: MetadataFiles, metadata: ViewMetadata, version: int) -> str:
-    """Write ``metadata`` as the view's file of ``version``; its location."""
+    """Write ``metadata`` as the view's file of ``version`` (under its location, 403
+    otherwise); its location."""
     file_name = f"{version:05d}-{uuid.uuid4()}.metadata.json"
     location = f"{metadata.location.rstrip('/')}/metadata/{file_name}"
-    with files.io(location, metadata.properties).new_output(location).create() as stream:
+    files.boundary.check_file(location, metadata.location)
+    with files.io(location).new_output(location).create() as stream:
         stream.write(metadata.model_dump_json().encode("utf-8"))
     return location
+
+
+def _delete(files: MetadataFiles, location: str, metadata: ViewMetadata) -> None:
+    """Remove a view metadata file no view came to point at."""
+    files.boundary.check_file(location, metadata.location)
+    files.io(location).delete(location)
 
 
 def create_view(
@@ -90,9 +113,7 @@ def create_view(
 ) -> tuple[str, ViewMetadata]:
     """Create a view from a CreateViewRequest; 409 when a table or view of that name exists,
     404 when the namespace does not."""
-    name = body.get("name")
-    if not isinstance(name, str) or not name:
-        raise bad_request("CreateViewRequest needs a name")
+    name = checked_name(body.get("name"), "CreateViewRequest")
     database = load_database(calls, db)
     try:
         schema = Schema.model_validate(body["schema"])
@@ -110,9 +131,22 @@ def create_view(
                                       version_id=version.version_id)],
         properties={str(k): str(v) for k, v in (body.get("properties") or {}).items()},
     )  # fmt: skip
+    check_view(files, f"View {db}.{name}", metadata, None)
+    calls.authorize("create_table", _hms_view(calls, db, name, "", metadata))
     location = write_view(files, metadata, 0)
     _create_hms_view(calls, files, db, name, location, metadata)
     return location, metadata
+
+
+def check_view(
+    files: MetadataFiles, what: str, metadata: ViewMetadata, before: Mapping[str, str] | None
+) -> None:
+    """400 when the view's metadata sets a property naming code; 400/403 when its location
+    is not one the catalog may write under."""
+    keys = code_properties.keys_set(metadata.properties, before)
+    if keys:
+        raise bad_request(code_properties.refusal(keys, what))
+    files.boundary.check_root(metadata.location, f"{what} location")
 
 
 def register_view(
@@ -120,13 +154,19 @@ def register_view(
 ) -> tuple[str, ViewMetadata]:
     """A view for an existing view metadata file (RegisterViewRequest)."""
     name, location = body.get("name"), body.get("metadata-location")
-    if not isinstance(name, str) or not name or not isinstance(location, str) or not location:
+    if not isinstance(location, str) or not location:
         raise bad_request("RegisterViewRequest needs a name and a metadata-location")
+    name = checked_name(name, "RegisterViewRequest")
     load_database(calls, db)
     try:
         metadata = read_view(files, location)
     except FileNotFoundError:
         raise bad_request(f"No view metadata file at {location}") from None
+    except NotMetadata as exc:
+        raise bad_request(str(exc)) from None
+    except OSError as exc:
+        raise bad_request(f"{location} cannot be read ({type(exc).__name__})") from None
+    check_view(files, f"View {db}.{name}", metadata, None)
     _create_hms_view(calls, files, db, name, location, metadata, keep_file=True)
     return location, metadata
 
@@ -135,13 +175,20 @@ def _create_hms_view(
     calls: MetastoreCalls, files: MetadataFiles, db: str, name: str, location: str,
     metadata: ViewMetadata, keep_file: bool = False,
 ) -> None:  # fmt: skip
+    table = _hms_view(calls, db, name, location, metadata)
+    create_in_metastore(calls, table, "View",
+                        None if keep_file else lambda: _delete(files, location, metadata))
+
+
+def _hms_view(calls: MetastoreCalls, db: str, name: str, location: str,
+              metadata: ViewMetadata) -> Any:  # fmt: skip
+    """The HMS table of a new view whose metadata file is ``location``."""
     now = int(time.time())
     table = hms.Table(dbName=db, tableName=name, owner=calls.session.user, createTime=now,
                       lastAccessTime=now, retention=0, partitionKeys=[],
                       tableType=VIRTUAL_VIEW, parameters={})  # fmt: skip
     _point_at(table, metadata, location, None)
-    create_in_metastore(calls, table, "View",
-                        None if keep_file else lambda: files.io(location).delete(location))
+    return table
 
 
 def _point_at(table: Any, metadata: ViewMetadata, location: str, previous: str | None) -> None:
@@ -184,12 +231,16 @@ def replace_view(
         changed = apply_view_updates(metadata, updates)
         if changed == metadata:
             return current, metadata
+        check_view(files, f"View {db}.{name}", changed, metadata.properties)
+        _point_at(table, changed, current, current)
+        calls.authorize("alter_table_with_environment_context", db, name, table,
+                        guarded_by(current))  # fmt: skip
         location = write_view(files, changed, metadata_version(current) + 1)
         _point_at(table, changed, location, current)
         try:
             calls.alter_table_with_environment_context(db, name, table, guarded_by(current))
         except BaseException:
-            files.io(location).delete(location)
+            _delete(files, location, changed)
             raise
         return location, changed
 

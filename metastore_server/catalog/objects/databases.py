@@ -15,6 +15,7 @@ from metastore_server.catalog.basics.serde import deep_copy, from_bytes, to_byte
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.catalogs import DEFAULT_CATALOG, Catalogs, catalog_of
 from metastore_server.catalog.objects.connectors import DataConnectors
+from metastore_server.catalog.objects.table_checks import refuse_code_properties
 from metastore_server.thrift_api import hms
 from storage import layout
 from storage.port import Condition, Delete, Put
@@ -208,6 +209,8 @@ class Databases:
         name = names.normalize(db.name)
         if not names.is_valid_name(name):
             raise hms.InvalidObjectException(message=f"{db.name} is not a valid database name")
+        refuse_code_properties(db.parameters, None, f"Database {name}",
+                               hms.InvalidObjectException)
         stored = deep_copy(db)
         stored.name = name
         catalog = names.normalize(db.catalogName) or DEFAULT_CATALOG
@@ -248,6 +251,8 @@ class Databases:
             if new_db.locationUri:
                 updated.locationUri = new_db.locationUri
             if new_db.parameters is not None:
+                refuse_code_properties(new_db.parameters, current.parameters,
+                                       f"Database {name}", hms.MetaException)
                 updated.parameters = dict(new_db.parameters)
             if new_db.ownerName is not None:
                 updated.ownerName = new_db.ownerName

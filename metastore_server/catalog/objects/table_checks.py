@@ -4,7 +4,7 @@ client disallows them) no incompatible column type changes. Messages are HMS's."
 
 from __future__ import annotations
 
-from metastore_server.catalog.basics import column_types
+from metastore_server.catalog.basics import code_properties, column_types
 from metastore_server.thrift_api import hms
 
 #: Our refusal of a table without a storage descriptor (HMS fails on it: MetaException).
@@ -63,3 +63,13 @@ def check_partition_keys(table: hms.Table, error: type[Exception]) -> None:
             raise error(message=f"Partition column name {key} conflicts with table columns.")
     if len(set(keys)) != len(keys):
         raise hms.MetaException(message="Duplicate partition column names")
+
+
+def refuse_code_properties(
+    new: dict[str, str] | None, old: dict[str, str] | None, what: str, error: type[Exception]
+) -> None:
+    """``error`` when ``new`` sets a property naming code (``py-io-impl``, ``*.impl``) that
+    ``old`` did not hold with that value (``code_properties``)."""
+    keys = code_properties.keys_set(new, old)
+    if keys:
+        raise error(message=code_properties.refusal(keys, what))

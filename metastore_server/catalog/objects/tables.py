@@ -27,6 +27,7 @@ from metastore_server.catalog.objects.databases import Databases
 from metastore_server.catalog.objects.table_checks import (
     check_column_types,
     check_partition_keys,
+    refuse_code_properties,
     refuse_duplicate_columns,
     refuse_incompatible_types,
 )
@@ -323,6 +324,8 @@ class Tables:
         if not names.is_valid_name(name):
             raise hms.InvalidObjectException(message=f"{tbl.tableName} is not a valid object name")
         check_column_types(tbl, hms.InvalidObjectException, partition_keys=True)
+        refuse_code_properties(tbl.parameters, None, f"Table {db}.{name}",
+                               hms.InvalidObjectException)
         table = deep_copy(tbl)
         table.dbName, table.tableName = db, name
         _clear_catalog(table)
@@ -436,6 +439,8 @@ class Tables:
                 if check_types and current.table.tableType != VIRTUAL_VIEW:
                     refuse_incompatible_types(current.table, new_tbl)
                 refuse_unexpected(current.table, expected_parameter(context))
+                refuse_code_properties(new_tbl.parameters, current.table.parameters,
+                                       f"Table {db}.{name}", hms.InvalidOperationException)
                 stored = self._write_altered(current, new_tbl, context, extra_ops)
                 if stored is not None:
                     self._ctx.changes.announce(Change(
