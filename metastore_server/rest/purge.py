@@ -1,6 +1,6 @@
 """A dropped table's files, deleted when the drop asks for a purge (``purgeRequested``): what
 its metadata reaches (data and delete files of every snapshot's manifests, the manifests,
-the manifest lists, statistics files) and its metadata files (the current one and those of
+the manifest lists, statistics and partition statistics files) and its metadata files (the current one and those of
 its metadata log). Only files under the table's own location (and the data roots) are read
 or deleted: a file its metadata names elsewhere is kept, and the purge says so in the log
 (``iceberg_purge_kept_outside``). A file that cannot be deleted is logged and skipped: the
@@ -45,7 +45,7 @@ def reachable_files(files: MetadataFiles, metadata_location: str, metadata: Tabl
     io, location, reach = files.io(metadata_location), metadata.location, Reach()
     for path in (metadata_location, *(entry.metadata_file for entry in metadata.metadata_log)):
         reach.add(files, path, location)
-    for statistics in metadata.statistics:
+    for statistics in [*metadata.statistics, *getattr(metadata, "partition_statistics", [])]:
         reach.add(files, statistics.statistics_path, location)
     for snapshot in metadata.snapshots:
         if not reach.add(files, snapshot.manifest_list, location):
