@@ -10,7 +10,8 @@ columns (``TableSpec.narrow``) also has their heads kept beside it (``storage.em
 which ``scan_columns`` reads.
 
 Durability: WAL journal with ``synchronous=FULL``: a transaction is on disk before ``mutate``
-or ``increment`` returns, so nothing acknowledged is lost on a crash or power cut.
+or ``increment`` returns, so nothing acknowledged is lost on a crash or power cut. The files
+are the server's user's only (``storage.embedded_files``: the store holds keys).
 
 Concurrency: writes go through one connection under a lock, each in ``BEGIN IMMEDIATE`` (which
 also orders them against other processes, waiting up to the busy timeout). ``transaction()``
@@ -38,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import structlog
 
-from storage import embedded_changes, embedded_heads
+from storage import embedded_changes, embedded_files, embedded_heads
 from storage.embedded_changes import Position
 from storage.embedded_rows import (
     StoredTable,
@@ -84,13 +85,13 @@ class SqliteStore:
         if path == ":memory:":
             self._tmpdir = tempfile.mkdtemp(prefix="metastore-store-")
             path = os.path.join(self._tmpdir, "store.db")
-        else:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        embedded_files.prepare(path)  # 0600 (it holds keys), its new directories 0700
         self._path = path
         self._write_lock = threading.RLock()
         self._tx_owner: int | None = None  # the thread whose transaction() is open
         self._savepoints = 0
-        self._writers_file = open(path + "-writers.lock", "a+b")  # noqa: SIM115 - kept open
+        self._writers_file = open(path + "-writers.lock", "a+b",  # noqa: SIM115 - kept open
+                                  opener=embedded_files.private_opener)  # fmt: skip
         self._pool_lock = threading.Lock()
         self._idle: list[sqlite3.Connection] = []
         self._closed = False

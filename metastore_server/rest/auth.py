@@ -6,7 +6,14 @@ client-credentials endpoint (``POST /v1/oauth/tokens``) issued for them.
 
 A token is ``<user>.<expiry>.<signature>`` (base64url): an HMAC-SHA256 of the user and the
 expiry, under a key kept in the store (``Secrets.signing_key``), so that every process
-serving the store accepts it and it outlives a restart, never past its expiry."""
+serving the store accepts it and it outlives a restart, never past its expiry.
+
+A token ends with its user: each use looks the user up again (:meth:`UserDirectory.lookup`:
+the password file as now loaded; the LDAP directory, at most 30 s behind), and a user who may
+no longer log in gets 401 as for a bad token. Where the directory cannot show the user without
+the password when the token is asked for (LDAP without a search user whose entries anonymous
+clients cannot read), the token is ``<user>.<expiry>.u.<signature>``: it is not looked up
+and lives :data:`UNCHECKED_TOKEN_LIFETIME_S` only."""
 
 from __future__ import annotations
 
@@ -16,7 +23,7 @@ import hashlib
 import hmac
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
@@ -27,6 +34,9 @@ log = structlog.get_logger(__name__)
 
 #: Seconds a token lives.
 TOKEN_LIFETIME_S = 3600
+#: Seconds a token lives whose user cannot be looked up without the password.
+UNCHECKED_TOKEN_LIFETIME_S = 300
+_UNCHECKED = "u"
 SIGNING_PURPOSE = "rest-catalog-tokens"
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
 
@@ -43,12 +53,22 @@ class OAuthError(Exception):
         return {"error": self.error, "error_description": self.description}
 
 
+class UserDirectory(CredentialChecker, Protocol):
+    """The users tokens are issued to: a password file or an LDAP directory."""
+
+    def lookup(self, user: str) -> tuple[bool | None, str]:
+        """Whether ``user`` may still log in, as far as can be told without the password:
+        True; False and why not; None and why it cannot be told now."""
+        ...
+
+
 class RestAuth:
     """Checks requests' credentials (``checker`` None: ``--auth none``, nothing checked)."""
 
-    def __init__(self, checker: CredentialChecker | None, key: bytes | None = None) -> None:
+    def __init__(self, checker: UserDirectory | None, key: bytes | None = None) -> None:
         self._checker = checker
         self._key = key
+        self._warned_unchecked = False
 
     @property
     def required(self) -> bool:
@@ -84,9 +104,29 @@ class RestAuth:
             self._verify(user, password)
         except RestError:
             raise OAuthError(401, "invalid_client", "Unknown client or wrong secret") from None
-        expiry = int(time.time()) + TOKEN_LIFETIME_S
-        return {"access_token": self._sign(user, expiry), "token_type": "bearer",
-                "expires_in": TOKEN_LIFETIME_S, "issued_token_type": ACCESS_TOKEN_TYPE}  # fmt: skip
+        found, why = self._checker.lookup(user)
+        lifetime, kind = TOKEN_LIFETIME_S, ""
+        if found is not True:  # the directory does not show the user: no look-up at each use
+            lifetime, kind = UNCHECKED_TOKEN_LIFETIME_S, _UNCHECKED
+            self._unchecked_issued(user, why)
+        expiry = int(time.time()) + lifetime
+        return {"access_token": self._sign(user, expiry, kind), "token_type": "bearer",
+                "expires_in": lifetime, "issued_token_type": ACCESS_TOKEN_TYPE}  # fmt: skip
+
+    def _unchecked_issued(self, user: str, why: str) -> None:
+        """Log a token issued without a look-up at each use (a warning the first time)."""
+        fields = {"user": user, "reason": why, "lifetime_s": UNCHECKED_TOKEN_LIFETIME_S}
+        if self._warned_unchecked:
+            log.info("rest_token_unchecked", **fields)
+            return
+        self._warned_unchecked = True
+        log.warning("rest_token_unchecked", **fields,
+                    detail="the user cannot be looked up without the password, so a token "
+                    "cannot end when its user is removed: it lives "
+                    f"{UNCHECKED_TOKEN_LIFETIME_S} s instead of {TOKEN_LIFETIME_S} s",
+                    hint="give --auth ldap a search user (--ldap-bind-dn, "
+                    "--ldap-bind-password-file), or let anonymous clients read users' entries "
+                    "and groups")  # fmt: skip
 
     def _verify(self, user: str, password: str) -> None:
         assert self._checker is not None
@@ -96,23 +136,36 @@ class RestAuth:
             log.warning("rest_login_refused", user=user, reason=why)
             raise unauthorized("Unknown user or wrong password")
 
-    def _sign(self, user: str, expiry: int) -> str:
+    def _sign(self, user: str, expiry: int, kind: str = "") -> str:
         assert self._key is not None
-        payload = f"{_b64(user.encode())}.{expiry}"
+        payload = f"{_b64(user.encode())}.{expiry}" + (f".{kind}" if kind else "")
         mac = hmac.new(self._key, payload.encode(), hashlib.sha256).digest()
         return f"{payload}.{_b64(mac)}"
 
     def _token_user(self, token: str) -> str:
         parts = token.split(".")
-        if len(parts) != 3 or self._key is None:
+        if len(parts) not in (3, 4) or self._key is None:
             raise unauthorized("Not a token of this catalog")
-        payload = f"{parts[0]}.{parts[1]}"
+        payload = ".".join(parts[:-1])
         mac = hmac.new(self._key, payload.encode(), hashlib.sha256).digest()
-        if not hmac.compare_digest(_b64(mac), parts[2]):
+        if not hmac.compare_digest(_b64(mac), parts[-1]):
             raise unauthorized("Not a token of this catalog")
         if not parts[1].isdigit() or int(parts[1]) < time.time():
             raise RestError(419, "AuthenticationTimeoutException", "The token has expired")
-        return _unb64(parts[0]).decode("utf-8", "replace")
+        user = _unb64(parts[0]).decode("utf-8", "replace")
+        if len(parts) == 3:
+            self._still_a_user(user)
+        elif parts[2] != _UNCHECKED:
+            raise unauthorized("Not a token of this catalog")
+        return user
+
+    def _still_a_user(self, user: str) -> None:
+        """401 unless the token's ``user`` may still log in."""
+        assert self._checker is not None
+        found, why = self._checker.lookup(user)
+        if found is not True:
+            log.warning("rest_token_refused", user=user, reason=why)
+            raise unauthorized("The token's user may no longer log in")
 
 
 def _basic(value: str) -> tuple[str, str]:
@@ -142,7 +195,7 @@ def build_rest_auth(config: Any, handler: Any) -> RestAuth:
     if config.auth == "password":
         from metastore_server.server.passwords import PasswordFile
 
-        checker: CredentialChecker = PasswordFile(config.password_file)
+        checker: UserDirectory = PasswordFile(config.password_file)
     elif config.auth == "ldap":
         from metastore_server.server.ldap_auth import LdapDirectory, LdapSettings
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import ipaddress
 from collections.abc import Callable
 from pathlib import Path
 
@@ -68,6 +69,15 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
             detail="with --auth none a user is only claimed (set_ugi): any client may claim "
             "to be an administrator or an owner",
         )
+    if passwords_in_clear(config.auth, config.host, config.tls_cert):
+        log.warning(
+            "passwords_in_clear_text",
+            auth=config.auth,
+            host=config.host,
+            detail="without TLS, PLAIN logins (and the REST catalog's Basic credentials and "
+            "bearer tokens) cross the network as they are: anyone on the path reads them",
+            hint="give the server --tls-cert and --tls-key, or bind it to loopback",
+        )
     authorizer = build_authorizer(
         config.authorization,
         catalog,
@@ -81,6 +91,26 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
         log.info("proxy_users", superusers=sorted(proxy_users.rules))
     handler = MetastoreHandler(catalog, config_values, authorizer, tokens, proxy_users)
     return handler, catalog.close
+
+
+def passwords_in_clear(auth: str, host: str, tls_cert: str) -> bool:
+    """Whether clients send passwords unencrypted beyond this machine: ``--auth password``
+    or ``ldap`` without TLS on a ``--host`` other than loopback (a name other than
+    ``localhost``, or an address of every interface, counts as beyond)."""
+    return auth in ("password", "ldap") and not tls_cert and not is_loopback(host)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or ``localhost``) is this machine's loopback only."""
+    name = host.strip().strip("[]").rstrip(".").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False  # a host name: its addresses are not looked up
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def delegation_tokens(config: ServerConfig, catalog: Catalog) -> DelegationTokens | None:

@@ -21,6 +21,11 @@ user's DN or name in ``ldap_group_membership_key``, searched under the bases of
 searching all together), so a directory that does not answer fails logins, not the server; at
 most :data:`LDAP_SLOTS` checks run at once in a process. The URLs (space-separated) are tried in
 order until one can be reached.
+
+**Looking a user up** without the password (:meth:`LdapDirectory.lookup`, for the REST
+catalog's tokens): the search user searches for the user as at a login; without one, the
+user's entry is read anonymously at the DNs of the patterns. The group filter is checked the
+same way. An answer is kept :data:`LOOKUP_CACHE_S` seconds.
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ from urllib.parse import urlsplit
 LDAP_SLOTS = 4
 #: Seconds one login may take against the directory, by default.
 DEFAULT_TIMEOUT = 10.0
+#: Seconds the answer of a look-up of a user is kept.
+LOOKUP_CACHE_S = 30.0
+_LOOKUPS_KEPT = 4096
 _DN_SPECIAL = frozenset('\\"+,;<=>#')
 _ATTRIBUTE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9-]*|[0-9]+(?:\.[0-9]+)+)$")
 
@@ -254,12 +262,18 @@ class _Refused(_Failed):
     """The directory refused a bind (another candidate DN may still be tried)."""
 
 
+class _Unknown(_Failed):
+    """The directory answered that the user is not there, or in none of the groups."""
+
+
 class LdapDirectory:
     """PLAIN's :class:`~metastore_server.server.sasl_plain.CredentialChecker` against an LDAP
     directory."""
 
     def __init__(self, settings: LdapSettings) -> None:
         self.settings = settings
+        self._lookups: dict[str, tuple[float, tuple[bool | None, str]]] = {}
+        self._lookups_lock = threading.Lock()
 
     def verify(self, user: str, password: str) -> str | None:
         """None when ``user`` may log in with ``password``; else why not (for the log)."""
@@ -310,9 +324,85 @@ class LdapDirectory:
                 if open_connection is not None:
                     _close(open_connection)
 
-    def _bind(self, dn: str, password: str, deadline: float, who: str) -> Any:
-        """A connection bound as ``dn``; _Refused when the directory says no, _Failed when no
-        server can be reached in time."""
+    def lookup(self, user: str) -> tuple[bool | None, str]:
+        """Whether ``user`` may still log in, as far as the directory shows without the
+        password: True; False and why not (no entry, in no group of the filter); None and
+        why it cannot be told (the directory failed). Answers are kept LOOKUP_CACHE_S."""
+        now = time.monotonic()
+        with self._lookups_lock:
+            kept = self._lookups.get(user)
+        if kept is not None and kept[0] > now:
+            return kept[1]
+        answer = self._lookup(user)
+        if answer[0] is not None:
+            with self._lookups_lock:
+                if len(self._lookups) >= _LOOKUPS_KEPT:
+                    self._lookups = {k: v for k, v in self._lookups.items() if v[0] > now}
+                if len(self._lookups) < _LOOKUPS_KEPT:
+                    self._lookups[user] = (now + LOOKUP_CACHE_S, answer)
+        return answer
+
+    def _lookup(self, user: str) -> tuple[bool | None, str]:
+        settings = self.settings
+        if not user:
+            return False, "empty user"
+        if settings.user_filter and user.lower() not in settings.user_filter:
+            return False, "not in ldap_user_filter"
+        deadline = time.monotonic() + settings.timeout
+        if not _slots.acquire(timeout=settings.timeout):
+            return None, "too many LDAP checks at once"
+        try:
+            self._find_without_password(user, deadline)
+        except _Unknown as exc:
+            return False, str(exc)
+        except _Failed as exc:
+            return None, str(exc)
+        finally:
+            _slots.release()
+        return True, ""
+
+    def _find_without_password(self, user: str, deadline: float) -> None:
+        """Find ``user`` as the search user, or read its entry anonymously; then the groups."""
+        from ldap3.core.exceptions import LDAPException
+
+        settings = self.settings
+        connection = None
+        try:
+            if settings.bind_dn:
+                connection = self._bind(settings.bind_dn, settings.bind_password, deadline,
+                                        "the search user")  # fmt: skip
+                dn = self._find_user(connection, user, deadline)
+            else:
+                connection = self._bind("", "", deadline, "an anonymous client", anonymous=True)
+                dn = self._read_entry(connection, user, deadline)
+            if settings.group_filter:
+                self._check_groups(connection, user, dn, deadline)
+        except LDAPException as exc:
+            raise _Failed(f"LDAP server failed: {type(exc).__name__}: {exc}") from None
+        finally:
+            if connection is not None:
+                _close(connection)
+
+    def _read_entry(self, connection: Any, user: str, deadline: float) -> str:
+        """The first DN of the patterns where ``user``'s entry can be read."""
+        import ldap3
+
+        candidates = self.settings.user_dns(user)
+        for dn in candidates:
+            _limit(connection, deadline)
+            connection.search(dn, "(objectClass=*)", search_scope=ldap3.BASE, attributes=[],
+                              time_limit=_seconds_left(deadline))  # fmt: skip
+            if connection.result.get("result") not in (0, 32):  # success, noSuchObject
+                raise _Failed(f"reading the entry {dn!r} failed: {_result(connection)}")
+            if _entries(connection):
+                return dn
+        raise _Unknown(f"unknown user: no entry an anonymous client can read at "
+                       f"{', '.join(repr(dn) for dn in candidates)}")  # fmt: skip
+
+    def _bind(self, dn: str, password: str, deadline: float, who: str,
+              anonymous: bool = False) -> Any:  # fmt: skip
+        """A connection bound as ``dn`` (``anonymous``: bound as nobody); _Refused when the
+        directory says no, _Failed when no server can be reached in time."""
         import ldap3
         from ldap3.core.exceptions import LDAPException
 
@@ -324,8 +414,10 @@ class LdapDirectory:
                 break
             server = ldap3.Server(url, connect_timeout=left, get_info=ldap3.NONE,
                                   tls=self._tls())  # fmt: skip
+            login: dict[str, Any] = {"authentication": ldap3.ANONYMOUS} if anonymous else {
+                "user": dn, "password": password, "authentication": ldap3.SIMPLE}  # fmt: skip
             connection = ldap3.Connection(
-                server, user=dn, password=password, authentication=ldap3.SIMPLE,
+                server, **login,
                 receive_timeout=_seconds_left(deadline), raise_exceptions=False, read_only=True,
                 auto_referrals=False,
             )  # fmt: skip
@@ -344,7 +436,8 @@ class LdapDirectory:
                 _close(connection)
                 raise
             _close(connection)
-            raise _Refused(f"bind as {who} {dn!r} refused: {_result(connection)}")
+            named = f" {dn!r}" if dn else ""
+            raise _Refused(f"bind as {who}{named} refused: {_result(connection)}")
         raise _Failed(f"no LDAP server could be used ({'; '.join(unreachable)})")
 
     def _tls(self) -> Any:
@@ -366,7 +459,7 @@ class LdapDirectory:
         found = _entries(searcher)
         if len(found) != 1:
             what = "no entry" if not found else "more than one entry"
-            raise _Failed(f"unknown user: {what} matches {search} under {settings.base_dn!r}")
+            raise _Unknown(f"unknown user: {what} matches {search} under {settings.base_dn!r}")
         return found[0]
 
     def _check_groups(self, searcher: Any, user: str, user_dn: str, deadline: float) -> None:
@@ -386,7 +479,7 @@ class LdapDirectory:
             names += [parse_dn(dn)[0][1] for dn in _entries(searcher)]
         wanted = {name.lower() for name in settings.group_filter}
         if not wanted & {name.lower() for name in names}:
-            raise _Failed(
+            raise _Unknown(
                 "in none of the groups of ldap_group_filter "
                 f"({', '.join(settings.group_filter)}; found: {', '.join(names) or 'none'})"
             )

@@ -196,6 +196,13 @@ class PasswordFile:
                     log.warning("password_file_unreadable", path=self.path, error=str(exc))
             return self._snapshot
 
+    def lookup(self, user: str) -> tuple[bool | None, str]:
+        """Whether ``user`` is in the file as now loaded (read again if it changed), and if
+        not, why not: a REST token of a user removed from the file ends at once."""
+        if user in self._current().users:
+            return True, ""
+        return False, "not in the password file"
+
     def verify(self, user: str, password: str) -> str | None:
         """None when ``password`` is ``user``'s; else why not (for the log, not the client)."""
         snapshot = self._current()

@@ -28,6 +28,8 @@ PEOPLE = f"ou=people,{SUFFIX}"
 GROUPS_BASE = f"ou=groups,{SUFFIX}"
 #: The search user (cn=reader) and its password.
 READER_DN, READER_PASSWORD = f"cn=reader,{SUFFIX}", "reader-secret"
+#: The directory's administrator (its rootdn), who may change entries while it runs.
+ADMIN_DN, ADMIN_PASSWORD = f"cn=admin,{SUFFIX}", "admin-secret"
 #: uid -> password. ``x,y`` (a comma) and ``*`` (a filter wildcard) find their own entries only
 #: when names are escaped; ``*`` is in no group, ``carol`` only in ``others``.
 USERS = {"alice": "wonderland", "bob": "builder", "carol": "carrot", "x,y": "comma", "*": "star"}
@@ -127,7 +129,8 @@ class LdapServer:
             "database mdb",
             "maxsize 16777216",
             f'suffix "{SUFFIX}"',
-            f'rootdn "cn=admin,{SUFFIX}"',
+            f'rootdn "{ADMIN_DN}"',
+            f"rootpw {ssha(ADMIN_PASSWORD)}",
             f"directory {data}",
             "access to attrs=userPassword by anonymous auth by self read by * none",
             "access to * by * read",
