@@ -1,11 +1,10 @@
 """A dropped table's files, deleted when the drop asks for a purge (``purgeRequested``): what
-its metadata reaches (data and delete files of every snapshot's manifests, the manifests,
-the manifest lists,
-statistics and partition statistics files) and its metadata files (the current one and those of
-its metadata log). Only files under the table's own location (and the data roots) are read
-or deleted: a file its metadata names elsewhere is kept, and the purge says so in the log
-(``iceberg_purge_kept_outside``). A file that cannot be deleted is logged and skipped: the
-table is gone already, as in Iceberg's own purge."""
+its metadata reaches (data and delete files of every snapshot's manifests, the manifests, the
+manifest lists, statistics and partition statistics files) and its metadata files (the current
+one and those of its metadata log). Only files under the table's own location (and the data
+roots) are read or deleted: a file its metadata names elsewhere is kept, and the purge says so
+in the log (``iceberg_purge_kept_outside``). A file that cannot be deleted is logged and
+skipped: the table is gone already, as in Iceberg's own purge."""
 
 from __future__ import annotations
 
