@@ -11,6 +11,7 @@ from metastore_server.catalog.core.context import WRITER_LEASE_S, CatalogContext
 from metastore_server.catalog.core.listing_cache import DEFAULT_MAX_BYTES, ListingCache
 from metastore_server.catalog.data.deletions import Deletion
 from metastore_server.catalog.data.fast_stats import Context
+from metastore_server.catalog.data.guard_index import NamedDirs, OtherTables
 from metastore_server.catalog.data.moves import Move
 from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
@@ -168,10 +169,11 @@ class Catalog:
             if not index_drop:
                 indexes.refuse_index_table(ref)
             self.dependencies.guard_table_drop(ref, dropping)
-            deletions = self._plan_table_data(ref, delete_data, purge)
             index_tables = self.indexes.index_tables(ref)
+            gone = frozenset(f"{r.db}.{r.name}" for r in (ref, *index_tables))
+            deletions = self._plan_table_data(ref, delete_data, purge, gone)
             for index_ref in index_tables:
-                deletions.extend(self._plan_table_data(index_ref, True, purge))
+                deletions.extend(self._plan_table_data(index_ref, True, purge, gone))
             self._drop_table_rows(ref)
             for index_ref in index_tables:
                 self._drop_table_rows(index_ref)
@@ -193,10 +195,11 @@ class Catalog:
         )
 
     def _plan_table_data(
-        self, ref: TableRef, delete_data: bool, purge: bool
+        self, ref: TableRef, delete_data: bool, purge: bool, gone: frozenset[str] = frozenset()
     ) -> list[Deletion | None]:
         """What dropping ``ref`` deletes, checked before anything changes (MetaException
-        ``Table metadata not deleted since ...`` when it cannot be deleted)."""
+        ``Table metadata not deleted since ...`` when it cannot be deleted); other tables'
+        directories than those ``gone`` (``db.table``) stay when ``other_tables`` is set."""
         if not (delete_data and owns_data(ref) and self.ctx.data.enabled):
             return []
 
@@ -217,7 +220,32 @@ class Catalog:
                     guards=guards,
                 )
             )
+        if self.ctx.data.other_tables is not None:
+            self.ctx.data.other_tables.keep(deletions, gone or {f"{ref.db}.{ref.name}"})
         return deletions
+
+    def keep_other_tables(self) -> None:
+        """Have drops (and truncations) leave every other table's directory standing
+        (``--authorization privileges``: locations are owned)."""
+        self.ctx.data.other_tables = OtherTables(self.table_dirs)
+
+    def table_dirs(self) -> NamedDirs:
+        """Every table's directory (those a file system serves), indexed by path and real
+        path, and the ``db.table`` at each position."""
+        data = self.ctx.data
+        located = [(f"{o.db}.{o.name}", o.location) for o in self._outlines.outlines().every
+                   if data.find_place(o.location) is not None]  # fmt: skip
+        index = data.guard_index([loc for _, loc in located], kind="every table")
+        return index, [name for name, _ in located]
+
+    def database_dirs(self) -> NamedDirs:
+        """Every database's directory, indexed as ``table_dirs``, and the database at each
+        position."""
+        data = self.ctx.data
+        located = [(db, loc) for db, loc in self.databases.located().items()
+                   if data.find_place(loc) is not None]  # fmt: skip
+        index = data.guard_index([loc for _, loc in located], kind="databases by name")
+        return index, [db for db, _ in located]
 
     def drop_database(self, name: str, delete_data: bool, cascade: bool) -> None:
         """Drop a database; a non-empty one only with ``cascade``. With ``delete_data`` its
@@ -238,10 +266,11 @@ class Catalog:
             dropping = frozenset(f"{name}.{table}" for table in table_names)
             refs = [self.tables.get(name, table) for table in table_names]
             deletions: list[Deletion | None] = []
+            gone = frozenset(f"{ref.db}.{ref.name}" for ref in refs)
             # Every policy and every deletion is checked before anything is dropped.
             for ref in refs:
                 self.dependencies.guard_table_drop(ref, dropping)
-                deletions.extend(self._plan_table_data(ref, delete_data, False))
+                deletions.extend(self._plan_table_data(ref, delete_data, False, gone))
             if delete_data:
                 deletions.append(self._plan_database_data(database, refs))
             for ref in refs:

@@ -122,3 +122,30 @@ def test_spark_reads_only_with_select_and_never_drops_what_it_does_not_own(
     assert "spark_made" not in alice.get_all_tables(DB)
     spark.sql("DROP TABLE default.spark_own")  # its own table: allowed
     assert "spark_own" not in alice.get_all_tables("default")
+
+
+def test_spark_writes_at_default_locations_and_never_at_anothers(spark: Any, alice: Any,
+                                                                  metastore: MetastoreEndpoint,
+                                                                  ) -> None:  # fmt: skip
+    """Locations are owned: Spark's own database, table and partitions (at the default
+    locations Spark sends) work; a table at alice's table's directory is refused."""
+    spark.sql("CREATE DATABASE IF NOT EXISTS spark_own_db")
+    spark.sql("CREATE TABLE spark_own_db.events (v INT, ds STRING, hr STRING) USING parquet "
+              "PARTITIONED BY (ds, hr)")  # fmt: skip
+    spark.sql("INSERT INTO spark_own_db.events PARTITION (ds='2024-01-01', hr='10:00') "
+              "VALUES (1), (2)")  # fmt: skip
+    spark.sql("INSERT INTO spark_own_db.events VALUES (3, '2024-01-02', '1')")  # dynamic
+    spark.sql("INSERT OVERWRITE spark_own_db.events PARTITION (ds='2024-01-01', hr='10:00') "
+              "VALUES (4)")  # fmt: skip
+    assert sorted(r.v for r in spark.sql("SELECT v FROM spark_own_db.events").collect()) == [3, 4]
+
+    orders = alice.get_table(DB, "orders").sd.location
+    with pytest.raises(Exception) as refused:  # noqa: B017 - Spark wraps the MetaException
+        spark.sql(f"CREATE TABLE default.grab (v INT) USING parquet LOCATION '{orders}'")
+    assert (
+        "for operation CREATETABLE [[SELECT, INSERT, DELETE, OBJECT OWNERSHIP] on Object "
+        "[type=LOCAL_URI, name=" in str(refused.value)
+    )
+    assert "grab" not in alice.get_all_tables("default")
+    spark.sql("DROP DATABASE spark_own_db CASCADE")
+    assert "spark_own_db" not in alice.get_all_databases()

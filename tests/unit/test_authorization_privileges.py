@@ -307,3 +307,59 @@ def test_a_call_naming_no_table_is_left_to_administrators(world: Any) -> None:
     assert not _allowed(authorizer, "get_foreign_keys", {"request": parent_only}, "bob")
     _grant(handler, "SELECT", "bob", USER)
     assert _allowed(authorizer, "get_foreign_keys", {"request": parent_only}, "bob")
+
+
+def test_every_call_that_places_data_has_a_location_rule() -> None:
+    from metastore_server.api.authorization.location_rules import LOCATION_RULES, NAMES_NONE
+    from metastore_server.api.authorization.storage import CHANGES
+
+    served = {name for area in AREAS for name in calls_of(area)}
+    assert set(CHANGES) <= set(LOCATION_RULES) | set(NAMES_NONE), (
+        set(CHANGES) - set(LOCATION_RULES) - set(NAMES_NONE)
+    )
+    assert set(LOCATION_RULES) | set(NAMES_NONE) <= served
+    assert not set(LOCATION_RULES) & set(NAMES_NONE)
+
+
+def test_location_rules_take_calls_with_arguments_missing(world: Any) -> None:
+    authorizer, _ = world
+    from metastore_server.api.authorization.location_rules import LOCATION_RULES
+
+    for api in LOCATION_RULES:
+        for values in ({}, {name: None for name in ("tbl", "req", "request", "new_part")}):
+            assert authorizer.locations.refused(api, values, authorizer.caller(
+                Session(claimed_user="bob"))) is None  # fmt: skip
+
+
+def test_locations_are_compared_normalised_on_every_scheme() -> None:
+    from metastore_server.api.authorization.locations import normalised, uri_type
+
+    assert normalised("s3a://bucket/wh/bob/../alice.db/t") == "s3a://bucket/wh/alice.db/t"
+    assert normalised("hdfs://nn:8020/a//b/./c/") == "hdfs://nn:8020/a/b/c"
+    assert normalised("s3://bucket/../../x") == "s3://bucket/x"  # never out of the bucket
+    assert normalised("file:/a/../b") == "file:/a/../b"  # local paths: the file systems'
+    assert uri_type("file:/x") == uri_type("/x") == "LOCAL_URI"
+    assert uri_type("s3a://b/x") == uri_type("hdfs://nn/x") == "DFS_URI"
+
+
+def test_a_table_at_anothers_directory_is_refused_an_owner_inside_its_own_is_not(
+    world: Any,
+) -> None:
+    authorizer, handler = world
+    orders = handler.get_table("sales", "orders").sd.location
+    session = Session(claimed_user="bob")
+    table = hms.Table(tableName="t", dbName="default", sd=hms.StorageDescriptor(location=orders))
+    with pytest.raises(hms.MetaException) as refused:
+        authorizer.check("create_table", {"tbl": table}, session)
+    assert refused.value.message.endswith(
+        "for operation CREATETABLE [[SELECT, INSERT, DELETE, OBJECT OWNERSHIP] on Object "
+        f"[type=LOCAL_URI, name={orders}]]"
+    )
+    spark = hms.SerDeInfo(parameters={"path": orders})  # Spark's data source table
+    table.sd = hms.StorageDescriptor(location=f"{orders}-__PLACEHOLDER__", serdeInfo=spark)
+    assert not _allowed(authorizer, "create_table", {"tbl": table}, "bob")
+    table.sd = hms.StorageDescriptor(location=f"{orders}/sub")
+    assert not _allowed(authorizer, "create_table", {"tbl": table}, "bob")
+    table.dbName = "sales"
+    assert _allowed(authorizer, "create_table", {"tbl": table}, "alice")  # inside her own
+    assert _allowed(authorizer, "create_table", {"tbl": table}, "root")  # an administrator

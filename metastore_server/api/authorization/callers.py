@@ -10,6 +10,8 @@ is an administrator.
 - An administrator holds the ``admin`` role (directly or through a group or role), or is named
   by ``--admin-users`` (HMS's ``hive.users.in.admin.role``).
 
+Whether an owner or a grantee named on an object is the caller: :func:`owns`, :func:`holds`.
+
 Nothing is kept between calls: roles and grants are read from the store for each call, so a
 grant or revoke made through any server counts at once. The operating system's groups are
 kept :data:`GROUP_TTL_S` seconds (a user's groups change seldom, and looking them up may ask a
@@ -28,7 +30,9 @@ from dataclasses import dataclass
 
 from metastore_server.caller import Session
 from metastore_server.catalog.security.roles import ADMIN, PUBLIC, Roles
+from metastore_server.thrift_api import hms
 
+USER, ROLE, GROUP = hms.PrincipalType.USER, hms.PrincipalType.ROLE, hms.PrincipalType.GROUP
 #: Seconds an operating system group lookup is kept.
 GROUP_TTL_S = 30.0
 #: Most users whose groups are kept at once.
@@ -117,3 +121,22 @@ def resolve(
     held.add(PUBLIC)
     admin = ADMIN in held or (user is not None and user in admin_users)
     return Caller(user=user, groups=frozenset(groups), roles=frozenset(held), admin=admin)
+
+
+def owns(caller: Caller, name: str | None, principal_type: int | None) -> bool:
+    """Whether an object owned by ``name`` (of ``principal_type``) is the caller's."""
+    return name is not None and holds(caller, name, principal_type or USER)
+
+
+def holds(caller: Caller, name: str | None, principal_type: int | None) -> bool:
+    """Whether a grant to ``name`` (of ``principal_type``) is the caller's: its user, one of
+    its groups, one of its roles."""
+    if name is None:
+        return False
+    if principal_type == USER:
+        return caller.user is not None and name == caller.user
+    if principal_type == GROUP:
+        return name in caller.groups
+    if principal_type == ROLE:
+        return name in caller.roles
+    return False

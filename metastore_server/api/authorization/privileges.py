@@ -1,7 +1,9 @@
 """``--authorization privileges``: the roles and privileges the server stores, enforced on every
 call, after HMS's SQL-standard based authorization (what each call needs:
-:mod:`.rules_metadata`, :mod:`.rules_service`; who is calling: :mod:`.callers`; the role and
-privilege calls: :mod:`.grant_checks`). See ``docs/security.md#authorization``.
+:mod:`.rules_metadata`, :mod:`.rules_service`; the locations a call gives objects:
+:mod:`.locations`; who is calling: :mod:`.callers`; the role and privilege calls:
+:mod:`.grant_checks`). See ``docs/security.md#authorization``. Drops then leave other tables'
+directories standing (``DataOperations.other_tables``).
 
 What a caller holds on an object:
 
@@ -28,7 +30,14 @@ from typing import Any
 import structlog
 
 from metastore_server.api.authorization import grant_checks
-from metastore_server.api.authorization.callers import Caller, GroupLookup, resolve
+from metastore_server.api.authorization.callers import (
+    Caller,
+    GroupLookup,
+    holds,
+    owns,
+    resolve,
+)
+from metastore_server.api.authorization.locations import LocationCheck
 from metastore_server.api.authorization.rules import (
     ADMIN,
     DATABASE,
@@ -58,7 +67,6 @@ ORDER = (SELECT, f"{SELECT} with grant", INSERT, f"{INSERT} with grant", UPDATE,
          f"{UPDATE} with grant", DELETE, f"{DELETE} with grant", OWNERSHIP, ADMIN)  # fmt: skip
 #: The default database, which everyone owns (HMS's SQL-standard model).
 DEFAULT_DATABASE = "default"
-USER, ROLE, GROUP = hms.PrincipalType.USER, hms.PrincipalType.ROLE, hms.PrincipalType.GROUP
 
 
 def build(catalog: Catalog, settings: dict[str, Any]) -> PrivilegeAuthorizer:
@@ -66,6 +74,8 @@ def build(catalog: Catalog, settings: dict[str, Any]) -> PrivilegeAuthorizer:
     comma-separated text)."""
     admins = parse_admin_users(settings.get("admin_users"))
     log.info("authorization_privileges", admin_users=sorted(admins) or None)
+    # Locations are owned: a drop leaves other tables' directories standing.
+    catalog.keep_other_tables()
     return PrivilegeAuthorizer(catalog, admins)
 
 
@@ -100,6 +110,7 @@ class PrivilegeAuthorizer:
         self.catalog = catalog
         self.admin_users = admin_users
         self.groups_of = groups_of if groups_of is not None else GroupLookup()
+        self.locations = LocationCheck(catalog)
 
     def check(self, api: str, values: dict[str, Any], session: Session) -> None:
         """Return when the caller may make the call; MetaException (HMS's words) otherwise."""
@@ -117,6 +128,7 @@ class PrivilegeAuthorizer:
                     "Permission denied: a database needs an owner, and this caller names no "
                     "user (authenticate, or name one with set_ugi)"
                 )
+            self.require_locations(caller, api, values)
             return
         if rule.style == "event":
             raise refusal(f"Operation type {rule.operation} not allowed for user:{caller.shown}")
@@ -131,6 +143,15 @@ class PrivilegeAuthorizer:
             grant_checks.check(self, api, values, caller)
             return
         self.require(caller, rule.operation, rule.demands(values) if rule.demands else [])
+        self.require_locations(caller, api, values)
+
+    def require_locations(self, caller: Caller, api: str, values: dict[str, Any]) -> None:
+        """Refuse (MetaException) a call giving an object a location the caller may not
+        give (:mod:`.locations`)."""
+        refused = self.locations.refused(api, values, caller)
+        if refused is not None:
+            operation, denied = refused
+            raise privileges_refusal(caller, operation, None, denied)
 
     def caller(self, session: Session) -> Caller:
         """Who ``session``'s calls are made as, with its roles as stored now."""
@@ -189,25 +210,6 @@ class PrivilegeAuthorizer:
                 if info is not None and info.grantOption:
                     found.add(f"{privilege} with grant")
         return found
-
-
-def owns(caller: Caller, name: str | None, principal_type: int | None) -> bool:
-    """Whether an object owned by ``name`` (of ``principal_type``) is the caller's."""
-    return name is not None and holds(caller, name, principal_type or USER)
-
-
-def holds(caller: Caller, name: str | None, principal_type: int | None) -> bool:
-    """Whether a grant to ``name`` (of ``principal_type``) is the caller's: its user, one of
-    its groups, one of its roles."""
-    if name is None:
-        return False
-    if principal_type == USER:
-        return caller.user is not None and name == caller.user
-    if principal_type == GROUP:
-        return name in caller.groups
-    if principal_type == ROLE:
-        return name in caller.roles
-    return False
 
 
 def _rank(privilege: str) -> int:

@@ -16,6 +16,9 @@ Otherwise the index is built again, but a place's
 guard is kept when its directory still has the same real path and the same entries that are
 links (listed once per directory: no ``lstat`` per place); a place that is itself a link is
 resolved anew each time.
+
+``OtherTables`` keeps every other table's directory out of a drop's deletions (``--authorization
+privileges``), with the index of every table's directory.
 """
 
 from __future__ import annotations
@@ -25,11 +28,16 @@ import os
 import stat
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
+import structlog
+
+from metastore_server import audit
 from metastore_server.catalog.data.deletions import LIST_PARENT_FROM, Deletion, Guard, RealPaths
 from metastore_server.catalog.data.filesystems import Place
+
+log = structlog.get_logger(__name__)
 
 #: How old a directory's modification time must be for the directory to be trusted unchanged
 #: while that time is (longer than a tick of the clock a file system stamps times with)...
@@ -133,18 +141,51 @@ def _ancestors(path: str) -> list[str]:
         current = "" if parent == "/" or parent == current else parent.rstrip("/")
 
 
-def keep_indexed(deletion: Deletion, mine: Guard, index: GuardIndex) -> None:
+def keep_indexed(
+    deletion: Deletion, mine: Guard, index: GuardIndex, skip: Collection[int] = ()
+) -> None:
     """``DataOperations.keep_inside`` with indexed places (``mine``: the deletion's place as a
     guard): the places it holds before the first that holds it are kept; that one keeps it
-    whole."""
+    whole. The positions in ``skip`` are not looked at (what the call deletes itself)."""
     if deletion.kept is not None:
         return
-    holding = index.holding(deletion.place, mine.real)
+    holding = index.holding(deletion.place, mine.real).difference(skip)
     first = min(holding) if holding else len(index.guards)
     inside = index.held(deletion.place, mine.real)
-    deletion.keep.extend(index.guards[i] for i in inside if i < first)
+    deletion.keep.extend(index.guards[i] for i in inside if i < first and i not in skip)
     if holding:
         deletion.kept = f"{index.guards[first].place.uri}, which stays, is or holds it"
+
+
+#: Directories of objects, indexed, and the object at each position of the index (the
+#: ``db.table`` of a table, the name of a database).
+NamedDirs = tuple[GuardIndex, Sequence[str]]
+
+
+@dataclass(frozen=True)
+class OtherTables:
+    """Drops that leave every other table's directory standing (``--authorization
+    privileges``): a deletion is, holds or lies in another table's directory keeps it (or is
+    kept whole), whoever owns that table, as a database drop keeps the tables that stay."""
+
+    #: The directories of every table now.
+    table_dirs: Callable[[], NamedDirs]
+
+    def keep(self, deletions: Iterable[Deletion | None], dropped: Collection[str]) -> None:
+        """Have ``deletions`` leave the directories of the tables other than ``dropped`` (the
+        ``db.table`` names the call drops or empties itself)."""
+        live = [d for d in deletions if d is not None and d.kept is None]
+        if not live:
+            return
+        index, names = self.table_dirs()
+        skip = frozenset(i for i, name in enumerate(names) if name in dropped)
+        for deletion in live:
+            before = len(deletion.keep)
+            keep_indexed(deletion, Guard.of(deletion.place), index, skip)
+            for guard in deletion.keep[before:]:  # (kept whole: said when carried out)
+                log.warning("data_kept_inside", location=deletion.place.uri,
+                            what=deletion.what, kept=guard.place.uri)  # fmt: skip
+                audit.append("data_kept", guard.place.uri)
 
 
 @dataclass(frozen=True)

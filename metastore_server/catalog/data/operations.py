@@ -47,6 +47,7 @@ from metastore_server.catalog.data.guard_index import (
     GuardIndex,
     GuardSet,
     IndexKeeper,
+    OtherTables,
     keep_indexed,
 )
 from metastore_server.catalog.data.moves import Move, move_refused, undo_noted
@@ -128,6 +129,8 @@ class DataOperations:
         #: Give the local directories made for a call to the user it is made as (as HMS
         #: makes them as that user): ``--authorization storage``, where the server may chown.
         self.give_to_caller = False
+        #: Drops leave other tables' directories standing (``--authorization privileges``).
+        self.other_tables: OtherTables | None = None
         self._indexes: dict[str, IndexKeeper | None] = {}
 
     # -- resolving ---------------------------------------------------------------------------

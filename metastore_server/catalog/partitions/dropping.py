@@ -154,7 +154,7 @@ class Dropping(PartitionWriter):
         def refuse(reason: str) -> Exception:
             return hms.MetaException(message=f"Table partition not deleted since {reason}")
 
-        return [
+        deletions = [
             self._ctx.data.plan_delete(
                 partition.sd.location,
                 what=f"partition {partition_name(ref, partition.values)} of {ref.db}.{ref.name}",
@@ -169,6 +169,9 @@ class Dropping(PartitionWriter):
             and partition.sd.location
             and partition_owns_data(partition)
         ]
+        if self._ctx.data.other_tables is not None:  # other tables' directories stay
+            self._ctx.data.other_tables.keep(deletions, {f"{ref.db}.{ref.name}"})
+        return deletions
 
     def drop_all(self, ref: TableRef) -> int:
         """Remove every partition row of a table (used when the table is dropped; its data

@@ -128,7 +128,7 @@ class Truncation:
             data.guard_index(self._databases.locations()),
             after=tuple(data.guards([ref.location] if ref.key_names else [])),
         )
-        return [
+        deletions = [
             data.plan_delete(
                 location,
                 what=f"{kind} of {ref.db}.{ref.name} (truncated)",
@@ -138,6 +138,9 @@ class Truncation:
             )
             for location, kind in zip(locations, what, strict=True)
         ]
+        if data.other_tables is not None:  # other tables' directories stay
+            data.other_tables.keep(deletions, {f"{ref.db}.{ref.name}"})
+        return deletions
 
     def _remake(self, locations: list[str]) -> None:
         """Make the emptied directories again (after their deletion); a failure is logged."""
