@@ -8,6 +8,7 @@ comparison of the written path can foresee."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,11 @@ from metastore_server.catalog.data.filesystems import (
 )
 from metastore_server.catalog.data.roots import DataRoots
 from metastore_server.rest.errors import RestError, bad_request, forbidden
+
+#: Characters a location may not hold: controls (URL parsers drop tabs and line ends
+#: anywhere, so ``\t..`` would become ``..`` after the check) and ``?``/``#`` (a URL parser
+#: cuts the path there: the file opened would not be the path checked).
+_REFUSED = re.compile(r"[\x00-\x1f\x7f?#]")
 
 
 def _dot_segments(location: str) -> bool:
@@ -49,6 +55,10 @@ class FileBoundary:
         if not isinstance(location, str) or not location:
             raise bad_request(f"{what} must be a location")
         scheme, authority, _ = split_location(location)
+        bad = _REFUSED.search(location)
+        if bad is not None:
+            raise bad_request(f"{what} {location!r} holds {bad.group()!r}: control characters, "
+                              "'?' and '#' are not taken in locations")  # fmt: skip
         if _dot_segments(location):
             raise bad_request(f"{what} {location} has '.' or '..' segments: give it as a "
                               "normalised location")  # fmt: skip
@@ -82,6 +92,13 @@ class FileBoundary:
         if real is not None and table_real is not None and not within(real, table_real):
             return f"{place.uri} leads outside the table's location {table.uri} (a link)"
         return self.roots.outside(place)
+
+    def same(self, location: str, other: str) -> bool:
+        """Whether two locations name the same place (False when either is none here)."""
+        try:
+            return self.place(location, "Location").same_as(self.place(other, "Location"))
+        except RestError:
+            return False
 
     def check_file(self, path: str, table_location: str) -> None:
         """403 unless the catalog may write or delete ``path`` for the table at

@@ -121,8 +121,10 @@ def staged(current: IcebergTable | None, request: CommitTableRequest) -> TableMe
             enforce_validation=base is None,
             metadata_location=current.metadata_location if current is not None else None,
         )
-    except (ValueError, ValidationError, NotImplementedError) as exc:
-        raise bad_request(f"Cannot apply the commit's updates: {exc}") from None
+    except (ValueError, ValidationError, NotImplementedError, StopIteration, KeyError,
+            IndexError) as exc:  # fmt: skip
+        raise bad_request(f"Cannot apply the commit's updates: {type(exc).__name__} "
+                          f"{exc}") from None  # fmt: skip
 
 
 def swap(

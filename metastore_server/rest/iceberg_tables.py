@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+import zlib
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -124,8 +125,10 @@ class MetadataFiles:
                 return kept
         try:
             metadata = FromInputFile.table_metadata(self.io(location).new_input(location))
-        except (ValueError, PyIcebergValidationError) as exc:  # never the file's text
-            raise NotMetadata(f"{location} is not a table metadata file "
+        except FileNotFoundError:
+            raise
+        except (ValueError, PyIcebergValidationError, OSError, EOFError, zlib.error) as exc:
+            raise NotMetadata(f"{location} is not a table metadata file "  # never its text
                               f"({type(exc).__name__})") from None  # fmt: skip
         return self._keep(location, metadata)
 

@@ -25,6 +25,8 @@ LOCATION = "location"
 
 def database_name(namespace: Sequence[str]) -> str:
     """The database of a namespace; 400 for a nested or empty one."""
+    if not isinstance(namespace, list | tuple) or not all(isinstance(p, str) for p in namespace):
+        raise bad_request("A namespace must be a list of strings")
     if len(namespace) != 1 or not namespace[0]:
         shown = ".".join(namespace) or "(empty)"
         raise bad_request(f"Namespace {shown} is not one level: nested namespaces are not "
@@ -153,7 +155,9 @@ def _check_properties(
 ) -> None:
     """400 unless ``properties`` map strings to strings and set no property naming code;
     400/403 for a location the server may not write under."""
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in properties.items()):
+    if not isinstance(properties, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in properties.items()
+    ):
         raise bad_request("Namespace properties must map strings to strings")
     keys = code_properties.keys_set(properties, before)
     if keys:

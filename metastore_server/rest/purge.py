@@ -8,7 +8,9 @@ skipped: the table is gone already, as in Iceberg's own purge."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import structlog
 from pyiceberg.table.metadata import TableMetadata
@@ -41,7 +43,8 @@ class Reach:
 
 def reachable_files(files: MetadataFiles, metadata_location: str, metadata: TableMetadata) -> Reach:
     """Every file the table's metadata reaches, its metadata files included, sorted into those
-    under its location (read further: manifests) and those outside (never read)."""
+    under its location (read further: manifests) and those outside (never read). A manifest
+    list or manifest that cannot be read is logged and its files are not reached."""
     io, location, reach = files.io(metadata_location), metadata.location, Reach()
     for path in (metadata_location, *(entry.metadata_file for entry in metadata.metadata_log)):
         reach.add(files, path, location)
@@ -50,23 +53,29 @@ def reachable_files(files: MetadataFiles, metadata_location: str, metadata: Tabl
     for snapshot in metadata.snapshots:
         if not reach.add(files, snapshot.manifest_list, location):
             continue
-        for manifest in snapshot.manifests(io):
+        for manifest in _read(snapshot.manifest_list, lambda s=snapshot: s.manifests(io)) or ():
             if not reach.add(files, manifest.manifest_path, location):
                 continue
-            for entry in manifest.fetch_manifest_entry(io, discard_deleted=False):
+            entries = _read(manifest.manifest_path,
+                            lambda m=manifest: m.fetch_manifest_entry(io, discard_deleted=False))
+            for entry in entries or ():
                 reach.add(files, entry.data_file.file_path, location)
     return reach
 
 
+def _read(path: str, read: Callable[[], list[Any]]) -> list[Any] | None:
+    """What ``read`` reads from the Avro file ``path``; None (logged) when it cannot be read:
+    a file of any content may be named, and a purge goes on past it."""
+    try:
+        return read()
+    except Exception as exc:  # noqa: BLE001 - any reader failure: the purge goes on
+        log.warning("iceberg_purge_unreadable", path=path, reason=type(exc).__name__)
+        return None
+
+
 def purge_files(files: MetadataFiles, metadata_location: str, metadata: TableMetadata) -> int:
     """Delete the files of a dropped table under its location; how many were deleted."""
-    try:
-        reach = reachable_files(files, metadata_location, metadata)
-    except (OSError, ValueError) as exc:
-        log.warning("iceberg_purge_incomplete", metadata_location=metadata_location,
-                    reason=f"{type(exc).__name__}: {exc}")  # fmt: skip
-        reach = Reach()
-        reach.add(files, metadata_location, metadata.location)
+    reach = reachable_files(files, metadata_location, metadata)
     if reach.outside:
         shown = sorted(reach.outside.items())[:SHOWN_OUTSIDE]
         log.warning("iceberg_purge_kept_outside", metadata_location=metadata_location,

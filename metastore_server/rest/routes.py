@@ -25,7 +25,7 @@ from metastore_server.rest.auth import OAuthError, RestAuth
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.commits import commit_table, parse_commit
 from metastore_server.rest.errors import RestError, bad_request, from_metastore, not_found
-from metastore_server.rest.iceberg_tables import MetadataFiles
+from metastore_server.rest.iceberg_tables import MetadataFiles, NotMetadata
 from metastore_server.rest.transactions import commit_transaction
 from metastore_server.thrift_api import hms
 
@@ -152,8 +152,10 @@ def _namespace_exists(call: Call) -> Any:
 def _update_namespace(call: Call) -> Any:
     body = call.json()
     removals, updates = body.get("removals") or [], body.get("updates") or {}
-    if not isinstance(removals, list) or not isinstance(updates, dict):
-        raise bad_request("removals must be a list and updates an object")
+    if not isinstance(removals, list) or not isinstance(updates, dict) or not all(
+        isinstance(key, str) for key in removals
+    ):
+        raise bad_request("removals must be a list of strings and updates an object")
     return namespaces.update_properties(call.calls, call.namespace(), removals, updates,
                                         call.files.boundary)
 
@@ -400,9 +402,15 @@ def _answer(call: Call, operation: Operation, ok: int) -> Response:
     except FileNotFoundError as exc:
         error = RestError(500, "ServerErrorException", f"A metadata file is missing: {exc}")
         return JSONResponse(error.body(), status_code=error.code)
+    except NotMetadata as exc:  # its message names the file, never what it holds
+        error = RestError(500, "ServerErrorException", str(exc))
+        return JSONResponse(error.body(), status_code=error.code)
     except Exception as exc:  # noqa: BLE001 - answered, never a stack trace to the client
         log.exception("rest_request_failed", error=f"{type(exc).__name__}: {exc}")
-        error = RestError(500, "ServerErrorException", f"{type(exc).__name__}: {exc}")
+        # The exception's text may quote a file or input it read: the log has it, not the
+        # answer.
+        error = RestError(500, "ServerErrorException", f"Internal error ({type(exc).__name__}); "
+                          "the server's log has the details")  # fmt: skip
         return JSONResponse(error.body(), status_code=error.code)
     if isinstance(result, Response):
         return result

@@ -19,12 +19,14 @@ from metastore_server.rest.errors import (
     RestError,
     already_exists,
     bad_request,
+    forbidden,
     from_metastore,
     no_such_namespace,
     no_such_table,
 )
 from metastore_server.rest.iceberg_tables import (
     METADATA_LOCATION,
+    WRITE_METADATA_PATH,
     IcebergTable,
     MetadataFiles,
     NotMetadata,
@@ -78,8 +80,29 @@ def find_table(
     if not is_iceberg(table) or not location:
         raise no_such_table(f"{db}.{name} (not an Iceberg table)")
     metadata = files.read(location)
+    check_bound(files, f"{db}.{name}", table, location, metadata)
     files.note_code_properties(f"{db}.{name}", {**(table.parameters or {}), **metadata.properties})
     return IcebergTable(table, location, metadata)
+
+
+def check_bound(
+    files: MetadataFiles, name: str, table: Any, location: str, metadata: TableMetadata
+) -> None:
+    """403 unless the metadata file is the HMS table's own: the location it names is the
+    table's location (the one the authorizer guards), and the file lies under it (or under
+    its ``write.metadata.path``). A table pointed (through Thrift) at another table's metadata
+    file is not served: loading, committing to or purging it would reach the other table."""
+    own = table.sd.location if table.sd is not None else None
+    if not own or not files.boundary.same(metadata.location, own):
+        raise forbidden(f"The metadata file of {name} names the location {metadata.location}, "
+                        f"not the table's own ({own or 'none'}): it is not served")  # fmt: skip
+    folder = metadata.properties.get(WRITE_METADATA_PATH)
+    if files.boundary.outside_table(location, own) is None:
+        return
+    if folder and files.boundary.outside_table(location, folder) is None:
+        return
+    raise forbidden(f"The metadata file {location} of {name} lies outside the table's location "
+                    f"{own}: it is not served")  # fmt: skip
 
 
 def load_table(calls: MetastoreCalls, files: MetadataFiles, db: str, name: str) -> IcebergTable:
@@ -143,7 +166,7 @@ def check_new_metadata(
 
 def new_metadata(database: Any, name: str, body: Mapping[str, Any]) -> TableMetadata:
     """The first metadata of a table created by ``body`` (a CreateTableRequest)."""
-    properties = {**DEFAULT_PROPERTIES, **_string_map(body.get("properties"), "properties")}
+    properties = {**DEFAULT_PROPERTIES, **string_map(body.get("properties"), "properties")}
     location = body.get("location") or default_location(database, name)
     try:
         schema = Schema.model_validate(body["schema"])
@@ -269,8 +292,9 @@ def rename_table(
 
     db, name = database_name(source.get("namespace") or []), source.get("name")
     to_db, to_name = database_name(target.get("namespace") or []), target.get("name")
-    if not isinstance(name, str) or not isinstance(to_name, str):
+    if not isinstance(name, str):
         raise bad_request("RenameTableRequest needs source and destination names")
+    to_name = checked_name(to_name, "RenameTableRequest's destination")
     try:
         table = calls.get_table(db, name)
     except hms.NoSuchObjectException:
@@ -295,7 +319,8 @@ def _exists(calls: MetastoreCalls, db: str, name: str) -> bool:
     return True
 
 
-def _string_map(value: Any, what: str) -> dict[str, str]:
+def string_map(value: Any, what: str) -> dict[str, str]:
+    """``value`` as properties (none: empty); 400 unless it maps strings to strings."""
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(

@@ -27,7 +27,7 @@ def apply_view_updates(metadata: ViewMetadata, updates: list[Any]) -> ViewMetada
             raise bad_request("A view update must be an object")
         try:
             changed, added = _apply(changed, update, last_added)
-        except (ValidationError, KeyError, TypeError, ValueError) as exc:
+        except (ValidationError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise bad_request(f"Cannot apply view update {update.get('action')}: {exc}") from None
         last_added = added if added is not None else last_added
     return changed
@@ -77,7 +77,9 @@ def _add_version(metadata: ViewMetadata, version: ViewVersion) -> tuple[ViewMeta
             return metadata, kept.version_id
     new_id = max((v.version_id for v in metadata.versions), default=0) + 1
     added = version.model_copy(update={"version_id": new_id})
-    versions = [*metadata.versions, added][-VERSIONS_KEPT:]
+    versions = [*metadata.versions, added]
+    while len(versions) > VERSIONS_KEPT:  # the oldest go, never the current one
+        versions.remove(next(v for v in versions if v.version_id != metadata.current_version_id))
     return metadata.model_copy(update={"versions": versions}), new_id
 
 

@@ -16,6 +16,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 
 from metastore_server.catalog.basics import code_properties
+from metastore_server.catalog.basics.serde import deep_copy
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.errors import (
     RestError,
@@ -39,6 +40,7 @@ from metastore_server.rest.tables import (
     create_in_metastore,
     default_location,
     identifiers,
+    string_map,
 )
 from metastore_server.rest.view_updates import apply_view_updates
 from metastore_server.thrift_api import hms
@@ -129,10 +131,11 @@ def create_view(
         schemas=[schema], current_version_id=version.version_id, versions=[version],
         version_log=[ViewHistoryEntry(timestamp_ms=version.timestamp_ms,
                                       version_id=version.version_id)],
-        properties={str(k): str(v) for k, v in (body.get("properties") or {}).items()},
+        properties=string_map(body.get("properties"), "CreateViewRequest properties"),
     )  # fmt: skip
     check_view(files, f"View {db}.{name}", metadata, None)
-    calls.authorize("create_table", _hms_view(calls, db, name, "", metadata))
+    calls.authorize("create_table", _as_located(_hms_view(calls, db, name, "", metadata),
+                                                metadata))  # fmt: skip
     location = write_view(files, metadata, 0)
     _create_hms_view(calls, files, db, name, location, metadata)
     return location, metadata
@@ -167,6 +170,11 @@ def register_view(
     except OSError as exc:
         raise bad_request(f"{location} cannot be read ({type(exc).__name__})") from None
     check_view(files, f"View {db}.{name}", metadata, None)
+    if files.boundary.outside_table(location, metadata.location) is not None:
+        raise bad_request(f"The view metadata file {location} is not under its view's location "
+                          f"{metadata.location}")  # fmt: skip
+    calls.authorize("create_table", _as_located(_hms_view(calls, db, name, location, metadata),
+                                                metadata))  # fmt: skip
     _create_hms_view(calls, files, db, name, location, metadata, keep_file=True)
     return location, metadata
 
@@ -178,6 +186,13 @@ def _create_hms_view(
     table = _hms_view(calls, db, name, location, metadata)
     create_in_metastore(calls, table, "View",
                         None if keep_file else lambda: _delete(files, location, metadata))
+
+
+def _as_located(table: Any, metadata: ViewMetadata) -> Any:
+    """``table`` (a view's HMS table, kept without a location as HiveCatalog keeps views)
+    with the view's location, as the authorizer is to judge it: the view's files go there."""
+    table.sd.location = metadata.location
+    return table
 
 
 def _hms_view(calls: MetastoreCalls, db: str, name: str, location: str,
@@ -233,8 +248,8 @@ def replace_view(
             return current, metadata
         check_view(files, f"View {db}.{name}", changed, metadata.properties)
         _point_at(table, changed, current, current)
-        calls.authorize("alter_table_with_environment_context", db, name, table,
-                        guarded_by(current))  # fmt: skip
+        calls.authorize("alter_table_with_environment_context", db, name,
+                        _as_located(deep_copy(table), changed), guarded_by(current))  # fmt: skip
         location = write_view(files, changed, metadata_version(current) + 1)
         _point_at(table, changed, location, current)
         try:
@@ -256,10 +271,13 @@ def rename_view(calls: MetastoreCalls, files: MetadataFiles, body: Mapping[str, 
     from metastore_server.rest.namespaces import database_name
 
     source, target = body.get("source") or {}, body.get("destination") or {}
+    if not isinstance(source, dict) or not isinstance(target, dict):
+        raise bad_request("RenameTableRequest needs a source and a destination")
     db, name = database_name(source.get("namespace") or []), source.get("name")
     to_db, to_name = database_name(target.get("namespace") or []), target.get("name")
-    if not isinstance(name, str) or not isinstance(to_name, str):
+    if not isinstance(name, str):
         raise bad_request("RenameTableRequest needs source and destination names")
+    to_name = checked_name(to_name, "RenameTableRequest's destination")
     table, _, _ = load_view(calls, files, db, name)
     load_database(calls, to_db)
     table.dbName, table.tableName = to_db, to_name
