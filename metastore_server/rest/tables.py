@@ -237,7 +237,7 @@ def register_table(
         raise bad_request("RegisterTableRequest needs a name and a metadata-location")
     name = checked_name(name, "RegisterTableRequest")
     load_database(calls, db)
-    metadata = read_registered(files, location)
+    metadata = read_registered(files.read, location)
     check_new_metadata(files, f"Table {db}.{name}", metadata, None)
     if files.boundary.outside_table(location, metadata.location) is not None:
         raise bad_request(f"The metadata file {location} is not under its table's location "
@@ -253,12 +253,12 @@ def register_table(
     return location, metadata
 
 
-def read_registered(files: MetadataFiles, location: str) -> TableMetadata:
-    """The metadata of a file a caller registers; 400 when there is none or it is not table
-    metadata (what the file holds is not repeated: it may be any file); 403 outside the
-    data roots."""
+def read_registered(read: Callable[[str], Any], location: str) -> Any:
+    """``read(location)``: the metadata of a file a caller registers; 400 when there is none
+    or it is not metadata (what the file holds is not repeated: it may be any file); 403
+    outside the data roots."""
     try:
-        return files.read(location)
+        return read(location)
     except FileNotFoundError:
         raise bad_request(f"No metadata file at {location}") from None
     except NotMetadata as exc:

@@ -40,6 +40,7 @@ from metastore_server.rest.tables import (
     create_in_metastore,
     default_location,
     identifiers,
+    read_registered,
     string_map,
 )
 from metastore_server.rest.view_updates import apply_view_updates
@@ -161,14 +162,7 @@ def register_view(
         raise bad_request("RegisterViewRequest needs a name and a metadata-location")
     name = checked_name(name, "RegisterViewRequest")
     load_database(calls, db)
-    try:
-        metadata = read_view(files, location)
-    except FileNotFoundError:
-        raise bad_request(f"No view metadata file at {location}") from None
-    except NotMetadata as exc:
-        raise bad_request(str(exc)) from None
-    except OSError as exc:
-        raise bad_request(f"{location} cannot be read ({type(exc).__name__})") from None
+    metadata = read_registered(lambda path: read_view(files, path), location)
     check_view(files, f"View {db}.{name}", metadata, None)
     if files.boundary.outside_table(location, metadata.location) is not None:
         raise bad_request(f"The view metadata file {location} is not under its view's location "

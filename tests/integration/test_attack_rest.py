@@ -18,74 +18,28 @@ import pytest
 
 pytest.importorskip("starlette", reason="the 'rest' extra is not installed")
 pytest.importorskip("pyiceberg.catalog.rest", reason="pyiceberg is not installed")
-from support.net import LOOPBACK, free_port  # noqa: E402
-from support.our_server import OurServer  # noqa: E402
-from support.rest_catalog import Both, ready  # noqa: E402
+from support.net import LOOPBACK  # noqa: E402
+from support.rest_attacks import SCHEMA, Setting, start  # noqa: E402
+from support.rest_attacks import commit as _commit  # noqa: E402
+from support.rest_attacks import create as _create  # noqa: E402
+from support.rest_attacks import files_under as _files_under  # noqa: E402
+from support.rest_attacks import namespace as _namespace  # noqa: E402
+from support.rest_attacks import secured as secured_setting  # noqa: E402
+from support.rest_attacks import token as _token  # noqa: E402
 
 from metastore_server.sasl_client import SaslLogin, open_sasl_client  # noqa: E402
 from metastore_server.thrift_api import hms, make_client  # noqa: E402
 
-SCHEMA = {"type": "struct", "schema-id": 0,
-          "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}  # fmt: skip
-
-
-class Setting:
-    """A running server with its REST catalog, the data root, a directory outside it holding
-    a sentinel file, and the marker a code payload would create."""
-
-    def __init__(self, both: Both, root: Path, outside: Path) -> None:
-        self.both, self.root, self.outside = both, root, outside
-        self.sentinel = outside / "sentinel"
-        self.marker = outside / "pwned"
-
-    def untouched(self) -> None:
-        """No payload ran, nothing outside the root was made or removed."""
-        assert not self.marker.exists(), "a caller's code ran in the server"
-        assert self.sentinel.read_text() == "keep"
-        assert sorted(p.name for p in self.outside.iterdir()) == ["sentinel"]
-
-
-def _setting(work: Path, extra: list[str] | None = None) -> Iterator[Setting]:
-    outside = work / "outside"
-    outside.mkdir()
-    (outside / "sentinel").write_text("keep")
-    server_dir = work / "server"
-    root = server_dir / "warehouse"
-    rest_port = free_port(LOOPBACK)
-    args = ["--rest-port", str(rest_port), "--data-roots", str(root), *(extra or [])]
-    server = OurServer(server_dir, extra_args=args)
-    with server:
-        yield Setting(ready(Both(server, rest_port), 401 if extra else 200), root, outside)
-
 
 @pytest.fixture(scope="module")
 def setting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting]:
-    yield from _setting(tmp_path_factory.mktemp("rest-attack"))
+    yield from start(tmp_path_factory.mktemp("rest-attack"))
 
 
 def payload(marker: Path) -> dict[str, str]:
     """Properties that make pyiceberg's ``load_file_io`` run ``touch marker`` (Popen's
     arguments come from the properties mapping it is handed)."""
     return {"py-io-impl": "subprocess.Popen", "/bin/sh": "", "-c": "", f"touch {marker}": ""}
-
-
-def _namespace(both: Both, name: str, token: str = "") -> None:
-    status, body = both.http("POST", "/v1/namespaces", {"namespace": [name]}, token=token)
-    assert status in (200, 409), body
-
-
-def _create(both: Both, ns: str, name: str, token: str = "", **extra: Any) -> tuple[int, Any]:
-    return both.http("POST", f"/v1/namespaces/{ns}/tables",
-                     {"name": name, "schema": SCHEMA, **extra}, token=token)  # fmt: skip
-
-
-def _commit(both: Both, ns: str, name: str, updates: list[Any], token: str = "") -> tuple[int, Any]:
-    return both.http("POST", f"/v1/namespaces/{ns}/tables/{name}",
-                     {"requirements": [], "updates": updates}, token=token)  # fmt: skip
-
-
-def _files_under(path: Path) -> list[str]:
-    return sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_file())
 
 
 def test_no_property_chooses_code_the_server_loads(setting: Setting) -> None:
@@ -276,26 +230,14 @@ def _hive_table(db: str, name: str, parameters: dict[str, str]) -> Any:
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting]:
     """``--auth password`` (alice, bob) with ``--authorization privileges``."""
-    from metastore_server.server.passwords import hash_password
-
-    work = tmp_path_factory.mktemp("rest-attack-secured")
-    passwords = work / "passwords"
-    passwords.write_text(f"alice:{hash_password('wonderland')}\nbob:{hash_password('builder')}\n")
-    yield from _setting(work, ["--auth", "password", "--password-file", str(passwords),
-                               "--authorization", "privileges"])  # fmt: skip
-
-
-def _token(both: Both, user: str, secret: str) -> str:
-    status, issued = both.token("client_credentials", user, secret)
-    assert status == 200, issued
-    return str(issued["access_token"])
+    yield from secured_setting(tmp_path_factory.mktemp("rest-attack-secured"))
 
 
 def test_another_users_table_is_out_of_reach(secured: Setting) -> None:
     """bob may neither write alice's table's files (a refused commit writes no metadata file),
     nor make the server run code, nor purge her files through a table of his own."""
     both = secured.both
-    alice, bob = _token(both, "alice", "wonderland"), _token(both, "bob", "builder")
+    alice, bob = _token(both, "alice"), _token(both, "bob")
     _namespace(both, "alice_ns", alice)
     status, created = _create(both, "alice_ns", "t", alice)
     assert status == 200, created

@@ -5,7 +5,6 @@ A test here that fails is a bypass that was found; one that passes is an attack 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 from collections.abc import Iterator
@@ -16,124 +15,34 @@ import pytest
 
 pytest.importorskip("starlette", reason="the 'rest' extra is not installed")
 pytest.importorskip("pyiceberg.catalog.rest", reason="pyiceberg is not installed")
-from support.net import LOOPBACK, free_port  # noqa: E402
-from support.our_server import OurServer  # noqa: E402
-from support.rest_catalog import Both, ready  # noqa: E402
+from support.rest_attacks import (  # noqa: E402
+    SCHEMA,
+    SPEC_AND_ORDER,
+    VIEW_VERSION,
+    Setting,
+    start,
+)
+from support.rest_attacks import commit as _commit  # noqa: E402
+from support.rest_attacks import create as _create  # noqa: E402
+from support.rest_attacks import files_under as _files_under  # noqa: E402
+from support.rest_attacks import local as _local  # noqa: E402
+from support.rest_attacks import namespace as _namespace  # noqa: E402
+from support.rest_attacks import secured as secured_setting  # noqa: E402
+from support.rest_attacks import token as _token  # noqa: E402
+from support.rest_attacks import view as _view  # noqa: E402
 
-from metastore_server.sasl_client import SaslLogin, open_sasl_client  # noqa: E402
-from metastore_server.thrift_api import hms, make_client  # noqa: E402
-
-SCHEMA = {"type": "struct", "schema-id": 0,
-          "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}  # fmt: skip
-VIEW_VERSION = {"version-id": 1, "schema-id": 0, "timestamp-ms": 1, "summary": {},
-                "default-namespace": ["x"],
-                "representations": [{"type": "sql", "sql": "select 1", "dialect": "spark"}]}
-#: What a staged create's commit sends besides its schema (pyiceberg's create transaction).
-SPEC_AND_ORDER = [{"action": "add-spec", "spec": {"spec-id": 0, "fields": []}},
-                  {"action": "set-default-spec", "spec-id": -1},
-                  {"action": "add-sort-order", "sort-order": {"order-id": 0, "fields": []}},
-                  {"action": "set-default-sort-order", "sort-order-id": -1}]
-PASSWORDS = {"alice": "wonderland", "bob": "builder"}
-
-
-class Setting:
-    """A running server with its REST catalog, the data root, a directory outside it holding
-    a sentinel file, and the marker a code payload would create."""
-
-    def __init__(self, both: Both, root: Path, outside: Path) -> None:
-        self.both, self.root, self.outside = both, root, outside
-        self.sentinel = outside / "sentinel"
-        self.marker = outside / "pwned"
-
-    def untouched(self) -> None:
-        """No payload ran, nothing outside the root was made or removed."""
-        assert not self.marker.exists(), "a caller's code ran in the server"
-        assert self.sentinel.read_text() == "keep"
-        assert sorted(p.name for p in self.outside.iterdir()) == ["sentinel"]
-
-    @contextlib.contextmanager
-    def thrift(self, user: str = "") -> Iterator[Any]:
-        """A Thrift client (logged in as ``user`` when given)."""
-        if not user:
-            client = make_client(LOOPBACK, self.both.server.port)
-        else:
-            client = open_sasl_client(LOOPBACK, self.both.server.port,
-                                      SaslLogin("plain", user=user, password=PASSWORDS[user]))
-        try:
-            yield client
-        finally:
-            client.close()
-
-
-def _setting(work: Path, extra: list[str] | None = None) -> Iterator[Setting]:
-    outside = work / "outside"
-    outside.mkdir()
-    (outside / "sentinel").write_text("keep")
-    server_dir = work / "server"
-    root = server_dir / "warehouse"
-    rest_port = free_port(LOOPBACK)
-    args = ["--rest-port", str(rest_port), "--data-roots", str(root), *(extra or [])]
-    server = OurServer(server_dir, extra_args=args)
-    with server:
-        yield Setting(ready(Both(server, rest_port), 401 if extra else 200), root, outside)
+from metastore_server.thrift_api import hms  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def setting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting]:
-    yield from _setting(tmp_path_factory.mktemp("rest-attack-more"))
+    yield from start(tmp_path_factory.mktemp("rest-attack-more"))
 
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting]:
     """``--auth password`` (alice, bob) with ``--authorization privileges``."""
-    from metastore_server.server.passwords import hash_password
-
-    work = tmp_path_factory.mktemp("rest-attack-more-secured")
-    passwords = work / "passwords"
-    passwords.write_text("".join(f"{u}:{hash_password(p)}\n" for u, p in PASSWORDS.items()))
-    yield from _setting(work, ["--auth", "password", "--password-file", str(passwords),
-                               "--authorization", "privileges"])  # fmt: skip
-
-
-def _namespace(both: Both, name: str, token: str = "", **properties: str) -> None:
-    body: dict[str, Any] = {"namespace": [name]}
-    if properties:
-        body["properties"] = properties
-    status, answer = both.http("POST", "/v1/namespaces", body, token=token)
-    assert status in (200, 409), answer
-
-
-def _create(both: Both, ns: str, name: str, token: str = "", **extra: Any) -> tuple[int, Any]:
-    return both.http("POST", f"/v1/namespaces/{ns}/tables",
-                     {"name": name, "schema": SCHEMA, **extra}, token=token)  # fmt: skip
-
-
-def _commit(both: Both, ns: str, name: str, updates: list[Any], token: str = "",
-            requirements: list[Any] | None = None) -> tuple[int, Any]:  # fmt: skip
-    return both.http("POST", f"/v1/namespaces/{ns}/tables/{name}",
-                     {"requirements": requirements or [], "updates": updates},
-                     token=token)  # fmt: skip
-
-
-def _view(both: Both, ns: str, name: str, token: str = "", **extra: Any) -> tuple[int, Any]:
-    return both.http("POST", f"/v1/namespaces/{ns}/views",
-                     {"name": name, "schema": SCHEMA, "view-version": VIEW_VERSION, **extra},
-                     token=token)  # fmt: skip
-
-
-def _files_under(path: Path) -> list[str]:
-    return sorted(str(p.relative_to(path)) for p in path.rglob("*")
-                  if p.is_file() or p.is_symlink())  # fmt: skip
-
-
-def _token(both: Both, user: str) -> str:
-    status, issued = both.token("client_credentials", user, PASSWORDS[user])
-    assert status == 200, issued
-    return str(issued["access_token"])
-
-
-def _local(location: str) -> Path:
-    return Path(location.removeprefix("file:"))
+    yield from secured_setting(tmp_path_factory.mktemp("rest-attack-more-secured"))
 
 
 def _point_metadata_at(client: Any, db: str, name: str, metadata_location: str) -> None:
