@@ -16,15 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.sasl_client import sasl_client
 
-from metastore_server.server.passwords import hash_password
 from metastore_server.thrift_api import hms
 
 from .conftest import RunningServer, make_partition, make_table
+from .privileged import connections, privileged_server
 
 USER = hms.PrincipalType.USER
-PASSWORD = "secret"
 USERS = ("hive", "alice", "bob", "carol")
 
 
@@ -41,11 +39,7 @@ def refused_text(user: str, operation: str, *locations: str) -> str:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     """--auth password, --authorization privileges, hive an administrator."""
-    work = tmp_path_factory.mktemp("attack")
-    passwords = work / "passwords"
-    passwords.write_text("".join(f"{u}:{hash_password(PASSWORD)}\n" for u in USERS))
-    running = RunningServer(work / "server", auth="password", password_file=str(passwords),
-                            authorization="privileges", admin_users="hive")  # fmt: skip
+    running = privileged_server(tmp_path_factory.mktemp("attack"), USERS)
     yield running
     running.stop()
 
@@ -53,16 +47,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
 @pytest.fixture()
 def connect(server: RunningServer) -> Iterator[Callable[[str], Any]]:
     """Opens clients authenticated as a user; closes them after the test."""
-    opened: list[Any] = []
-
-    def connect(user: str) -> Any:
-        client = sasl_client(server.host, server.port, user, PASSWORD)
-        opened.append(client)
-        return client
-
-    yield connect
-    for client in opened:
-        client.close()
+    yield from connections(server)
 
 
 def _table(db: str, name: str, location: str | None = None, keys: bool = False,

@@ -12,17 +12,15 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from support.sasl_client import sasl_client
 from thriftpy2.thrift import TApplicationException
 
-from metastore_server.server.passwords import hash_password
 from metastore_server.thrift_api import hms
 
 from .conftest import RunningServer, make_partition, make_table
+from .privileged import connections, privileged_server
 
 USER, GROUP, ROLE = hms.PrincipalType.USER, hms.PrincipalType.GROUP, hms.PrincipalType.ROLE
 TABLE, DATABASE = hms.HiveObjectType.TABLE, hms.HiveObjectType.DATABASE
-PASSWORD = "secret"
 USERS = ("hive", "alice", "bob", "carol", "dave", "erin", "root")
 
 
@@ -35,12 +33,8 @@ def denied(user: str, operation: str, *objects: tuple[str, str, str]) -> str:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    """A server with --auth password, --authorization privileges and hive as administrator."""
-    work = tmp_path_factory.mktemp("authz")
-    passwords = work / "passwords"
-    passwords.write_text("".join(f"{u}:{hash_password(PASSWORD)}\n" for u in USERS))
-    running = RunningServer(work / "server", auth="password", password_file=str(passwords),
-                            authorization="privileges", admin_users="hive")  # fmt: skip
+    """--auth password, --authorization privileges, hive an administrator."""
+    running = privileged_server(tmp_path_factory.mktemp("authz"), USERS)
     yield running
     running.stop()
 
@@ -48,16 +42,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
 @pytest.fixture()
 def connect(server: RunningServer) -> Iterator[Callable[[str], Any]]:
     """Opens clients authenticated as a user; closes them after the test."""
-    opened: list[Any] = []
-
-    def connect(user: str) -> Any:
-        client = sasl_client(server.host, server.port, user, PASSWORD)
-        opened.append(client)
-        return client
-
-    yield connect
-    for client in opened:
-        client.close()
+    yield from connections(server)
 
 
 def _table_ref(db: str, table: str) -> hms.HiveObjectRef:
