@@ -22,6 +22,7 @@ from support.net import LOOPBACK  # noqa: E402
 from support.rest_attacks import SCHEMA, Setting, start  # noqa: E402
 from support.rest_attacks import commit as _commit  # noqa: E402
 from support.rest_attacks import create as _create  # noqa: E402
+from support.rest_attacks import entries_under as _entries_under  # noqa: E402
 from support.rest_attacks import files_under as _files_under  # noqa: E402
 from support.rest_attacks import namespace as _namespace  # noqa: E402
 from support.rest_attacks import secured as secured_setting  # noqa: E402
@@ -242,13 +243,13 @@ def test_another_users_table_is_out_of_reach(secured: Setting) -> None:
     status, created = _create(both, "alice_ns", "t", alice)
     assert status == 200, created
     table_dir = Path(created["metadata"]["location"].removeprefix("file:"))
-    before = _files_under(table_dir)
+    before = _entries_under(secured.root)
     bad = payload(secured.marker)
     for updates in ([{"action": "set-properties", "updates": {"k": "v"}}],
                     [{"action": "set-properties", "updates": bad}]):
         status, body = _commit(both, "alice_ns", "t", updates, bob)
         assert status in (400, 403), body
-    assert _files_under(table_dir) == before  # no file written for a refused commit
+    assert _entries_under(secured.root) == before  # no file written for a refused commit
     assert both.http("DELETE", "/v1/namespaces/alice_ns/tables/t?purgeRequested=true",
                      token=bob)[0] == 403  # fmt: skip
     # bob registers alice's current metadata file as his own table, then purges it.
@@ -261,7 +262,7 @@ def test_another_users_table_is_out_of_reach(secured: Setting) -> None:
     assert status == 403, body
     status, body = _create(both, "bob_ns", "inside", bob, location=f"{table_dir}/sub")
     assert status == 403, body
-    assert _files_under(table_dir) == before
+    assert [e for e in _entries_under(secured.root) if not e.startswith("bob_ns.db")] == before
     assert both.http("GET", "/v1/namespaces/alice_ns/tables/t", token=alice)[0] == 200
     secured.untouched()
     client = open_sasl_client(LOOPBACK, both.server.port,
@@ -270,3 +271,67 @@ def test_another_users_table_is_out_of_reach(secured: Setting) -> None:
         assert client.get_table("alice_ns", "t").owner == "alice"
     finally:
         client.close()
+
+
+def _os_users_missing() -> bool:
+    import pwd
+
+    try:
+        pwd.getpwnam("daemon"), pwd.getpwnam("nobody")
+    except KeyError:
+        return True
+    return False
+
+
+@pytest.fixture(scope="module")
+def storage_secured() -> Iterator[Setting]:
+    """``--auth password`` with ``--authorization storage``, over directories every user of
+    this machine may reach (pytest's own are closed to them)."""
+    import os
+    import shutil
+    import tempfile
+
+    if os.geteuid() != 0 or _os_users_missing():
+        pytest.skip("needs root and the OS users daemon and nobody")
+    work = Path(tempfile.mkdtemp(prefix="rest-attack-storage-"))
+    os.chmod(work, 0o755)
+    try:
+        for running in secured_setting(work, "storage"):
+            os.chmod(running.both.server.workdir, 0o755)  # the store's own directory is 0700
+            os.chmod(running.root, 0o777)  # every user may make a namespace there
+            yield running
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_storage_authorization_guards_the_rest_catalogs_files(storage_secured: Setting) -> None:
+    """Under ``--authorization storage``, nobody (a user of this machine) may neither commit to,
+    purge nor place a table in daemon's namespace directory: each is refused before any file
+    is written, and daemon's files are all there."""
+    import os
+    import pwd
+
+    both = storage_secured.both
+    daemon, nobody = _token(both, "daemon"), _token(both, "nobody")
+    _namespace(both, "daemon_ns", daemon)
+    ns_dir = storage_secured.root / "daemon_ns.db"
+    entry = pwd.getpwnam("daemon")
+    os.chown(ns_dir, entry.pw_uid, entry.pw_gid)
+    os.chmod(ns_dir, 0o755)
+    status, created = _create(both, "daemon_ns", "t", daemon)
+    assert status == 200, created
+    table_dir = Path(created["metadata"]["location"].removeprefix("file:"))
+    _namespace(both, "nobody_ns", nobody)
+    before = _entries_under(storage_secured.root)
+    status, body = _commit(both, "daemon_ns", "t",
+                           [{"action": "set-properties", "updates": {"k": "v"}}], nobody)
+    assert status == 403 and "Permission denied: user=nobody" in body["error"]["message"], body
+    status, body = both.http("DELETE", "/v1/namespaces/daemon_ns/tables/t?purgeRequested=true",
+                             token=nobody)  # fmt: skip
+    assert status == 403, body
+    status, body = _create(both, "nobody_ns", "over", nobody, location=f"{ns_dir}/over")
+    assert status == 403, body
+    assert _entries_under(storage_secured.root) == before  # not even a directory was made
+    assert both.http("GET", "/v1/namespaces/daemon_ns/tables/t", token=daemon)[0] == 200
+    assert table_dir.is_dir()
+    storage_secured.untouched()

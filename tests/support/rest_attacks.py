@@ -26,7 +26,9 @@ SPEC_AND_ORDER = [{"action": "add-spec", "spec": {"spec-id": 0, "fields": []}},
                   {"action": "set-default-spec", "spec-id": -1},
                   {"action": "add-sort-order", "sort-order": {"order-id": 0, "fields": []}},
                   {"action": "set-default-sort-order", "sort-order-id": -1}]
-PASSWORDS = {"alice": "wonderland", "bob": "builder"}
+#: The users of a secured setting; ``daemon`` and ``nobody`` are users of this machine too
+#: (``--authorization storage`` checks their permissions on the directories).
+PASSWORDS = {"alice": "wonderland", "bob": "builder", "daemon": "daemon-pw", "nobody": "nobody-pw"}
 
 
 class Setting:
@@ -74,6 +76,7 @@ def start(work: Path, extra: list[str] | None = None) -> Iterator[Setting]:
 
 
 def namespace(both: Both, name: str, token: str = "", **properties: str) -> None:
+    """Create the namespace ``name`` (there already: fine)."""
     body: dict[str, Any] = {"namespace": [name]}
     if properties:
         body["properties"] = properties
@@ -82,45 +85,56 @@ def namespace(both: Both, name: str, token: str = "", **properties: str) -> None
 
 
 def create(both: Both, ns: str, name: str, token: str = "", **extra: Any) -> tuple[int, Any]:
+    """Create table ``ns.name`` (``extra``: more of the request): status and answer."""
     return both.http("POST", f"/v1/namespaces/{ns}/tables",
                      {"name": name, "schema": SCHEMA, **extra}, token=token)  # fmt: skip
 
 
 def commit(both: Both, ns: str, name: str, updates: list[Any], token: str = "",
             requirements: list[Any] | None = None) -> tuple[int, Any]:  # fmt: skip
+    """Commit ``updates`` to table ``ns.name``: status and answer."""
     return both.http("POST", f"/v1/namespaces/{ns}/tables/{name}",
                      {"requirements": requirements or [], "updates": updates},
                      token=token)  # fmt: skip
 
 
 def view(both: Both, ns: str, name: str, token: str = "", **extra: Any) -> tuple[int, Any]:
+    """Create view ``ns.name``: status and answer."""
     return both.http("POST", f"/v1/namespaces/{ns}/views",
                      {"name": name, "schema": SCHEMA, "view-version": VIEW_VERSION, **extra},
                      token=token)  # fmt: skip
 
 
 def files_under(path: Path) -> list[str]:
+    """The files (and links) below ``path``, relative to it, sorted."""
     return sorted(str(p.relative_to(path)) for p in path.rglob("*")
                   if p.is_file() or p.is_symlink())  # fmt: skip
 
 
+def entries_under(path: Path) -> list[str]:
+    """Everything below ``path`` (directories too), relative to it, sorted: a write refused
+    after its directories were made shows here."""
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
+
+
 def token(both: Both, user: str) -> str:
+    """A bearer token of ``user`` from the catalog's OAuth2 endpoint."""
     status, issued = both.token("client_credentials", user, PASSWORDS[user])
     assert status == 200, issued
     return str(issued["access_token"])
 
 
 def local(location: str) -> Path:
+    """The local path of a ``file:`` location."""
     return Path(location.removeprefix("file:"))
 
 
-
-
-def secured(work: Path) -> Iterator[Setting]:
-    """``start`` with ``--auth password`` (alice, bob) and ``--authorization privileges``."""
+def secured(work: Path, authorization: str = "privileges") -> Iterator[Setting]:
+    """``start`` with ``--auth password`` (the users of ``PASSWORDS``) and ``authorization``
+    (``privileges`` or ``storage``)."""
     from metastore_server.server.passwords import hash_password
 
     passwords = work / "passwords"
     passwords.write_text("".join(f"{u}:{hash_password(p)}\n" for u, p in PASSWORDS.items()))
     yield from start(work, ["--auth", "password", "--password-file", str(passwords),
-                            "--authorization", "privileges"])  # fmt: skip
+                            "--authorization", authorization])  # fmt: skip
