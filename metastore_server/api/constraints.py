@@ -14,6 +14,7 @@ from metastore_server.api.arguments import (
     required,
 )
 from metastore_server.api.tables import create_table
+from metastore_server.catalog.events.messages import Event
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.objects.constraints import CHECK, DEFAULT, NOT_NULL, UNIQUE
 from metastore_server.catalog.objects.databases import Databases
@@ -56,23 +57,27 @@ def stamped(keys: list | None, catalog: str) -> list | None:
 
 def create_with_constraints(catalog: Catalog, req: hms.CreateTableRequest) -> None:
     """Create the table of a ``CreateTableRequest`` with its constraints (its environment
-    context read as ``create_table_with_environment_context`` reads it), in one change."""
+    context read as ``create_table_with_environment_context`` reads it), in one change; the
+    constraints' events follow the table's, as HMS records them."""
     keys = catalog.constraints
     for found in (
         req.primaryKeys, req.foreignKeys, req.uniqueConstraints, req.notNullConstraints,
         req.defaultConstraints, req.checkConstraints,
     ):  # fmt: skip
         resolve_keys(catalog.databases, found)
+    events: list[Event] = []
 
     def add_keys() -> None:
-        keys.add_primary_key(req.primaryKeys)
-        keys.add_foreign_key(req.foreignKeys)
-        keys.add_unique(req.uniqueConstraints)
-        keys.add_each(NOT_NULL, req.notNullConstraints)
-        keys.add_each(DEFAULT, req.defaultConstraints)
-        keys.add_each(CHECK, req.checkConstraints)
+        keys.add_primary_key(req.primaryKeys, events)
+        keys.add_foreign_key(req.foreignKeys, events)
+        keys.add_unique(req.uniqueConstraints, events)
+        keys.add_each(NOT_NULL, req.notNullConstraints, events)
+        keys.add_each(DEFAULT, req.defaultConstraints, events)
+        keys.add_each(CHECK, req.checkConstraints, events)
 
-    create_table(catalog, req.table, context_properties(req.envContext), also=add_keys)
+    with catalog.ctx.write_lock:
+        create_table(catalog, req.table, context_properties(req.envContext), also=add_keys)
+        catalog.ctx.events.record(events)
 
 
 class ConstraintCalls(Area):

@@ -1,5 +1,5 @@
-"""The event calls: the notification log (read, counted, an INSERT event fired by a client) and
-partition event marks. See ``docs/hms-api.md#notification-log``."""
+"""The event calls: the notification log (read, counted, INSERT and RELOAD events fired by a
+client) and partition event marks. See ``docs/hms-api.md#notification-log``."""
 
 from __future__ import annotations
 
@@ -46,6 +46,15 @@ def _added_files(insert: hms.InsertEventRequestData) -> list[str]:
             for name, checksum in zip(files, sums, strict=True)]  # fmt: skip
 
 
+def _partition_values(insert: hms.InsertEventRequestData) -> list[str]:
+    """The partition one of several INSERTs names (HMS: MetaException without one)."""
+    if not insert.partitionVal:
+        raise hms.MetaException(
+            message="Partition values must be set when firing multiple insert events"
+        )
+    return list(insert.partitionVal)
+
+
 class EventCalls(Area):
     """The notification log and partition event marks. Raises MetaException (a request
     without its required fields, an event kind clients may not fire), NoSuchObjectException
@@ -85,20 +94,38 @@ class EventCalls(Area):
         return hms.NotificationEventsCountResponse(eventsCount=counted)
 
     def fire_listener_event(self, rqst: hms.FireEventRequest) -> hms.FireEventResponse:
-        """Record an INSERT event (the only kind clients fire) on an existing table or
-        partition; files carry ``#checksum`` when checksums are given."""
-        insert = rqst.data.insertData if rqst is not None and rqst.data is not None else None
-        if insert is None:
+        """Record the events clients fire on an existing table or partition, as HMS 4: an
+        INSERT (``insertData``), one INSERT per partition (``insertDatas``, each naming its
+        ``partitionVal``) or a RELOAD (``refreshEvent``, Impala's refresh or invalidate);
+        files carry ``#checksum`` when checksums are given. The answer lists the events' ids."""
+        data = rqst.data if rqst is not None else None
+        inserts = None
+        if data is not None and data.insertData is not None:
+            inserts = [(rqst.partitionVals, data.insertData)]
+        elif data is not None and data.insertDatas is not None:
+            inserts = [(_partition_values(one), one) for one in data.insertDatas]
+        elif data is None or data.refreshEvent is None:
             raise hms.MetaException(message="Event type not currently supported: only INSERT")
         db, table_name = self.database_in(rqst.catName, rqst.dbName), object_name(rqst.tableName)
         table = self.catalog.tables.get(db, table_name).table
-        key_values = None
-        if rqst.partitionVals:
-            partition = self.catalog.partition_reads.get(db, table_name, rqst.partitionVals)
-            key_values = event_messages.key_values(table, partition.values)
-        files = _added_files(insert)
-        event = event_messages.insert(db, table_name, key_values, files, self.catalog.ctx.now())
-        return hms.FireEventResponse(eventIds=self.catalog.ctx.events.record([event]))
+        now = self.catalog.ctx.now()
+        if inserts is None:
+            partition = self._partition(db, table_name, rqst.partitionVals)
+            events = [event_messages.reload(table, partition, bool(data.refreshEvent), now)]
+        else:
+            events = [
+                event_messages.insert(table, self._partition(db, table_name, values),
+                                      _added_files(insert), now,
+                                      replace=insert.replace is not False)
+                for values, insert in inserts
+            ]  # fmt: skip
+        return hms.FireEventResponse(eventIds=self.catalog.ctx.events.record(events))
+
+    def _partition(self, db: str, table: str, values: list[str] | None) -> hms.Partition | None:
+        """The partition an event names (None for none; NoSuchObjectException if missing)."""
+        if not values:
+            return None
+        return self.catalog.partition_reads.get(db, table, values)
 
     # -- partition event marks ---------------------------------------------------------------
 

@@ -117,6 +117,7 @@ class StatisticsCalls(Area):
                 table_level=table_level,
                 merge=bool(request.needMerge),
                 engine=request.engine,
+                write_id=_write_id(request),
             )
         return True
 
@@ -142,8 +143,9 @@ class StatisticsCalls(Area):
             raise hms.MetaException(message="Merge is not supported for non-aggregate stats")
         for stats in req.colStats or []:
             self.catalog.statistics.update(
-                self._resolved(stats), table_level=table_level, engine=req.engine
-            )
+                self._resolved(stats), table_level=table_level, engine=req.engine,
+                write_id=_write_id(req),
+            )  # fmt: skip
         return hms.SetPartitionsStatsResponse(result=True)
 
     def find_columns_with_stats(self, cr: hms.CompactionInfoStruct) -> list[str]:
@@ -160,3 +162,8 @@ class StatisticsCalls(Area):
             found = stats.partition_stats(db, name, [cr.partitionname], columns)
             return [o.colName for o in found.get(cr.partitionname, [])]
         return [o.colName for o in stats.table_stats(db, name, columns)]
+
+
+def _write_id(request: hms.SetPartitionsStatsRequest) -> int:
+    """The writer's write id a statistics request names (-1: none, as HMS)."""
+    return request.writeId if request.writeId is not None else -1

@@ -17,6 +17,7 @@ from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.dependencies.store import AlterPlan, Dependencies
 from metastore_server.catalog.dependencies.table_rules import DependentTableRules
+from metastore_server.catalog.events import formats
 from metastore_server.catalog.events.listener import NotificationListener
 from metastore_server.catalog.events.log import DEFAULT_TTL_S as DEFAULT_EVENT_TTL_S
 from metastore_server.catalog.objects import constraints, indexes
@@ -78,6 +79,7 @@ class Catalog:
         txn_timeout_s: float = DEFAULT_TXN_TIMEOUT_S,
         event_ttl_s: float = DEFAULT_EVENT_TTL_S,
         notification_log: bool = True,
+        event_messages: str = "json",
         stats_autogather: bool = True,
     ) -> None:
         store.ensure_tables(layout.TABLE_SPECS)
@@ -90,6 +92,7 @@ class Catalog:
             writer_lease_s=writer_lease_s,
             event_ttl_s=event_ttl_s,
             notification_log=notification_log,
+            event_message_format=formats.SETTINGS[event_messages],
             stats_autogather=stats_autogather,
         )
         self.catalogs = Catalogs(self.ctx)

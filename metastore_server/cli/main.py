@@ -286,6 +286,14 @@ def _catalog_options(group: Any, defaults: ServerConfig) -> None:
         help="record an event for every change, read with get_next_notification (HMS's "
         "DbNotificationListener; off: no events, as HMS without it) (default %(default)s)",
     )
+    group.add_argument(
+        "--event-messages",
+        choices=("json", "gzip"),
+        default=defaults.event_messages,
+        help="the format of new events' messages, as HMS's metastore.event.message.factory: "
+        "json (json-0.2, what Impala and StarRocks read) or gzip (gzip(json-2.0), read by "
+        "Hive replication and Doris) (default %(default)s)",
+    )
 
 
 def _data_options(group: Any, defaults: ServerConfig) -> None:
@@ -401,6 +409,7 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         txn_timeout=args.txn_timeout,
         event_ttl=args.event_ttl,
         notification_log=args.notification_log,
+        event_messages=args.event_messages,
         data_operations=args.data_operations,
         trash_root=args.trash_root,
         data_roots=args.data_roots,

@@ -18,6 +18,7 @@ from metastore_server.catalog.data.filesystems import FileSystems, FileSystemUna
 from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.roots import DataRoots
 from metastore_server.catalog.data.warehouse import Warehouse, to_uri
+from metastore_server.catalog.events.formats import factory_settings
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.security.delegation import DelegationTokens, TokenLifetimes
 from metastore_server.server import wire_walk
@@ -52,6 +53,7 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
         txn_timeout_s=config.txn_timeout,
         event_ttl_s=config.event_ttl,
         notification_log=config.notification_log == "on",
+        event_messages=config.event_messages,
         stats_autogather=config.extra_config.get(AUTOGATHER, "true").strip().lower() == "true",
     )
     config_values = {
@@ -60,6 +62,7 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
         "hive.metastore.warehouse.dir": to_uri(Path(config.warehouse).absolute()),
         "hive.txn.timeout": f"{config.txn_timeout:g}s",
         "hive.metastore.event.db.listener.timetolive": f"{config.event_ttl:g}s",
+        **factory_settings(config.event_messages),
         **config.extra_config,
     }
     if config.authorization != "off" and config.auth == "none":

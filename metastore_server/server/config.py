@@ -128,6 +128,8 @@ class ServerConfig:
     txn_timeout: float = 300.0  # s a lock or transaction lives without a heartbeat (HMS's)
     event_ttl: float = 86400.0  # s a notification event is kept (HMS's event listener TTL)
     notification_log: str = "on"  # on: record an event for every change; off: none (HMS default)
+    #: json: messages as JSON (json-0.2, HMS's default encoder); gzip: gzip(json-2.0)
+    event_messages: str = "json"
     data_operations: str = "on"  # on: create/delete/move managed data; off: data is not ours
     trash_root: str = ""  # comma-separated trash URIs (one per file system); '': delete
     data_roots: str = ""  # comma-separated URIs data may be created/moved/deleted under; '': any
@@ -214,6 +216,7 @@ class ServerConfig:
             "admin_users",
             "data_operations",
             "notification_log",
+            "event_messages",
             "trash_root",
             "data_roots",
             "s3_endpoint",
@@ -303,6 +306,8 @@ class ServerConfig:
             )
         if self.notification_log not in ("on", "off"):
             raise ValueError(f"notification_log must be on or off, not {self.notification_log!r}")
+        if self.event_messages not in ("json", "gzip"):
+            raise ValueError(f"event_messages must be json or gzip, not {self.event_messages!r}")
         if self.data_operations not in ("on", "off"):
             raise ValueError(f"data_operations must be on or off, not {self.data_operations!r}")
         if bool(self.tls_cert) != bool(self.tls_key):

@@ -100,13 +100,21 @@ INDEX = "index"
 CREATE, ALTER, DROP, ADD, RENAME = "create", "alter", "drop", "add", "rename"
 #: A partition's values and parameters, as the timelines read them.
 Entry = tuple[Sequence[str], dict[str, str] | None]
+#: The environment context property marking the alters of a truncation (their notification
+#: events say so: ``isTruncateOp``).
+TRUNCATING = "metastore.truncate.op"
+
+
+def truncating(context: Any) -> bool:  # noqa: ANN401 - an environment context's properties
+    """Whether an alter's environment ``context`` is a truncation's (``TRUNCATING``)."""
+    return bool(context) and context.get(TRUNCATING) == "true"
 
 
 @dataclass(frozen=True)
 class Change:
     """One change a call made: ``kind`` of object, ``action``, the object ``before`` and
-    ``after`` (None where there is none: before a create, after a drop), ``when`` (seconds) and,
-    for a table, its stable ``table_id``."""
+    ``after`` (None where there is none: before a create, after a drop), ``when`` (seconds),
+    for a table its stable ``table_id``, and whether it is a truncation's alter."""
 
     kind: str
     action: str
@@ -114,6 +122,7 @@ class Change:
     after: Any = None
     when: int = 0
     table_id: int | None = None
+    truncate: bool = False
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from metastore_server.catalog.core.listing_cache import ListingCache
 from metastore_server.catalog.data.deletions import Deletion
 from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
+from metastore_server.catalog.events import formats
 from metastore_server.catalog.events.log import DEFAULT_TTL_S, NotificationLog
 from storage.port import Capabilities, StoragePort
 
@@ -178,6 +179,8 @@ class CatalogContext:
     event_ttl_s: float = DEFAULT_TTL_S
     #: Whether changes are recorded in the notification log.
     notification_log: bool = True
+    #: The format of new events' messages (``events.formats``).
+    event_message_format: str = formats.JSON
     #: Whether creates and adds count fast statistics (HMS's hive.stats.autogather).
     stats_autogather: bool = True
     #: The store's optional capabilities (``storage.port.Capabilities``).
@@ -204,5 +207,6 @@ class CatalogContext:
         if note is not None:  # a move of a process that dies mid-change is undone (HBase)
             self.data.journal = lambda move: note(MOVE_NOTE, move.note())
         self.events = NotificationLog(
-            self.store, lambda: self.now(), self.event_ttl_s, enabled=self.notification_log
-        )
+            self.store, lambda: self.now(), self.event_ttl_s, enabled=self.notification_log,
+            message_format=self.event_message_format,
+        )  # fmt: skip

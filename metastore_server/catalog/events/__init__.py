@@ -1,7 +1,8 @@
-"""The notification log (``log``: HMS's NOTIFICATION_LOG in the store) and the JSON messages
-of its events (``messages``, with Thrift's JSON protocol in ``thrift_json``), as HMS 2.3's
-DbNotificationListener writes them; ``listener`` turns announced changes
-(``basics.changes``) into events.
+"""The notification log (``log``: HMS's NOTIFICATION_LOG in the store) and its events as HMS
+3/4's DbNotificationListener writes them: metadata events (``messages``), transaction, write id
+and compaction events (``txn_messages``), statistics and constraint events
+(``table_messages``), objects in Thrift's JSON protocol (``thrift_json``), the messages' formats
+(``formats``); ``listener`` turns announced changes (``basics.changes``) into events.
 
 May import: ``catalog.basics``, ``storage``.
 """

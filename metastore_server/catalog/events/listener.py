@@ -35,7 +35,8 @@ def _added(c: PartitionChange) -> Iterable[Event]:
 def _altered(c: PartitionChange) -> Iterable[Event]:
     table = c.table.table
     pairs = zip(c.before, c.after, strict=True)
-    return (messages.alter_partition(table, old, new, c.when) for old, new in pairs)
+    return (messages.alter_partition(table, old, new, c.when, truncate=c.truncate)
+            for old, new in pairs)  # fmt: skip
 
 
 def _dropped(c: PartitionChange) -> Iterable[Event]:
@@ -46,9 +47,12 @@ def _dropped(c: PartitionChange) -> Iterable[Event]:
 #: The events of each kind of change that has some.
 _EVENTS: dict[tuple[str, str], Callable[..., Iterable[Event]]] = {
     (DATABASE, CREATE): lambda c: [messages.create_database(c.after, c.when)],
+    (DATABASE, ALTER): lambda c: [messages.alter_database(c.before, c.after, c.when)],
     (DATABASE, DROP): lambda c: [messages.drop_database(c.before, c.when)],
     (TABLE, CREATE): lambda c: [messages.create_table(c.after, c.when)],
-    (TABLE, ALTER): lambda c: [messages.alter_table(c.before, c.after, c.when)],
+    (TABLE, ALTER): lambda c: [
+        messages.alter_table(c.before, c.after, c.when, truncate=c.truncate)
+    ],
     (TABLE, DROP): lambda c: [messages.drop_table(c.before, c.when)],
     (FUNCTION, CREATE): lambda c: [messages.create_function(c.after, c.when)],
     (FUNCTION, DROP): lambda c: [messages.drop_function(c.before, c.when)],

@@ -30,6 +30,7 @@ from thriftpy2.thrift import TPayload, TType
 
 from metastore_server.catalog.basics.bounded_cache import BoundedCache
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.events import formats
 from metastore_server.catalog.events.messages import Event, render
 from metastore_server.thrift_api import hms
 from storage import layout
@@ -72,10 +73,13 @@ class NotificationLog:
         ttl_s: float = DEFAULT_TTL_S,
         *,
         enabled: bool = True,
+        message_format: str = formats.JSON,
     ) -> None:
         #: Off: nothing is recorded (HMS without its database listener); reads see what
         #: was recorded before.
         self.enabled = enabled
+        #: The format new events' messages are written in (``formats``; each event keeps its).
+        self.message_format = message_format
         self._store = store
         self._now = now
         self.ttl_s = ttl_s
@@ -135,7 +139,8 @@ class NotificationLog:
         for event_id, event in enumerate(events, start=first):
             key = layout.event_key(event_id)
             row = {layout.EVENT_MARK: b"1",
-                   layout.OBJECT: to_bytes(event.to_thrift(event_id, now))}  # fmt: skip
+                   layout.OBJECT: to_bytes(event.to_thrift(event_id, now,
+                                                           self.message_format))}  # fmt: skip
             if event.payload is not None:
                 row[layout.EVENT_PAYLOAD] = event.payload
             puts.append(Put(layout.META, key, row))
@@ -156,7 +161,9 @@ class NotificationLog:
             key = layout.event_key(event_id)
             row = {
                 layout.EVENT_MARK: b"1",
-                layout.OBJECT: to_bytes(event.to_thrift(event_id, self._now())),
+                layout.OBJECT: to_bytes(
+                    event.to_thrift(event_id, self._now(), self.message_format)
+                ),
             }
             if event.payload is not None:
                 row[layout.EVENT_PAYLOAD] = event.payload
@@ -264,7 +271,7 @@ class NotificationLog:
         for _key, data, payload in self._stored_after(last_event, limit):
             event = from_bytes(hms.NotificationEvent, data)
             if payload is not None:
-                event.message = render(event.eventType, payload, event.eventTime)
+                event.message = _rendered(event, payload)
             yield event
 
     def _stored_after(
@@ -292,8 +299,13 @@ class NotificationLog:
         if kept is not None:
             return kept
         event = from_bytes(hms.NotificationEvent, data)
-        event.message = render(event.eventType, payload, event.eventTime)
+        event.message = _rendered(event, payload)
         rendered = to_bytes(event)
         if len(rendered) <= RENDERED_BYTES // 4:
             self._rendered.put(key, rendered, len(rendered))
         return rendered
+
+
+def _rendered(event: hms.NotificationEvent, payload: bytes) -> str:
+    """The message of an event stored with a payload, in the event's format."""
+    return formats.encode(render(event.eventType, payload, event.eventTime), event.messageFormat)

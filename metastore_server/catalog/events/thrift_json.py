@@ -5,13 +5,15 @@ messages this way (``tableObjJson``), and Java readers decode them with that pro
 The form, for the record: a struct is an object keyed by field id, each value an object of one
 entry ``{type tag: value}``; a list or set is ``[elem tag, count, elems...]``; a map is
 ``[key tag, value tag, count, {key: value}]`` with keys written as strings; booleans are 1/0;
-binary is base64. Unset fields are left out.
+binary is base64 without padding; a double that is not finite is the string ``NaN``,
+``Infinity`` or ``-Infinity``. Unset fields are left out.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import math
 from typing import Any
 
 from thriftpy2.thrift import TType
@@ -60,11 +62,13 @@ def _split(spec: Any) -> tuple[int, Any]:
 def _value(ttype: int, element: Any, value: Any) -> Any:
     if ttype == TType.BOOL:
         return 1 if value else 0
+    if ttype == TType.DOUBLE:
+        return _double(value)
     if ttype == TType.STRUCT:
         return _struct(value)
     if ttype in (TType.STRING, TType.BINARY):
         if isinstance(value, bytes):
-            return base64.b64encode(value).decode("ascii")
+            return base64.b64encode(value).decode("ascii").rstrip("=")
         return value
     if ttype in (TType.LIST, TType.SET):
         elem_type, elem_spec = _split(element)
@@ -79,6 +83,15 @@ def _value(ttype: int, element: Any, value: Any) -> Any:
         }
         return [_TAGS[key_type], _TAGS[val_type], len(entries), entries]
     return value
+
+
+def _double(value: float) -> float | str:
+    """A double as Java's protocol writes it: a number, or quoted when not finite."""
+    if math.isfinite(value):
+        return float(value)
+    if math.isnan(value):
+        return "NaN"
+    return "Infinity" if value > 0 else "-Infinity"
 
 
 def _key(value: Any) -> str:

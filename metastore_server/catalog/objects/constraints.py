@@ -6,6 +6,10 @@ one column per constraint name holding its kind (one byte) and its columns (Thri
 list of SQLPrimaryKey, SQLForeignKey, SQLUniqueConstraint...), so a rename carries them and a
 drop removes them. A unique constraint spans the columns one call gives; a not null, default or
 check constraint is one per entry (each its name), as HMS keeps them.
+
+Each call that adds constraints records one ADD_* event of what it added, and a drop a
+DROP_CONSTRAINT event, in its change (``events.table_messages``); the keys of a table being
+created are recorded after its CREATE_TABLE, as HMS orders them (``events`` collects them).
 """
 
 from __future__ import annotations
@@ -13,12 +17,15 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 from thriftpy2.thrift import TPayload, TType
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.events import table_messages
+from metastore_server.catalog.events.messages import Event
 from metastore_server.catalog.objects.tables import TableRef, Tables
 from metastore_server.thrift_api import hms
 from storage import layout
@@ -37,7 +44,18 @@ class Constraints:
         self._ctx = ctx
         self._tables = tables
 
-    def add_primary_key(self, columns: Sequence[hms.SQLPrimaryKey] | None) -> None:
+    def _recorded(self, event_type: str, stored: list[Any], events: list[Event] | None) -> None:
+        """The ADD_* event of constraints added: into ``events`` when given (a table being
+        created), else recorded now."""
+        event = table_messages.add_constraints(event_type, stored, self._ctx.now())
+        if events is not None:
+            events.append(event)
+        else:
+            self._ctx.events.record([event])
+
+    def add_primary_key(
+        self, columns: Sequence[hms.SQLPrimaryKey] | None, events: list[Event] | None = None
+    ) -> None:
         """Record a table's primary key (one per table)."""
         if not columns:
             return
@@ -56,11 +74,17 @@ class Constraints:
                 validate_cstr=column.validate_cstr, rely_cstr=column.rely_cstr,
             )  # fmt: skip
             stored.append(kept)
-        if self.primary_keys(ref.db, ref.name):
-            raise hms.MetaException(message=f"Primary key already exists for: {ref.db}.{ref.name}")
-        self._add(ref, name, _PK, stored)
+        with self._ctx.write_lock:
+            if self.primary_keys(ref.db, ref.name):
+                raise hms.MetaException(
+                    message=f"Primary key already exists for: {ref.db}.{ref.name}"
+                )
+            self._add(ref, name, _PK, stored)
+            self._recorded(table_messages.ADD_PRIMARYKEY, stored, events)
 
-    def add_foreign_key(self, columns: Sequence[hms.SQLForeignKey] | None) -> None:
+    def add_foreign_key(
+        self, columns: Sequence[hms.SQLForeignKey] | None, events: list[Event] | None = None
+    ) -> None:
         """Record a foreign key; the parent columns must be the parent table's primary key."""
         if not columns:
             return
@@ -85,7 +109,9 @@ class Constraints:
                 enable_cstr=column.enable_cstr, validate_cstr=column.validate_cstr,
                 rely_cstr=column.rely_cstr,
             ))  # fmt: skip
-        self._add(child, name, _FK, stored)
+        with self._ctx.write_lock:
+            self._add(child, name, _FK, stored)
+            self._recorded(table_messages.ADD_FOREIGNKEY, stored, events)
 
     def _parent_keys(self, parent: TableRef) -> dict[str, set[str]]:
         """The parent's primary key and unique constraints (name -> columns, the primary key
@@ -104,7 +130,9 @@ class Constraints:
             )
         return keys
 
-    def add_unique(self, columns: Sequence[hms.SQLUniqueConstraint] | None) -> None:
+    def add_unique(
+        self, columns: Sequence[hms.SQLUniqueConstraint] | None, events: list[Event] | None = None
+    ) -> None:
         """Record a unique constraint over the columns given (one name, HMS's or generated)."""
         if not columns:
             return
@@ -116,9 +144,13 @@ class Constraints:
             kept = self._kept(ref, column, require=True)
             kept.key_seq, kept.uk_name = column.key_seq or seq, name
             stored.append(kept)
-        self._add(ref, name, _UK, stored)
+        with self._ctx.write_lock:
+            self._add(ref, name, _UK, stored)
+            self._recorded(table_messages.ADD_UNIQUECONSTRAINT, stored, events)
 
-    def add_each(self, kind: bytes, entries: Sequence[TPayload] | None) -> None:
+    def add_each(
+        self, kind: bytes, entries: Sequence[TPayload] | None, events: list[Event] | None = None
+    ) -> None:
         """Record not null (``_NN``), default (``_DC``) or check (``_CC``) constraints, one per
         entry, all of one table, all or nothing where the store has transactions."""
         if not entries:
@@ -137,6 +169,7 @@ class Constraints:
         with self._ctx.write_lock:
             for name, kept in planned:
                 self._add(ref, name, kind, [kept])
+            self._recorded(_EVENT_TYPES[kind], [kept for _, kept in planned], events)
 
     def of_kind(self, kind: bytes, db: str | None, table: str | None) -> list[TPayload]:
         """A table's constraints of one kind, each's columns in key order (none for a missing
@@ -172,8 +205,12 @@ class Constraints:
                 message=f"The constraint: {name} does not exist for the associated table: "
                 f"{ref.db}.{ref.name}"
             )
-        self._ctx.store.mutate([Delete(layout.META, layout.constraints_key(ref.table_id),
-                                       [column])])  # fmt: skip
+        with self._ctx.write_lock:
+            self._ctx.store.mutate([Delete(layout.META, layout.constraints_key(ref.table_id),
+                                           [column])])  # fmt: skip
+            self._ctx.events.record([table_messages.drop_constraint(
+                ref.table.catName or names.DEFAULT_CATALOG, ref.db, ref.name,
+                (name or "").lower(), self._ctx.now())])  # fmt: skip
 
     def primary_keys(self, db: str | None, table: str | None) -> list[hms.SQLPrimaryKey]:
         """The table's primary key columns, in key order (none for a missing table, as HMS)."""
@@ -277,6 +314,12 @@ _PK, _FK, _UK, _NN, _DC, _CC = b"P", b"F", b"U", b"N", b"D", b"C"
 NOT_NULL, DEFAULT, CHECK, UNIQUE = _NN, _DC, _CC, _UK
 #: The name field of each kind stored one per entry, and the prefix of a generated name.
 _NAME_FIELDS = {_NN: ("nn_name", "nn"), _DC: ("dc_name", "dc"), _CC: ("dc_name", "cc")}
+#: The ADD_* event of each kind stored one per entry.
+_EVENT_TYPES = {
+    _NN: table_messages.ADD_NOTNULLCONSTRAINT,
+    _DC: table_messages.ADD_DEFAULTCONSTRAINT,
+    _CC: table_messages.ADD_CHECKCONSTRAINT,
+}
 
 
 def _holder(element: type) -> type:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from thriftpy2.thrift import TPayload, TType
 
 from metastore_server.catalog.basics import names
-from metastore_server.catalog.basics.changes import CREATE, DATABASE, Change
+from metastore_server.catalog.basics.changes import ALTER, CREATE, DATABASE, Change
 from metastore_server.catalog.basics.serde import deep_copy, from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.catalogs import DEFAULT_CATALOG, Catalogs, catalog_of
@@ -274,6 +274,9 @@ class Databases:
                 ]
             )
             self._changed(name, updated.locationUri)
+            self._ctx.changes.announce(
+                Change(DATABASE, ALTER, before=current, after=updated, when=self._ctx.now())
+            )
 
     def _check_new_locations(self, name: str, current: hms.Database, updated: hms.Database) -> None:
         """A new location outside the data roots is refused (the server makes and deletes

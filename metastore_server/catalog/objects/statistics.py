@@ -9,17 +9,22 @@ statistics in it, when the partition is dropped (or renamed).
 Engines (HMS 4): each engine's statistics of a column are kept beside the others'; a call with
 no engine (every 2.3 client, and 4.x calls that leave it out) means "hive", whose statistics keep
 the columns used before engines were told apart (``layout.stats_column``).
+
+Each update and delete is recorded in the notification log with its change, as HMS 3+ records
+them (``events.table_messages``).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import DROP, RENAME, TABLE, Change, PartitionChange
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.catalog.events import table_messages
+from metastore_server.catalog.events.messages import Event
 from metastore_server.catalog.objects.tables import TableRef, Tables
 from metastore_server.thrift_api import hms
 from storage import layout
@@ -72,9 +77,11 @@ class Statistics:
         table_level: bool,
         merge: bool = False,
         engine: str | None = None,
+        write_id: int = -1,
     ) -> bool:
         """Store the statistics of a table's (or one partition's) columns, for ``engine`` (the
-        request's), else the statistics' own, else hive."""
+        request's), else the statistics' own, else hive (``write_id``: the writer's, for the
+        event)."""
         if stats is None or stats.statsDesc is None:
             raise hms.InvalidInputException(message="Column statistics need a statsDesc")
         engine = engine_of(engine or stats.engine)
@@ -90,8 +97,31 @@ class Statistics:
                 raise hms.NoSuchObjectException(
                     message="Partition for which stats is gathered doesn't exist."
                 )
+        with self._ctx.write_lock:  # its event in the same change
+            objects = self._write(ref, part_name, stats, merge, engine)
+            if objects:
+                analyzed = desc.lastAnalyzed or self._ctx.now()
+                stored = hms.ColumnStatistics(
+                    statsDesc=self._desc(ref, part_name, {}, engine), statsObj=objects,
+                    engine=engine)  # fmt: skip
+                stored.statsDesc.lastAnalyzed = int(analyzed)
+                stored.statsDesc.catName = ref.table.catName or names.DEFAULT_CATALOG
+                self._ctx.events.record(self._updated(ref, part_name, stored, write_id))
+        return True
+
+    def _write(
+        self,
+        ref: TableRef,
+        part_name: str,
+        stats: hms.ColumnStatistics,
+        merge: bool,
+        engine: str,
+    ) -> list[hms.ColumnStatisticsObj]:
+        """Store the statistics objects of ``stats`` (merged into the stored ones when
+        ``merge``); the objects as stored."""
         columns = self._column_types(ref)
         puts: dict[bytes, bytes] = {}
+        written: list[hms.ColumnStatisticsObj] = []
         key = layout.stats_key(ref.table_id, part_name)
         existing = self._ctx.store.get(layout.META, key) or {}
         for obj in stats.statsObj or []:
@@ -108,12 +138,38 @@ class Statistics:
             if merge and previous is not None:
                 stored = merge_objects([from_bytes(hms.ColumnStatisticsObj, previous), stored])
             puts[layout.stats_column(name, engine)] = to_bytes(stored)
+            written.append(stored)
         if not puts:
-            return True
-        analyzed = desc.lastAnalyzed or self._ctx.now()
+            return written
+        analyzed = stats.statsDesc.lastAnalyzed or self._ctx.now()
         puts[layout.last_analyzed(engine)] = int(analyzed).to_bytes(8, "big", signed=True)
         self._ctx.store.mutate([Put(layout.META, key, puts)])
-        return True
+        return written
+
+    def _updated(
+        self, ref: TableRef, part_name: str, stats: hms.ColumnStatistics, write_id: int
+    ) -> Iterator[Event]:
+        """The UPDATE_*_COL_STAT_EVENT of statistics stored (built only when the log records)."""
+        now = self._ctx.now()
+        if not part_name:
+            yield table_messages.update_table_stats(stats, ref.table, write_id, now)
+            return
+        values = [v for _k, v in names.parse_partition_name(part_name)]
+        row = self._ctx.store.get(
+            layout.PARTITIONS, layout.partition_key(ref.table_id, ref.kinds, values)
+        )
+        parameters = from_bytes(hms.Partition, row[layout.OBJECT]).parameters if row else None
+        yield table_messages.update_partition_stats(stats, ref.table, values, parameters,
+                                                    write_id, now)  # fmt: skip
+
+    def _deleted(self, ref: TableRef, part_name: str, column: str | None) -> Iterator[Event]:
+        """The DELETE_*_COL_STAT_EVENT of statistics deleted (built only when recorded)."""
+        now = self._ctx.now()
+        if not part_name:
+            yield table_messages.delete_table_stats(ref.table, column, now)
+            return
+        values = [v for _k, v in names.parse_partition_name(part_name)]
+        yield table_messages.delete_partition_stats(ref.table, part_name, values, column, now)
 
     def delete(
         self,
@@ -150,9 +206,11 @@ class Statistics:
         left = [c for c in row if layout.is_stats_column(c) and c not in present]
         if not any(c.startswith(prefix) for c in left) and layout.last_analyzed(engine) in row:
             present.append(layout.last_analyzed(engine))
-        self._ctx.store.mutate(
-            [Delete(layout.META, key, None if not left else present)]  # type: ignore[arg-type]
-        )
+        with self._ctx.write_lock:  # its event in the same change
+            self._ctx.store.mutate(
+                [Delete(layout.META, key, None if not left else present)]  # type: ignore[arg-type]
+            )
+            self._ctx.events.record(self._deleted(ref, name, column.lower() if column else None))
         return True
 
     # -- reading ---------------------------------------------------------------------------

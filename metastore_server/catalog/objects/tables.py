@@ -17,6 +17,7 @@ from metastore_server.catalog.basics.changes import (
     Change,
     TableChange,
     TableListeners,
+    truncating,
 )
 from metastore_server.catalog.basics.serde import deep_copy, from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
@@ -446,6 +447,7 @@ class Tables:
                     self._ctx.changes.announce(Change(
                         TABLE, ALTER, before=current.table, after=stored.table,
                         when=self._ctx.now(), table_id=current.table_id,
+                        truncate=truncating(context),
                     ))  # fmt: skip
                     return stored
             raise hms.MetaException(

@@ -9,7 +9,13 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Sequence
 
-from metastore_server.catalog.basics.changes import ALTER, PARTITION, RENAME, PartitionChange
+from metastore_server.catalog.basics.changes import (
+    ALTER,
+    PARTITION,
+    RENAME,
+    PartitionChange,
+    truncating,
+)
 from metastore_server.catalog.basics.java_text import java_list
 from metastore_server.catalog.basics.serde import stored_partition_bytes
 from metastore_server.catalog.core.context import CatalogContext
@@ -127,7 +133,7 @@ class Altering(PartitionWriter):
                 change = PartitionChange(
                     PARTITION, ALTER, before=[old for old, _ in changes],
                     after=[new for _, new in changes], when=now, table=ref, added=added,
-                    removed=removed,
+                    removed=removed, truncate=truncating(context),
                 )  # fmt: skip
                 with self._ctx.changes.writing(change):
                     write_rows(self._ctx, self._tables, ref, ops, "Altering partitions")

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import structlog
 
+from metastore_server.catalog.basics.changes import TRUNCATING
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.deletions import Deletion
 from metastore_server.catalog.data.fast_stats import (
@@ -43,7 +44,7 @@ log = structlog.get_logger(__name__)
 #: The basic statistics a truncated table or partition holds (HMS resets them to zero).
 EMPTY_STATS = {NUM_FILES: "0", TOTAL_SIZE: "0", "numRows": "0", "rawDataSize": "0"}
 #: The alters that reset them must not count the files (they are deleted after the commit).
-_KEEP_STATS = {DO_NOT_UPDATE_STATS: "true"}
+_KEEP_STATS = {DO_NOT_UPDATE_STATS: "true", TRUNCATING: "true"}
 
 
 def emptied(parameters: dict[str, str] | None) -> dict[str, str]:

@@ -39,6 +39,7 @@ from metastore_server.catalog.core import shared_value
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.thrift_api import hms
 from storage import layout
+from storage.port import StoragePort
 
 INITIATED = "initiated"
 WORKING = "working"
@@ -228,6 +229,19 @@ def _move(entry: Compaction, allowed: tuple[str, ...], call: str) -> None:
             message=f"{call}: compaction request id:{entry.id} is '{entry.state}', not "
             + " or ".join(f"'{s}'" for s in allowed)
         )
+
+
+def by_txn(store: StoragePort, txnid: int) -> Compaction | None:
+    """The request being worked on in transaction ``txnid`` (HMS's COMPACTION_QUEUE row whose
+    CQ_TXN_ID it is: ``update_compactor_state``); None when there is none."""
+    row = store.get(layout.META, layout.COMPACTIONS_ROW) or {}
+    stored = row.get(layout.COMPACTION_STATE)
+    if not stored or not txnid:
+        return None
+    for entry in Queue.decode(stored).active():
+        if entry.txn_id == txnid:
+            return entry
+    return None
 
 
 class Compactions:

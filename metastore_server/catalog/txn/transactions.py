@@ -35,9 +35,9 @@ from thriftpy2.thrift import TApplicationException
 
 from metastore_server.catalog.core import shared_value
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.catalog.events import messages
+from metastore_server.catalog.events import txn_messages as messages
 from metastore_server.catalog.events.messages import Event
-from metastore_server.catalog.txn import lock_rules, view_state, write_id_state
+from metastore_server.catalog.txn import compactions, lock_rules, view_state, write_id_state
 from metastore_server.catalog.txn.valid_lists import bit_set
 from metastore_server.thrift_api import hms
 from storage import layout
@@ -446,14 +446,17 @@ class Transactions:
     def commit_txn(self, request: hms.CommitTxnRequest) -> None:
         """Commit an open transaction: it and its locks are gone."""
         txnid = request.txnid if request is not None else 0
-        # What it wrote, for its event (written before the commit, as HMS reads it then).
+        # A compactor's transaction: HMS records COMMIT_COMPACTION_EVENT after its COMMIT_TXN.
         recording = self._ctx.events.enabled
-        written = write_id_state.notifications(self._ctx.store, txnid or 0) if recording else []
+        compaction = compactions.by_txn(self._ctx.store, txnid or 0) if recording else None
 
         def commit(table: LockTable, now: int) -> None:
             txn = self.open_txn(table, txnid, now)
             if txn.txn_type != hms.TxnType.READ_ONLY:
-                table.events.append(messages.commit_txn(txnid, written, now // 1000))
+                table.events.append(messages.commit_txn(txnid, now // 1000))
+            if compaction is not None:
+                table.events.append(messages.commit_compaction(
+                    txnid, compaction.id, compaction.type, compaction.where, now // 1000))
             table.drop_txn(txnid)
             write_id_state.settle(table, txnid, True, now)
             view_state.settle(table, txnid, txn.components, True)

@@ -9,9 +9,11 @@ notification log records (HMS's TXN_WRITE_NOTIFICATION_LOG) are rows of their ow
 partition``. ``update_transaction_statistics`` counts inserted, updated and deleted rows per
 table id (HMS's MV_TABLES_USED counts): key ``txnstats \\x00 <table id>``.
 
-Allocating new write ids records an ALLOC_WRITE_ID event with the change; each write
-notification an ACID_WRITE event, its row written in the same ``mutate`` as the event (the
-event's id check is the compare-and-set, so on HBase the event lands first).
+Allocating new write ids records an ALLOC_WRITE_ID_EVENT with the change; each write
+notification an ACID_WRITE_EVENT, its row written in the same ``mutate`` as the event (the
+event's id check is the compare-and-set, so on HBase the event lands first). A record keeps the
+table and the partition written as Thrift JSON (HMS's WNL_TABLE_OBJ, WNL_PARTITION_OBJ), which
+``get_all_write_event_info`` answers (Impala builds the tables a COMMIT_TXN wrote from them).
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ import json
 from typing import Any
 
 from metastore_server.catalog.basics import names
+from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.core import shared_value
-from metastore_server.catalog.events import messages
-from metastore_server.catalog.objects.tables import Tables
+from metastore_server.catalog.events import txn_messages as messages
+from metastore_server.catalog.events.thrift_json import to_json
+from metastore_server.catalog.objects.tables import TableRef, Tables
 from metastore_server.catalog.txn import write_id_state as wid
 from metastore_server.catalog.txn.transactions import LockTable, Transactions
 from metastore_server.catalog.txn.valid_lists import (
@@ -33,8 +37,7 @@ from metastore_server.catalog.txn.valid_lists import (
 )
 from metastore_server.thrift_api import hms
 from storage import layout
-from storage.codec import prefix_successor
-from storage.port import Put
+from storage.port import Put, StoragePort
 
 _STATS_PREFIX = b"txnstats\x00"
 _INSERTED, _UPDATED, _DELETED = b"c:ins", b"c:upd", b"c:del"
@@ -55,6 +58,27 @@ def _added_files(info: hms.InsertEventRequestData) -> list[str]:
     files, sums = list(info.filesAdded or []), info.filesAddedChecksum or []
     return [f"{name}#{sums[i]}" if i < len(sums) and sums[i] else name
             for i, name in enumerate(files)]  # fmt: skip
+
+
+def _objects(
+    store: StoragePort, ref: TableRef | None, values: list[str]
+) -> tuple[str | None, str | None]:
+    """The Thrift JSON of a table written and of its partition of ``values`` (None for an
+    unknown table, and for no partition or one that does not exist)."""
+    if ref is None:
+        return None, None
+    partition = None
+    if values and len(values) == len(ref.key_names):
+        row = store.get(layout.PARTITIONS, layout.partition_key(ref.table_id, ref.kinds, values))
+        if row is not None:
+            partition = from_bytes(hms.Partition, row[layout.OBJECT])
+            partition.dbName, partition.tableName = ref.db, ref.name
+    return to_json(ref.table), to_json(partition) if partition is not None else None
+
+
+def _wanted(name: str | None) -> str | None:
+    """A request's database or table filter (None: any; HMS takes "*" as any too)."""
+    return None if not name or name == "*" else name.lower()
 
 
 class WriteIds:
@@ -227,7 +251,10 @@ class WriteIds:
         if request is None or not request.db or not request.table or request.fileInfo is None:
             raise hms.MetaException(message="A write notification needs db, table and fileInfo")
         db, table_name = request.db.lower(), request.table.lower()
-        partition = self._partition_name(db, table_name, request.partitionVals or [])
+        ref = self._tables.find(db, table_name) if self._tables is not None else None
+        values = request.partitionVals or []
+        partition = self._partition_name(ref, values)
+        objects = _objects(self._store, ref, values)
         key = wid.log_key(request.txnId, db, table_name, partition)
         row = self._store.get(layout.META, key) or {}
         known: dict[str, Any] = json.loads(row[layout.OBJECT]) if row else {"files": []}
@@ -235,17 +262,17 @@ class WriteIds:
             f for f in request.fileInfo.filesAdded or [] if f not in known["files"]
         ]
         record = {"writeId": request.writeId, "db": db, "table": table_name,
-                  "partition": partition or None, "files": files}  # fmt: skip
+                  "partition": partition or None, "files": files,
+                  "tableObj": objects[0], "partitionObj": objects[1]}  # fmt: skip
         put = Put(layout.META, key, {layout.OBJECT: json.dumps(record).encode()})
         log = self._txns._ctx.events
         if not log.enabled:
             self._store.mutate([put])
             return
-        ref = self._tables.find(db, table_name) if self._tables is not None else None
         added = _added_files(request.fileInfo)
         event = messages.acid_write(request.txnId, request.writeId, db, table_name,
-                                    partition or None, ref.table if ref is not None else None,
-                                    added, self._txns._ctx.now())  # fmt: skip
+                                    partition or None, objects, added,
+                                    self._txns._ctx.now())  # fmt: skip
         # The event's row comes first: on HBase it is the compare-and-set (its id's mark
         # free), then the notification's row lands; one store transaction either way.
         for _ in range(shared_value.ATTEMPTS):
@@ -256,16 +283,16 @@ class WriteIds:
                 log.written()
                 return
         raise hms.MetaException(
-            message="Could not record the ACID_WRITE event: other writers kept taking the "
+            message="Could not record the ACID_WRITE_EVENT: other writers kept taking the "
             "next event id; try again"
         )
 
-    def _partition_name(self, db: str, table_name: str, values: list[str]) -> str:
+    @staticmethod
+    def _partition_name(ref: TableRef | None, values: list[str]) -> str:
         """The partition's name ``k=v/...`` by the table's keys (values joined by ``/`` when
         the table is unknown or has other keys); "" for none."""
         if not values:
             return ""
-        ref = self._tables.find(db, table_name) if self._tables is not None else None
         if ref is None or len(ref.key_names) != len(values):
             return "/".join(values)
         return names.make_partition_name(ref.key_names, values)
@@ -273,24 +300,27 @@ class WriteIds:
     def write_event_info(
         self, request: hms.GetAllWriteEventInfoRequest
     ) -> list[hms.WriteEventInfo]:
-        """A transaction's write notification records, of one database and table when given."""
-        start = wid.LOG_PREFIX + b"%020d\x00" % request.txnId
+        """A transaction's write notification records (of one database and table when given,
+        "*" meaning any, as HMS), ordered by database and table, each with the table and
+        partition written (Thrift JSON; a record kept before objects were: the table as it is
+        now)."""
+        wanted_db = _wanted(request.dbName)
+        wanted_table = _wanted(request.tableName)
         answer = []
-        for _, row in self._store.scan(layout.META, start, prefix_successor(start)):
-            known = json.loads(row[layout.OBJECT])
-            if request.dbName and known["db"] != request.dbName.lower():
+        for known in wid.notifications(self._store, request.txnId or 0):
+            if wanted_db is not None and known["db"] != wanted_db:
                 continue
-            if request.tableName and known["table"] != request.tableName.lower():
+            if wanted_table is not None and known["table"] != wanted_table:
                 continue
-            answer.append(
-                hms.WriteEventInfo(
-                    writeId=known["writeId"],
-                    database=known["db"],
-                    table=known["table"],
-                    files=",".join(known["files"]),
-                    partition=known["partition"],
-                )  # fmt: skip
-            )
+            table_obj = known.get("tableObj")
+            if table_obj is None and "tableObj" not in known and self._tables is not None:
+                table_obj = _objects(self._store, self._tables.find(known["db"],
+                                                                    known["table"]), [])[0]
+            answer.append(hms.WriteEventInfo(
+                writeId=known["writeId"], database=known["db"], table=known["table"],
+                files=",".join(known["files"]), partition=known["partition"],
+                tableObj=table_obj, partitionObj=known.get("partitionObj"),
+            ))  # fmt: skip
         return answer
 
     # -- statistics ------------------------------------------------------------------------

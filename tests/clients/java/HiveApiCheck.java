@@ -3,7 +3,9 @@
 // DbTxnManager and Iceberg's HiveCatalog take them), column statistics (as ANALYZE writes
 // them), roles and privileges (as Hive's SQL-standard authorizer keeps them), and the
 // notification log, whose messages it decodes with Hive's own message
-// deserializer (as Hive replication and Impala read them). It prints one JSON object on stdout;
+// deserializer (as Hive replication and Impala read them), and whose Thrift objects
+// (the *Json fields) it decodes with Thrift's own TJSONProtocol, as HMS 3+'s readers
+// do (into the 2.3 structs it knows). It prints one JSON object on stdout;
 // tests/clients/test_java_client.py compiles it, runs it and checks the output.
 //
 //   javac -cp '<pyspark>/jars/*' -d OUT tests/clients/java/HiveApiCheck.java
@@ -11,6 +13,7 @@
 //
 // Only loopback addresses are accepted. DB must not exist yet.
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.InetAddress;
 import java.util.ArrayList;
@@ -49,8 +52,14 @@ import org.apache.hadoop.hive.metastore.api.SerDeInfo;
 import org.apache.hadoop.hive.metastore.api.StorageDescriptor;
 import org.apache.hadoop.hive.metastore.api.StringColumnStatsData;
 import org.apache.hadoop.hive.metastore.api.Table;
+import org.apache.hadoop.hive.metastore.api.Function;
+import org.apache.hadoop.hive.metastore.api.SQLForeignKey;
+import org.apache.hadoop.hive.metastore.api.SQLPrimaryKey;
 import org.apache.hadoop.hive.metastore.messaging.MessageDeserializer;
 import org.apache.hadoop.hive.metastore.messaging.MessageFactory;
+import org.apache.thrift.TBase;
+import org.apache.thrift.TDeserializer;
+import org.apache.thrift.protocol.TJSONProtocol;
 
 public final class HiveApiCheck {
     private HiveApiCheck() {}
@@ -298,11 +307,58 @@ public final class HiveApiCheck {
                 default:
                     detail = null;
             }
-            seen.add(Arrays.asList(type, detail));
+            seen.add(Arrays.asList(type, detail, thriftObjects(message)));
         }
         if (client.getCurrentNotificationEventId().getEventId() != last) {
             throw new IllegalStateException("the current event id is not the last event's");
         }
         return seen;
+    }
+
+    /** The Thrift classes of the message fields holding Thrift JSON (HMS 3+'s *Json). */
+    private static final Map<String, Class<? extends TBase>> OBJECT_FIELDS = new HashMap<>();
+
+    static {
+        for (String name : new String[] {"tableObjJson", "tableObjBeforeJson",
+                "tableObjAfterJson"}) {
+            OBJECT_FIELDS.put(name, Table.class);
+        }
+        for (String name : new String[] {"ptnObjJson", "partitionObjJson",
+                "partitionObjBeforeJson", "partitionObjAfterJson", "partitionListJson"}) {
+            OBJECT_FIELDS.put(name, Partition.class);
+        }
+        for (String name : new String[] {"dbJson", "dbObjBeforeJson", "dbObjAfterJson"}) {
+            OBJECT_FIELDS.put(name, Database.class);
+        }
+        OBJECT_FIELDS.put("functionObjJson", Function.class);
+        OBJECT_FIELDS.put("colStatsJson", ColumnStatistics.class);
+        OBJECT_FIELDS.put("primaryKeyListJson", SQLPrimaryKey.class);
+        OBJECT_FIELDS.put("foreignKeyListJson", SQLForeignKey.class);
+    }
+
+    /** How many Thrift objects of a message Thrift's TJSONProtocol decodes (it throws on
+     *  one it cannot read or whose required fields are unset). */
+    private static int thriftObjects(String message) throws Exception {
+        JsonNode tree = new ObjectMapper().readTree(message);
+        TDeserializer reader = new TDeserializer(new TJSONProtocol.Factory());
+        int decoded = 0;
+        for (Map.Entry<String, Class<? extends TBase>> field : OBJECT_FIELDS.entrySet()) {
+            JsonNode value = tree.get(field.getKey());
+            if (value == null || value.isNull()) {
+                continue;
+            }
+            List<JsonNode> texts = new ArrayList<>();
+            if (value.isArray()) {
+                value.forEach(texts::add);
+            } else {
+                texts.add(value);
+            }
+            for (JsonNode text : texts) {
+                TBase object = field.getValue().getDeclaredConstructor().newInstance();
+                reader.deserialize(object, text.asText(), "UTF-8");  // read() validates
+                decoded++;
+            }
+        }
+        return decoded;
     }
 }
