@@ -6,6 +6,7 @@ decode them into their result struct. Filters: ``docs/filters.md``.
 
 from __future__ import annotations
 
+from metastore_server.api import partition_shapes
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, catalog_named, object_name, required
 from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
@@ -62,7 +63,8 @@ class PartitionReadCalls(Area):
         partition's column statistics of the request's engine attached (``colStats``)."""
         db = self.database_in(catalog_field(req), req.db_name)
         table = object_name(req.tbl_name)
-        parts = self.catalog.partition_reads.get_by_names(db, table, req.names).decode()
+        found = self.catalog.partition_reads.get_by_names(db, table, req.names)
+        parts = partition_shapes.trimmed(found.decode(), req)
         if req.get_col_stats and parts:
             sd = self.catalog.tables.get(db, table).table.sd
             columns = [c.name for c in (sd.cols if sd else None) or []]  # the table's columns
@@ -87,11 +89,11 @@ class PartitionReadCalls(Area):
         return self.get_partitions(db_name, tbl_name, max_parts)
 
     def get_partitions_req(self, req: hms.PartitionsRequest) -> hms.PartitionsResponse:
-        """The request form of ``get_partitions``."""
+        """The request form of ``get_partitions`` (trimmed as the request asks)."""
         parts = self.catalog.partition_reads.list_all(
             self.database_in(catalog_field(req), req.dbName), object_name(req.tblName), req.maxParts
         )
-        return hms.PartitionsResponse(partitions=parts.decode())
+        return hms.PartitionsResponse(partitions=partition_shapes.trimmed(parts.decode(), req))
 
     def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> EncodedNames:
         """Names of a table's partitions, sorted."""
@@ -134,14 +136,20 @@ class PartitionReadCalls(Area):
     def get_partitions_ps_with_auth_req(
         self, req: hms.GetPartitionsPsWithAuthRequest
     ) -> hms.GetPartitionsPsWithAuthResponse:
-        """The request form of ``get_partitions_ps_with_auth``."""
-        parts = self.catalog.partition_reads.list_ps(
-            self.database_in(catalog_field(req), req.dbName),
-            object_name(req.tblName),
-            req.partVals,
-            req.maxParts,
-        )
-        return hms.GetPartitionsPsWithAuthResponse(partitions=parts.decode())
+        """The request form of ``get_partitions_ps_with_auth``, as HMS 4 answers it: unset
+        ``partVals`` is every partition (Hive 4's ``listPartitionsWithAuthInfo``), an empty
+        list an error; the column lists are left out with ``skipColumnSchemaForPartition``
+        and parameter keys chosen by the include/exclude patterns (SQL ``LIKE``; empty: all).
+        ``validWriteIdList`` and ``id`` are ignored, as HMS ignores them."""
+        req = required(req, "GetPartitionsPsWithAuthRequest")
+        db, table = self.database_in(catalog_field(req), req.dbName), object_name(req.tblName)
+        reads = self.catalog.partition_reads
+        if req.partVals is None:
+            found = reads.list_all(db, table, req.maxParts)
+        else:
+            found = reads.list_ps(db, table, req.partVals, req.maxParts)
+        parts = partition_shapes.trimmed(found.decode(), req)
+        return hms.GetPartitionsPsWithAuthResponse(partitions=parts)
 
     def get_partition_names_ps(
         self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
@@ -179,14 +187,17 @@ class PartitionReadCalls(Area):
 
     def get_partitions_by_filter_req(
         self, req: hms.GetPartitionsByFilterRequest
-    ) -> EncodedPartitions:
-        """The request form of ``get_partitions_by_filter``."""
-        return self.catalog.partition_reads.by_filter(
+    ) -> EncodedPartitions | list[hms.Partition]:
+        """The request form of ``get_partitions_by_filter`` (trimmed as the request asks)."""
+        found = self.catalog.partition_reads.by_filter(
             self.database_in(catalog_field(req), req.dbName),
             object_name(req.tblName),
             req.filter,
             req.maxParts,
         )
+        if not partition_shapes.trims(req):
+            return found  # answered as stored
+        return partition_shapes.trimmed(found.decode(), req)
 
     def get_num_partitions_by_filter(
         self,
@@ -225,7 +236,9 @@ class PartitionReadCalls(Area):
             req.expr,
             req.maxParts,
         )
-        return hms.PartitionsByExprResult(partitions=parts.decode(), hasUnknownPartitions=unknown)
+        return hms.PartitionsByExprResult(
+            partitions=partition_shapes.trimmed(parts.decode(), req), hasUnknownPartitions=unknown
+        )
 
     def get_partition_names_req(self, req: hms.PartitionsByExprRequest) -> list[str]:
         """Hive 4: partition names for an expression (read as get_partitions_by_expr does)."""

@@ -6,8 +6,6 @@ events and data operations are that call's. See ``docs/hms-api.md``.
 
 from __future__ import annotations
 
-import re
-
 from metastore_server.api.area import Area, ServerSettings
 from metastore_server.api.arguments import (
     catalog_field,
@@ -16,6 +14,7 @@ from metastore_server.api.arguments import (
     with_catalog,
 )
 from metastore_server.api.partition_reads import PartitionReadCalls
+from metastore_server.api.partition_shapes import filter_parameter_keys
 from metastore_server.api.partition_writes import PartitionWriteCalls
 from metastore_server.catalog.basics.encoded import EncodedNames
 from metastore_server.catalog.facade import Catalog
@@ -26,32 +25,16 @@ from metastore_server.thrift_api import hms
 BY_NAMES, BY_VALUES, BY_EXPR = 0, 1, 2
 
 
-def like_regex(pattern: str) -> re.Pattern[str]:
-    """A parameter-key pattern of a projection (SQL ``LIKE``: ``%`` any text, ``_`` one
-    character) as a regular expression."""
-    parts = [".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern]
-    return re.compile("".join(parts), re.DOTALL)
-
-
 def project_parameters(
     parts: list[hms.Partition], projection: hms.GetProjectionsSpec | None
 ) -> list[hms.Partition]:
     """Apply a projection's parameter-key patterns (include, then exclude) to ``parts``; the
     projection's field list is not applied (every field is answered)."""
-    include_text = projection.includeParamKeyPattern if projection is not None else None
-    exclude_text = projection.excludeParamKeyPattern if projection is not None else None
-    include = like_regex(include_text) if include_text else None
-    exclude = like_regex(exclude_text) if exclude_text else None
-    if include is None and exclude is None:
+    if projection is None:
         return parts
-    for part in parts:
-        part.parameters = {
-            key: value
-            for key, value in (part.parameters or {}).items()
-            if (include is None or include.fullmatch(key))
-            and (exclude is None or not exclude.fullmatch(key))
-        }
-    return parts
+    return filter_parameter_keys(
+        parts, projection.includeParamKeyPattern, projection.excludeParamKeyPattern
+    )
 
 
 class PartitionRequestCalls(Area):
