@@ -21,13 +21,14 @@ from metastore_server.thrift_api import hms
 class ServerSettings:
     """What calls read besides the catalog: the settings clients may read
     (``get_config_value``, the event-mark expiry), each connection's settable ones
-    (``setMetaConf``), the delegation-token manager (None: the server issues no tokens) and
-    the proxy-user rules (``--proxy-user``)."""
+    (``setMetaConf``), the delegation-token manager (None: the server issues no tokens), the
+    proxy-user rules (``--proxy-user``) and the client generation served (``--hms-api``)."""
 
     config_values: dict[str, str] = field(default_factory=dict)
     meta_conf: MetaConf = field(default_factory=MetaConf)
     tokens: DelegationTokens | None = None
     proxy_users: ProxyUsers = field(default_factory=ProxyUsers)
+    hms_api: str = "auto"
 
 
 class Area:

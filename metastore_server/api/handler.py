@@ -118,9 +118,10 @@ class MetastoreHandler:
         self.tokens = tokens
         #: Who may act for whom (``--proxy-user``), which SASL logins check too.
         self.proxy_users = proxy_users if proxy_users is not None else ProxyUsers()
-        settings = ServerSettings(config_values=dict(config_values or {}), tokens=tokens,
-                                  proxy_users=self.proxy_users)  # fmt: skip
-        self.areas: dict[type[Area], Area] = {area: area(catalog, settings) for area in AREAS}
+        #: What the areas read besides the catalog (the server fills in ``hms_api``).
+        self.settings = ServerSettings(config_values=dict(config_values or {}), tokens=tokens,
+                                       proxy_users=self.proxy_users)  # fmt: skip
+        self.areas: dict[type[Area], Area] = {area: area(catalog, self.settings) for area in AREAS}
         #: Names listings answered again while the store is unchanged (used by the server's
         #: processor for Thrift calls; calls made on this object directly are not kept).
         self.listing_replies = ListingReplies(self.change_token)

@@ -97,12 +97,19 @@ class ServiceCalls(Area):
     def get_config_value(self, name: str, defaultValue: str) -> str:  # noqa: N803
         """A server setting clients may read (e.g. the warehouse dir); else the default.
 
-        Keys outside ``hive*``/``hdfs*``/``mapred*`` and secrets are refused, as HMS does
-        (ConfigValSecurityException).
+        Keys outside ``hive*``/``hdfs*``/``mapred*``/``metastore*`` (HMS 3+'s rule; HMS
+        2.3's, without ``metastore*``, under ``--hms-api 2.3``) and secrets are refused, as
+        HMS does (ConfigValSecurityException).
         """
-        if not client_settings.is_readable(name or ""):
+        hms_2_3 = self.settings.hms_api == "2.3"
+        if not client_settings.is_readable(name or "", hms_2_3=hms_2_3):
             raise hms.ConfigValSecurityException(message=client_settings.refusal_message(name))
-        return self.settings.config_values.get(name, defaultValue)
+        return client_settings.value_of(
+            self.settings.config_values,
+            name,
+            defaultValue,
+            notification_log=self.catalog.ctx.notification_log,
+        )
 
     def set_ugi(self, user_name: str, group_names: list[str] | None) -> list[str]:
         """Record who the connection claims to be (believed only without authentication,

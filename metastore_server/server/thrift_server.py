@@ -143,6 +143,9 @@ class MetastoreServer:
         self._framed = transport == "framed"
         ClientGeneration(hms_api)  # refuses a setting that is none of auto, 2.3 and 4
         self._hms_api = hms_api
+        settings = getattr(handler, "settings", None)
+        if settings is not None:  # what get_config_value's key rule follows
+            settings.hms_api = hms_api
         self._walk = protocol != "compact"
         self._max_connections = max_connections
         self._max_message_size = max_message_size

@@ -51,6 +51,10 @@ CONFIG_KEYS = (
     "hive.metastore.limit.partition.request",
     "hive.metastore.event.clean.freq",
     "hive.metastore.event.expiry.duration",
+    # what event followers check (Impala's catalogd); HMS 3+'s MetastoreConf names
+    "hive.metastore.dml.events",
+    "metastore.catalog.default",
+    "metastore.warehouse.dir",
 )
 
 #: Types HMS may or may not know (one table each).
