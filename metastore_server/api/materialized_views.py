@@ -10,9 +10,8 @@ from metastore_server.thrift_api import hms
 
 
 class MaterializedViewCalls(Area):
-    """Materialized views. Raises NoSuchObjectException (a missing view), MetaException (not a
-    materialized view, a bad snapshot string) and, for the rebuild lock, NoSuchTxnException
-    and TxnAbortedException as internal errors (the calls declare none)."""
+    """Materialized views. Raises NoSuchObjectException (a missing view) and MetaException (not
+    a materialized view, a bad snapshot string)."""
 
     def update_creation_metadata(
         self,
@@ -51,7 +50,8 @@ class MaterializedViewCalls(Area):
         tableName: str,
         txnId: int,  # noqa: N803
     ) -> hms.LockResponse:
-        """Take a view's rebuild lock for a transaction (NOT_ACQUIRED while another has it)."""
+        """Take a view's rebuild lock for a transaction, which HMS does not check (ACQUIRED with
+        the transaction as lock id; NOT_ACQUIRED while a rebuild lock of the view stands)."""
         return self.catalog.views.lock_rebuild(
             self.database_in(None, dbName), object_name(tableName), txnId or 0
         )
@@ -62,7 +62,7 @@ class MaterializedViewCalls(Area):
         tableName: str,
         txnId: int,  # noqa: N803
     ) -> bool:
-        """Whether the transaction still holds the view's rebuild lock."""
+        """Renew the view's rebuild lock of the transaction: whether it holds one."""
         return self.catalog.views.heartbeat_rebuild(
             self.database_in(None, dbName), object_name(tableName), txnId or 0
         )

@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 import thriftpy2
 from thriftpy2.rpc import make_client as make_thrift_client
-from thriftpy2.thrift import TApplicationException
 
 from metastore_server.thrift_api import hms, make_client
 
-from .conftest import create_db, make_table
+from .conftest import clocked_catalog, create_db, make_table
 from .test_write_ids import open_txns, snapshot
 
 
@@ -130,10 +129,47 @@ def test_one_rebuild_at_a_time_across_servers_and_a_restart(start_server) -> Non
     assert three.heartbeat_lock_materialization_rebuild("mv", "v", a) is True  # kept
     three.commit_txn(hms.CommitTxnRequest(txnid=a))  # the lock goes with its transaction
     assert two.get_lock_materialization_rebuild("mv", "v", b).state == hms.LockState.ACQUIRED
-    with pytest.raises(TApplicationException, match="No such transaction"):
-        two.get_lock_materialization_rebuild("mv", "w", 424242)
     two.close()
     three.close()
+
+
+def test_the_rebuild_lock_is_taken_without_checking_the_transaction(client) -> None:
+    """As HMS's TxnHandler: a transaction it does not know takes the lock (lockid = the
+    transaction); any standing lock of the view, its own included, is NOT_ACQUIRED; a heartbeat
+    is true only for the transaction holding it."""
+    taken = client.get_lock_materialization_rebuild("mv", "w", 424242)
+    assert (taken.lockid, taken.state) == (424242, hms.LockState.ACQUIRED)
+    again = client.get_lock_materialization_rebuild("mv", "w", 424242)
+    assert (again.lockid, again.state) == (424242, hms.LockState.NOT_ACQUIRED)
+    (mine,) = open_txns(client)
+    other = client.get_lock_materialization_rebuild("mv", "w", mine)
+    assert (other.lockid, other.state) == (mine, hms.LockState.NOT_ACQUIRED)
+    assert client.heartbeat_lock_materialization_rebuild("mv", "w", 424242) is True
+    assert client.heartbeat_lock_materialization_rebuild("mv", "w", mine) is False
+    assert client.heartbeat_lock_materialization_rebuild("mv", "other", 424242) is False
+    assert client.get_lock_materialization_rebuild("mv", "x", mine).state == (
+        hms.LockState.ACQUIRED)  # fmt: skip
+    client.abort_txn(hms.AbortTxnRequest(txnid=mine))  # an ended transaction's lock goes
+    assert client.heartbeat_lock_materialization_rebuild("mv", "x", mine) is False
+    assert client.get_lock_materialization_rebuild("mv", "x", 7).state == hms.LockState.ACQUIRED
+
+
+def test_a_lock_of_an_unknown_transaction_goes_when_its_heartbeats_stop(tmp_path: Path) -> None:
+    catalog, _clock = clocked_catalog(tmp_path, 1_000)
+    now = [1_000_000]
+    txns = catalog.transactions
+    txns.clock = lambda: now[0]
+    timeout_ms = int(txns.timeout_s * 1000)
+    views = catalog.views
+    assert views.lock_rebuild("mv", "w", 99).state == hms.LockState.ACQUIRED
+    now[0] += timeout_ms - 1
+    assert views.heartbeat_rebuild("mv", "w", 99) is True  # renewed: stands a timeout more
+    now[0] += timeout_ms - 1
+    assert views.lock_rebuild("mv", "w", 5).state == hms.LockState.NOT_ACQUIRED
+    now[0] += 1
+    assert views.heartbeat_rebuild("mv", "w", 99) is False
+    assert views.lock_rebuild("mv", "w", 5).state == hms.LockState.ACQUIRED
+    catalog.close()
 
 
 _HMS_2_3_10_TABLE = """

@@ -2,9 +2,11 @@
 (``transactions.LockTable.views``), so that it changes in the same compare-and-set as the
 transaction it belongs to:
 
-* ``l``: the rebuild lock of each view (``db.table`` -> the transaction holding it), as HMS's
-  MATERIALIZATION_REBUILD_LOCKS: one rebuild of a view at a time; the lock goes when its
-  transaction commits, aborts or expires.
+* ``l``: the rebuild lock of each view (``db.table`` -> ``[transaction, last heartbeat ms]``;
+  a bare transaction id as older servers kept it), as HMS's MATERIALIZATION_REBUILD_LOCKS: one
+  rebuild of a view at a time; the lock goes when its transaction commits, aborts or expires.
+  As HMS, taking it does not check the transaction: a lock of a transaction this server does
+  not know goes when its heartbeats stop for the transaction timeout.
 * ``u``: per table (``db.table``), the newest :data:`MAX_KEPT` transactions that committed an
   update or a delete to it (HMS's COMPLETED_TXN_COMPONENTS with ``ctc_update_delete``): a view
   built from a snapshot that does not hold one of them cannot be brought up to date by
@@ -34,7 +36,7 @@ def settle(table: Any, txnid: int, components: Iterable[list[Any]], committed: b
     deleted from remember it."""
     views = table.views
     locks = views.get(LOCKS, {})
-    for name in [name for name, holder in locks.items() if holder == txnid]:
+    for name in [name for name, entry in locks.items() if _holder(entry) == txnid]:
         del locks[name]
         table.changed = True
     if not committed:
@@ -49,22 +51,42 @@ def settle(table: Any, txnid: int, components: Iterable[list[Any]], committed: b
             table.changed = True
 
 
-def lock_rebuild(table: Any, name: str, txnid: int) -> bool:  # noqa: ANN401
-    """Take view ``name``'s rebuild lock for open transaction ``txnid``: False while another
-    open transaction holds it."""
+def lock_rebuild(table: Any, name: str, txnid: int, now: int, timeout_ms: int) -> bool:  # noqa: ANN401
+    """Take view ``name``'s rebuild lock for transaction ``txnid`` (not checked, as HMS):
+    False while a lock of the view stands, whichever transaction holds it."""
     locks = table.views.setdefault(LOCKS, {})
-    holder = locks.get(name)
-    if holder is not None and holder != txnid and _is_open(table, holder):
+    if _standing(table, locks.get(name), now, timeout_ms) is not None:
         return False
-    if holder != txnid:
-        locks[name] = txnid
-        table.changed = True
+    locks[name] = [txnid, now]
+    table.changed = True
     return True
 
 
-def holds_rebuild(table: Any, name: str, txnid: int) -> bool:  # noqa: ANN401
-    """Whether open transaction ``txnid`` holds view ``name``'s rebuild lock."""
-    return table.views.get(LOCKS, {}).get(name) == txnid and _is_open(table, txnid)
+def heartbeat_rebuild(table: Any, name: str, txnid: int, now: int, timeout_ms: int) -> bool:  # noqa: ANN401
+    """Renew view ``name``'s rebuild lock held by ``txnid``: whether such a lock stands."""
+    locks = table.views.get(LOCKS, {})
+    if _standing(table, locks.get(name), now, timeout_ms) != txnid:
+        return False
+    locks[name] = [txnid, now]
+    table.changed = True
+    return True
+
+
+def _standing(table: Any, entry: Any, now: int, timeout_ms: int) -> int | None:  # noqa: ANN401
+    """The transaction holding a stored lock entry, or None when the lock no longer stands:
+    its transaction ended, or is unknown here and its last heartbeat is older than the
+    timeout."""
+    if entry is None:
+        return None
+    txnid, heartbeat = (entry, None) if isinstance(entry, int) else (entry[0], entry[1])
+    txn = table.txns.get(txnid)
+    if txn is not None:
+        return txnid if txn.state == hms.TxnState.OPEN else None
+    return txnid if heartbeat is not None and now - heartbeat < timeout_ms else None
+
+
+def _holder(entry: Any) -> int:  # noqa: ANN401
+    return entry if isinstance(entry, int) else entry[0]
 
 
 def changed_outside(table: Any, names: Iterable[str], snapshot: ValidTxnList) -> bool:  # noqa: ANN401
@@ -81,8 +103,3 @@ def changed_outside(table: Any, names: Iterable[str], snapshot: ValidTxnList) ->
 def _split(name: str) -> tuple[str, str]:
     db, _, tbl = name.partition(".")
     return db, tbl
-
-
-def _is_open(table: Any, txnid: int) -> bool:  # noqa: ANN401
-    txn = table.txns.get(txnid)
-    return txn is not None and txn.state == hms.TxnState.OPEN

@@ -88,18 +88,28 @@ class MaterializedViews:
         )
 
     def lock_rebuild(self, db: str, name: str, txnid: int) -> hms.LockResponse:
-        """Take the view's rebuild lock for open transaction ``txnid``: ACQUIRED, or
-        NOT_ACQUIRED while another open transaction rebuilds it."""
+        """Take the view's rebuild lock for transaction ``txnid`` (not checked, as HMS):
+        ACQUIRED (``lockid`` the transaction), or NOT_ACQUIRED while a lock of the view
+        stands."""
         view = full_name(db, name)
 
         def take(table: LockTable, now: int) -> bool:
-            self._txns.open_txn(table, txnid, now)
-            return view_state.lock_rebuild(table, view, txnid)
+            return view_state.lock_rebuild(table, view, txnid, now, self._timeout_ms())
 
         acquired = self._txns.change(take)
         state = hms.LockState.ACQUIRED if acquired else hms.LockState.NOT_ACQUIRED
         return hms.LockResponse(lockid=txnid, state=state)
 
     def heartbeat_rebuild(self, db: str, name: str, txnid: int) -> bool:
-        """Whether open transaction ``txnid`` still holds the view's rebuild lock."""
-        return view_state.holds_rebuild(self._txns.read_state(), full_name(db, name), txnid)
+        """Renew the view's rebuild lock held by ``txnid``: whether it holds one."""
+        view = full_name(db, name)
+
+        def renew(table: LockTable, now: int) -> bool:
+            return view_state.heartbeat_rebuild(table, view, txnid, now, self._timeout_ms())
+
+        return bool(self._txns.change(renew))
+
+    def _timeout_ms(self) -> int:
+        """How long a lock of a transaction this server does not know stands without a
+        heartbeat (the transaction timeout, as HMS's rebuild-lock cleaner)."""
+        return int(self._txns.timeout_s * 1000)
