@@ -11,7 +11,7 @@ its Hive name, as HMS 3+'s ``MetastoreConf.get`` does.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from metastore_server.catalog.basics.names import DEFAULT_CATALOG
 
@@ -67,24 +67,15 @@ METASTORE_NAMES: dict[str, str] = {
 _HIVE_NAMES = {hive: metastore for metastore, hive in METASTORE_NAMES.items()}
 
 
-def _events_carry_objects() -> str:
-    from metastore_server.api.event_objects import events_carry_objects  # imports the handler
-
-    return "true" if events_carry_objects() else "false"
-
-
-#: Settings answered from what the server does, found out when first asked.
-COMPUTED: dict[str, Callable[[], str]] = {
-    "hive.metastore.notifications.add.thrift.objects": _events_carry_objects,
-}
-
-
 #: What this server does with notification events, as event followers check it before
 #: following the log (Impala's catalogd): full ALTER messages, no parameter left out of the
 #: objects in messages, the default catalog. ``hive.metastore.dml.events`` is the
 #: notification log's state (:func:`value_of`).
 EVENT_FACTS: dict[str, str] = {
     "hive.metastore.alter.notifications.basic": "false",
+    # Every message carries the objects followers read (tests/integration/test_event_objects.py
+    # fails the day one does not).
+    "hive.metastore.notifications.add.thrift.objects": "true",
     "hive.metastore.notification.parameters.exclude.patterns": "",
     "metastore.catalog.default": DEFAULT_CATALOG,
 }
@@ -104,7 +95,7 @@ def value_of(
 ) -> str | None:
     """The value of setting ``name``: as configured (``values``), else what the server does
     (``EVENT_FACTS``; ``hive.metastore.dml.events`` true when the notification log records
-    the INSERT events clients fire), else computed (``COMPUTED``), else ``default``. A setting
+    the INSERT events clients fire), else ``default``. A setting
     is looked up under its MetastoreConf name, then its Hive name (HMS 3+'s order)."""
     facts = {**EVENT_FACTS, DML_EVENTS: "true" if notification_log else "false"}
     metastore = name if name in METASTORE_NAMES else _HIVE_NAMES.get(name)
@@ -113,8 +104,7 @@ def value_of(
         for key in keys:
             if key in known:
                 return known[key]
-    computed = COMPUTED.get(name)
-    return computed() if computed is not None else default
+    return default
 
 
 def refusal_message(name: str) -> str:
