@@ -128,6 +128,18 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
             server.stop()
 
 
+@pytest.fixture(scope="module")
+def world(running: RunningServer) -> RunningServer:
+    """The module's server with the objects of the client call-sequence tests made
+    (``client_flow_world``)."""
+    from .client_flow_world import populate
+
+    client = running.client()
+    populate(client)
+    client.close()
+    return running
+
+
 @pytest.fixture()
 def client(running: RunningServer) -> Iterator[object]:
     """A client connected to the module's server."""

@@ -25,17 +25,7 @@ from .client_flow_world import (
     TABLES,
     USER,
     assert_contiguous,
-    populate,
 )
-
-
-@pytest.fixture(scope="module")
-def world(running) -> Any:  # noqa: ANN401
-    """The module's server, with the flows' objects made."""
-    client = running.client()
-    populate(client)
-    client.close()
-    return running
 
 
 @pytest.fixture()

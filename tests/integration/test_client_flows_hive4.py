@@ -27,19 +27,9 @@ from .client_flow_world import (
     TABLES,
     USER,
     params_sent,
-    populate,
 )
 
 LONG_MAX = 2**63 - 1
-
-
-@pytest.fixture(scope="module")
-def world(running) -> Any:  # noqa: ANN401
-    """The module's server, with the flows' objects made."""
-    client = running.client()
-    populate(client)
-    client.close()
-    return running
 
 
 @pytest.fixture()

@@ -25,7 +25,6 @@ from .client_flow_world import (
     USER,
     assert_contiguous,
     params_sent,
-    populate,
 )
 from .conftest import make_table
 
@@ -43,15 +42,6 @@ IMPALA_READS = {"CREATE_DATABASE": ["dbJson"], "DROP_DATABASE": ["dbJson"],
                 "ALTER_PARTITION": ["partitionObjBeforeJson", "partitionObjAfterJson"],
                 "DROP_PARTITION": ["tableObjJson", "partitions"],
                 "INSERT": ["tableObjJson"]}  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def world(running) -> Any:  # noqa: ANN401
-    """The module's server, with the flows' objects made."""
-    client = running.client()
-    populate(client)
-    client.close()
-    return running
 
 
 @pytest.fixture()
