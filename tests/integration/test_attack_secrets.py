@@ -93,14 +93,15 @@ def test_a_fresh_stores_files_are_the_servers_users_only(open_workdir: Path) -> 
         sides = [Path(f"{db}{suffix}") for suffix in ("-wal", "-shm", "-writers.lock")]
         assert {p.name: _mode(p) for p in [db, *sides]} == {p.name: 0o600 for p in [db, *sides]}
         assert _mode(store_dir) == 0o700
+        log = server.stderr_path.read_text()  # before the directory is opened below
+        assert "store_file_open_to_others" not in log
+        assert "store_directory_open_to_others" not in log
         if os.geteuid() == 0:  # another account, even where the directory lets it in
             store_dir.chmod(0o755)
             for secret in (db, Path(f"{db}-wal")):
                 attempt = _read_as_nobody(secret)
                 assert attempt.returncode != 0 and "Permission denied" in attempt.stderr
                 assert attempt.stdout == ""
-    log = server.stderr_path.read_text()
-    assert "store_file_open_to_others" not in log and "store_directory_open_to_others" not in log
 
 
 @embedded_only
