@@ -13,6 +13,7 @@ import structlog
 import structlog.contextvars
 
 from metastore_server.log_lines import render_console
+from metastore_server.metrics import record_call
 from metastore_server.safe_log import DroppingLogger, DroppingLoggerFactory
 
 _configured = False
@@ -158,7 +159,8 @@ def audit_call(
     extras: dict[str, object] | None = None,
 ) -> None:
     """Emit the audit line of one call (method, db, table, peer, duration, result size, outcome,
-    and what the call added, such as rows scanned)."""
+    and what the call added, such as rows scanned), and note the call in the metrics."""
+    record_call(method, ms, outcome)
     fields: dict[str, object] = {
         "method": method,
         "peer": peer,

@@ -35,11 +35,12 @@ import sqlite3
 import struct
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import structlog
 
-from storage import embedded_changes, embedded_files, embedded_heads
+from storage import embedded_changes, embedded_files, embedded_heads, telemetry
 from storage.embedded_changes import Position
 from storage.embedded_rows import (
     StoredTable,
@@ -170,7 +171,9 @@ class SqliteStore:
             self._tx_owner = threading.get_ident()
             try:
                 yield conn
+                started = time.perf_counter()
                 conn.execute("COMMIT")
+                telemetry.store_operation("commit", time.perf_counter() - started)
             finally:
                 self._tx_owner = None
                 if conn.in_transaction:
@@ -260,6 +263,7 @@ class SqliteStore:
         with self._read() as conn:
             return embedded_changes.changed_keys(conn, embedded_changes.log_name(spec.sql), since)
 
+    @telemetry.sampled("get")
     def get(self, table: str, key: bytes) -> Row | None:
         """The row at ``key``, or None. O(log n)."""
         sql = self._table(table).sql
@@ -268,6 +272,7 @@ class SqliteStore:
             found = conn.execute(f"SELECT row FROM {sql} WHERE k = ?", (key,)).fetchall()
         return unpack_row(found[0][0]) if found else None
 
+    @telemetry.sampled("get_many")
     def get_many(self, table: str, keys: Sequence[bytes]) -> list[tuple[bytes, Row]]:
         """The rows that exist among ``keys``, in the order of ``keys`` (a key listed twice
         comes twice), read in one snapshot. O(k log n)."""
@@ -491,6 +496,7 @@ class SqliteStore:
         found = conn.execute(f"SELECT row FROM {table.sql} WHERE k = ?", (key,)).fetchall()
         return unpack_row(found[0][0]) if found else {}
 
+    @telemetry.sampled("mutate")
     def mutate(
         self, ops: Sequence[Put | Delete], condition: Condition | Sequence[Condition] | None = None
     ) -> bool:
@@ -546,6 +552,7 @@ class SqliteStore:
                 conn.executemany(f"DELETE FROM {sql} WHERE k = ?", keys)
         return True
 
+    @telemetry.sampled("increment")
     def increment(self, table: str, key: bytes, column: bytes, amount: int = 1) -> int:
         """Atomically add ``amount`` to the signed 8-byte big-endian counter in ``column``
         (absent: 0); the new value. O(log n)."""

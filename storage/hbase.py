@@ -57,7 +57,7 @@ from thriftpy2.protocol.exc import TProtocolException
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
-from storage import hbase_keys, hbase_scans, hbase_writes, intents
+from storage import hbase_keys, hbase_scans, hbase_writes, intents, telemetry
 from storage.hbase_settings import DEFAULT_PORT as DEFAULT_PORT  # re-exported
 from storage.hbase_settings import HBaseSettings
 from storage.hbase_settings import shell_script as shell_script  # re-exported
@@ -201,7 +201,11 @@ class HBaseStore:
     def _call(self, what: str, request: Callable[[Any], T], *, idempotent: bool) -> T:
         """Run one Thrift request on a pooled connection, mapping errors (see the module)."""
         self._close_doomed_scanners()
-        return self._request(what, request, idempotent=idempotent)
+        started = time.perf_counter()
+        try:
+            return self._request(what, request, idempotent=idempotent)
+        finally:
+            telemetry.store_operation(what, time.perf_counter() - started)
 
     def _request(self, what: str, request: Callable[[Any], T], *, idempotent: bool) -> T:
         if self._closed:

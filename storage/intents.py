@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from storage import intent_entries
+from storage import intent_entries, telemetry
 from storage.intent_entries import RowChange, RowImage
 from storage.intent_rows import (
     DONE,
@@ -320,6 +320,7 @@ class IntentLog:
                 held = self._commit_outcome(current, error)
             if not held:
                 raise IntentLost(self._lost_message())
+        telemetry.intent("commit")
         self._later(current)
 
     def _finish(self, current: _Transaction) -> bool:
@@ -347,6 +348,7 @@ class IntentLog:
         before this process's next read or write (and by ``recover`` after the lease)."""
         if current.state is None:
             return
+        telemetry.intent("rollback")
         with current.lock:
             current.ended = True
             self._unregister(current)
@@ -446,6 +448,7 @@ class IntentLog:
         standing = self._undo_stored(key, notes=True)
         self._rows.delete(key, self._rows.chunk_keys(key))
         self.recovered += 1
+        telemetry.intent("recovery")
         log.warning("storage.intent_rolled_back", intent=key.hex(), steps=standing,
                     reason="its writer's lease ran out")  # fmt: skip
 

@@ -7,6 +7,7 @@ processor under the IDL names. See ``docs/design.md``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from metastore_server.api import arguments
@@ -22,13 +23,15 @@ class ServerSettings:
     """What calls read besides the catalog: the settings clients may read
     (``get_config_value``, the event-mark expiry), each connection's settable ones
     (``setMetaConf``), the delegation-token manager (None: the server issues no tokens), the
-    proxy-user rules (``--proxy-user``) and the client generation served (``--hms-api``)."""
+    proxy-user rules (``--proxy-user``), the client generation served (``--hms-api``) and
+    whether the store answers a cheap read (None: it does, else why not; fb303's status)."""
 
     config_values: dict[str, str] = field(default_factory=dict)
     meta_conf: MetaConf = field(default_factory=MetaConf)
     tokens: DelegationTokens | None = None
     proxy_users: ProxyUsers = field(default_factory=ProxyUsers)
     hms_api: str = "auto"
+    store_health: Callable[[], str | None] | None = None
 
 
 class Area:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from metastore_server import __version__
+from metastore_server import __version__, metrics
 from metastore_server.api import client_settings
 from metastore_server.api.area import Area, ServerSettings
 from metastore_server.caller import current_session
@@ -17,8 +17,9 @@ from metastore_server.thrift_api import hms
 
 SERVICE_NAME = "hbase-metastore"
 
-#: fb303's ``fb_status.ALIVE``, where the IDL loaded lacks the enum.
+#: fb303's ``fb_status.ALIVE`` and ``WARNING``, where the IDL loaded lacks the enum.
 _ALIVE = 2
+_WARNING = 5
 
 
 class ServiceCalls(Area):
@@ -42,20 +43,30 @@ class ServiceCalls(Area):
         return __version__
 
     def getStatus(self) -> int:  # noqa: N802
-        """ALIVE, always (a server that answers is serving)."""
+        """ALIVE while the store answers a cheap read (the check of ``/ready``), else WARNING
+        (the server answers, but its calls of the store fail)."""
+        if self._store_problem() is not None:
+            return hms.fb_status.WARNING if hasattr(hms, "fb_status") else _WARNING
         return hms.fb_status.ALIVE if hasattr(hms, "fb_status") else _ALIVE
 
     def getStatusDetails(self) -> str:  # noqa: N802
-        """A word on the status."""
-        return "serving"
+        """A word on the status: ``serving``, or why the store does not answer."""
+        return self._store_problem() or "serving"
+
+    def _store_problem(self) -> str | None:
+        check = self.settings.store_health
+        return check() if check is not None else None
 
     def getCounters(self) -> dict[str, int]:  # noqa: N802
-        """No counters are kept (the audit log has the figures)."""
-        return {}
+        """The figures of ``/metrics`` (every process of the server's): each method called
+        under its own name with its calls (as HMS counts them), ``total_api_calls``,
+        ``open_connections``, and each sample of ours under its Prometheus name and labels
+        (``metastore_server.metrics.fb303_counters``)."""
+        return metrics.fb303_counters()
 
     def getCounter(self, key: str) -> int:  # noqa: N802
-        """0 for every key."""
-        return 0
+        """One of ``getCounters``; 0 for a key it does not hold."""
+        return metrics.fb303_counters().get(key, 0)
 
     def setOption(self, key: str, value: str) -> None:  # noqa: N802
         """Keep an fb303 option (it changes nothing)."""

@@ -19,16 +19,17 @@ USAGE = 2
 REFUSED = 1
 
 
-def bind_problem(host: str, port: int, exc: OSError) -> str:
-    """Why a server could not listen on host:port, and what to do."""
+def bind_problem(host: str, port: int, exc: OSError, flag: str = "--port") -> str:
+    """Why a server could not listen on host:port (given by ``flag``), and what to do."""
     where = f"cannot serve on {host}:{port}"
     if exc.errno == errno.EADDRINUSE:
         return (
             f"{where}: the port is in use (another metastore-server or Hive Metastore?); "
-            "stop it, or choose a free port with --port"
+            f"stop it, or choose a free port with {flag}"
         )
     if exc.errno == errno.EACCES:
-        return f"{where}: permission denied (ports below 1024 need privileges); use --port 9083"
+        example = "--port 9083" if flag == "--port" else f"a port above 1023 for {flag}"
+        return f"{where}: permission denied (ports below 1024 need privileges); use {example}"
     if exc.errno == errno.EADDRNOTAVAIL:
         return f"{where}: no interface of this machine has the address {host}; check --host"
     return f"{where}: {exc.strerror or exc}"

@@ -59,6 +59,7 @@ def _serve_parser(
     _catalog_options(group("catalog behaviour"), defaults)
     _data_options(group("managed data"), defaults)
     _log_options(group("logs"), defaults)
+    _monitoring_options(group("monitoring"), defaults)
     add_rest_options(group("Iceberg REST catalog"), defaults)
 
 
@@ -350,6 +351,18 @@ def _log_options(group: Any, defaults: ServerConfig) -> None:
     )
 
 
+def _monitoring_options(group: Any, defaults: ServerConfig) -> None:
+    """``serve``'s options: health checks and metrics."""
+    group.add_argument(
+        "--metrics-port",
+        type=int,
+        default=defaults.metrics_port,
+        metavar="PORT",
+        help="serve /health, /ready and Prometheus /metrics over HTTP on this port of --host "
+        "(docs/operations.md#monitoring); 0: not served (default %(default)s)",
+    )
+
+
 def build_parser(defaults: ServerConfig | None = None) -> argparse.ArgumentParser:
     """The argument parser of the console script (``defaults``: of ``serve``'s flags)."""
     parser = argparse.ArgumentParser(
@@ -417,6 +430,7 @@ def _config_from_args(args: argparse.Namespace, defaults: ServerConfig) -> Serve
         s3_region=args.s3_region,
         fs_options=_fs_options(defaults.fs_options, args.fs_option),
         **rest_arguments(args),
+        metrics_port=args.metrics_port,
         log_level=args.log_level,
         log_format=args.log_format,
     )

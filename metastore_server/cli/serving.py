@@ -1,5 +1,7 @@
 """``metastore-server serve``: the server in one process, or a supervisor and its worker
-processes, and beside them the Iceberg REST catalog's process when ``--rest-port`` is given."""
+processes, and beside them the Iceberg REST catalog's process when ``--rest-port`` is given;
+``/health``, ``/ready`` and ``/metrics`` on ``--metrics-port``. Every process of a server
+writes its metrics to one directory (``metastore_server.metrics.metrics_directory``)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any
 
 import structlog
 
+from metastore_server import metrics
 from metastore_server.cli import errors
 from metastore_server.server.config import ServerConfig
 from storage.hbase import HBaseError
@@ -32,12 +35,31 @@ def serve(
     them (this program with ``argv`` and ``--rest-process``)."""
     if rest_process:
         return _serve_rest_catalog(config)
-    from metastore_server.server.app import build_server, tune_garbage_collector
-
-    if config.rest_port and worker_channel_fd < 0:
+    if worker_channel_fd >= 0:
+        built = _build(config)
+        return built if isinstance(built, int) else _serve_as_worker(*built, worker_channel_fd)
+    if config.rest_port:
         missing = _rest_extra_missing()
         if missing is not None:
             return errors.report(f"--rest-port: {missing}", errors.USAGE)
+    # Before anything records: every process started from here writes its figures there.
+    with metrics.metrics_directory():
+        built = _build(config)
+        if isinstance(built, int):
+            return built
+        server, close = built
+        with _rest_beside(config, argv):
+            if config.workers > 0:
+                close()  # the store opened fine: the workers open their own
+                return _supervise(config, argv)
+            return _serve_alone(config, server, close)
+
+
+def _build(config: ServerConfig) -> tuple[Any, Callable[[], None]] | int:
+    """The server of ``config`` and what closes its store; the exit code when it cannot be
+    built."""
+    from metastore_server.server.app import build_server, tune_garbage_collector
+
     try:
         server, close = build_server(config)
     except ValueError as exc:
@@ -45,13 +67,25 @@ def serve(
     except (OSError, HBaseError) as exc:
         return errors.report(errors.store_problem(config.storage, exc), errors.USAGE)
     tune_garbage_collector()
-    if worker_channel_fd >= 0:
-        return _serve_as_worker(server, close, worker_channel_fd)
-    with _rest_beside(config, argv):
-        if config.workers > 0:
-            close()  # the store opened fine: the workers open their own
-            return _supervise(config, argv)
-        return _serve_alone(config, server, close)
+    return server, close
+
+
+def _monitoring(config: ServerConfig, serving: Callable[[], str | None]) -> Any:
+    """The started ``/health``, ``/ready`` and ``/metrics`` server of ``--metrics-port``
+    (None when not asked for); OSError when its port cannot be bound."""
+    if not config.metrics_port:
+        return None
+    from metastore_server.server.monitoring import MonitoringServer, StoreHealth, readiness
+
+    check = readiness(serving, StoreHealth(config.storage))
+    monitor = MonitoringServer(config.host, config.metrics_port, check)
+    monitor.start()
+    return monitor
+
+
+def _metrics_port_problem(config: ServerConfig, exc: OSError) -> int:
+    problem = errors.bind_problem(config.host, config.metrics_port, exc, "--metrics-port")
+    return errors.report(f"--metrics-port: {problem}", errors.USAGE)
 
 
 @contextlib.contextmanager
@@ -113,8 +147,16 @@ def _serve_alone(config: ServerConfig, server: Any, close: Callable[[], None]) -
         close()
         return errors.report(errors.bind_problem(config.host, config.port, exc), errors.USAGE)
     try:
+        monitor = _monitoring(config, lambda: "the server is stopping" if server.closing else None)
+    except OSError as exc:
+        server.stop()
+        close()
+        return _metrics_port_problem(config, exc)
+    try:
         server.serve_forever()
     finally:
+        if monitor is not None:
+            monitor.stop()
         server.stop()
         close()
     return 0
@@ -133,9 +175,16 @@ def _supervise(config: ServerConfig, argv: Sequence[str]) -> int:
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
     try:
+        monitor = _monitoring(config, supervisor.serving_problem)
+    except OSError as exc:
+        return _metrics_port_problem(config, exc)
+    try:
         return supervisor.run()
     except OSError as exc:  # the port taken, say
         return errors.report(errors.bind_problem(config.host, config.port, exc), errors.USAGE)
+    finally:
+        if monitor is not None:
+            monitor.stop()
 
 
 def _serve_as_worker(server: Any, close: Callable[[], None], channel_fd: int) -> int:

@@ -57,8 +57,8 @@ class MetastoreCalls:
                     raise forbidden(exc.message or "not allowed") from None
                 return plain(getattr(self._handler, api)(*(values.get(n) for n in names)))
         except Exception as exc:
-            if outcome == "ok":
-                outcome, error = "error", f"{type(exc).__name__}: {getattr(exc, 'message', exc)}"
+            if outcome == "ok":  # the error's type, as a Thrift call's audit line has it
+                outcome, error = type(exc).__name__, f"{getattr(exc, 'message', exc)}"
             raise
         finally:
             db, table = split_audit_target(values)

@@ -19,12 +19,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from metastore_server import metrics
 from metastore_server.caller import Session
 from metastore_server.rest import namespaces, tables, views
 from metastore_server.rest.auth import OAuthError, RestAuth
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.commits import commit_table, parse_commit
 from metastore_server.rest.errors import RestError, bad_request, from_metastore, not_found
+from metastore_server.rest.health import health_routes
 from metastore_server.rest.iceberg_tables import MetadataFiles, NotMetadata
 from metastore_server.rest.transactions import commit_transaction
 from metastore_server.thrift_api import hms
@@ -266,7 +268,7 @@ def build_app(context: RestContext) -> Starlette:
     """The Starlette application of the catalog over ``context``."""
 
     def route(path: str, method: str, operation: Operation, ok: int = 200) -> Route:
-        return Route(path, _endpoint(context, operation, ok), methods=[method])
+        return Route(path, _endpoint(context, operation, ok, path), methods=[method])
 
     routes = [
         route("/v1/config", "GET", _config),
@@ -295,7 +297,8 @@ def build_app(context: RestContext) -> Starlette:
         route(VIEW, "DELETE", _drop_view, 204),
         route("/v1/views/rename", "POST", _rename_view, 204),
     ]
-    routes.append(Route("/v1/oauth/tokens", _token_endpoint(context), methods=["POST"]))
+    routes.append(Route(TOKENS, _token_endpoint(context), methods=["POST"]))
+    routes.extend(health_routes(context.handler, context.auth))
     app = Starlette(routes=routes)
     app.add_exception_handler(404, _no_route)
     app.add_exception_handler(405, _no_route)
@@ -307,38 +310,52 @@ async def _no_route(request: Request, exc: Exception) -> Response:
     if getattr(exc, "status_code", 404) == 405:
         error = RestError(405, "MethodNotAllowedException",
                           f"{request.method} is not served at {request.url.path}")  # fmt: skip
+    metrics.rest_request(UNMATCHED, request.method, error.code, 0.0)
     return JSONResponse(error.body(), status_code=error.code)
 
 
+#: The route label of a request no route took (its path is the client's: never a label).
+UNMATCHED = "unmatched"
+
+
 def _endpoint(
-    context: RestContext, operation: Operation, ok: int
+    context: RestContext, operation: Operation, ok: int, route: str
 ) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         started = time.perf_counter()
         client = request.client
         peer = f"{client.host}:{client.port}" if client is not None else "unknown"
-        try:
-            body = await asyncio.wait_for(_body(request, context.max_body),
-                                          context.body_timeout or None)  # fmt: skip
-        except RestError as exc:
-            return JSONResponse(exc.body(), status_code=exc.code)
-        except TimeoutError:
-            error = RestError(408, "RequestTimeoutException", "The request body did not arrive "
-                              f"within {context.body_timeout:g} s")  # fmt: skip
-            return JSONResponse(error.body(), status_code=error.code,
-                                headers={"Connection": "close"})
-        session = Session(address=client.host if client is not None else None)
-        call = Call(MetastoreCalls(context.handler, session, peer), context.files,
-                    dict(request.path_params), dict(request.query_params), body)  # fmt: skip
-        response = await run_in_threadpool(_authenticated_answer, context.auth,
-                                           request.headers.get("authorization"), call,
-                                           operation, ok)  # fmt: skip
+        response = await _respond(context, operation, ok, request, peer)
+        seconds = time.perf_counter() - started
+        metrics.rest_request(route, request.method, response.status_code, seconds)
         log.info("rest_request", method=request.method, path=request.url.path,
-                 status=response.status_code, peer=peer,
-                 ms=round((time.perf_counter() - started) * 1000, 3))  # fmt: skip
+                 status=response.status_code, peer=peer, ms=round(seconds * 1000, 3))  # fmt: skip
         return response
 
     return endpoint
+
+
+async def _respond(context: RestContext, operation: Operation, ok: int, request: Request,
+                   peer: str) -> Response:  # fmt: skip
+    """The answer to one request: its body read within the limits, then the operation run
+    as its caller."""
+    try:
+        body = await asyncio.wait_for(_body(request, context.max_body),
+                                      context.body_timeout or None)  # fmt: skip
+    except RestError as exc:
+        return JSONResponse(exc.body(), status_code=exc.code)
+    except TimeoutError:
+        error = RestError(408, "RequestTimeoutException", "The request body did not arrive "
+                          f"within {context.body_timeout:g} s")  # fmt: skip
+        return JSONResponse(error.body(), status_code=error.code,
+                            headers={"Connection": "close"})
+    client = request.client
+    session = Session(address=client.host if client is not None else None)
+    call = Call(MetastoreCalls(context.handler, session, peer), context.files,
+                dict(request.path_params), dict(request.query_params), body)  # fmt: skip
+    return await run_in_threadpool(_authenticated_answer, context.auth,
+                                   request.headers.get("authorization"), call,
+                                   operation, ok)  # fmt: skip
 
 
 async def _body(request: Request, limit: int) -> bytes:
@@ -361,18 +378,29 @@ def _token_endpoint(context: RestContext) -> Callable[[Request], Awaitable[Respo
     """OAuth2's client-credentials token endpoint (``POST /v1/oauth/tokens``, a form)."""
 
     async def endpoint(request: Request) -> Response:
-        try:
-            raw = await _body(request, 64 * 1024)
-        except RestError as exc:
-            return JSONResponse(exc.body(), status_code=exc.code)
-        form = dict(parse_qsl(raw.decode("utf-8", "replace")))
-        try:
-            answer = await run_in_threadpool(context.auth.issue, form)
-        except OAuthError as exc:
-            return JSONResponse(exc.body(), status_code=exc.status)
-        return JSONResponse(answer, headers={"Cache-Control": "no-store"})
+        started = time.perf_counter()
+        response = await _token_answer(context, request)
+        metrics.rest_request(TOKENS, request.method, response.status_code,
+                             time.perf_counter() - started)  # fmt: skip
+        return response
 
     return endpoint
+
+
+TOKENS = "/v1/oauth/tokens"
+
+
+async def _token_answer(context: RestContext, request: Request) -> Response:
+    try:
+        raw = await _body(request, 64 * 1024)
+    except RestError as exc:
+        return JSONResponse(exc.body(), status_code=exc.code)
+    form = dict(parse_qsl(raw.decode("utf-8", "replace")))
+    try:
+        answer = await run_in_threadpool(context.auth.issue, form)
+    except OAuthError as exc:
+        return JSONResponse(exc.body(), status_code=exc.status)
+    return JSONResponse(answer, headers={"Cache-Control": "no-store"})
 
 
 def _authenticated_answer(auth: RestAuth, authorization: str | None, call: Call,

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 import structlog
 
+from metastore_server import metrics
+
 log = structlog.get_logger(__name__)
 
 #: Seconds between two starts of the process when it keeps dying.
@@ -52,6 +54,7 @@ class RestSibling:
             if process is None:
                 return
             code = process.wait()
+            metrics.process_gone(process.pid)
             if self._stopping.is_set():
                 return
             failed_starts = failed_starts + 1 if time.monotonic() - self._started < (

@@ -24,6 +24,7 @@ from metastore_server.catalog.security.delegation import DelegationTokens, Token
 from metastore_server.server import wire_walk
 from metastore_server.server.auth import build_sasl_server
 from metastore_server.server.config import ServerConfig
+from metastore_server.server.monitoring import StoreHealth
 from metastore_server.server.store_url import describe, open_store
 from metastore_server.server.thrift_server import MetastoreServer
 from storage import row_scan
@@ -93,6 +94,7 @@ def build_handler(config: ServerConfig) -> tuple[MetastoreHandler, Callable[[], 
     if proxy_users:
         log.info("proxy_users", superusers=sorted(proxy_users.rules))
     handler = MetastoreHandler(catalog, config_values, authorizer, tokens, proxy_users)
+    handler.settings.store_health = StoreHealth(config.storage)
     return handler, catalog.close
 
 

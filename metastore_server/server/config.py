@@ -140,6 +140,9 @@ class ServerConfig:
     fs_options: dict[str, dict[str, object]] = field(default_factory=dict)
     #: The Iceberg REST catalog's port on ``host`` (0: not served; ``metastore_server.rest``).
     rest_port: int = 0
+    #: The port of /health, /ready and /metrics on ``host`` (0: not served;
+    #: ``metastore_server.server.monitoring``).
+    metrics_port: int = 0
     log_level: str = "info"
     log_format: str = "console"  # console | json
     extra_config: dict[str, str] = field(default_factory=dict)
@@ -233,6 +236,7 @@ class ServerConfig:
             "partition_request_limit",
             "listing_cache_mb",
             "rest_port",
+            "metrics_port",
         ):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
@@ -268,6 +272,11 @@ class ServerConfig:
             raise ValueError(f"rest_port out of range: {self.rest_port}")
         if self.rest_port and self.rest_port == self.port:
             raise ValueError(f"rest_port {self.rest_port} is the Thrift port too")
+        if not 0 <= self.metrics_port <= 65535:
+            raise ValueError(f"metrics_port out of range: {self.metrics_port}")
+        if self.metrics_port and self.metrics_port in (self.port, self.rest_port):
+            which = "Thrift" if self.metrics_port == self.port else "REST catalog"
+            raise ValueError(f"metrics_port {self.metrics_port} is the {which} port too")
         if self.rest_port and self.auth == "kerberos":
             raise ValueError("rest_port: the REST catalog authenticates with --auth password "
                              "or ldap (HTTP Basic, OAuth2 tokens), not kerberos")

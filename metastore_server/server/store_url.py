@@ -68,3 +68,21 @@ def open_store(
             options["writer_lease_s"] = writer_lease_s
         return HBaseStore(HBaseSettings.from_url(url), **options)
     raise ValueError(f"unsupported storage URL {url!r}: use {ACCEPTED_FORMS}")
+
+
+def probe_store(url: str) -> tuple[str | None, str]:
+    """(reason, detail) of a cheap read of the store ``url`` names, made afresh (see
+    ``storage.probes``): (None, "") when it answered."""
+    from storage import probes
+
+    parsed = urlparse(url)
+    if parsed.scheme == "sqlite":
+        path = sqlite_path(url)
+        if path == ":memory:":  # a private file no other connection can find: it answers
+            return None, ""
+        return probes.probe_sqlite(path)
+    if parsed.scheme == "hbase":
+        from storage.hbase import HBaseSettings
+
+        return probes.probe_hbase(HBaseSettings.from_url(url))
+    return "store: unknown kind", url

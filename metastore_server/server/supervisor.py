@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from metastore_server import metrics
+
 log = structlog.get_logger(__name__)
 
 #: How often a worker reports.
@@ -131,6 +133,8 @@ class Supervisor:
         #: Accepted connections no ready worker could take yet (handed over first).
         self._held: list[socket.socket] = []
         self.failed: str | None = None
+        #: (ready, starting) workers as of the last turn of the loop (read by other threads).
+        self._counts = (0, 0)
 
     @property
     def address(self) -> tuple[str, int]:
@@ -156,6 +160,7 @@ class Supervisor:
                         self._read_report(key.data)
                 self._watch()
                 self._follow_readiness()
+                self._note_counts()
         finally:
             self._shut_down()
         return 0 if self.failed is None else 1
@@ -163,6 +168,24 @@ class Supervisor:
     def stop(self) -> None:
         """Ask :meth:`run` to stop (safe from a signal handler)."""
         self._stopping.set()
+
+    def serving_problem(self) -> str | None:
+        """Why connections cannot be served now (None: a worker is ready and the port
+        listens); safe from any thread."""
+        if self._stopping.is_set():
+            return "the server is stopping"
+        ready, starting = self._counts
+        if ready == 0 or not self._listening:
+            return f"no worker is ready ({starting} of {self._count} starting)"
+        return None
+
+    def _note_counts(self) -> None:
+        """Keep the worker counts for other threads, and in the metrics when they change."""
+        ready = sum(1 for worker in self._workers if worker.ready)
+        counts = (ready, len(self._workers) - ready)
+        if counts != self._counts:
+            self._counts = counts
+            metrics.workers(counts[0], counts[1], self._count)
 
     # -- workers ---------------------------------------------------------------------------
 
@@ -179,9 +202,10 @@ class Supervisor:
         self._selector.register(ours, selectors.EVENT_READ, worker)
         log.info("worker_started", pid=process.pid)
 
-    def _retire(self, worker: _Worker, reason: str) -> None:
+    def _retire(self, worker: _Worker, reason: str, kind: str = "exited") -> None:
         """Forget a worker (killing it if it runs) and start another unless stopping. One that
-        goes before it was ready failed to start: five in a row stop the server."""
+        goes before it was ready failed to start: five in a row stop the server. ``kind``:
+        the reason's label in the metrics (exited, call_timeout, silent, start_timeout)."""
         with contextlib.suppress(KeyError, ValueError):
             self._selector.unregister(worker.channel)
         worker.channel.close()
@@ -189,11 +213,13 @@ class Supervisor:
             worker.process.kill()
         code = worker.process.wait()
         self._workers.remove(worker)
+        metrics.process_gone(worker.pid)
         log.warning("worker_replaced" if not self._stopping.is_set() else "worker_gone",
                     pid=worker.pid, reason=reason, exit_code=code,
                     connections=worker.connections)  # fmt: skip
         if self._stopping.is_set():
             return
+        metrics.worker_restarted(kind)
         if not worker.ready:
             self._early_deaths += 1
             if self._early_deaths >= _MAX_EARLY_DEATHS:
@@ -237,14 +263,14 @@ class Supervisor:
                 continue
             if not worker.ready:  # it holds no connection: given time to start under load
                 if now - worker.started > START_LIMIT_S:
-                    self._retire(worker, f"not ready after {START_LIMIT_S:g}s")
+                    self._retire(worker, f"not ready after {START_LIMIT_S:g}s", "start_timeout")
                 continue
             silent = now - worker.last_report
             silence_limit = min(self._call_timeout, SILENCE_LIMIT_S)
             if worker.oldest_call_s > self._call_timeout:
-                self._retire(worker, f"a call ran past {self._call_timeout:g}s")
+                self._retire(worker, f"a call ran past {self._call_timeout:g}s", "call_timeout")
             elif silent > silence_limit:
-                self._retire(worker, f"no report for {silent:.1f}s")
+                self._retire(worker, f"no report for {silent:.1f}s", "silent")
 
     # -- connections -----------------------------------------------------------------------
 
@@ -329,7 +355,9 @@ class Supervisor:
                 worker.process.kill()
             worker.process.wait()
             worker.channel.close()
+            metrics.process_gone(worker.pid)
         self._workers.clear()
+        self._note_counts()
         self._selector.close()
         log.info("supervisor_stopped")
 

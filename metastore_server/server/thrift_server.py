@@ -31,7 +31,7 @@ from thriftpy2.transport import (
     TTransportException,
 )
 
-from metastore_server import thrift_api
+from metastore_server import metrics, thrift_api
 from metastore_server.audit import audit_call
 from metastore_server.caller import Session
 from metastore_server.server.generations import (
@@ -257,6 +257,7 @@ class MetastoreServer:
                 daemon=True,
             )
             self._threads.add(thread)
+        metrics.connection_opened()
         try:
             thread.start()
         except (RuntimeError, MemoryError) as exc:  # e.g. "can't start new thread"
@@ -266,6 +267,7 @@ class MetastoreServer:
             with self._lock:
                 self._connections.pop(key, None)
                 self._threads.discard(thread)
+            metrics.connection_closed()
             with contextlib.suppress(OSError):
                 client.close()
         return True
@@ -290,6 +292,7 @@ class MetastoreServer:
             with self._lock:
                 self._connections.pop(key, None)
                 self._threads.discard(threading.current_thread())
+            metrics.connection_closed()
 
     def _handshake(self, key: int, client: socket.socket, peer: str) -> ssl.SSLSocket | None:
         """The TLS connection over ``client`` (None, logged, if the handshake fails)."""

@@ -14,6 +14,8 @@ that filters on it read the store instead of building a listing that would be th
 
 A table's names alone (read by ``get_partition_names``) are kept under a key of their own
 (``("names", table id)``) as a listing without stored partitions or keys.
+
+Look-ups (hit or miss) and the bytes kept are counted in the metrics (``metastore_server.metrics``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+
+from metastore_server import metrics
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 
@@ -93,26 +97,32 @@ class ListingCache:
 
     def get(self, table_id: Key, token: int) -> Listing | None:
         """The listing of a table built under ``token``, or None."""
+        found = None
         with self._lock:
             entry = self._entries.get(table_id)
-            if entry is None or entry[0] != token:
-                return None
-            self._entries.move_to_end(table_id)
-            return entry[1]
+            if entry is not None and entry[0] == token:
+                self._entries.move_to_end(table_id)
+                found = entry[1]
+        metrics.listing_cache_lookup(found is not None)
+        return found
 
     def put(self, table_id: Key, token: int, listing: Listing) -> None:
         """Keep a listing built under ``token`` (too large ones are not kept)."""
         size = listing.size
         with self._lock:
+            before = self._bytes
             old = self._entries.pop(table_id, None)
             if old is not None:
                 self._bytes -= old[2]
             if size > self.max_bytes:
                 self._remember_too_large(table_id)
-                return
-            self._too_large.pop(table_id, None)
-            self._entries[table_id] = (token, listing, size)
-            self._bytes += size
-            while self._bytes > self.max_bytes:
-                _, (_, _, dropped) = self._entries.popitem(last=False)
-                self._bytes -= dropped
+            else:
+                self._too_large.pop(table_id, None)
+                self._entries[table_id] = (token, listing, size)
+                self._bytes += size
+                while self._bytes > self.max_bytes:
+                    _, (_, _, dropped) = self._entries.popitem(last=False)
+                    self._bytes -= dropped
+            change = self._bytes - before
+        if change:
+            metrics.listing_cache_bytes(change)
