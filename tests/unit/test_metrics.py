@@ -6,6 +6,8 @@ from them; the store's readiness probe and its caching; the monitoring HTTP serv
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
 import os
 import re
@@ -217,3 +219,31 @@ def test_the_grafana_dashboard_asks_only_for_metrics_we_export() -> None:
     assert {re.sub(r"_(count|total)$", "", name) for name in asked} >= {
         metrics.CALL_SECONDS, metrics.ERRORS, metrics.WORKERS, metrics.CACHE_LOOKUPS,
         "metastore_store_operation_duration_seconds"}
+
+
+def test_the_rest_port_asks_credentials_for_metrics_only() -> None:
+    from starlette.requests import Request
+
+    from metastore_server.rest.auth import RestAuth
+    from metastore_server.rest.health import health_routes
+
+    class Users:
+        def verify(self, user: str, password: str) -> str | None:
+            return None if (user, password) == ("ops", "secret") else "wrong password"
+
+        def lookup(self, user: str) -> tuple[bool | None, str]:
+            return True, ""
+
+    routes = health_routes(object(), RestAuth(Users(), key=b"k" * 32))
+    endpoints = {route.path: route.endpoint for route in routes}
+
+    def status(path: str, authorization: str | None = None) -> int:
+        headers = [(b"authorization", authorization.encode())] if authorization else []
+        scope = {"type": "http", "method": "GET", "path": path, "headers": headers,
+                 "query_string": b""}  # fmt: skip
+        return asyncio.run(endpoints[path](Request(scope))).status_code
+
+    assert status("/health") == 200 and status("/ready") == 200  # probes carry nothing
+    assert status("/metrics") == 401
+    assert status("/metrics", "Basic " + base64.b64encode(b"ops:wrong").decode()) == 401
+    assert status("/metrics", "Basic " + base64.b64encode(b"ops:secret").decode()) == 200
