@@ -48,6 +48,8 @@ from metastore_server.thrift_api import hms, make_client
 
 from .conftest import ON_HBASE
 
+#: How long a REST catalog may take to start on a loaded machine (the wait ends at once).
+START_WAIT_S = 180.0
 embedded_only = pytest.mark.skipif(ON_HBASE, reason="the HBase backend keeps no local file")
 NOBODY = 65534
 
@@ -157,7 +159,7 @@ class RestClient:
         return str(body["access_token"])
 
     def wait_ready(self) -> None:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + START_WAIT_S
         while True:
             try:
                 if self.request("/v1/config")[0] == 401:

@@ -14,6 +14,9 @@ from typing import Any
 from .net import LOOPBACK
 from .our_server import OurServer
 
+#: How long a REST catalog may take to start on a loaded machine (it starts in a few
+#: seconds; the wait ends as soon as it answers).
+START_WAIT_S = 180.0
 
 class Both:
     """Our server with its REST catalog: the REST URI and the Thrift endpoint."""
@@ -63,7 +66,7 @@ class Both:
 
 def ready(running: Both, status: int) -> Both:
     """``running`` once its REST catalog answers ``GET /v1/config`` with ``status``."""
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + START_WAIT_S
     while True:
         try:
             if running.http("GET", "/v1/config")[0] == status:
