@@ -24,7 +24,7 @@ from typing import Any
 
 import structlog
 
-from storage.telemetry import INTENTS, LATENCY_BUCKETS, STORE_SECONDS, lazy
+from metastore_server.storage.telemetry import INTENTS, LATENCY_BUCKETS, STORE_SECONDS, lazy
 
 log = structlog.get_logger(__name__)
 

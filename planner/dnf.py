@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TypeAlias
 
-from planner.ast import And, Expr, Leaf, Or, conjunction, disjunction
-from planner.bounds import Component, Edge
-from planner.intervals import IntervalSet, leaf_constraint
-from planner.types import KeyKind
+from metastore_server.planner.ast import And, Expr, Leaf, Or, conjunction, disjunction
+from metastore_server.planner.bounds import Component, Edge
+from metastore_server.planner.intervals import IntervalSet, leaf_constraint
+from metastore_server.planner.types import KeyKind
 
 #: Most conjuncts the DNF may have, at any node.
 MAX_TERMS = 256

@@ -25,10 +25,10 @@ import enum
 import operator
 from collections.abc import Callable, Sequence
 
-from planner.ast import And, Expr, Leaf, Literal, LiteralKind, Op, iter_leaves
-from planner.errors import UnknownKeyError
-from planner.like import Matcher, any_matcher, regex_matcher, sql_like_matcher
-from planner.types import KeyKind, key_kind, parse_date, parse_integral
+from metastore_server.planner.ast import And, Expr, Leaf, Literal, LiteralKind, Op, iter_leaves
+from metastore_server.planner.errors import UnknownKeyError
+from metastore_server.planner.like import Matcher, any_matcher, regex_matcher, sql_like_matcher
+from metastore_server.planner.types import KeyKind, key_kind, parse_date, parse_integral
 
 Predicate = Callable[[Sequence[str]], bool]
 Operand = str | int | _dt.date

@@ -19,9 +19,9 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Sequence
 
-from planner.ast import Literal, format_key
-from planner.bounds import TYPED_END, Bound, Component
-from planner.plan import FilterPlan, Get, MultiScanPlan, ScanPlan
+from metastore_server.planner.ast import Literal, format_key
+from metastore_server.planner.bounds import TYPED_END, Bound, Component
+from metastore_server.planner.plan import FilterPlan, Get, MultiScanPlan, ScanPlan
 
 
 def explain(plan: FilterPlan, keys: Sequence[tuple[str, str]]) -> str:

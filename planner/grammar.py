@@ -27,11 +27,10 @@ import re
 from itertools import accumulate
 
 import pyparsing as pp
-
-from planner import tokens as tk
-from planner.ast import And, Expr, Leaf, Op, Or, conjunction, disjunction
-from planner.errors import FilterSyntaxError, UnsupportedFilterError
-from planner.precedence import StructureError, Token, TokenKind, assemble
+from metastore_server.planner import tokens as tk
+from metastore_server.planner.ast import And, Expr, Leaf, Op, Or, conjunction, disjunction
+from metastore_server.planner.errors import FilterSyntaxError, UnsupportedFilterError
+from metastore_server.planner.precedence import StructureError, Token, TokenKind, assemble
 
 # --- building the tree of one condition ---------------------------------------------------------
 

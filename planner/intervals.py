@@ -24,8 +24,8 @@ import datetime as _dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from planner.ast import Leaf, Op
-from planner.bounds import (
+from metastore_server.planner.ast import Leaf, Op
+from metastore_server.planner.bounds import (
     INT64_MAX,
     INT64_MIN,
     TYPED_END,
@@ -33,8 +33,8 @@ from planner.bounds import (
     Edge,
     point_of,
 )
-from planner.evaluate import Domain, comparison_domain
-from planner.types import KeyKind, parse_typed
+from metastore_server.planner.evaluate import Domain, comparison_domain
+from metastore_server.planner.types import KeyKind, parse_typed
 
 Interval = tuple[Edge, Edge]
 

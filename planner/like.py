@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from planner.errors import FilterError
-from planner.java_regex import (
+from metastore_server.planner.errors import FilterError
+from metastore_server.planner.java_regex import (
     RegexError,
     compile_java,
     compile_re2,

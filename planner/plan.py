@@ -45,12 +45,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from planner.ast import And, Expr, Leaf, Op, Or, conjunction, disjunction
-from planner.bounds import TABLE_END, TABLE_START, Bound, Component, Edge, point_of
-from planner.dnf import MAX_POINTS, MAX_RANGES, MAX_TERMS, BoxBuilder, Range, TooManyTerms
-from planner.errors import UnknownKeyError
-from planner.like import regex_matcher
-from planner.types import key_kind
+from metastore_server.planner.ast import And, Expr, Leaf, Op, Or, conjunction, disjunction
+from metastore_server.planner.bounds import TABLE_END, TABLE_START, Bound, Component, Edge, point_of
+from metastore_server.planner.dnf import (
+    MAX_POINTS,
+    MAX_RANGES,
+    MAX_TERMS,
+    BoxBuilder,
+    Range,
+    TooManyTerms,
+)
+from metastore_server.planner.errors import UnknownKeyError
+from metastore_server.planner.like import regex_matcher
+from metastore_server.planner.types import key_kind
 
 __all__ = [
     "MAX_POINTS",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from planner.ast import And, Expr, Or, depth
+from metastore_server.planner.ast import And, Expr, Or, depth
 
 #: The deepest And/Or nesting a filter may have.
 MAX_DEPTH = 100

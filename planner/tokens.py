@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 
 import pyparsing as pp
-
-from planner.ast import RESERVED_WORDS, Literal, Op, parse_date_text
+from metastore_server.planner.ast import RESERVED_WORDS, Literal, Op, parse_date_text
 
 #: The blanks pyparsing skips between tokens (its default), for patterns spanning tokens.
 BLANKS = r"[ \t\n\r]*"

@@ -73,8 +73,8 @@ import functools
 import struct
 from collections.abc import Sequence
 
-from planner.bounds import TYPED_END, Bound, Component
-from planner.types import KeyKind, parse_date, parse_integral, parse_typed
+from metastore_server.planner.bounds import TYPED_END, Bound, Component
+from metastore_server.planner.types import KeyKind, parse_date, parse_integral, parse_typed
 
 STRING = 0x02
 INTEGRAL = 0x10

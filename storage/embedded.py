@@ -39,10 +39,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import structlog
-
-from storage import embedded_changes, embedded_files, embedded_heads, telemetry
-from storage.embedded_changes import Position
-from storage.embedded_rows import (
+from metastore_server.storage import embedded_changes, embedded_files, embedded_heads, telemetry
+from metastore_server.storage.embedded_changes import Position
+from metastore_server.storage.embedded_rows import (
     StoredTable,
     apply_op,
     check_key,
@@ -56,8 +55,8 @@ from storage.embedded_rows import (
     unpack_row,
     unpacked,
 )
-from storage.port import Condition, Delete, Put, Row, TableSpec
-from storage.row_scan import packed_columns
+from metastore_server.storage.port import Condition, Delete, Put, Row, TableSpec
+from metastore_server.storage.row_scan import packed_columns
 
 log = structlog.get_logger(__name__)
 

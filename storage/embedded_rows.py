@@ -13,9 +13,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import structlog
-
-from storage.port import Condition, Delete, Put, Row
-from storage.row_scan import packed_row
+from metastore_server.storage.port import Condition, Delete, Put, Row
+from metastore_server.storage.row_scan import packed_row
 
 log = structlog.get_logger(__name__)
 

@@ -48,20 +48,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from planner.ast import And, Expr, Leaf, Op, Or
-from planner.bounds import INT64_MAX, INT64_MIN
-from planner.errors import UnknownKeyError
-from planner.evaluate import (
+from metastore_server.planner.ast import And, Expr, Leaf, Op, Or
+from metastore_server.planner.bounds import INT64_MAX, INT64_MIN
+from metastore_server.planner.errors import UnknownKeyError
+from metastore_server.planner.evaluate import (
     Domain,
     Predicate,
     comparison_domain,
     compile_predicate,
     referenced_keys,
 )
-from planner.java_regex import backtracking_safe
-from planner.like import regex_matcher
-from planner.types import KeyKind, key_kind, parse_typed
-from storage.codec import encode_component, encode_value, prefix_successor, typed_span
+from metastore_server.planner.java_regex import backtracking_safe
+from metastore_server.planner.like import regex_matcher
+from metastore_server.planner.types import KeyKind, key_kind, parse_typed
+from metastore_server.storage.codec import (
+    encode_component,
+    encode_value,
+    prefix_successor,
+    typed_span,
+)
 
 FAMILY = "k"
 

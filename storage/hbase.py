@@ -53,16 +53,14 @@ from typing import Any, TypeVar
 
 import happybase
 import structlog
-from thriftpy2.protocol.exc import TProtocolException
-from thriftpy2.thrift import TApplicationException
-from thriftpy2.transport import TTransportException
-
-from storage import hbase_keys, hbase_scans, hbase_writes, intents, telemetry
-from storage.hbase_settings import DEFAULT_PORT as DEFAULT_PORT  # re-exported
-from storage.hbase_settings import HBaseSettings
-from storage.hbase_settings import shell_script as shell_script  # re-exported
-from storage.hbase_settings import table_id_split_keys as table_id_split_keys  # re-exported
-from storage.port import (
+from metastore_server.storage import hbase_keys, hbase_scans, hbase_writes, intents, telemetry
+from metastore_server.storage.hbase_settings import DEFAULT_PORT as DEFAULT_PORT  # re-exported
+from metastore_server.storage.hbase_settings import HBaseSettings
+from metastore_server.storage.hbase_settings import shell_script as shell_script  # re-exported
+from metastore_server.storage.hbase_settings import (
+    table_id_split_keys as table_id_split_keys,  # re-exported
+)
+from metastore_server.storage.port import (
     Condition,
     Delete,
     Put,
@@ -70,6 +68,9 @@ from storage.port import (
     StorageError,
     TableSpec,
 )
+from thriftpy2.protocol.exc import TProtocolException
+from thriftpy2.thrift import TApplicationException
+from thriftpy2.transport import TTransportException
 
 log = structlog.get_logger(__name__)
 
@@ -571,12 +572,12 @@ def _reconnect(connection: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m storage.hbase URL [REGIONS [TABLE_IDS]]``: print the HBase shell commands
-    that create the catalog's tables for a storage URL, the partitions table pre-split into
-    REGIONS (default 16) ranges of table ids below TABLE_IDS (default 4096)."""
+    """``python -m metastore_server.storage.hbase URL [REGIONS [TABLE_IDS]]``: print the HBase
+    shell commands that create the catalog's tables for a storage URL, the partitions table
+    pre-split into REGIONS (default 16) ranges of table ids below TABLE_IDS (default 4096)."""
     import sys
 
-    from storage import layout
+    from metastore_server.storage import layout
 
     args = list(sys.argv[1:] if argv is None else argv)
     if not 1 <= len(args) <= 3:

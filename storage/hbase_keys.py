@@ -5,8 +5,8 @@ Pure functions; no I/O."""
 
 from __future__ import annotations
 
-from storage.codec import prefix_successor
-from storage.port import MAX_ROW_KEY, ValueTooLargeError
+from metastore_server.storage.codec import prefix_successor
+from metastore_server.storage.port import MAX_ROW_KEY, ValueTooLargeError
 
 #: HBase's default hbase.client.keyvalue.maxsize: the longest KeyValue a put may carry.
 MAX_CELL_BYTES = 10_485_760

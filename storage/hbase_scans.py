@@ -20,9 +20,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 import structlog
-
-from storage import hbase_keys
-from storage.port import Row, StorageError
+from metastore_server.storage import hbase_keys
+from metastore_server.storage.port import Row, StorageError
 
 log = structlog.get_logger(__name__)
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from storage import hbase_keys
-from storage.port import TableSpec
+from metastore_server.storage import hbase_keys
+from metastore_server.storage.port import TableSpec
 
 DEFAULT_PORT = 9090
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")

@@ -19,8 +19,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from storage import hbase_keys
-from storage.port import Condition, Delete, PartialWriteError, Put, Row, StorageError
+from metastore_server.storage import hbase_keys
+from metastore_server.storage.port import (
+    Condition,
+    Delete,
+    PartialWriteError,
+    Put,
+    Row,
+    StorageError,
+)
 
 T = TypeVar("T")
 

@@ -14,10 +14,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
 import structlog
-
-from storage import intent_entries
-from storage.intent_entries import RowImage
-from storage.port import Condition, Delete, Put, Row, TableSpec
+from metastore_server.storage import intent_entries
+from metastore_server.storage.intent_entries import RowImage
+from metastore_server.storage.port import Condition, Delete, Put, Row, TableSpec
 
 log = structlog.get_logger(__name__)
 

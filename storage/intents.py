@@ -53,10 +53,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import structlog
-
-from storage import intent_entries, telemetry
-from storage.intent_entries import RowChange, RowImage
-from storage.intent_rows import (
+from metastore_server.storage import intent_entries, telemetry
+from metastore_server.storage.intent_entries import RowChange, RowImage
+from metastore_server.storage.intent_rows import (
     DONE,
     ENTRY,
     INTENTS,
@@ -73,7 +72,7 @@ from storage.intent_rows import (
     state,
     steps,
 )
-from storage.port import Condition, Delete, Put, StorageError
+from metastore_server.storage.port import Condition, Delete, Put, StorageError
 
 log = structlog.get_logger(__name__)
 

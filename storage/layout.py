@@ -31,9 +31,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from planner.types import KeyKind
-from storage.codec import encode_id, encode_prefix, encode_value, encode_values, prefix_successor
-from storage.port import TableSpec
+from metastore_server.planner.types import KeyKind
+from metastore_server.storage.codec import (
+    encode_id,
+    encode_prefix,
+    encode_value,
+    encode_values,
+    prefix_successor,
+)
+from metastore_server.storage.port import TableSpec
 
 DATABASES = "dbs"
 TABLES = "tbls"

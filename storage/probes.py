@@ -12,8 +12,8 @@ import os
 import sqlite3
 from urllib.parse import quote
 
-from storage.hbase_settings import HBaseSettings
-from storage.layout import META
+from metastore_server.storage.hbase_settings import HBaseSettings
+from metastore_server.storage.layout import META
 
 #: The row a probe of HBase reads (absent: the read answers nothing, quickly).
 PROBE_KEY = b"\x00ready-probe"

@@ -12,10 +12,10 @@ Pure: no I/O and no imports from the rest of the project.
   partitions of a fact's storage tables that best cover a time range.
 """
 
-from timeline.cover import Cover, CoverPart, StorageTimelines, cover_range
-from timeline.partitions import TimePartition, TimePartitionRange
-from timeline.periods import UpdatePeriod
-from timeline.properties import (
+from metastore_server.timeline.cover import Cover, CoverPart, StorageTimelines, cover_range
+from metastore_server.timeline.partitions import TimePartition, TimePartitionRange
+from metastore_server.timeline.periods import UpdatePeriod
+from metastore_server.timeline.properties import (
     LENS_CLASS_NAMES,
     MAX_PARAM_LENGTH,
     PREFIX,
@@ -33,7 +33,7 @@ from timeline.properties import (
     timeline_type,
     timelines_present,
 )
-from timeline.timelines import (
+from metastore_server.timeline.timelines import (
     EndsAndHolesTimeline,
     PartitionTimeline,
     RangesTimeline,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 
-from timeline.partitions import TimePartition
-from timeline.periods import UpdatePeriod
+from metastore_server.timeline.partitions import TimePartition
+from metastore_server.timeline.periods import UpdatePeriod
 
 
 class PartitionTimeline(ABC):

@@ -52,9 +52,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
 
-from timeline.base import PartitionTimeline
-from timeline.partitions import TimePartition
-from timeline.periods import UpdatePeriod
+from metastore_server.timeline.base import PartitionTimeline
+from metastore_server.timeline.partitions import TimePartition
+from metastore_server.timeline.periods import UpdatePeriod
 
 __all__ = ["Cover", "CoverPart", "StorageTimelines", "cover_range"]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 
-from timeline.periods import UpdatePeriod
+from metastore_server.timeline.periods import UpdatePeriod
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)

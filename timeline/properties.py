@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from timeline.chunked import MAX_PARAM_LENGTH, decode_list, encode_list
-from timeline.periods import UpdatePeriod
-from timeline.timelines import (
+from metastore_server.timeline.chunked import MAX_PARAM_LENGTH, decode_list, encode_list
+from metastore_server.timeline.periods import UpdatePeriod
+from metastore_server.timeline.timelines import (
     EndsAndHolesTimeline,
     PartitionTimeline,
     RangesTimeline,

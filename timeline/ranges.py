@@ -6,10 +6,10 @@ from bisect import bisect_right
 from collections.abc import Iterator, Mapping
 from operator import attrgetter
 
-from timeline.base import PartitionTimeline
-from timeline.chunked import decode_list, encode_list
-from timeline.partitions import TimePartition, TimePartitionRange
-from timeline.periods import UpdatePeriod
+from metastore_server.timeline.base import PartitionTimeline
+from metastore_server.timeline.chunked import decode_list, encode_list
+from metastore_server.timeline.partitions import TimePartition, TimePartitionRange
+from metastore_server.timeline.periods import UpdatePeriod
 
 _START = attrgetter("start")
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from operator import attrgetter
 
+from metastore_server.timeline.base import PartitionTimeline
+from metastore_server.timeline.chunked import decode_list, encode_list
+from metastore_server.timeline.partitions import TimePartition
+from metastore_server.timeline.periods import UpdatePeriod
 from sortedcontainers import SortedSet
-
-from timeline.base import PartitionTimeline
-from timeline.chunked import decode_list, encode_list
-from timeline.partitions import TimePartition
-from timeline.periods import UpdatePeriod
 
 #: Sort key of partitions of one period (datetimes compare much faster than partitions).
 _START = attrgetter("start")

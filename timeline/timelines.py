@@ -6,9 +6,9 @@
 * ``RangesTimeline``: sorted runs [begin, end) (``timeline.ranges``).
 """
 
-from timeline.base import PartitionTimeline
-from timeline.ends_and_holes import EndsAndHolesTimeline
-from timeline.ranges import RangesTimeline
-from timeline.store_all import StoreAllTimeline
+from metastore_server.timeline.base import PartitionTimeline
+from metastore_server.timeline.ends_and_holes import EndsAndHolesTimeline
+from metastore_server.timeline.ranges import RangesTimeline
+from metastore_server.timeline.store_all import StoreAllTimeline
 
 __all__ = ["EndsAndHolesTimeline", "PartitionTimeline", "RangesTimeline", "StoreAllTimeline"]

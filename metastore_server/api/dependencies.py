@@ -45,8 +45,8 @@ from metastore_server.catalog.dependencies.store import DependentPartition
 from metastore_server.catalog.dependencies.table_rules import dependent_spec
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.objects.tables import EXTERNAL_TABLE, MANAGED_TABLE, TableRef
+from metastore_server.storage import layout
 from metastore_server.thrift_api import hms
-from storage import layout
 
 __all__ = ["DependencyCalls", "alter_dependency", "create_dependent_table", "dependents", "resolve"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 import threading
 
+from metastore_server.planner import java_regex
 from metastore_server.thrift_api import hms
-from planner import java_regex
 
 #: Whether ``alter_table`` refuses column type changes Hive cannot convert.
 DISALLOW_INCOMPATIBLE_TYPES = "hive.metastore.disallow.incompatible.col.type.changes"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from metastore_server.api.area import Area
 from metastore_server.catalog.basics import names
+from metastore_server.planner import java_regex
 from metastore_server.thrift_api import hms
-from planner import java_regex
 
 _WHITELIST_KEY = "hive.metastore.partition.name.whitelist.pattern"
 

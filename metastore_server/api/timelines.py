@@ -29,7 +29,7 @@ from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.timelines.keeper import TimelineKey
 from metastore_server.catalog.timelines.time_columns import time_columns
 from metastore_server.thrift_api import hms
-from timeline import (
+from metastore_server.timeline import (
     TIME_PARTCOLS_KEY,
     PartitionTimeline,
     StorageTimelines,
@@ -39,7 +39,7 @@ from timeline import (
     lens_class_name,
     timeline_to_table_properties,
 )
-from timeline.ranges import RangesTimeline
+from metastore_server.timeline.ranges import RangesTimeline
 
 __all__ = [
     "TimelineCalls",

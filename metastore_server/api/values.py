@@ -35,9 +35,9 @@ from metastore_server.api.arguments import catalog_field, object_name, required
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.objects.tables import TableRef
 from metastore_server.catalog.reads.values_reader import read_rows
+from metastore_server.planner.types import KeyKind
+from metastore_server.planner.values import ValuesPlan, plan_values
 from metastore_server.thrift_api import hms
-from planner.types import KeyKind
-from planner.values import ValuesPlan, plan_values
 
 
 def partition_values(

@@ -59,9 +59,9 @@ from metastore_server.catalog.txn.transactions import DEFAULT_TIMEOUT_S as DEFAU
 from metastore_server.catalog.txn.transactions import Transactions
 from metastore_server.catalog.txn.write_ids import WriteIds
 from metastore_server.catalog.views.materialized import MaterializedViews
+from metastore_server.storage import layout
+from metastore_server.storage.port import Put, StoragePort
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Put, StoragePort
 
 
 class Catalog:

@@ -9,7 +9,7 @@ import errno
 import sys
 from typing import TextIO
 
-from storage.hbase import HBaseError, HBaseUnavailableError
+from metastore_server.storage.hbase import HBaseError, HBaseUnavailableError
 
 PROGRAM = "metastore-server"
 DEBUG_HINT = f"{PROGRAM}: run again with --debug to see the Python traceback"

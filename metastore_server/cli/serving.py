@@ -17,7 +17,7 @@ import structlog
 from metastore_server import metrics
 from metastore_server.cli import errors
 from metastore_server.server.config import ServerConfig
-from storage.hbase import HBaseError
+from metastore_server.storage.hbase import HBaseError
 
 log = structlog.get_logger(__name__)
 

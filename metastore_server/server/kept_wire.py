@@ -29,7 +29,7 @@ from thriftpy2.thrift import TMessageType
 from metastore_server.api.listing_replies import KEPT_CALLS
 from metastore_server.catalog.basics.bounded_cache import BoundedCache
 from metastore_server.server.transport_limits import LimitedSocket
-from storage.row_scan import struct_fields
+from metastore_server.storage.row_scan import struct_fields
 
 #: The calls whose replies are kept: the names listings and single objects by name.
 WIRE_KEPT_CALLS = KEPT_CALLS | {

@@ -52,8 +52,8 @@ from metastore_server.server.stored_replies import (
 from metastore_server.server.text_check import undecoded_field
 from metastore_server.server.transport_limits import DecodeLimitExceeded, LimitedSocket
 from metastore_server.server.wire_adds import WIRE_ADDS, read_wire_add
+from metastore_server.storage.port import ValueTooLargeError
 from metastore_server.thrift_api import hms
-from storage.port import ValueTooLargeError
 
 log = structlog.get_logger(__name__)
 

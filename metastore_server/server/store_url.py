@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlparse
 
-from storage.port import StoragePort
+from metastore_server.storage.port import StoragePort
 
 #: The storage URLs ``open_store`` takes, as an error message names them.
 ACCEPTED_FORMS = (
@@ -27,7 +27,7 @@ def describe(url: str) -> str:
     if parsed.scheme == "sqlite":
         return f"embedded SQLite at {os.path.abspath(sqlite_path(url))}"
     if parsed.scheme == "hbase":
-        from storage.hbase import HBaseSettings
+        from metastore_server.storage.hbase import HBaseSettings
 
         try:
             return HBaseSettings.from_url(url).describe()
@@ -57,11 +57,11 @@ def open_store(
     undoes the store's undo notes of such a change (``storage.port.UndoNote``)."""
     parsed = urlparse(url)
     if parsed.scheme == "sqlite":
-        from storage.embedded import SqliteStore
+        from metastore_server.storage.embedded import SqliteStore
 
         return SqliteStore(sqlite_path(url))
     if parsed.scheme == "hbase":
-        from storage.hbase import HBaseSettings, HBaseStore
+        from metastore_server.storage.hbase import HBaseSettings, HBaseStore
 
         options: dict[str, Any] = {"undoers": undoers}
         if writer_lease_s is not None:
@@ -73,7 +73,7 @@ def open_store(
 def probe_store(url: str) -> tuple[str | None, str]:
     """(reason, detail) of a cheap read of the store ``url`` names, made afresh (see
     ``storage.probes``): (None, "") when it answered."""
-    from storage import probes
+    from metastore_server.storage import probes
 
     parsed = urlparse(url)
     if parsed.scheme == "sqlite":
@@ -82,7 +82,7 @@ def probe_store(url: str) -> tuple[str | None, str]:
             return None, ""
         return probes.probe_sqlite(path)
     if parsed.scheme == "hbase":
-        from storage.hbase import HBaseSettings
+        from metastore_server.storage.hbase import HBaseSettings
 
         return probes.probe_hbase(HBaseSettings.from_url(url))
     return "store: unknown kind", url

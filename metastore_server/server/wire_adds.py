@@ -11,8 +11,8 @@ from typing import Any
 from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.basics.wire_partitions import NotFast, read_partitions
 from metastore_server.server.transport_limits import LimitedSocket, charge
+from metastore_server.storage.row_scan import struct_fields
 from metastore_server.thrift_api import hms
-from storage.row_scan import struct_fields
 
 #: The calls read this way.
 WIRE_ADDS = frozenset({"add_partitions", "add_partitions_req"})

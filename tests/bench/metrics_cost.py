@@ -47,8 +47,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         if not args.in_memory:
             os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+        from metastore_server.storage import telemetry
+
         from metastore_server import metrics
-        from storage import telemetry
 
         sampled = telemetry.sampled("get")(lambda: None)
         figures = {

@@ -46,16 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_report import log, machine_info  # noqa: E402 - imports bench_path: sets up sys.path
 from bench_targets import Target, start_targets  # noqa: E402
-from partition_dataset import DB, hms, parquet_table  # noqa: E402
-
-from metastore_server import __version__ as OUR_VERSION  # noqa: E402
-from metastore_server.api import timelines as timeline_api  # noqa: E402
-from metastore_server.audit import configure_logging  # noqa: E402
-from metastore_server.catalog.data.warehouse import Warehouse  # noqa: E402
-from metastore_server.catalog.facade import Catalog  # noqa: E402
-from metastore_server.server.store_url import open_store  # noqa: E402
-from storage import layout  # noqa: E402
-from timeline import (  # noqa: E402
+from metastore_server.storage import layout  # noqa: E402
+from metastore_server.timeline import (  # noqa: E402
     TIME_PARTCOLS_KEY,
     EndsAndHolesTimeline,
     PartitionTimeline,
@@ -70,6 +62,14 @@ from timeline import (  # noqa: E402
     timeline_from_table_properties,
     timeline_to_table_properties,
 )
+from partition_dataset import DB, hms, parquet_table  # noqa: E402
+
+from metastore_server import __version__ as OUR_VERSION  # noqa: E402
+from metastore_server.api import timelines as timeline_api  # noqa: E402
+from metastore_server.audit import configure_logging  # noqa: E402
+from metastore_server.catalog.data.warehouse import Warehouse  # noqa: E402
+from metastore_server.catalog.facade import Catalog  # noqa: E402
+from metastore_server.server.store_url import open_store  # noqa: E402
 
 Y, M, D, H, MI = (
     UpdatePeriod.YEARLY,

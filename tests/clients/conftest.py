@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from integration.conftest import RunningServer, create_db, make_partition, make_table
+from metastore_server.timeline import TIME_PARTCOLS_KEY, UPDATE_PERIOD_KEY
 
 from metastore_server.thrift_api import hms
-from timeline import TIME_PARTCOLS_KEY, UPDATE_PERIOD_KEY
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 IDL = REPO_ROOT / "thrift" / "hive_metastore.thrift"

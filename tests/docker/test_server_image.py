@@ -37,7 +37,7 @@ def _sent(path: str, copied: list[str]) -> bool:
 def test_setup_py_lists_the_three_compiled_modules() -> None:
     assert set(_check_wheel().extensions(ROOT / "setup.py")) == {
         "metastore_server.server.wire_walk",
-        "storage.row_scan",
+        "metastore_server.storage.row_scan",
         "metastore_server.catalog.basics.wire_partitions",
     }
 

@@ -18,7 +18,7 @@ from dockerfiles import COMPOSE_FILE, compose_v2
 pytestmark = pytest.mark.docker_stack
 
 #: The modules setup.py compiles, as the server imports them.
-COMPILED = ["metastore_server.server.wire_walk", "storage.row_scan",
+COMPILED = ["metastore_server.server.wire_walk", "metastore_server.storage.row_scan",
             "metastore_server.catalog.basics.wire_partitions"]  # fmt: skip
 
 

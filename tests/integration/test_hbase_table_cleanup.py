@@ -36,7 +36,7 @@ def _tables(double: HBaseDouble, prefix: str) -> list[bytes]:
 
 
 def _prefix(server: RunningServer) -> str:
-    from storage.hbase import HBaseSettings
+    from metastore_server.storage.hbase import HBaseSettings
 
     return HBaseSettings.from_url(server.config.storage).prefix
 

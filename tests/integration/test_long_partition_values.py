@@ -5,10 +5,10 @@ of such values answer not-found or empty (no partition can have them)."""
 from __future__ import annotations
 
 import pytest
+from metastore_server.storage.port import MAX_ROW_KEY
 
 from metastore_server.catalog.reads.partition_rows import DERIVED_KEY_ROOM
 from metastore_server.thrift_api import hms
-from storage.port import MAX_ROW_KEY
 
 from .conftest import create_db, make_partition, make_table
 

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from metastore_server.storage import layout
+from metastore_server.storage.hbase import HBaseStore
 from support.hbase_double import running_double, storage_url
 
 from metastore_server.catalog.core.claims import Claims, TooSlowToClaim
@@ -20,8 +22,6 @@ from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.partitions import adding as partitions_module
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.hbase import HBaseStore
 
 KEY = b"\x00\x00\x00\x00\x00\x00\x00\x07partition"
 

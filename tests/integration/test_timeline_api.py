@@ -13,18 +13,7 @@ from datetime import date, datetime
 
 import pytest
 import structlog
-from structlog.testing import capture_logs
-from support.net import LOOPBACK, free_port
-
-from metastore_server import audit
-from metastore_server.catalog.data.warehouse import Warehouse
-from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.timelines.time_columns import time_columns
-from metastore_server.cli.main import build_parser
-from metastore_server.client import MetastoreClient
-from metastore_server.server.store_url import open_store
-from metastore_server.thrift_api import hms
-from timeline import (
+from metastore_server.timeline import (
     PREFIX,
     PRESENT_KEY,
     TIME_PARTCOLS_KEY,
@@ -37,6 +26,17 @@ from timeline import (
     lens_class_name,
     timeline_to_table_properties,
 )
+from structlog.testing import capture_logs
+from support.net import LOOPBACK, free_port
+
+from metastore_server import audit
+from metastore_server.catalog.data.warehouse import Warehouse
+from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog.timelines.time_columns import time_columns
+from metastore_server.cli.main import build_parser
+from metastore_server.client import MetastoreClient
+from metastore_server.server.store_url import open_store
+from metastore_server.thrift_api import hms
 
 from .conftest import RunningServer, create_db, make_partition, make_table
 

@@ -5,10 +5,10 @@ SQL adds them; a partition's own update period still wins; bad declarations are 
 from __future__ import annotations
 
 import pytest
+from metastore_server.timeline import UPDATE_PERIOD_KEY, UpdatePeriod
 
 from metastore_server.catalog.timelines.time_columns import PERIODS_KEY, inferred_period
 from metastore_server.thrift_api import hms
-from timeline import UPDATE_PERIOD_KEY, UpdatePeriod
 
 from .conftest import RunningServer, create_db, make_partition, make_table
 

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from metastore_server.storage import layout
+from metastore_server.storage.hbase import HBaseStore
 from support import stress
 from support.hbase_double import running_double, storage_url
 
@@ -17,8 +19,6 @@ from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.timelines.keeper import TimelineKeeper
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.hbase import HBaseStore
 
 from .conftest import RunningServer
 

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from metastore_server.storage import layout
+from metastore_server.storage.row_scan import struct_fields
 
 from metastore_server.api.handler import MetastoreHandler
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
@@ -22,8 +24,6 @@ from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.partitions.adding import Adding
 from metastore_server.server.store_url import open_store
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.row_scan import struct_fields
 
 from .conftest import RunningServer, column, make_partition, make_table
 

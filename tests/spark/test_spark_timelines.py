@@ -14,13 +14,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from metastore_server.timeline import PREFIX, UPDATE_PERIOD_KEY
 from support.net import MetastoreEndpoint
 from support.spark_session import local_spark
 
 from metastore_server.catalog.timelines.time_columns import PERIODS_KEY
 from metastore_server.client import MetastoreClient
 from metastore_server.thrift_api import make_client
-from timeline import PREFIX, UPDATE_PERIOD_KEY
 
 pytestmark = pytest.mark.spark
 

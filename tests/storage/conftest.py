@@ -24,11 +24,10 @@ from pathlib import Path
 
 import happybase
 import pytest
+from metastore_server.storage.embedded import SqliteStore
+from metastore_server.storage.hbase import HBaseStore
+from metastore_server.storage.port import StoragePort
 from support.hbase_double import HBaseDouble, storage_url
-
-from storage.embedded import SqliteStore
-from storage.hbase import HBaseStore
-from storage.port import StoragePort
 
 HBASE_IMAGE = os.environ.get("HBASE_IMAGE", "harisekhon/hbase:2.1")
 _PREFIXES = itertools.count(1)

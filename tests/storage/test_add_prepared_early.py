@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from metastore_server.storage.embedded import SqliteStore
 
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.partitions.adding import Adding
 from metastore_server.thrift_api import hms
-from storage.embedded import SqliteStore
 
 
 @pytest.fixture()

@@ -6,8 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from storage.port import CAPABILITY_NAMES, Capabilities, Put, StoragePort, TableSpec
+from metastore_server.storage.port import (
+    CAPABILITY_NAMES,
+    Capabilities,
+    Put,
+    StoragePort,
+    TableSpec,
+)
 
 T = "t"
 ON_HBASE = frozenset({"transaction", "undo_note", "untracked"})

@@ -10,13 +10,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from metastore_server.storage.embedded import SqliteStore
 
 from metastore_server.catalog.basics import changes
 from metastore_server.catalog.basics.changes import Change, PartitionChange
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
 from metastore_server.thrift_api import hms
-from storage.embedded import SqliteStore
 
 
 class Recorder:

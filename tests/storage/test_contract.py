@@ -13,9 +13,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from metastore_server.storage.port import Condition, Delete, Put, StoragePort, TableSpec
 from support.hbase_filter_language import parse_filter
-
-from storage.port import Condition, Delete, Put, StoragePort, TableSpec
 
 T = "t"
 OTHER = "other"
@@ -476,7 +475,7 @@ def test_data_survives_close_and_reopen(backend, store: StoragePort) -> None:
 
 
 CRASH_WRITER = """
-from storage.port import Put, TableSpec
+from metastore_server.storage.port import Put, TableSpec
 store.ensure_tables([TableSpec("crash", ("c",))])
 i = 0
 while True:

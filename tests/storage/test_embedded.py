@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from storage.embedded import SqliteStore, pack_row, sql_name, unpack_row
-from storage.port import Condition, Delete, Put, TableSpec
+from metastore_server.storage.embedded import SqliteStore, pack_row, sql_name, unpack_row
+from metastore_server.storage.port import Condition, Delete, Put, TableSpec
 
 T = "t"
 

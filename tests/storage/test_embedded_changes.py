@@ -10,11 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from storage import embedded_changes
-from storage.embedded import SqliteStore
-from storage.embedded_rows import pack_row, sql_name
-from storage.port import Delete, Put, TableSpec
+from metastore_server.storage import embedded_changes
+from metastore_server.storage.embedded import SqliteStore
+from metastore_server.storage.embedded_rows import pack_row, sql_name
+from metastore_server.storage.port import Delete, Put, TableSpec
 
 NARROW = "narrow"
 

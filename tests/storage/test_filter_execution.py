@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from metastore_server.planner.errors import FilterError
+from metastore_server.planner.evaluate import compile_predicate
+from metastore_server.planner.grammar import parse_filter
 from support.filter_strategies import filters, tables
 
 from metastore_server import audit
@@ -19,9 +22,6 @@ from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
 from metastore_server.thrift_api import hms
-from planner.errors import FilterError
-from planner.evaluate import compile_predicate
-from planner.grammar import parse_filter
 
 _NAMES = itertools.count()
 

@@ -17,18 +17,11 @@ import happybase
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.filter_strategies import filters, tables
-from support.hbase_double import HBaseDouble, running_double, storage_url
-from support.hbase_filter_language import FilterLanguageError, parse_filter
-from support.net import free_port
-from thriftpy2.thrift import TApplicationException
-
-from metastore_server.server.store_url import describe, open_store
-from planner.evaluate import compile_predicate
-from planner.types import key_kind
-from storage.codec import encode_value
-from storage.filters import hbase_filter_bytes
-from storage.hbase import (
+from metastore_server.planner.evaluate import compile_predicate
+from metastore_server.planner.types import key_kind
+from metastore_server.storage.codec import encode_value
+from metastore_server.storage.filters import hbase_filter_bytes
+from metastore_server.storage.hbase import (
     HBaseError,
     HBaseSettings,
     HBaseStore,
@@ -37,7 +30,21 @@ from storage.hbase import (
     shell_script,
     table_id_split_keys,
 )
-from storage.port import MAX_ROW_KEY, Condition, Delete, PartialWriteError, Put, TableSpec
+from metastore_server.storage.port import (
+    MAX_ROW_KEY,
+    Condition,
+    Delete,
+    PartialWriteError,
+    Put,
+    TableSpec,
+)
+from support.filter_strategies import filters, tables
+from support.hbase_double import HBaseDouble, running_double, storage_url
+from support.hbase_filter_language import FilterLanguageError, parse_filter
+from support.net import free_port
+from thriftpy2.thrift import TApplicationException
+
+from metastore_server.server.store_url import describe, open_store
 
 T, OTHER = "t", "other"
 HBASE_THRIFT = importlib.import_module("Hbase_thrift")  # loaded by happybase from its IDL

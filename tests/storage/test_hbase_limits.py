@@ -10,10 +10,9 @@ from collections.abc import Iterator
 
 import happybase
 import pytest
+from metastore_server.storage.hbase import HBaseStore
+from metastore_server.storage.port import Put, TableSpec, ValueTooLargeError
 from support.hbase_double import SCAN_TIMEOUT_MESSAGE, HBaseDouble
-
-from storage.hbase import HBaseStore
-from storage.port import Put, TableSpec, ValueTooLargeError
 
 T = "t"
 BUDGET = 5
@@ -157,7 +156,7 @@ def test_the_store_refuses_a_cell_over_the_limit_before_sending_it(double) -> No
 
 
 def test_the_default_cell_limit_is_hbases() -> None:
-    from storage.hbase import HBaseSettings
+    from metastore_server.storage.hbase import HBaseSettings
 
     assert HBaseSettings().max_cell_bytes == 10_485_760
     assert HBaseSettings.from_url("hbase://hb?max_cell_bytes=5").max_cell_bytes == 5

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from metastore_server.storage.embedded import SqliteStore
+
 from metastore_server import audit
 from metastore_server.catalog.basics.names import make_partition_name
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.reads.whole_listing import whole_listing
 from metastore_server.thrift_api import hms
-from storage.embedded import SqliteStore
 
 
 def _catalog(path: Path, warehouse: Path) -> Catalog:

@@ -6,13 +6,13 @@ the partitions returned are the same either way."""
 from __future__ import annotations
 
 import pytest
+from metastore_server.storage.embedded import SqliteStore
 
 from metastore_server import audit
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.reads import scan as partition_scan
 from metastore_server.thrift_api import hms
-from storage.embedded import SqliteStore
 
 DAYS, HOURS = 30, 40
 

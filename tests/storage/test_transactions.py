@@ -19,12 +19,18 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from storage import intents
-from storage.hbase import HBaseStore
-from storage.intent_rows import INLINE_BYTES, INTENTS
-from storage.intents import IntentLost
-from storage.port import Condition, Delete, PartialWriteError, Put, StoragePort, TableSpec
+from metastore_server.storage import intents
+from metastore_server.storage.hbase import HBaseStore
+from metastore_server.storage.intent_rows import INLINE_BYTES, INTENTS
+from metastore_server.storage.intents import IntentLost
+from metastore_server.storage.port import (
+    Condition,
+    Delete,
+    PartialWriteError,
+    Put,
+    StoragePort,
+    TableSpec,
+)
 
 Backend = Any  # tests/storage/conftest.py Backend (a conftest is not imported)
 
@@ -134,8 +140,8 @@ def test_a_killed_writers_change_is_rolled_back_by_the_next_reader(
     before = _rows(store)
     script = textwrap.dedent(f"""
         import os, signal
-        from storage.hbase import HBaseStore
-        from storage.port import Delete, Put
+        from metastore_server.storage.hbase import HBaseStore
+        from metastore_server.storage.port import Delete, Put
         store = HBaseStore.from_url({backend.url!r}, writer_lease_s={LEASE_S})
         with store.transaction():
             store.mutate([Put("t", b"a", {{b"c:x": b"9"}}), Delete("t", b"b")])

@@ -8,10 +8,9 @@ import functools
 from collections.abc import Sequence
 
 from hypothesis import strategies as st
-
-from planner.ast import And, Expr, Leaf, Literal, Op, Or
-from planner.grammar import parse_filter
-from planner.types import DEFAULT_PARTITION_NAME, KeyKind
+from metastore_server.planner.ast import And, Expr, Leaf, Literal, Op, Or
+from metastore_server.planner.grammar import parse_filter
+from metastore_server.planner.types import DEFAULT_PARTITION_NAME, KeyKind
 
 DEFAULT = DEFAULT_PARTITION_NAME
 HIVE_TYPES = {KeyKind.STRING: ["string", "varchar(10)"], KeyKind.INTEGRAL: ["int", "bigint"],

@@ -38,8 +38,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from metastore_server.timeline import TIME_PARTCOLS_KEY, UPDATE_PERIOD_KEY
+
 from metastore_server.thrift_api import hms, make_client
-from timeline import TIME_PARTCOLS_KEY, UPDATE_PERIOD_KEY
 
 DB = "stress"
 TABLE = "events"

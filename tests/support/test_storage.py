@@ -147,7 +147,7 @@ def drop_released() -> int:
 
 def drop_store_tables(url: str) -> int:
     """Drop the tables of an ``hbase://`` store URL's prefix (best effort); how many."""
-    from storage.hbase import HBaseSettings
+    from metastore_server.storage.hbase import HBaseSettings
 
     settings = HBaseSettings.from_url(url)
     return drop_tables(settings.host, settings.port, settings.prefix)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from metastore_server.storage.embedded import SqliteStore
 
 from metastore_server.api.authorization import AUTHORIZATION_CHOICES, build_authorizer
 from metastore_server.api.authorization.callers import GroupLookup, os_groups
@@ -24,7 +25,6 @@ from metastore_server.caller import Session
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
 from metastore_server.thrift_api import hms
-from storage.embedded import SqliteStore
 
 USER, GROUP, ROLE = hms.PrincipalType.USER, hms.PrincipalType.GROUP, hms.PrincipalType.ROLE
 GROUPS = {"dave": frozenset({"analysts"}), "alice": frozenset()}

@@ -8,9 +8,13 @@ import datetime as dt
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from planner.types import DEFAULT_PARTITION_NAME, KeyKind, parse_date, parse_integral
-from storage.codec import (
+from metastore_server.planner.types import (
+    DEFAULT_PARTITION_NAME,
+    KeyKind,
+    parse_date,
+    parse_integral,
+)
+from metastore_server.storage.codec import (
     decode_id,
     decode_values,
     encode_id,

@@ -7,10 +7,9 @@ import datetime as dt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from planner.bounds import TYPED_END, Bound
-from planner.types import DEFAULT_PARTITION_NAME, KeyKind, parse_typed
-from storage.codec import (
+from metastore_server.planner.bounds import TYPED_END, Bound
+from metastore_server.planner.types import DEFAULT_PARTITION_NAME, KeyKind, parse_typed
+from metastore_server.storage.codec import (
     bound_range,
     encode_bound,
     encode_id,

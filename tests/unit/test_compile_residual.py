@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from metastore_server.planner.evaluate import referenced_keys
+from metastore_server.planner.grammar import parse_filter
+from metastore_server.storage.filters import (
+    compile_residual,
+    hbase_filter_bytes,
+    key_needles,
+    residual_predicate,
+)
 from support.filter_strategies import filters, tables
-
-from planner.evaluate import referenced_keys
-from planner.grammar import parse_filter
-from storage.filters import compile_residual, hbase_filter_bytes, key_needles, residual_predicate
 
 KEYS = [("ds", "string"), ("hr", "int"), ("region", "string")]
 

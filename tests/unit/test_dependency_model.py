@@ -7,6 +7,9 @@ from datetime import datetime
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from metastore_server.planner.evaluate import compile_predicate
+from metastore_server.planner.grammar import parse_filter
+from metastore_server.timeline import TimePartition, UpdatePeriod
 
 from metastore_server.catalog.dependencies import model as dm
 from metastore_server.catalog.dependencies.model import (
@@ -17,9 +20,6 @@ from metastore_server.catalog.dependencies.model import (
     SchemaChangePolicy,
     TableName,
 )
-from planner.evaluate import compile_predicate
-from planner.grammar import parse_filter
-from timeline import TimePartition, UpdatePeriod
 
 T_KEYS = [("ds", "string"), ("hr", "int")]
 T2_KEYS = [("ds", "string"), ("hr", "int"), ("min", "int")]

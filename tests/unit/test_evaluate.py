@@ -9,13 +9,17 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from planner.ast import And, Expr, Leaf, Literal, LiteralKind, Op, Or
-from planner.errors import FilterError, UnknownKeyError
-from planner.evaluate import Domain, comparison_domain, compile_predicate, referenced_keys
-from planner.grammar import parse_filter
-from planner.like import any_matcher, regex_matcher, sql_like_matcher
-from planner.types import DEFAULT_PARTITION_NAME, KeyKind
+from metastore_server.planner.ast import And, Expr, Leaf, Literal, LiteralKind, Op, Or
+from metastore_server.planner.errors import FilterError, UnknownKeyError
+from metastore_server.planner.evaluate import (
+    Domain,
+    comparison_domain,
+    compile_predicate,
+    referenced_keys,
+)
+from metastore_server.planner.grammar import parse_filter
+from metastore_server.planner.like import any_matcher, regex_matcher, sql_like_matcher
+from metastore_server.planner.types import DEFAULT_PARTITION_NAME, KeyKind
 
 DEFAULT = DEFAULT_PARTITION_NAME
 KEYS = [("ds", "string"), ("hr", "int"), ("d", "date")]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from metastore_server.storage import layout
 
 from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
@@ -17,7 +18,6 @@ from metastore_server.catalog.objects.table_outlines import KeptOutlines, every_
 from metastore_server.catalog.objects.tables import table_owns_data
 from metastore_server.server.store_url import open_store
 from metastore_server.thrift_api import hms
-from storage import layout
 
 
 class CountingStore:

@@ -7,8 +7,7 @@ import datetime as dt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from planner.ast import (
+from metastore_server.planner.ast import (
     And,
     Expr,
     Leaf,
@@ -23,9 +22,9 @@ from planner.ast import (
     iter_leaves,
     quote_string,
 )
-from planner.errors import FilterError, FilterSyntaxError, UnsupportedFilterError
-from planner.grammar import CONDITION, parse_filter
-from planner.precedence import MAX_DEPTH
+from metastore_server.planner.errors import FilterError, FilterSyntaxError, UnsupportedFilterError
+from metastore_server.planner.grammar import CONDITION, parse_filter
+from metastore_server.planner.precedence import MAX_DEPTH
 
 S, N, D = Literal.string, Literal.integer, Literal.date
 

@@ -12,7 +12,7 @@ from pathlib import Path
 RACE = """
 import sys, threading
 sys.path.insert(0, {root!r})
-from planner.grammar import parse_filter
+from metastore_server.planner.grammar import parse_filter
 barrier = threading.Barrier(8)
 failures = []
 def work():

@@ -11,15 +11,14 @@ from collections.abc import Callable, Sequence
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from metastore_server.planner.ast import And, Expr, Leaf, Literal, Op, Or
+from metastore_server.planner.errors import FilterError, UnknownKeyError
+from metastore_server.planner.evaluate import Domain, comparison_domain, compile_predicate
+from metastore_server.planner.grammar import parse_filter
+from metastore_server.planner.types import DEFAULT_PARTITION_NAME, KeyKind, key_kind, parse_typed
+from metastore_server.storage.codec import encode_value
+from metastore_server.storage.filters import hbase_filter, hbase_filter_bytes, residual_predicate
 from support.hbase_filter_language import java_to_python_regex
-
-from planner.ast import And, Expr, Leaf, Literal, Op, Or
-from planner.errors import FilterError, UnknownKeyError
-from planner.evaluate import Domain, comparison_domain, compile_predicate
-from planner.grammar import parse_filter
-from planner.types import DEFAULT_PARTITION_NAME, KeyKind, key_kind, parse_typed
-from storage.codec import encode_value
-from storage.filters import hbase_filter, hbase_filter_bytes, residual_predicate
 
 DEFAULT = DEFAULT_PARTITION_NAME
 KEYS = [("ds", "string"), ("hr", "int"), ("d", "date")]

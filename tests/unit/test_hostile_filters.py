@@ -14,16 +14,15 @@ from typing import TypeVar
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from metastore_server.planner.ast import Leaf, Literal, Op
+from metastore_server.planner.errors import FilterError
+from metastore_server.planner.evaluate import compile_predicate
+from metastore_server.planner.grammar import MAX_CONDITIONS, MAX_PARENTHESES, parse_filter
+from metastore_server.planner.intervals import IntervalSet, leaf_constraint
+from metastore_server.planner.plan import MultiScanPlan, plan_filter
+from metastore_server.planner.types import KeyKind, key_kind
+from metastore_server.storage.codec import bound_range, encode_id, encode_values
 from support.filter_strategies import filters
-
-from planner.ast import Leaf, Literal, Op
-from planner.errors import FilterError
-from planner.evaluate import compile_predicate
-from planner.grammar import MAX_CONDITIONS, MAX_PARENTHESES, parse_filter
-from planner.intervals import IntervalSet, leaf_constraint
-from planner.plan import MultiScanPlan, plan_filter
-from planner.types import KeyKind, key_kind
-from storage.codec import bound_range, encode_id, encode_values
 
 KEYS = [("ds", "string"), ("hr", "int")]
 HANG_GUARD_S = 30.0

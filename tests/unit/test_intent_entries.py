@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-
-from storage.intent_entries import decode, encode, image, restore
+from metastore_server.storage.intent_entries import decode, encode, image, restore
 
 
 @dataclass

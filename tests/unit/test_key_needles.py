@@ -6,15 +6,14 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from metastore_server.planner.evaluate import compile_predicate
+from metastore_server.planner.grammar import parse_filter
+from metastore_server.planner.types import key_kind
+from metastore_server.storage.codec import encode_values
+from metastore_server.storage.embedded import SqliteStore
+from metastore_server.storage.filters import MAX_GROUPS, MAX_NEEDLES, key_needles
+from metastore_server.storage.port import Put, TableSpec
 from support.filter_strategies import filters, tables
-
-from planner.evaluate import compile_predicate
-from planner.grammar import parse_filter
-from planner.types import key_kind
-from storage.codec import encode_values
-from storage.embedded import SqliteStore
-from storage.filters import MAX_GROUPS, MAX_NEEDLES, key_needles
-from storage.port import Put, TableSpec
 
 KEYS = [("ds", "string"), ("hr", "int"), ("region", "string")]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from storage import layout
-from storage.embedded import SqliteStore
-from storage.embedded_rows import sql_name
-from storage.port import Put, TableSpec
+from metastore_server.storage import layout
+from metastore_server.storage.embedded import SqliteStore
+from metastore_server.storage.embedded_rows import sql_name
+from metastore_server.storage.port import Put, TableSpec
 
 BIG = b"x" * 300_000  # far past a page: most of it on overflow pages
 

@@ -14,9 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: Each room's rank: a module may import rooms of its rank or lower.
 RANKS = {
-    "planner": 0,
-    "timeline": 0,
-    "storage": 1,
+    "metastore_server.planner": 0,
+    "metastore_server.timeline": 0,
+    "metastore_server.storage": 1,
     "metastore_server.base": 2,  # thrift_api, audit, safe_log, client, the package itself
     "metastore_server.catalog": 3,
     "metastore_server.api": 4,
@@ -49,8 +49,6 @@ CATALOG_RANKS = {
 def room_of(module: str) -> str | None:
     """The room of a dotted module name (None: not ours)."""
     parts = module.split(".")
-    if parts[0] in ("planner", "timeline", "storage"):
-        return parts[0]
     if parts[0] != "metastore_server":
         return None
     if parts[1:] == ["__main__"]:  # ``python -m metastore_server`` is the console script
@@ -88,6 +86,8 @@ def our_modules() -> dict[str, Path]:
     for top in ("planner", "timeline", "storage", "metastore_server"):
         for path in sorted((ROOT / top).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
+            if top != "metastore_server":  # installed as metastore_server.<folder>
+                parts = ("metastore_server", *parts)
             if parts[-1] == "__init__":
                 parts = parts[:-1]
             found[".".join(parts)] = path
@@ -158,7 +158,8 @@ def test_no_import_circle() -> None:
 def test_the_room_of_a_module_is_its_folder() -> None:
     assert room_of("metastore_server.cli.main") == "metastore_server.cli"
     assert room_of("metastore_server.thrift_api") == "metastore_server.base"
-    assert room_of("storage.codec") == "storage"
+    assert room_of("metastore_server.storage.codec") == "metastore_server.storage"
+    assert room_of("storage.codec") is None  # not ours: the folder installs under our namespace
     assert room_of("thriftpy2.protocol") is None
     assert RANKS[room_of("metastore_server.server.app")] > RANKS["metastore_server.api"]
     assert catalog_room_of("metastore_server.catalog.objects.tables") == "objects"

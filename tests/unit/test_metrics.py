@@ -20,17 +20,17 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from metastore_server.storage import telemetry
+from metastore_server.storage.embedded import SqliteStore
+from metastore_server.storage.hbase import HBaseStore
+from metastore_server.storage.port import Put, TableSpec
+from metastore_server.storage.probes import probe_sqlite
 from structlog.testing import capture_logs
 from support.hbase_double import HBaseDouble, storage_url
 
 from metastore_server import metrics
 from metastore_server.server.config import ServerConfig
 from metastore_server.server.monitoring import MonitoringServer, StoreHealth, answer
-from storage import telemetry
-from storage.embedded import SqliteStore
-from storage.hbase import HBaseStore
-from storage.port import Put, TableSpec
-from storage.probes import probe_sqlite
 
 
 def figure(name: str, **labels: str) -> float:
@@ -118,8 +118,8 @@ def test_a_dead_writers_intent_rolled_back_is_counted_as_a_recovery() -> None:
         store.ensure_tables([TableSpec("t")])
         script = textwrap.dedent(f"""
             import os, signal
-            from storage.hbase import HBaseStore
-            from storage.port import Put
+            from metastore_server.storage.hbase import HBaseStore
+            from metastore_server.storage.port import Put
             store = HBaseStore.from_url({url!r}, writer_lease_s=0.5)
             with store.transaction():
                 store.mutate([Put("t", b"a", {{b"c:x": b"1"}})])

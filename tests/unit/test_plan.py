@@ -5,14 +5,20 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-
-from planner.ast import Leaf, Literal, Op
-from planner.bounds import TYPED_END, Bound
-from planner.errors import FilterError, UnknownKeyError
-from planner.explain import explain
-from planner.grammar import parse_filter
-from planner.plan import MAX_TERMS, Get, MultiScanPlan, ScanPlan, normalize, plan_filter
-from planner.types import DEFAULT_PARTITION_NAME
+from metastore_server.planner.ast import Leaf, Literal, Op
+from metastore_server.planner.bounds import TYPED_END, Bound
+from metastore_server.planner.errors import FilterError, UnknownKeyError
+from metastore_server.planner.explain import explain
+from metastore_server.planner.grammar import parse_filter
+from metastore_server.planner.plan import (
+    MAX_TERMS,
+    Get,
+    MultiScanPlan,
+    ScanPlan,
+    normalize,
+    plan_filter,
+)
+from metastore_server.planner.types import DEFAULT_PARTITION_NAME
 
 DEFAULT = DEFAULT_PARTITION_NAME
 KEYS = [("ds", "string"), ("hr", "int"), ("region", "string")]

@@ -9,6 +9,13 @@ from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from metastore_server.planner import dnf
+from metastore_server.planner import plan as plan_module
+from metastore_server.planner.ast import And, Expr, Leaf, Literal, Op, Or
+from metastore_server.planner.evaluate import compile_predicate
+from metastore_server.planner.plan import FilterPlan, Get, plan_filter
+from metastore_server.planner.types import KeyKind, key_kind
+from metastore_server.storage.codec import bound_range, encode_id, encode_values, exact_key
 from support.filter_strategies import (
     DATE_LITERALS,
     DEFAULT,
@@ -17,14 +24,6 @@ from support.filter_strategies import (
     tables,
     text_filters,
 )
-
-from planner import dnf
-from planner import plan as plan_module
-from planner.ast import And, Expr, Leaf, Literal, Op, Or
-from planner.evaluate import compile_predicate
-from planner.plan import FilterPlan, Get, plan_filter
-from planner.types import KeyKind, key_kind
-from storage.codec import bound_range, encode_id, encode_values, exact_key
 
 TABLE = encode_id(42)
 

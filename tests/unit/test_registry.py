@@ -7,12 +7,12 @@ import calendar
 from pathlib import Path
 
 import pytest
+from metastore_server.storage import layout
+from metastore_server.storage.embedded import SqliteStore
 
 from metastore_server.catalog.core.named_rows import NamedRows
 from metastore_server.catalog.registry import cron
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.embedded import SqliteStore
 
 #: Tuesday 2023-11-14 22:13:20 UTC.
 NOW = 1_700_000_000

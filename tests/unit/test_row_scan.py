@@ -10,12 +10,11 @@ import struct
 from types import ModuleType
 
 import pytest
+from metastore_server.planner.types import KeyKind
+from metastore_server.storage import row_scan
+from metastore_server.storage.codec import encode_values, split_order_parts
+from metastore_server.storage.embedded import pack_row, unpack_row
 from support.plain_python import plain_python, variants
-
-from planner.types import KeyKind
-from storage import row_scan
-from storage.codec import encode_values, split_order_parts
-from storage.embedded import pack_row, unpack_row
 
 PLAIN = plain_python(row_scan)
 VARIANTS = variants(row_scan, PLAIN)

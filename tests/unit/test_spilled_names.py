@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 
 import pytest
+from metastore_server.storage.row_scan import length_prefixed
 
 from metastore_server.catalog.reads.spilled_names import MergedNames, NameSorter
-from storage.row_scan import length_prefixed
 
 
 def _names(count: int, seed: int) -> list[bytes]:

@@ -7,10 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from storage.embedded import SqliteStore
-from storage.hbase import HBaseStore
-from storage.port import CAPABILITY_NAMES, Capabilities
+from metastore_server.storage.embedded import SqliteStore
+from metastore_server.storage.hbase import HBaseStore
+from metastore_server.storage.port import CAPABILITY_NAMES, Capabilities
 
 ALL = frozenset(
     {"change_token", "changed_keys", "count_range", "last_key", "scan_columns", "transaction",

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 import structlog
+from metastore_server.storage import embedded_files
+from metastore_server.storage.embedded import SqliteStore
+from metastore_server.storage.port import Put, TableSpec
 from structlog.testing import capture_logs
-
-from storage import embedded_files
-from storage.embedded import SqliteStore
-from storage.port import Put, TableSpec
 
 
 @pytest.fixture(autouse=True)

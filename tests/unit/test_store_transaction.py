@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from metastore_server.storage.embedded import SqliteStore
+from metastore_server.storage.port import Condition, Delete, Put, TableSpec
 
 from metastore_server.catalog.core.context import WriteLock
-from storage.embedded import SqliteStore
-from storage.port import Condition, Delete, Put, TableSpec
 
 T = "t"
 C = b"f:c"

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from planner.values import plan_values
+from metastore_server.planner.values import plan_values
 
 EXACT = [True, True, True]
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 from types import ModuleType
 
 import pytest
+from metastore_server.storage.row_scan import struct_fields
 from support.plain_python import plain_python, variants
 
 from metastore_server.catalog.basics import wire_partitions
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.thrift_api import hms
-from storage.row_scan import struct_fields
 
 VARIANTS = variants(wire_partitions, plain_python(wire_partitions))
 

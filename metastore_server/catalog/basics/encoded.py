@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.storage.row_scan import length_prefixed
 from metastore_server.thrift_api import hms
-from storage.row_scan import length_prefixed
 
 
 @dataclass(frozen=True)

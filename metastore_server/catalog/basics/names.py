@@ -10,8 +10,8 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from planner import java_regex
-from planner.types import DEFAULT_PARTITION_NAME
+from metastore_server.planner import java_regex
+from metastore_server.planner.types import DEFAULT_PARTITION_NAME
 
 DEFAULT_CATALOG = "hive"
 _CATALOG_MARKER = "@"

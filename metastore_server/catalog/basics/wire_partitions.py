@@ -18,8 +18,8 @@ import struct
 from collections.abc import Callable, Mapping, Sequence
 
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.storage.row_scan import _value_end, struct_fields
 from metastore_server.thrift_api import hms
-from storage.row_scan import _value_end, struct_fields
 
 _STRING = 11
 _I32 = 8

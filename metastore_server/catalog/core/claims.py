@@ -32,8 +32,8 @@ from collections.abc import Iterator, Sequence
 import structlog
 
 from metastore_server.catalog.core.context import CatalogContext
-from storage import layout
-from storage.port import Condition, Delete, Put, StorageError
+from metastore_server.storage import layout
+from metastore_server.storage.port import Condition, Delete, Put, StorageError
 
 log = structlog.get_logger(__name__)
 

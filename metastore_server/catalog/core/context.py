@@ -19,7 +19,7 @@ from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.events import formats
 from metastore_server.catalog.events.log import DEFAULT_TTL_S, NotificationLog
-from storage.port import Capabilities, StoragePort
+from metastore_server.storage.port import Capabilities, StoragePort
 
 #: The kind of the store's undo notes that record a data move (``DataOperations.journal``).
 MOVE_NOTE = "data-move"

@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from metastore_server.storage.port import Capabilities, Condition, Put, StoragePort
 from metastore_server.thrift_api import hms
-from storage.port import Capabilities, Condition, Put, StoragePort
 
 if TYPE_CHECKING:
     from metastore_server.catalog.events.log import NotificationLog

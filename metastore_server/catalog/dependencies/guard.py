@@ -26,8 +26,8 @@ import structlog
 from metastore_server.catalog.core.claims import Claims
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.dependencies.model import TableName
+from metastore_server.storage import layout
 from metastore_server.thrift_api import hms
-from storage import layout
 
 log = structlog.get_logger(__name__)
 

@@ -54,10 +54,10 @@ from metastore_server.catalog.basics.names import (
     is_valid_name,
     unescape_path_name,
 )
-from planner.ast import Literal, format_key, quote_string
-from planner.evaluate import Domain, comparison_domain
-from planner.types import key_kind, parse_date, parse_integral
-from timeline import TimePartition, UpdatePeriod
+from metastore_server.planner.ast import Literal, format_key, quote_string
+from metastore_server.planner.evaluate import Domain, comparison_domain
+from metastore_server.planner.types import key_kind, parse_date, parse_integral
+from metastore_server.timeline import TimePartition, UpdatePeriod
 
 #: A column or partition key: (name, Hive type).
 Column = tuple[str, str]

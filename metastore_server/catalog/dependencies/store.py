@@ -68,12 +68,12 @@ from metastore_server.catalog.reads.scan import (
     values_of,
     whole_table,
 )
+from metastore_server.planner.errors import FilterError
+from metastore_server.planner.grammar import parse_filter
+from metastore_server.planner.plan import plan_filter
+from metastore_server.storage import layout
+from metastore_server.storage.port import Put
 from metastore_server.thrift_api import hms
-from planner.errors import FilterError
-from planner.grammar import parse_filter
-from planner.plan import plan_filter
-from storage import layout
-from storage.port import Put
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,9 @@ from metastore_server.catalog.dependencies.model import (
     check_prefix,
 )
 from metastore_server.catalog.objects.tables import TableRef, Tables, column_types
+from metastore_server.storage import layout
+from metastore_server.storage.port import Delete, Put, StoragePort
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Delete, Put, StoragePort
 
 #: How many base links a cycle check follows at the most.
 _MAX_CHAIN = 64

@@ -32,9 +32,9 @@ from metastore_server.catalog.basics.bounded_cache import BoundedCache
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.events import formats
 from metastore_server.catalog.events.messages import Event, render
+from metastore_server.storage import layout
+from metastore_server.storage.port import Capabilities, Condition, Delete, Put, StoragePort
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Capabilities, Condition, Delete, Put, StoragePort
 
 log = structlog.get_logger(__name__)
 

@@ -18,8 +18,8 @@ from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.core.named_rows import SingleNameRows
 from metastore_server.catalog.events import txn_messages as messages
+from metastore_server.storage import layout
 from metastore_server.thrift_api import hms
-from storage import layout
 
 DEFAULT_CATALOG = names.DEFAULT_CATALOG
 DEFAULT_DESCRIPTION = "Default catalog for Hive"

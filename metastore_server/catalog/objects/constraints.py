@@ -27,9 +27,9 @@ from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.events import table_messages
 from metastore_server.catalog.events.messages import Event
 from metastore_server.catalog.objects.tables import TableRef, Tables
+from metastore_server.storage import layout
+from metastore_server.storage.port import Condition, Delete, Put, StoragePort
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Condition, Delete, Put, StoragePort
 
 
 def forget_table(store: StoragePort, table_id: int) -> None:

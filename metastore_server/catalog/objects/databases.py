@@ -16,9 +16,9 @@ from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.catalogs import DEFAULT_CATALOG, Catalogs, catalog_of
 from metastore_server.catalog.objects.connectors import DataConnectors
 from metastore_server.catalog.objects.table_checks import refuse_code_properties
+from metastore_server.storage import layout
+from metastore_server.storage.port import Condition, Delete, Put
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Condition, Delete, Put
 
 DEFAULT_DATABASE = "default"
 DEFAULT_DESCRIPTION = "Default Hive database"

@@ -9,9 +9,9 @@ from metastore_server.catalog.basics.changes import CREATE, DROP, FUNCTION, Chan
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.databases import Databases
+from metastore_server.storage import layout
+from metastore_server.storage.port import Condition, Delete, Put
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Condition, Delete, Put
 
 
 class Functions:

@@ -24,9 +24,9 @@ from metastore_server.catalog.objects.tables import (
     Tables,
     fill_storage_defaults,
 )
+from metastore_server.storage import layout
+from metastore_server.storage.port import Condition, Delete, Put, StoragePort
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Condition, Delete, Put, StoragePort
 
 _ALTER_ATTEMPTS = 20
 

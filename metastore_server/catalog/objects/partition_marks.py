@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.tables import Tables
+from metastore_server.storage import layout
+from metastore_server.storage.port import Condition, Delete, Put
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Condition, Delete, Put
 
 CLEAN_FREQ_KEY = "hive.metastore.event.clean.freq"
 EXPIRY_KEY = "hive.metastore.event.expiry.duration"

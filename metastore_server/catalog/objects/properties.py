@@ -19,9 +19,9 @@ import uuid
 import structlog
 
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.storage import layout
+from metastore_server.storage.port import Condition, Put
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Condition, Put
 
 _log = structlog.get_logger(__name__)
 

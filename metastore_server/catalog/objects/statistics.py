@@ -26,9 +26,9 @@ from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.events import table_messages
 from metastore_server.catalog.events.messages import Event
 from metastore_server.catalog.objects.tables import TableRef, Tables
+from metastore_server.storage import layout
+from metastore_server.storage.port import Delete, Put, StoragePort
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Delete, Put, StoragePort
 
 #: ColumnStatisticsData member of each statistics kind.
 _KINDS = ("booleanStats", "longStats", "doubleStats", "stringStats", "binaryStats",

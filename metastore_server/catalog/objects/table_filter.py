@@ -22,13 +22,13 @@ import operator
 from collections.abc import Callable
 
 from metastore_server.catalog.basics.serde import from_bytes
+from metastore_server.planner import java_regex
+from metastore_server.planner.ast import And, Expr, Leaf, LiteralKind, Op, iter_leaves
+from metastore_server.planner.errors import FilterError
+from metastore_server.planner.grammar import parse_filter
+from metastore_server.storage import layout
+from metastore_server.storage.port import StoragePort
 from metastore_server.thrift_api import hms
-from planner import java_regex
-from planner.ast import And, Expr, Leaf, LiteralKind, Op, iter_leaves
-from planner.errors import FilterError
-from planner.grammar import parse_filter
-from storage import layout
-from storage.port import StoragePort
 
 OWNER = "hive_filter_field_owner__"
 LAST_ACCESS = "hive_filter_field_last_access__"

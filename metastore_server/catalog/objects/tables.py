@@ -32,11 +32,11 @@ from metastore_server.catalog.objects.table_checks import (
     refuse_duplicate_columns,
     refuse_incompatible_types,
 )
+from metastore_server.planner.types import KeyKind, key_kind
+from metastore_server.storage import layout
+from metastore_server.storage.codec import encode_id
+from metastore_server.storage.port import Condition, Delete, Put, Row
 from metastore_server.thrift_api import hms
-from planner.types import KeyKind, key_kind
-from storage import layout
-from storage.codec import encode_id
-from storage.port import Condition, Delete, Put, Row
 
 DDL_TIME = "transient_lastDdlTime"
 MANAGED_TABLE = "MANAGED_TABLE"

@@ -14,9 +14,9 @@ import re
 
 from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.storage import layout
+from metastore_server.storage.port import Condition, Delete, Put
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Condition, Delete, Put
 
 #: HMS validates type names with ``[\w_]+`` and no configuration: ASCII word characters.
 _TYPE_NAME = re.compile(r"[A-Za-z0-9_]+")

@@ -49,9 +49,9 @@ from metastore_server.catalog.reads.partition_rows import (
     new_row_key_named,
     partition_name,
 )
+from metastore_server.storage import layout
+from metastore_server.storage.port import Condition, Put
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Condition, Put
 
 #: How often an add is tried when other server processes create its partitions meanwhile.
 ADD_ATTEMPTS = 10

@@ -39,9 +39,9 @@ from metastore_server.catalog.reads.partition_rows import (
     partition_name,
     row_key,
 )
+from metastore_server.storage import layout
+from metastore_server.storage.port import Delete, Put
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Delete, Put
 
 #: Rows written per store write when every partition of a table changes.
 _BATCH = 1000

@@ -19,8 +19,8 @@ from metastore_server.catalog.dependencies.model import (
 )
 from metastore_server.catalog.dependencies.table_rules import mark_dependent
 from metastore_server.catalog.objects.tables import TableRef, Tables, column_types
+from metastore_server.storage.port import StoragePort
 from metastore_server.thrift_api import hms
-from storage.port import StoragePort
 
 #: A stored partition holding these bytes may record a dependency (a cheap first test).
 DEPENDENCY_MARK = DEPENDS_ON_KEY.encode("utf-8")

@@ -33,9 +33,9 @@ from metastore_server.catalog.reads.partition_rows import (
     values_from_name,
 )
 from metastore_server.catalog.reads.scan import values_of
+from metastore_server.storage import layout
+from metastore_server.storage.port import Condition, Delete, Put
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Condition, Delete, Put
 
 #: Rows deleted per store write when every partition of a table goes.
 _BATCH = 1000

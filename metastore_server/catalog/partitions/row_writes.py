@@ -12,10 +12,10 @@ from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.tables import TableRef, Tables
 from metastore_server.catalog.reads.partition_rows import partition_name
 from metastore_server.catalog.reads.scan import KEY_ID_LENGTH
+from metastore_server.storage import layout
+from metastore_server.storage.codec import has_spelling
+from metastore_server.storage.port import Condition, Delete, PartialWriteError, Put
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.codec import has_spelling
-from storage.port import Condition, Delete, PartialWriteError, Put
 
 
 def row_columns(

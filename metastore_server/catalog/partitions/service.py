@@ -19,8 +19,8 @@ from metastore_server.catalog.objects.tables import TableRef, Tables
 from metastore_server.catalog.partitions.adding import Adding, AddingClaim
 from metastore_server.catalog.partitions.altering import Altering
 from metastore_server.catalog.partitions.dropping import Dropping
+from metastore_server.storage.port import Put
 from metastore_server.thrift_api import hms
-from storage.port import Put
 
 
 class Partitions:

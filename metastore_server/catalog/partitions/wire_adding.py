@@ -25,11 +25,11 @@ from metastore_server.catalog.reads.partition_rows import (
     checked_values,
     new_row_key_named,
 )
+from metastore_server.planner.types import DEFAULT_PARTITION_NAME
+from metastore_server.storage import layout
+from metastore_server.storage.codec import encode_id, order_part
+from metastore_server.storage.port import MAX_ROW_KEY
 from metastore_server.thrift_api import hms
-from planner.types import DEFAULT_PARTITION_NAME
-from storage import layout
-from storage.codec import encode_id, order_part
-from storage.port import MAX_ROW_KEY
 
 
 class _Keyed:

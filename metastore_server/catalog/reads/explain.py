@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from metastore_server.catalog.objects.tables import TableRef
 from metastore_server.catalog.reads.scan import KeyRange, plan_ranges, range_counts
+from metastore_server.planner.explain import describe_scan, format_bound, format_values, summary
+from metastore_server.planner.plan import Get, MultiScanPlan
+from metastore_server.storage.port import StoragePort
 from metastore_server.thrift_api import hms
-from planner.explain import describe_scan, format_bound, format_values, summary
-from planner.plan import Get, MultiScanPlan
-from storage.port import StoragePort
 
 
 def printable_filter(text: str | None) -> str | None:

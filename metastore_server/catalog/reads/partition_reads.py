@@ -20,9 +20,9 @@ from metastore_server.catalog.reads import partition_rows, request_ranges, selec
 from metastore_server.catalog.reads.explain import explain_plan
 from metastore_server.catalog.reads.partition_rows import checked_values, decoded, row_key
 from metastore_server.catalog.reads.scan import KeyRange
+from metastore_server.planner.plan import MultiScanPlan
+from metastore_server.storage import layout
 from metastore_server.thrift_api import hms
-from planner.plan import MultiScanPlan
-from storage import layout
 
 
 class PartitionReads:

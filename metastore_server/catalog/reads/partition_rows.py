@@ -11,10 +11,10 @@ from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.java_text import java_items
 from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.objects.tables import TableRef
+from metastore_server.storage import layout
+from metastore_server.storage.codec import encode_values
+from metastore_server.storage.port import MAX_ROW_KEY
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.codec import encode_values
-from storage.port import MAX_ROW_KEY
 
 
 def checked_values(ref: TableRef, values: Sequence[str] | None) -> list[str]:

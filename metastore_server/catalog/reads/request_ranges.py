@@ -12,13 +12,13 @@ from metastore_server.catalog.basics.names import parse_partition_name
 from metastore_server.catalog.objects.tables import TableRef
 from metastore_server.catalog.reads.expr import expression_text, msck_partition_names
 from metastore_server.catalog.reads.scan import KeyRange, plan_ranges, prefix, whole_table
+from metastore_server.planner.errors import FilterError
+from metastore_server.planner.explain import summary
+from metastore_server.planner.grammar import parse_filter
+from metastore_server.planner.plan import MultiScanPlan, plan_filter
+from metastore_server.planner.types import KeyKind
+from metastore_server.storage.codec import encode_id, order_part
 from metastore_server.thrift_api import hms
-from planner.errors import FilterError
-from planner.explain import summary
-from planner.grammar import parse_filter
-from planner.plan import MultiScanPlan, plan_filter
-from planner.types import KeyKind
-from storage.codec import encode_id, order_part
 
 #: A test of a partition's values (those a key range cannot fix).
 Predicate = Callable[[Sequence[str]], bool]

@@ -23,11 +23,11 @@ from dataclasses import dataclass, replace
 from metastore_server import audit
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.objects.tables import TableRef
-from planner.ast import Expr
-from planner.plan import FilterPlan, Get, plan_filter
-from planner.types import KeyKind
-from storage import layout
-from storage.codec import (
+from metastore_server.planner.ast import Expr
+from metastore_server.planner.plan import FilterPlan, Get, plan_filter
+from metastore_server.planner.types import KeyKind
+from metastore_server.storage import layout
+from metastore_server.storage.codec import (
     bound_range,
     decode_values,
     encode_id,
@@ -35,9 +35,9 @@ from storage.codec import (
     leading_order_part,
     prefix_successor,
 )
-from storage.filters import CompiledResidual, compile_residual
-from storage.port import Capabilities, Row, StoragePort
-from storage.row_scan import PartMemo
+from metastore_server.storage.filters import CompiledResidual, compile_residual
+from metastore_server.storage.port import Capabilities, Row, StoragePort
+from metastore_server.storage.row_scan import PartMemo
 
 Predicate = Callable[[Sequence[str]], bool]
 KEY_ID_LENGTH = 8

@@ -36,8 +36,8 @@ from metastore_server.catalog.reads.whole_listing import (
     whole_listing,
     with_names,
 )
+from metastore_server.storage import layout
 from metastore_server.thrift_api import hms
-from storage import layout
 
 #: Partitions read from the store at a time for a listing (each batch then joins the sort).
 PARTITION_BATCH = 100_000

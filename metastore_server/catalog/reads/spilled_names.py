@@ -20,8 +20,8 @@ from collections.abc import Iterator, Sequence
 from typing import IO
 
 from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
+from metastore_server.storage.row_scan import length_prefixed
 from metastore_server.thrift_api import hms
-from storage.row_scan import length_prefixed
 
 #: Names sorted in memory before they go to a run on disk.
 RUN_NAMES = 1_000_000

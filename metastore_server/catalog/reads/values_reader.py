@@ -28,11 +28,11 @@ from metastore_server.catalog.reads.scan import (
     KeyRange,
     matching_rows,
 )
-from planner.evaluate import Predicate
-from planner.types import KeyKind
-from planner.values import ValuesPlan
-from storage import layout
-from storage.codec import (
+from metastore_server.planner.evaluate import Predicate
+from metastore_server.planner.types import KeyKind
+from metastore_server.planner.values import ValuesPlan
+from metastore_server.storage import layout
+from metastore_server.storage.codec import (
     decode_values,
     is_unparsed_part,
     prefix_successor,
@@ -40,7 +40,7 @@ from storage.codec import (
     typed_span,
     unparsed_span,
 )
-from storage.port import StoragePort
+from metastore_server.storage.port import StoragePort
 
 _INVERT = bytes(range(255, -1, -1))
 

@@ -28,8 +28,8 @@ from metastore_server.catalog.reads.scan import (
     name_bytes_of,
     whole_table,
 )
-from storage import layout
-from storage.row_scan import passing
+from metastore_server.storage import layout
+from metastore_server.storage.row_scan import passing
 
 #: Bytes a listing holds per partition besides the stored encoding (name, key, list slots).
 _PER_PARTITION = 220

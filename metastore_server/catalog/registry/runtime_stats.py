@@ -14,8 +14,8 @@ import copy
 
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.core.named_rows import NamedRows
+from metastore_server.storage import layout
 from metastore_server.thrift_api import hms
-from storage import layout
 
 #: How long a stat is kept (HMS's default maximum age of runtime statistics: 3 days).
 DEFAULT_MAX_AGE_S = 3 * 24 * 3600

@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass, replace
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.core.named_rows import CAS_TRIES, NamedRows, Stored
 from metastore_server.catalog.registry import cron
+from metastore_server.storage import layout
+from metastore_server.storage.port import Delete, Put
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Delete, Put
 
 #: How long an execution may go without a progress report before it counts as timed out.
 DEFAULT_TIMEOUT_S = 120

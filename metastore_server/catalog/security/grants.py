@@ -22,9 +22,9 @@ from metastore_server.catalog.security.roles import (
     decode,
     encode,
 )
+from metastore_server.storage import layout
+from metastore_server.storage.port import Delete, StoragePort
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Delete, StoragePort
 
 GLOBAL = hms.HiveObjectType.GLOBAL
 DATABASE = hms.HiveObjectType.DATABASE

@@ -43,9 +43,9 @@ from metastore_server.catalog.security.roles import (
     check_text,
     encode,
 )
+from metastore_server.storage import layout
+from metastore_server.storage.port import Condition, Delete, Put
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Condition, Delete, Put
 
 log = structlog.get_logger(__name__)
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import structlog
 
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.storage import layout
+from metastore_server.storage.port import Condition, Delete, Put
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Condition, Delete, Put
 
 log = structlog.get_logger(__name__)
 

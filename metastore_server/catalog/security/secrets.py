@@ -6,9 +6,9 @@ from __future__ import annotations
 import secrets
 
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.storage import layout
+from metastore_server.storage.port import Condition, Delete, Put
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Condition, Delete, Put
 
 
 class Secrets:

@@ -62,10 +62,10 @@ from metastore_server.catalog.timelines.time_columns import (
     partition_entries,
     time_columns,
 )
+from metastore_server.storage import layout
+from metastore_server.storage.port import Delete, Put
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import Delete, Put
-from timeline import PartitionTimeline, class_key, timeline_type
+from metastore_server.timeline import PartitionTimeline, class_key, timeline_type
 
 log = structlog.get_logger(__name__)
 

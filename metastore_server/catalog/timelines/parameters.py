@@ -13,7 +13,7 @@ import structlog
 
 from metastore_server.catalog.objects.tables import TableRef
 from metastore_server.catalog.timelines.time_columns import Columns, Entry
-from timeline import (
+from metastore_server.timeline import (
     PREFIX,
     PRESENT_KEY,
     PartitionTimeline,

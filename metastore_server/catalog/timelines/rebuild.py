@@ -26,13 +26,13 @@ from metastore_server.catalog.timelines.parameters import (
     stored_timeline_keys,
 )
 from metastore_server.catalog.timelines.time_columns import Columns, Entry, partition_entries
+from metastore_server.planner.errors import FilterError
+from metastore_server.planner.grammar import parse_filter
+from metastore_server.planner.plan import plan_filter
+from metastore_server.storage import layout
+from metastore_server.storage.port import StoragePort
 from metastore_server.thrift_api import hms
-from planner.errors import FilterError
-from planner.grammar import parse_filter
-from planner.plan import plan_filter
-from storage import layout
-from storage.port import StoragePort
-from timeline import TimePartition, new_timeline
+from metastore_server.timeline import TimePartition, new_timeline
 
 log = structlog.get_logger(__name__)
 

@@ -26,7 +26,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from metastore_server.thrift_api import hms
-from timeline import TIME_PARTCOLS_KEY, UPDATE_PERIOD_KEY, TimePartition, UpdatePeriod
+from metastore_server.timeline import (
+    TIME_PARTCOLS_KEY,
+    UPDATE_PERIOD_KEY,
+    TimePartition,
+    UpdatePeriod,
+)
 
 #: The table property declaring the update period of each time column (ours, not Lens's).
 PERIODS_KEY = "metastore.timeline.periods"

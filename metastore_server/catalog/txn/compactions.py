@@ -37,9 +37,9 @@ from typing import Any
 
 from metastore_server.catalog.core import shared_value
 from metastore_server.catalog.core.context import CatalogContext
+from metastore_server.storage import layout
+from metastore_server.storage.port import StoragePort
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.port import StoragePort
 
 INITIATED = "initiated"
 WORKING = "working"

@@ -39,8 +39,8 @@ from metastore_server.catalog.events import txn_messages as messages
 from metastore_server.catalog.events.messages import Event
 from metastore_server.catalog.txn import compactions, lock_rules, view_state, write_id_state
 from metastore_server.catalog.txn.valid_lists import bit_set
+from metastore_server.storage import layout
 from metastore_server.thrift_api import hms
-from storage import layout
 
 #: HMS's hive.txn.timeout.
 DEFAULT_TIMEOUT_S = 300.0

@@ -21,10 +21,10 @@ import json
 from typing import Any
 
 from metastore_server.catalog.txn.valid_lists import ValidTxnList, bit_set
+from metastore_server.storage import layout
+from metastore_server.storage.codec import prefix_successor
+from metastore_server.storage.port import StoragePort
 from metastore_server.thrift_api import hms
-from storage import layout
-from storage.codec import prefix_successor
-from storage.port import StoragePort
 
 OPEN, COMMITTED, ABORTED = "o", "c", "a"
 #: How long a committed write id's transaction is known at least (for older snapshots).

@@ -9,9 +9,9 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from metastore_server.storage.port import Delete, Put, TableSpec
 from thriftpy2.thrift import TApplicationException
 
-from storage.port import Delete, Put, TableSpec
 from support.hbase_double.faults import Drop
 from support.hbase_double.idl import hbase_thrift, illegal_argument, io_error
 from support.hbase_double.limits import check_cell, check_read_row, check_write_row

@@ -14,9 +14,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from metastore_server.storage.port import Row
 from thriftpy2.thrift import TApplicationException
 
-from storage.port import Row
 from support.hbase_double.idl import illegal_argument, io_error
 from support.hbase_double.limits import check_read_row
 from support.hbase_double.tables import Table, row_result, selector

@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
+from metastore_server.storage.embedded import SqliteStore
+from metastore_server.storage.port import Delete, Put, Row
 from thriftpy2.protocol import TBinaryProtocolFactory, TCompactProtocolFactory
 from thriftpy2.thrift import TProcessor
 from thriftpy2.transport import (
@@ -22,8 +24,6 @@ from thriftpy2.transport import (
     TTransportException,
 )
 
-from storage.embedded import SqliteStore
-from storage.port import Delete, Put, Row
 from support.hbase_double.calls import Guard
 from support.hbase_double.faults import Drop, FaultHooks
 from support.hbase_double.idl import hbase_thrift, io_error

@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from storage.port import Row
+from metastore_server.storage.port import Row
+
 from support.hbase_double.idl import hbase_thrift, illegal_argument, io_error
 
 _TABLE_NAME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")

@@ -16,11 +16,10 @@ from datetime import datetime, timedelta
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from timeline import Cover, CoverPart, StorageTimelines, cover_range
-from timeline.partitions import TimePartition
-from timeline.periods import UpdatePeriod
-from timeline.timelines import (
+from metastore_server.timeline import Cover, CoverPart, StorageTimelines, cover_range
+from metastore_server.timeline.partitions import TimePartition
+from metastore_server.timeline.periods import UpdatePeriod
+from metastore_server.timeline.timelines import (
     EndsAndHolesTimeline,
     PartitionTimeline,
     RangesTimeline,

@@ -12,11 +12,13 @@ from datetime import datetime
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from timeline.partitions import TimePartition
-from timeline.periods import UpdatePeriod
-from timeline.properties import timeline_from_table_properties, timeline_to_table_properties
-from timeline.timelines import (
+from metastore_server.timeline.partitions import TimePartition
+from metastore_server.timeline.periods import UpdatePeriod
+from metastore_server.timeline.properties import (
+    timeline_from_table_properties,
+    timeline_to_table_properties,
+)
+from metastore_server.timeline.timelines import (
     EndsAndHolesTimeline,
     PartitionTimeline,
     RangesTimeline,

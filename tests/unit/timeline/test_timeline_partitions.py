@@ -8,9 +8,8 @@ from datetime import datetime
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from timeline.partitions import TimePartition, TimePartitionRange
-from timeline.periods import UpdatePeriod
+from metastore_server.timeline.partitions import TimePartition, TimePartitionRange
+from metastore_server.timeline.periods import UpdatePeriod
 
 P = UpdatePeriod
 

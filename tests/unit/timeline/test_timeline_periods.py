@@ -7,8 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from timeline.periods import UpdatePeriod
+from metastore_server.timeline.periods import UpdatePeriod
 
 P = UpdatePeriod
 SECOND = 1000

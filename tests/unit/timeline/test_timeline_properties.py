@@ -6,11 +6,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from timeline import properties as codec
-from timeline.partitions import TimePartition
-from timeline.periods import UpdatePeriod
-from timeline.properties import (
+from metastore_server.timeline import properties as codec
+from metastore_server.timeline.partitions import TimePartition
+from metastore_server.timeline.periods import UpdatePeriod
+from metastore_server.timeline.properties import (
     MAX_PARAM_LENGTH,
     PREFIX,
     PRESENT_KEY,
@@ -22,7 +21,11 @@ from timeline.properties import (
     timeline_to_table_properties,
     timelines_present,
 )
-from timeline.timelines import EndsAndHolesTimeline, RangesTimeline, StoreAllTimeline
+from metastore_server.timeline.timelines import (
+    EndsAndHolesTimeline,
+    RangesTimeline,
+    StoreAllTimeline,
+)
 
 P = UpdatePeriod
 LENS = "org.apache.lens.cube.metadata.timeline."
