@@ -96,16 +96,39 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_console_command_prints_the_plan(running) -> None:
     uri = f"thrift://{running.host}:{running.port}"
-    done = run_cli(
-        "explain", "--uri", uri, "--table", f"{DB}.events", "--analyze", 'ds >= "2024-01-04"'
-    )
+    done = run_cli("explain", f"{DB}.events", 'ds >= "2024-01-04"', "--uri", uri, "--analyze")
     assert done.returncode == 0, done.stderr
     assert 'scan [ds="2024-01-04"] .. [<end>]' in done.stdout
     assert "total: rows scanned 40, returned 40" in done.stdout
 
 
+def test_console_command_still_takes_the_table_as_an_option(running) -> None:
+    uri = f"thrift://{running.host}:{running.port}"
+    text = 'ds >= "2024-01-04"'
+    positional = run_cli("explain", f"{DB}.events", text, "--uri", uri)
+    assert positional.returncode == 0, positional.stderr
+    for args in (
+        ("--table", f"{DB}.events", text),
+        (text, "--table", f"{DB}.events"),
+        (f"{DB}.events", text, "--table", f"{DB}.events"),  # the same table twice
+    ):
+        done = run_cli("explain", *args, "--uri", uri)
+        assert (done.returncode, done.stdout) == (0, positional.stdout), (args, done.stderr)
+
+
+def test_console_command_refuses_two_tables_or_a_missing_filter(running) -> None:
+    uri = f"thrift://{running.host}:{running.port}"
+    done = run_cli("explain", f"{DB}.events", "hr = 1", "--table", f"{DB}.other", "--uri", uri)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert f"the table is given twice, '{DB}.events' and --table '{DB}.other'" in done.stderr
+    for args in ((f"{DB}.events",), ("--table", f"{DB}.events"), ()):
+        done = run_cli("explain", *args, "--uri", uri)
+        assert (done.returncode, done.stdout) == (2, ""), args
+        assert "give the table and the filter: explain db.table FILTER" in done.stderr, args
+
+
 def test_console_command_reports_a_refused_filter(running) -> None:
     uri = f"thrift://{running.host}:{running.port}"
-    done = run_cli("explain", "--uri", uri, "--table", f"{DB}.events", "nokey = 1")
+    done = run_cli("explain", f"{DB}.events", "nokey = 1", "--uri", uri)
     assert done.returncode == 1
     assert "Specified key <nokey> is not a partitioning key" in done.stderr
