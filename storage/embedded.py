@@ -75,6 +75,7 @@ class SqliteStore:
 
     atomic_batches = True
     snapshot_scans = True
+    filters_scans = False
     offers = frozenset(
         {"change_token", "changed_keys", "count_range", "last_key", "scan_columns",
          "transaction", "writers_lock"}

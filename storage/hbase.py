@@ -110,6 +110,7 @@ class HBaseStore:
 
     atomic_batches = False
     snapshot_scans = False
+    filters_scans = True
     #: Transactions through an intent log (``storage.intents``), notes in them, and writes
     #: outside them.
     offers: frozenset[str] = frozenset({"transaction", "undo_note", "untracked"})

@@ -12,6 +12,8 @@ Guarantees that differ between backends are flags every backend sets (``StorageP
 * ``snapshot_scans``: a scan sees one snapshot of the table. Without it each row comes out
   whole (as one atomic read of that row), but rows written while the scan runs may or may not be
   seen, and a batch written meanwhile may be seen in part.
+* ``filters_scans``: the backend runs a scan's ``filter`` itself (HBase, on the region servers);
+  without it the filter is ignored and every row of the range comes back (embedded).
 
 Beyond the port a backend may offer optional capabilities, each a method of its own: it names
 the ones it has in ``offers``, and callers ask for them through ``Capabilities.of(store)`` (the
@@ -156,6 +158,8 @@ class StoragePort(Protocol):
     atomic_batches: ClassVar[bool]
     #: A scan sees one snapshot of the table (see the module docstring).
     snapshot_scans: ClassVar[bool]
+    #: A scan's ``filter`` is run by the backend, not ignored (see the module docstring).
+    filters_scans: ClassVar[bool]
     #: The names of the optional capabilities the backend has (fields of ``Capabilities``).
     offers: ClassVar[frozenset[str]]
 

@@ -10,7 +10,7 @@ import pytest
 
 from metastore_server.thrift_api import hms
 
-from .conftest import create_db, make_partition, make_table
+from .conftest import ON_HBASE, create_db, make_partition, make_table
 
 DB = "explain_db"
 DAYS = [f"2024-01-{d:02d}" for d in range(1, 6)]
@@ -56,6 +56,10 @@ def test_non_leading_key_is_a_residual_with_an_hbase_filter(client) -> None:
     (scan,) = result.scans
     assert scan.residual == 'region = "eu"'
     assert scan.hbaseFilter.startswith("SingleColumnValueFilter('k', '2', =, 'binary:")
+    # The text shows the HBase filter only where the store runs it.
+    shown = f"      hbase filter: {scan.hbaseFilter}" in result.text.splitlines()
+    assert shown == ON_HBASE
+    assert ON_HBASE or "hbase" not in result.text.lower()
     # The embedded store reads every row; HBase runs the filter on the region servers.
     assert result.rowsReturned == 50
     assert 50 <= result.rowsScanned <= 100

@@ -556,6 +556,16 @@ FILTERS = [
 ]
 
 
+def test_filters_scans_says_whether_the_store_runs_the_filter(backend, store, scored) -> None:
+    """The flag EXPLAIN reads: the filter is run (exactly the accepted rows) or ignored."""
+    filter_text = FILTERS[0]
+    expected = accepted(scored, filter_text)
+    assert 0 < len(expected) < len(scored)
+    assert store.filters_scans == backend.applies_filters
+    got = keys(store.scan(T, filter=filter_text))
+    assert got == (expected if store.filters_scans else list(scored))
+
+
 @pytest.mark.parametrize("filter_text", FILTERS)
 def test_filtered_scans_return_a_superset(backend, store: StoragePort, scored, filter_text):
     expected = accepted(scored, filter_text)

@@ -1,5 +1,8 @@
 """EXPLAIN of a partition filter: the plan's scans in readable form, their residuals as filter
-text and as HBase filter strings, and with ``analyze`` the rows each scan read and returned."""
+text and as HBase filter strings, and with ``analyze`` the rows each scan read and returned.
+
+The text shows a scan's HBase filter string only on a store that runs it (``filters_scans``:
+HBase); the answer's ``hbaseFilter`` field carries it on every store."""
 
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ def explain_plan(
     lines.append(f"filter: {normalized or '(none: every partition)'}")
     lines.append(f"plan: {summary(plan)}")
     scans = []
+    filters_shown = store.filters_scans
     total_scanned = total_returned = 0
     for scan, key_range in zip(plan.scans, ranges, strict=True):
         is_get = isinstance(scan, Get)
@@ -60,7 +64,7 @@ def explain_plan(
                 f"      skip scan: under each {names[0]} value, "
                 f"{len(key_range.skip.tails)} block(s) of the later keys"
             )
-        if explained.hbaseFilter:
+        if explained.hbaseFilter and filters_shown:
             lines.append(f"      hbase filter: {explained.hbaseFilter}")
         if analyze:
             scanned, returned = range_counts(store, ref, key_range)
