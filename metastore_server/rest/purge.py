@@ -4,7 +4,8 @@ manifest lists, statistics and partition statistics files) and its metadata file
 one and those of its metadata log). Only files under the table's own location (and the data
 roots) are read or deleted: a file its metadata names elsewhere is kept, and the purge says so
 in the log (``iceberg_purge_kept_outside``). A file that cannot be deleted is logged and
-skipped: the table is gone already, as in Iceberg's own purge."""
+skipped: the table is gone already, as in Iceberg's own purge. The directories the purge
+leaves empty under the location go too (``purge_dirs``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import structlog
 from pyiceberg.table.metadata import TableMetadata
 
 from metastore_server.rest.iceberg_tables import MetadataFiles
+from metastore_server.rest.purge_dirs import remove_left_dirs
 
 log = structlog.get_logger(__name__)
 #: Paths kept outside the table named in the log line (the count is always there).
@@ -90,4 +92,5 @@ def purge_files(files: MetadataFiles, metadata_location: str, metadata: TableMet
             log.warning("iceberg_purge_file_kept", path=path, reason=f"{type(exc).__name__}: {exc}")
     log.info("iceberg_table_purged", metadata_location=metadata_location, files=deleted,
              kept_outside=len(reach.outside))  # fmt: skip
+    remove_left_dirs(files.boundary, metadata.location, reach.inside)
     return deleted
