@@ -40,7 +40,7 @@ def prepare(path: str) -> None:
     SQLite takes an empty file for an empty database) when missing; warn about an existing
     file, ``-wal``, ``-shm`` or directory that group or others may use."""
     directory = os.path.dirname(os.path.abspath(path))
-    if not _make_directories(directory):
+    if not make_directories(directory):
         _check_directory(directory)
     try:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
@@ -50,13 +50,13 @@ def prepare(path: str) -> None:
         _check_file(name)
 
 
-def _make_directories(directory: str) -> bool:
+def make_directories(directory: str) -> bool:
     """Make ``directory`` and its missing parents, each 0700; whether it was made here."""
     if os.path.isdir(directory):
         return False
     parent = os.path.dirname(directory)
     if parent != directory:
-        _make_directories(parent)
+        make_directories(parent)
     try:
         os.mkdir(directory, DIR_MODE)
     except FileExistsError:

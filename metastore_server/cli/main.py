@@ -26,8 +26,10 @@ from metastore_server.cli import values as cli_values
 from metastore_server.cli.ldap_options import add_ldap_options, ldap_arguments
 from metastore_server.cli.proxy_options import add_proxy_user_option, proxy_user_arguments
 from metastore_server.cli.rest_options import add_rest_options, rest_arguments
+from metastore_server.server import store_url
 from metastore_server.server.auth import AUTH_CHOICES
 from metastore_server.server.config import ServerConfig
+from metastore_server.storage import embedded_files
 
 log = structlog.get_logger(__name__)
 
@@ -477,6 +479,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return errors.unexpected(exc)
 
 
+def _make_store_directory(storage: str) -> None:
+    """Make an embedded store's missing directories 0700 (it holds keys), so a warehouse made
+    beside it (``./var/warehouse``) does not make their shared parent open to others first."""
+    if storage.startswith("sqlite:"):
+        path = store_url.sqlite_path(storage)
+        embedded_files.make_directories(os.path.dirname(os.path.abspath(path)))
+
+
 def _main(argv: Sequence[str] | None) -> int:
     try:
         defaults = _file_defaults(argv)
@@ -491,6 +501,7 @@ def _main(argv: Sequence[str] | None) -> int:
             parser.error(str(exc))
         configure_logging(config.log_level, config.log_format)
         try:
+            _make_store_directory(config.storage)  # before the warehouse: they may share ./var
             Path(config.warehouse).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             return errors.report(

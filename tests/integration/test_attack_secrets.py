@@ -107,6 +107,23 @@ def test_a_fresh_stores_files_are_the_servers_users_only(open_workdir: Path) -> 
 
 
 @embedded_only
+def test_make_runs_var_holding_store_and_warehouse_is_made_private_first(
+    open_workdir: Path,
+) -> None:
+    """``make run``'s layout: ./var/metastore.db and ./var/warehouse. The warehouse made first
+    with the usual mode opened ./var to others, and a first start warned about it."""
+    store_dir = open_workdir / "var"
+    server = OurServer(open_workdir / "server")
+    server.storage = f"sqlite:///{store_dir / 'metastore.db'}"
+    server.warehouse = store_dir / "warehouse"
+    with server:
+        _create_database(server, "first_contact")
+        assert _mode(store_dir) == 0o700
+        assert (store_dir / "warehouse" / "first_contact.db").is_dir()
+        assert "open_to_others" not in server.stderr_path.read_text()
+
+
+@embedded_only
 def test_a_store_others_may_read_is_warned_about_at_start(open_workdir: Path) -> None:
     store_dir = open_workdir / "var"
     store_dir.mkdir(mode=0o755)
