@@ -33,11 +33,8 @@ def serve(
     ``--worker-channel-fd``); a worker serves the connections handed over on that channel.
     With ``config.rest_port``, the Iceberg REST catalog runs in a process of its own beside
     them (this program with ``argv`` and ``--rest-process``)."""
-    if rest_process:
-        return _serve_rest_catalog(config)
-    if worker_channel_fd >= 0:
-        built = _build(config)
-        return built if isinstance(built, int) else _serve_as_worker(*built, worker_channel_fd)
+    if rest_process or worker_channel_fd >= 0:
+        return _serve_started_by_serve(config, worker_channel_fd, rest_process)
     if config.rest_port:
         missing = _rest_extra_missing()
         if missing is not None:
@@ -48,11 +45,46 @@ def serve(
         if isinstance(built, int):
             return built
         server, close = built
-        with _rest_beside(config, argv):
+        with _rest_beside(config, argv) as sibling:
             if config.workers > 0:
                 close()  # the store opened fine: the workers open their own
-                return _supervise(config, argv)
-            return _serve_alone(config, server, close)
+                return _supervise(config, argv, sibling)
+            return _serve_alone(config, server, close, sibling)
+
+
+class _StoppedAtStart(BaseException):
+    """SIGTERM or SIGINT while a worker or the REST catalog's process starts."""
+
+
+def _stop_at_start(signum: int, _frame: object) -> None:
+    # The first ends the start: one more must not interrupt its ending. (A Python handler
+    # that does nothing: setting SIG_IGN here would make CPython report one already taken.)
+    signal.signal(signal.SIGTERM, _stopping_already)
+    signal.signal(signal.SIGINT, _stopping_already)
+    raise _StoppedAtStart(signal.Signals(signum).name)
+
+
+def _stopping_already(_signum: int, _frame: object) -> None:
+    """A stop signal while a stop is under way: nothing more to do."""
+
+
+def _serve_started_by_serve(config: ServerConfig, channel_fd: int, rest_process: bool) -> int:
+    """A worker (``channel_fd``) or the REST catalog's process: started with the stop signals
+    blocked (``stop_signals_blocked``), it takes them once it is here; until it serves, one
+    ends its start, cleanly (exit code 0), as one while it serves ends that."""
+    signal.signal(signal.SIGTERM, _stop_at_start)
+    signal.signal(signal.SIGINT, _stop_at_start)
+    try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+        if rest_process:
+            return _serve_rest_catalog(config)
+        built = _build(config)
+        return built if isinstance(built, int) else _serve_as_worker(*built, channel_fd)
+    except _StoppedAtStart as stopped:
+        log.info("stopped_at_start", reason=str(stopped))
+        return 0
+    finally:
+        ignore_stop_signals()
 
 
 def _build(config: ServerConfig) -> tuple[Any, Callable[[], None]] | int:
@@ -89,17 +121,18 @@ def _metrics_port_problem(config: ServerConfig, exc: OSError) -> int:
 
 
 @contextlib.contextmanager
-def _rest_beside(config: ServerConfig, argv: Sequence[str]) -> Iterator[None]:
-    """The REST catalog's process runs while the block does (when ``config.rest_port``)."""
+def _rest_beside(config: ServerConfig, argv: Sequence[str]) -> Iterator[Any]:
+    """The REST catalog's process runs while the block does (when ``config.rest_port``): the
+    block gets its ``RestSibling`` (None without ``--rest-port``)."""
     if not config.rest_port:
-        yield
+        yield None
         return
     from metastore_server.rest.sibling import RestSibling
 
     sibling = RestSibling(argv)
     sibling.start()
     try:
-        yield
+        yield sibling
     finally:
         sibling.stop()
 
@@ -130,17 +163,55 @@ def _rest_extra_missing() -> str | None:
     return None
 
 
-def _serve_alone(config: ServerConfig, server: Any, close: Callable[[], None]) -> int:
+class StopOnce:
+    """Stops a server once, whatever asks first: SIGTERM, SIGINT (Ctrl-C), or ``__call__``,
+    which runs ``before`` at once (it must be safe in a signal handler); a stopper thread then
+    logs ``event`` with the reason and stops the server (``server.stop`` lets calls in flight
+    finish). A signal handler only takes a lock without waiting and sets an event only that
+    thread waits for: nothing it does can deadlock with the code it interrupts, nor with a
+    second signal, which does nothing."""
+
+    def __init__(self, server: Any, event: str, before: Callable[[], None] | None = None) -> None:
+        self._claim = threading.Lock()
+        self._asked = threading.Event()
+        self._reason = ""
+        self._before = before
+        self._thread = threading.Thread(target=self._stop, args=(server, event),
+                                        name="stopper", daemon=True)  # fmt: skip
+        self._thread.start()
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+
+    def __call__(self, reason: str) -> None:
+        """Ask for the stop (the first request counts)."""
+        if self._claim.acquire(blocking=False):
+            self._reason = reason
+            if self._before is not None:
+                self._before()
+            self._asked.set()
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        self(signal.Signals(signum).name)
+
+    def _stop(self, server: Any, event: str) -> None:  # the stopper thread
+        self._asked.wait()
+        log.info(event, reason=self._reason)
+        server.stop()
+
+
+def ignore_stop_signals() -> None:
+    """Once stopped, a process ignores SIGTERM and SIGINT: one more while it exits (Ctrl-C's
+    SIGINT and then its parent's SIGTERM) would otherwise kill it as the interpreter
+    finalizes, which restores their default actions."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _serve_alone(
+    config: ServerConfig, server: Any, close: Callable[[], None], sibling: Any = None
+) -> int:
     """Serve in this process (``--workers 0``) until SIGTERM or SIGINT."""
-    stop_requested = threading.Event()
-
-    def request_stop(signum: int, _frame: object) -> None:
-        log.info("signal_received", signal=signal.Signals(signum).name)
-        stop_requested.set()
-        threading.Thread(target=server.stop, name="stopper", daemon=True).start()
-
-    signal.signal(signal.SIGTERM, request_stop)
-    signal.signal(signal.SIGINT, request_stop)
+    StopOnce(server, "server_stopping", sibling.begin_stop if sibling is not None else None)
     try:
         server.start()
     except OSError as exc:
@@ -162,15 +233,15 @@ def _serve_alone(config: ServerConfig, server: Any, close: Callable[[], None]) -
     return 0
 
 
-def _supervise(config: ServerConfig, argv: Sequence[str]) -> int:
+def _supervise(config: ServerConfig, argv: Sequence[str], sibling: Any = None) -> int:
     from metastore_server.server.supervisor import Supervisor, worker_command
 
+    on_stop = [sibling.begin_stop] if sibling is not None else []
     supervisor = Supervisor(config.host, config.port, config.workers, worker_command(argv),
-                            call_timeout=config.call_timeout)  # fmt: skip
+                            call_timeout=config.call_timeout, on_stop=on_stop)  # fmt: skip
 
     def request_stop(signum: int, _frame: object) -> None:
-        log.info("signal_received", signal=signal.Signals(signum).name)
-        supervisor.stop()
+        supervisor.stop(signal.Signals(signum).name)  # logged by the supervisor
 
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
@@ -193,9 +264,7 @@ def _serve_as_worker(server: Any, close: Callable[[], None], channel_fd: int) ->
     from metastore_server.server.supervisor import HEARTBEAT_S, WorkerLink
 
     link = WorkerLink(channel_fd)
-
-    def stop(*_args: object) -> None:
-        threading.Thread(target=server.stop, name="stopper", daemon=True).start()
+    stop = StopOnce(server, "worker_stopping")
 
     def receive() -> None:
         while (client := link.receive()) is not None:
@@ -207,17 +276,15 @@ def _serve_as_worker(server: Any, close: Callable[[], None], channel_fd: int) ->
                 continue
             if not server.admit(client, peer):
                 return
-        stop()
+        stop("the supervisor is gone")
 
     def report() -> None:
         while not server.closing:
             if not link.report(server.open_connections, server.processor.oldest_call_age()):
-                stop()
+                stop("the supervisor is gone")
                 return
             time.sleep(HEARTBEAT_S)
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
     threading.Thread(target=receive, name="handed-over", daemon=True).start()
     threading.Thread(target=report, name="report", daemon=True).start()
     try:

@@ -1,10 +1,12 @@
 """The Iceberg REST catalog's process (``serve --rest-process``, started by ``serve`` beside
 the Thrift server): a metastore handler over the same store, served over HTTP by uvicorn on
-``--host``:``--rest-port`` (TLS with the server's certificate). It stops on SIGTERM/SIGINT,
+``--host``:``--rest-port`` (TLS with the server's certificate). It stops on SIGTERM/SIGINT
+(uvicorn's handlers while it serves: requests in flight finish; a second SIGINT stops at once),
 or when its standard input ends (its parent is gone)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -73,8 +75,11 @@ def run_rest_catalog(config: ServerConfig) -> bool:
 
 
 def _stop_at_end_of_input(stop: Any) -> None:
+    """Stop once standard input ends. Read from its descriptor, not ``sys.stdin``: a daemon
+    thread holding the buffered reader's lock when the process exits (stopped by a signal)
+    aborts the interpreter's finalization."""
     try:
-        while sys.stdin.buffer.read(4096):
+        while os.read(sys.stdin.fileno(), 4096):
             pass
     except (OSError, ValueError):
         pass

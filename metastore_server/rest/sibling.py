@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import structlog
 
 from metastore_server import metrics
+from metastore_server.server.supervisor import stop_signals_blocked
 
 log = structlog.get_logger(__name__)
 
@@ -44,7 +45,8 @@ class RestSibling:
 
     def _spawn(self) -> None:
         self._started = time.monotonic()
-        self._process = subprocess.Popen(self._command, stdin=subprocess.PIPE)
+        with stop_signals_blocked():  # taken once it can stop cleanly
+            self._process = subprocess.Popen(self._command, stdin=subprocess.PIPE)
         log.info("rest_catalog_process_started", pid=self._process.pid)
 
     def _watch(self) -> None:
@@ -68,8 +70,14 @@ class RestSibling:
                 return
             self._spawn()
 
+    def begin_stop(self) -> None:
+        """Start it no more: the server is stopping (safe in a signal handler). Its process,
+        which may have had the same SIGINT (Ctrl-C), exits without being started again."""
+        self._stopping.set()
+
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop the process (its input closed, then SIGTERM, then SIGKILL) and its watcher."""
+        """Stop the process (its input closed, then SIGTERM, then SIGKILL) and its watcher;
+        one line tells how it ended (``rest_catalog_process_stopped`` when clean)."""
         self._stopping.set()
         process = self._process
         if process is None:
@@ -80,10 +88,17 @@ class RestSibling:
         with contextlib.suppress(OSError):
             process.terminate()
         try:
-            process.wait(timeout)
+            code = process.wait(timeout)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait()
+            code = process.wait()
+            log.warning("rest_catalog_process_killed", pid=process.pid, exit_code=code,
+                        reason=f"still running {timeout:g}s after asked to stop")  # fmt: skip
+        else:
+            if code == 0:
+                log.info("rest_catalog_process_stopped", pid=process.pid, exit_code=code)
+            else:
+                log.warning("rest_catalog_process_gone", pid=process.pid, exit_code=code)
         deadline = time.monotonic() + timeout
         if self._watcher.is_alive():
             self._watcher.join(max(0.0, deadline - time.monotonic()))

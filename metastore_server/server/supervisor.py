@@ -26,8 +26,13 @@ longer, or that has not reported for that long (or for ``SILENCE_LIMIT_S``, whic
 shorter: a worker that cannot report is stuck in native code, holding every connection it
 serves), is killed and replaced: the client of that call
 loses its connection; other clients of that worker do too (their calls were held up by it
-anyway) and reconnect, as Hive's and Spark's clients do. SIGTERM or SIGINT: stop accepting, ask
-the workers to stop (they finish calls in flight, up to ``STOP_TIMEOUT_S``), kill what remains.
+anyway) and reconnect, as Hive's and Spark's clients do.
+
+SIGTERM or SIGINT (Ctrl-C in a terminal, which the workers get at the same time): stop
+accepting, ask the workers to stop (they finish calls in flight, up to ``STOP_TIMEOUT_S``) and
+wait for them to exit by themselves; only one still running then is killed. A worker stopping
+is never replaced, nor killed when its channel ends before its process does. One line tells
+how each worker ended (``worker_stopped`` with exit code 0 when clean).
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import structlog
@@ -59,8 +64,6 @@ _FRESH_S = 1.0
 _LONG_CALL_S = 2 * HEARTBEAT_S
 #: How long workers may take to finish their calls once asked to stop.
 STOP_TIMEOUT_S = 10.0
-#: How often a stopping supervisor repeats SIGTERM to the workers still running.
-_RESIGNAL_S = 0.5
 #: Workers failing to start (gone before they were ready) this many times in a row stop the
 #: server (a store that cannot be reached, say).
 _MAX_EARLY_DEATHS = 5
@@ -118,6 +121,7 @@ class Supervisor:
         worker_command: Sequence[str],
         *,
         call_timeout: float = 300.0,
+        on_stop: Sequence[Callable[[], None]] = (),
     ) -> None:
         self._host, self._port = host, port
         self._count = workers
@@ -125,6 +129,10 @@ class Supervisor:
         self._call_timeout = call_timeout
         self._workers: list[_Worker] = []
         self._stopping = threading.Event()
+        #: Taken (never released) by the first request to stop: later ones do nothing.
+        self._stop_claim = threading.Lock()
+        self._stop_reason = ""
+        self._on_stop = list(on_stop)
         self._early_deaths = 0
         self._selector = selectors.DefaultSelector()
         self._listener: socket.socket | None = None
@@ -165,8 +173,15 @@ class Supervisor:
             self._shut_down()
         return 0 if self.failed is None else 1
 
-    def stop(self) -> None:
-        """Ask :meth:`run` to stop (safe from a signal handler)."""
+    def stop(self, reason: str = "asked") -> None:
+        """Ask :meth:`run` to stop, for ``reason`` (logged by :meth:`run`), calling the
+        ``on_stop`` callbacks first. Safe from a signal handler, even one run while another
+        runs: only the first request does anything (a lock taken without waiting)."""
+        if not self._stop_claim.acquire(blocking=False):
+            return
+        self._stop_reason = reason
+        for callback in self._on_stop:
+            callback()
         self._stopping.set()
 
     def serving_problem(self) -> str | None:
@@ -192,8 +207,9 @@ class Supervisor:
     def _spawn(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         command = [*self._command, "--worker-channel-fd", str(theirs.fileno())]
-        process = subprocess.Popen(command, pass_fds=(theirs.fileno(),),
-                                   stdin=subprocess.DEVNULL)  # fmt: skip
+        with stop_signals_blocked():
+            process = subprocess.Popen(command, pass_fds=(theirs.fileno(),),
+                                       stdin=subprocess.DEVNULL)  # fmt: skip
         theirs.close()
         ours.setblocking(False)
         now = time.monotonic()
@@ -203,29 +219,30 @@ class Supervisor:
         log.info("worker_started", pid=process.pid)
 
     def _retire(self, worker: _Worker, reason: str, kind: str = "exited") -> None:
-        """Forget a worker (killing it if it runs) and start another unless stopping. One that
-        goes before it was ready failed to start: five in a row stop the server. ``kind``:
-        the reason's label in the metrics (exited, call_timeout, silent, start_timeout)."""
+        """Forget a worker (killing it if it runs) and start another. One that goes before it
+        was ready failed to start: five in a row stop the server. ``kind``: the reason's label
+        in the metrics (exited, call_timeout, silent, start_timeout). While stopping, only its
+        channel is no longer read: the worker may still be finishing calls in flight, and
+        :meth:`_shut_down` waits for it."""
         with contextlib.suppress(KeyError, ValueError):
             self._selector.unregister(worker.channel)
+        if self._stopping.is_set():
+            return
         worker.channel.close()
         if worker.process.poll() is None:
             worker.process.kill()
         code = worker.process.wait()
         self._workers.remove(worker)
         metrics.process_gone(worker.pid)
-        log.warning("worker_replaced" if not self._stopping.is_set() else "worker_gone",
-                    pid=worker.pid, reason=reason, exit_code=code,
+        log.warning("worker_replaced", pid=worker.pid, reason=reason, exit_code=code,
                     connections=worker.connections)  # fmt: skip
-        if self._stopping.is_set():
-            return
         metrics.worker_restarted(kind)
         if not worker.ready:
             self._early_deaths += 1
             if self._early_deaths >= _MAX_EARLY_DEATHS:
                 self.failed = f"workers keep exiting at start ({self._early_deaths} in a row)"
                 log.error("workers_fail_to_start", count=self._early_deaths)
-                self._stopping.set()
+                self.stop(self.failed)
                 return
         self._spawn()
 
@@ -255,7 +272,7 @@ class Supervisor:
 
     def _watch(self) -> None:
         now = time.monotonic()
-        for worker in list(self._workers):
+        for worker in list(self._workers) if not self._stopping.is_set() else []:
             if worker.process.poll() is not None:
                 self._retire(worker, "exited")
                 continue
@@ -329,6 +346,8 @@ class Supervisor:
     # -- stopping --------------------------------------------------------------------------
 
     def _shut_down(self) -> None:
+        log.info("supervisor_stopping", reason=self._stop_reason or "asked",
+                 workers=len(self._workers))  # fmt: skip
         if self._listener is not None:
             if self._accepting:
                 with contextlib.suppress(KeyError, ValueError):
@@ -338,28 +357,57 @@ class Supervisor:
         for client in self._held:
             client.close()
         self._held.clear()
-        # SIGTERM again every half second: a worker forked at that moment may get the first one
-        # before it runs this program (while still a copy of this process) and lose it.
-        deadline = time.monotonic() + STOP_TIMEOUT_S
-        running = list(self._workers)
-        while running and time.monotonic() < deadline:
-            for worker in running:
-                with contextlib.suppress(OSError):
-                    worker.process.send_signal(signal.SIGTERM)
-            again = min(deadline, time.monotonic() + _RESIGNAL_S)
-            while running and time.monotonic() < again:
-                time.sleep(0.01)
-                running = [w for w in running if w.process.poll() is None]
-        for worker in self._workers:
-            if worker.process.poll() is None:
-                worker.process.kill()
-            worker.process.wait()
-            worker.channel.close()
-            metrics.process_gone(worker.pid)
+        self._stop_workers()
         self._workers.clear()
         self._note_counts()
         self._selector.close()
         log.info("supervisor_stopped")
+
+    def _stop_workers(self) -> None:
+        """SIGTERM every worker, wait up to ``STOP_TIMEOUT_S`` for them to exit (they finish
+        their calls in flight), kill those still running; one line for each."""
+        # Once is enough: a worker takes it even if sent while it is being forked (its stop
+        # signals are blocked then, see stop_signals_blocked), and takes one stop only.
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        running = list(self._workers)
+        for worker in running:
+            with contextlib.suppress(OSError):
+                worker.process.send_signal(signal.SIGTERM)
+        while running and time.monotonic() < deadline:
+            time.sleep(0.01)
+            running = [w for w in running if w.process.poll() is None]
+        for worker in self._workers:
+            overran = worker.process.poll() is None
+            if overran:
+                worker.process.kill()
+            code = worker.process.wait()
+            worker.channel.close()
+            metrics.process_gone(worker.pid)
+            if overran:
+                overrun = f"still running {STOP_TIMEOUT_S:g}s after asked to stop"
+                log.warning("worker_killed", pid=worker.pid, exit_code=code,
+                            connections=worker.connections, reason=overrun)  # fmt: skip
+            elif code == 0:
+                log.info("worker_stopped", pid=worker.pid, exit_code=code)
+            else:
+                log.warning("worker_gone", pid=worker.pid, exit_code=code)
+
+
+#: The signals that stop a server (SIGINT: Ctrl-C, sent to every process of the terminal's group).
+STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
+
+
+@contextlib.contextmanager
+def stop_signals_blocked() -> Iterator[None]:
+    """Block :data:`STOP_SIGNALS` in this thread meanwhile: a process started meanwhile begins
+    with them blocked (a signal mask is inherited), so a Ctrl-C during its start stays pending,
+    not a KeyboardInterrupt in its imports, until it unblocks them. Signals sent to this
+    process meanwhile reach another of its threads, or wait."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -163,6 +163,7 @@ class MetastoreServer:
         self._threads: set[threading.Thread] = set()
         self._lock = threading.Lock()
         self._closing = threading.Event()
+        self._stopped = threading.Event()
         self._accept_thread: threading.Thread | None = None
         self.on_stopped: list[Callable[[], None]] = []
 
@@ -411,10 +412,15 @@ class MetastoreServer:
         )
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop accepting, let calls in flight finish (up to ``timeout`` s), close connections."""
-        if self._closing.is_set():
+        """Stop accepting, let calls in flight finish (up to ``timeout`` s), close connections.
+        A stop already begun (in another thread) is waited for, up to ``timeout`` s: whoever
+        calls it returns once calls in flight are done, not before."""
+        with self._lock:
+            begun = self._closing.is_set()
+            self._closing.set()
+        if begun:
+            self._stopped.wait(timeout)
             return
-        self._closing.set()
         if self._listener is not None:
             try:
                 self._listener.close()
@@ -431,12 +437,15 @@ class MetastoreServer:
             except OSError:
                 pass
         deadline = time.monotonic() + timeout
-        for thread in threads:
-            if thread.ident is None:  # registered by the accept loop, not started (yet or ever)
-                continue
-            thread.join(max(0.0, deadline - time.monotonic()))
-        for callback in self.on_stopped:
-            callback()
+        try:
+            for thread in threads:
+                if thread.ident is None:  # registered by the accept loop, not started (yet)
+                    continue
+                thread.join(max(0.0, deadline - time.monotonic()))
+            for callback in self.on_stopped:
+                callback()
+        finally:
+            self._stopped.set()
         log.info("stopped")
 
 
