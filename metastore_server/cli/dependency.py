@@ -14,6 +14,10 @@ from metastore_server.cli.common import add_uri_and_format, ask, positive_int, s
 COMMAND = "dependency"
 _DROP_POLICIES = "refuse, allow, mark_incomplete"
 _SCHEMA_POLICIES = "refuse, propagate"
+#: ``repoint`` without --all or --limit: base partitions listed per dependent partition, and
+#: dependent partitions listed.
+SUMMARY_BASE_NAMES = 3
+SUMMARY_PARTITIONS = 5
 
 
 def _completeness(text: str) -> tuple[str, list[str]]:
@@ -25,7 +29,7 @@ def _completeness(text: str) -> tuple[str, list[str]]:
     return period.strip(), columns
 
 
-def _limit(parser: argparse.ArgumentParser) -> None:
+def _limit(parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup) -> None:
     parser.add_argument(
         "--limit",
         type=positive_int,
@@ -98,13 +102,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "repoint",
         help="make a dependent table (or one partition) depend on another base",
         description="Make the dependent table's new partitions depend on --base or, with "
-        "--partition, that partition on the same spec of --base; then print what the table "
-        "depends on, as describe does.",
+        "--partition, that partition on the same spec of --base; then print a summary of what "
+        f"the table depends on: the counts, the first {SUMMARY_PARTITIONS} dependent "
+        f"partitions and the first {SUMMARY_BASE_NAMES} base partitions of each (--all or "
+        "--limit N to list more, as describe does).",
     )
     repoint.add_argument("table", help="the dependent table as db.table")
     repoint.add_argument("--base", required=True, help="the new base table as db.table")
     repoint.add_argument("--partition", help="only this dependent partition, e.g. ds=2024-01-10")
-    _limit(repoint)
+    listing = repoint.add_mutually_exclusive_group()
+    _limit(listing)
+    listing.add_argument(
+        "--all",
+        action="store_true",
+        help="list every dependent partition and every base partition (as describe does)",
+    )
     add_uri_and_format(repoint)
 
 
@@ -191,33 +203,78 @@ def _completeness_text(done: Any) -> str:
     return f"{window}: incomplete, {missing} of {done.expected} {done.period} unit(s) missing"
 
 
-def _print_resolved(result: Any, args: argparse.Namespace) -> None:
+def _print_resolved(
+    result: Any, args: argparse.Namespace, limit: int | None, parts_shown: int | None = None
+) -> None:
+    """What a dependent table depends on: every dependent partition (at most ``parts_shown``
+    of them, then a count), each with at most ``limit`` base partitions and missing units."""
     if args.format == "json":
         print(json.dumps(_resolved_json(result), indent=2))
         return
     _print_table_info(result.table)
     partitions = list(result.partitions or [])
-    print(f"{len(partitions)} dependent partition(s)")
+    if parts_shown is None:
+        print(f"{len(partitions)} dependent partition(s)")
+    else:
+        bases = sum(p.basePartCount or 0 for p in partitions if p.baseExists)
+        print(f"{len(partitions)} dependent partition(s) on {bases} base partition(s)")
+    for part in partitions if parts_shown is None else partitions[:parts_shown]:
+        _print_partition(part, limit)
+    if parts_shown is not None and len(partitions) > parts_shown:
+        print(f"... and {len(partitions) - parts_shown} more dependent partition(s)")
+
+
+def _print_partition(part: Any, limit: int | None) -> None:
+    print(part.partName)
+    print(f"  depends on: {part.dependsOn}")
+    print(f"  marked incomplete: {'yes' if part.markedIncomplete else 'no'}")
+    done = part.completeness
+    if done is not None:
+        print(f"  completeness: {_completeness_text(done)}")
+        missing = list(done.missing or [])
+        if missing:
+            print("  missing:")
+            _print_list(missing, len(missing), limit, "    ")
+    elif part.completenessUnknown:
+        print(f"  completeness: unknown ({part.completenessUnknown})")
+    base = f"{part.baseDbName}.{part.baseTblName}"
+    if not part.baseExists:
+        print(f"  base partitions: none (the base table {base} does not exist)")
+        return
+    names = list(part.basePartNames or [])
+    print(f"  base partitions of {base} ({part.basePartCount}):")
+    _print_list(names, max(part.basePartCount, len(names)), limit, "    ")
+
+
+def _print_repointed(result: Any, args: argparse.Namespace, summary: bool) -> None:
+    """``repoint``'s answer: what was done, then what the table depends on (a summary unless
+    --all or --limit, with how to see the rest when something was left out)."""
+    if args.format == "json":
+        _print_resolved(result, args, args.limit)
+        return
+    what = f"{args.table} {args.partition}" if args.partition else args.table
+    print(f"re-pointed {what} to {args.base}")
+    if not summary:
+        _print_resolved(result, args, args.limit)
+        return
+    _print_resolved(result, args, SUMMARY_BASE_NAMES, SUMMARY_PARTITIONS)
+    if _left_out(list(result.partitions or [])):
+        only = f" --partition {args.partition}" if args.partition else ""
+        describe = f"dependency describe {args.table}{only}"
+        print(f"(a summary: --all lists every one, as `{describe}` does)")
+
+
+def _left_out(partitions: list[Any]) -> bool:
+    """Whether the summary of ``partitions`` leaves a partition, base partition or missing
+    unit out."""
+    if len(partitions) > SUMMARY_PARTITIONS:
+        return True
     for part in partitions:
-        print(part.partName)
-        print(f"  depends on: {part.dependsOn}")
-        print(f"  marked incomplete: {'yes' if part.markedIncomplete else 'no'}")
-        done = part.completeness
-        if done is not None:
-            print(f"  completeness: {_completeness_text(done)}")
-            missing = list(done.missing or [])
-            if missing:
-                print("  missing:")
-                _print_list(missing, len(missing), args.limit, "    ")
-        elif part.completenessUnknown:
-            print(f"  completeness: unknown ({part.completenessUnknown})")
-        base = f"{part.baseDbName}.{part.baseTblName}"
-        if not part.baseExists:
-            print(f"  base partitions: none (the base table {base} does not exist)")
-            continue
-        names = list(part.basePartNames or [])
-        print(f"  base partitions of {base} ({part.basePartCount}):")
-        _print_list(names, max(part.basePartCount, len(names)), args.limit, "    ")
+        missing = part.completeness.missing if part.completeness is not None else None
+        bases = (part.basePartCount or 0) if part.baseExists else 0
+        if max(bases, len(missing or [])) > SUMMARY_BASE_NAMES:
+            return True
+    return False
 
 
 def _print_dependents(table: str, args: argparse.Namespace, result: Any) -> None:
@@ -282,6 +339,12 @@ def run(args: argparse.Namespace) -> int:
     the arguments are bad or the metastore cannot be reached."""
 
     command = f"{COMMAND} {args.dependency_command}"
+    summary = (
+        args.dependency_command == "repoint"
+        and args.format == "text"
+        and not args.all
+        and args.limit is None
+    )
     split = split_table(command, args.table)
     if split is None:
         return 2
@@ -301,7 +364,7 @@ def run(args: argparse.Namespace) -> int:
             return ms.resolve_dependencies(db, table, args.partition, max_parts=limit)
 
         def show(result: Any) -> None:
-            _print_resolved(result, args)
+            _print_resolved(result, args, args.limit)
 
     elif args.dependency_command == "dependents":
 
@@ -339,14 +402,13 @@ def run(args: argparse.Namespace) -> int:
         def call(ms: Any) -> Any:
             ms.repoint_dependency(db, table, base[0], base[1], partition=args.partition)
             # Its answer lists no base partition names: ask for them (as describe does).
-            limit = -1 if args.limit is None else args.limit
-            return ms.resolve_dependencies(db, table, args.partition, max_parts=limit)
+            limit = SUMMARY_BASE_NAMES if summary else args.limit
+            return ms.resolve_dependencies(
+                db, table, args.partition, max_parts=-1 if limit is None else limit
+            )
 
         def show(result: Any) -> None:
-            if args.format == "text":
-                what = f"{args.table} {args.partition}" if args.partition else args.table
-                print(f"re-pointed {what} to {args.base}")
-            _print_resolved(result, args)
+            _print_repointed(result, args, summary)
 
     code, result = ask(command, args.uri, call, args)
     if code == 0:

@@ -382,6 +382,45 @@ def test_command_create_and_repoint(running, ms) -> None:
     )
 
 
+def test_command_repoint_prints_a_summary(running, ms) -> None:
+    uri = uri_of(running)
+    ms.create_dependent_table(DB, "tsum", DB, "t2")
+    days = [f"2024-01-0{d}" for d in range(1, 8)]
+    for day in days:
+        ms.add_partition(make_partition(DB, "tsum", [day]))
+    one = ["repoint", f"{DB}.tsum", "--base", f"{DB}.t", "--partition", f"ds={DAY1}"]
+    done = run_cli(*one, "--uri", uri)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"re-pointed {DB}.tsum ds={DAY1} to {DB}.t\n")
+    assert done.stdout.endswith(
+        f"1 dependent partition(s) on 24 base partition(s)\nds={DAY1}\n"
+        f"  depends on: {DB}.t@ds={DAY1}\n  marked incomplete: no\n"
+        f"  base partitions of {DB}.t (24):\n"
+        f"    ds={DAY1}/hr=00\n    ds={DAY1}/hr=01\n    ds={DAY1}/hr=02\n    ... and 21 more\n"
+        f"(a summary: --all lists every one, as `dependency describe {DB}.tsum "
+        f"--partition ds={DAY1}` does)\n"
+    )
+    done = run_cli(*one, "--all", "--uri", uri)
+    assert done.returncode == 0, done.stderr
+    for name in hours_of(DAY1, range(24)):
+        assert f"    {name}\n" in done.stdout
+    assert "more" not in done.stdout and "summary" not in done.stdout
+    # The whole table: its first dependent partitions, and how many are left out.
+    done = run_cli("repoint", f"{DB}.tsum", "--base", f"{DB}.t", "--uri", uri)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "7 dependent partition(s) on 26 base partition(s)" in lines  # 24 of t, 2 of t2
+    assert [line for line in lines if line.startswith("ds=")] == [f"ds={d}" for d in days[:5]]
+    assert lines[-2:] == [
+        "... and 2 more dependent partition(s)",
+        f"(a summary: --all lists every one, as `dependency describe {DB}.tsum` does)",
+    ]
+    assert "    ... and 21 more" in lines
+    done = run_cli("repoint", f"{DB}.tsum", "--base", f"{DB}.t", "--all", "--limit", "1",
+                   "--uri", uri)  # fmt: skip
+    assert done.returncode == 2 and "not allowed with argument" in done.stderr
+
+
 def test_command_refusals_exit_1(running, ms) -> None:
     uri = uri_of(running)
     for args, create in (
