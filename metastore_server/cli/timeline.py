@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from metastore_server.cli.common import add_uri_and_format, ask, split_table
+from metastore_server.timeline import UpdatePeriod
 
 COMMAND = "timeline"
 _PERIODS = "SECONDLY, MINUTELY, HOURLY, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY"
@@ -37,9 +38,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     show = actions.add_parser(
         "show",
         help="print a table's timelines",
-        description="Print a table's timelines: per update period and time column, the "
-        "implementation, how many partitions are present, the first and latest, and the "
-        "present partitions as maximal ranges [begin, end).",
+        description="Print a table's partition count and its timelines: per update period and "
+        "time column, the implementation, how many time values (days of a DAILY timeline, "
+        "hours of an HOURLY one) have partitions, the first and latest, and those values as "
+        "maximal ranges [begin, end).",
     )
     show.add_argument("table", help="the table as db.table")
     show.add_argument("--period", help=f"only this update period ({_PERIODS})")
@@ -95,12 +97,22 @@ def _info_json(info: Any) -> dict[str, Any]:
     }
 
 
-def _print_timelines(table: str, result: Any, args: argparse.Namespace) -> None:
+def units(count: int, period: str) -> str:
+    """``count`` time values of an update period, named by its unit: ``21 day(s)``."""
+    known = UpdatePeriod.__members__.get(period)
+    return f"{count} {known.unit_name if known is not None else f'{period} unit'}(s)"
+
+
+def _print_timelines(
+    table: str, result: Any, partitions: int | None, args: argparse.Namespace
+) -> None:
+    """The timelines, after the table's partition count (``partitions``; None: not asked)."""
     columns = list(result.timeColumns or [])
     timelines = list(result.timelines or [])
     if args.format == "json":
         payload = {
             "table": table,
+            "partitions": partitions,
             "timeColumns": columns,
             "timelines": [_info_json(info) for info in timelines],
         }
@@ -112,14 +124,17 @@ def _print_timelines(table: str, result: Any, args: argparse.Namespace) -> None:
             "(it does not opt in with cube.storagetable.time.partcols)"
         )
         return
-    print(f"{table}: time columns {', '.join(columns)}; {len(timelines)} timeline(s)")
+    print(
+        f"{table}: {partitions} partition(s); time columns {', '.join(columns)}; "
+        f"{len(timelines)} timeline(s)"
+    )
     for info in timelines:
         kind = (info.implementation or "").rsplit(".", 1)[-1]
         span = f", {info.first} .. {info.latest}" if info.first is not None else ""
         ranges = list(info.ranges or [])
         print(
-            f"{info.updatePeriod} {info.column}: {info.count} partition(s){span}, "
-            f"{len(ranges)} range(s) ({kind})"
+            f"{info.updatePeriod} {info.column}: partitions in "
+            f"{units(info.count, info.updatePeriod)}{span}, {len(ranges)} range(s) ({kind})"
         )
         for text in ranges:
             print(f"  {text}")
@@ -176,7 +191,7 @@ def _print_cover(args: argparse.Namespace, result: Any) -> None:
                 first.updatePeriod,
                 first.storageTable,
                 f"[{first.startTime}, {last.endTime})",
-                f"{count} partition(s)",
+                units(count, first.updatePeriod),
             )
         )
     for u in uncovered:
@@ -188,9 +203,23 @@ def _print_cover(args: argparse.Namespace, result: Any) -> None:
         print(line.rstrip())
     state = "complete" if result.complete else f"incomplete: {len(uncovered)} uncovered range(s)"
     print(
-        f"cover of [{args.start}, {args.end}) on {args.column}: {state}; {len(parts)} "
-        f"partition(s); {result.lookups} timeline lookup(s)"
+        f"cover of [{args.start}, {args.end}) on {args.column}: {state}; "
+        f"{_parts_text(parts)}; {result.lookups} timeline lookup(s)"
     )
+
+
+def _parts_text(parts: list[Any]) -> str:
+    """How many time values of each period a cover reads: ``8 day(s), 30 hour(s)``."""
+    counts: dict[str, int] = {}
+    for part in parts:
+        counts[part.updatePeriod] = counts.get(part.updatePeriod, 0) + 1
+    known = UpdatePeriod.__members__
+
+    def weight(name: str) -> int:
+        return -known[name].weight_ms if name in known else 0
+
+    ordered = sorted(counts.items(), key=lambda item: weight(item[0]))
+    return ", ".join(units(n, period) for period, n in ordered) or "nothing to read"
 
 
 def _sortable(text: str) -> str:
@@ -244,18 +273,16 @@ def run(args: argparse.Namespace) -> int:
             return 2
         db, table = split
 
-        if args.timeline_command == "show":
-
-            def call(ms: Any) -> Any:
-                return ms.partition_timelines(db, table, period=args.period, column=args.column)
-
-        else:
-
-            def call(ms: Any) -> Any:
-                return ms.rebuild_partition_timelines(db, table)
+        def call(ms: Any) -> Any:
+            if args.timeline_command == "show":
+                found = ms.partition_timelines(db, table, period=args.period, column=args.column)
+            else:
+                found = ms.rebuild_partition_timelines(db, table)
+            # A timeline counts time values (days...), the table's partitions are counted here.
+            return found, ms.get_num_partitions_by_filter(db, table, "")
 
         def show(result: Any) -> None:
-            _print_timelines(args.table, result, args)
+            _print_timelines(args.table, result[0], result[1], args)
 
     code, result = ask(command, args.uri, call, args)
     if code == 0:

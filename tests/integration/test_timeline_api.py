@@ -455,8 +455,9 @@ def test_command_show(running) -> None:
     done = run_cli("show", f"{DB}.daily", "--uri", uri)
     assert done.returncode == 0, done.stderr
     assert done.stdout == (
-        f"{DB}.daily: time columns dt; 1 timeline(s)\n"
-        "DAILY dt: 9 partition(s), 2024-01-01 .. 2024-01-20, 3 range(s) "
+        # 10 partitions (two on 2024-01-02) in 9 days
+        f"{DB}.daily: 10 partition(s); time columns dt; 1 timeline(s)\n"
+        "DAILY dt: partitions in 9 day(s), 2024-01-01 .. 2024-01-20, 3 range(s) "
         "(EndsAndHolesPartitionTimeline)\n"
         "  [2024-01-01, 2024-01-05)\n"
         "  [2024-01-06, 2024-01-10)\n"
@@ -467,6 +468,7 @@ def test_command_show(running) -> None:
     assert done.returncode == 0, done.stderr
     payload = json.loads(done.stdout)
     assert (payload["table"], payload["timeColumns"]) == (f"{DB}.mixed", ["dt"])
+    assert payload["partitions"] == 7  # 2 DAILY, 4 HOURLY, 1 in no timeline
     (info,) = payload["timelines"]
     assert (info["updatePeriod"], info["count"], info["first"], info["latest"]) == (
         "HOURLY", 4, "2024-02-03-00", "2024-02-03-05"
@@ -475,6 +477,10 @@ def test_command_show(running) -> None:
     assert info["properties"][class_key(HOURLY, "dt")] == EAH
     done = run_cli("show", f"{DB}.daily", "--properties", "--uri", uri)
     assert f"  {PREFIX}DAILY.dt.latest=2024-01-20\n" in done.stdout
+    done = run_cli("show", f"{DB}.mixed", "--uri", uri)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{DB}.mixed: 7 partition(s); time columns dt; 2 timeline(s)\n")
+    assert "\nHOURLY dt: partitions in 4 hour(s), 2024-02-03-00 .. 2024-02-03-05, " in done.stdout
     done = run_cli("show", f"{DB}.plain", "--uri", uri)
     assert done.returncode == 0
     assert "keeps no partition timelines" in done.stdout
@@ -488,15 +494,15 @@ def test_command_cover(running) -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert [line.split() for line in lines[:-1]] == [
-        ["DAILY", "daily", "[2024-01-01,", "2024-01-05)", "4", "partition(s)"],
-        ["HOURLY", "hourly", "[2024-01-05-00,", "2024-01-06-00)", "24", "partition(s)"],
-        ["DAILY", "daily", "[2024-01-06,", "2024-01-10)", "4", "partition(s)"],
-        ["HOURLY", "hourly", "[2024-01-10-00,", "2024-01-10-06)", "6", "partition(s)"],
+        ["DAILY", "daily", "[2024-01-01,", "2024-01-05)", "4", "day(s)"],
+        ["HOURLY", "hourly", "[2024-01-05-00,", "2024-01-06-00)", "24", "hour(s)"],
+        ["DAILY", "daily", "[2024-01-06,", "2024-01-10)", "4", "day(s)"],
+        ["HOURLY", "hourly", "[2024-01-10-00,", "2024-01-10-06)", "6", "hour(s)"],
         ["uncovered", "[2024-01-10-06,", "2024-01-11-00)"],
     ]
     assert lines[-1].startswith(
         "cover of [2024-01-01, 2024-01-11) on dt: incomplete: 1 uncovered range(s); "
-        "38 partition(s); "
+        "8 day(s), 30 hour(s); "
     )
     done = run_cli("cover", tables, "--column", "dt", "--from", "2024-01-01", "--to",
                    "2024-01-11", "--periods", "DAILY", "--format", "json",
@@ -518,8 +524,9 @@ def test_command_cover(running) -> None:
 def test_command_rebuild(running) -> None:
     done = run_cli("rebuild", f"{DB}.hourly", "--uri", uri_of(running), "--format", "json")
     assert done.returncode == 0, done.stderr
-    (info,) = json.loads(done.stdout)["timelines"]
-    assert (info["implementation"], info["count"]) == (RANGES, 30)
+    payload = json.loads(done.stdout)
+    (info,) = payload["timelines"]
+    assert (info["implementation"], info["count"], payload["partitions"]) == (RANGES, 30, 30)
 
 
 def test_command_refusals_exit_1(running) -> None:
