@@ -3,7 +3,9 @@ it passes while the server answers and fails once the port is closed. A shell-fo
 (CMD-SHELL) runs under /bin/sh, which is dash on Debian and Ubuntu images and busybox on Alpine
 ones, so such a check is run under both; exec-form checks run their own program (the image's
 python; bash for the HBase check, through its #! line). The HBase check is a real Thrift call,
-so it is run against the HBase test double, and must fail on a gateway that answers IOError."""
+so it is run against the HBase test double, and must fail on a gateway that answers IOError.
+The metastore's check asks ``/health`` on the metrics port and connects to the Thrift port, so
+it is run against our server served with ``--metrics-port``, and must fail when either fails."""
 
 from __future__ import annotations
 
@@ -15,18 +17,23 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from dockerfiles import DOCKER, DOCKERFILES, compose_file, copy_destinations, image_healthcheck
 from dockerfiles import stages as dockerfile_stages
 from support.hbase_double.server import HBaseDouble
+from support.net import LOOPBACK, free_port
+from support.our_server import OurServer
 
 #: Each check's in-image program, mapped to what runs it here. The image side is checked in
 #: test_check_programs_exist_in_their_images.
 PROGRAMS = {"python": sys.executable, "hbase-healthcheck": str(DOCKER / "hbase/healthcheck.sh")}
-#: The variable each check takes its port from, as the server it checks does.
-PORT_VARIABLES = {"metastore": "METASTORE_PORT", "hbase": "HBASE_THRIFT_PORT"}
+#: The variables each check takes its ports from, as the server it checks does: the Thrift port
+#: (the one a shell-form check's ``{port}`` names), then the metastore's metrics port.
+PORT_VARIABLES = {"metastore": ("METASTORE_PORT", "METASTORE_METRICS_PORT"),
+                  "hbase": ("HBASE_THRIFT_PORT",)}  # fmt: skip
 #: What each checked service is here: a listener, or the HBase Thrift gateway's test double.
 CHECKS = {
     "compose hbase": ("hbase", compose_file()["services"]["hbase"]["healthcheck"]["test"]),
@@ -77,19 +84,32 @@ def _closed_port() -> int:
         return probe.getsockname()[1]
 
 
+@pytest.fixture(scope="module")
+def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, int]]:
+    """Our server serving /health on ``METASTORE_METRICS_PORT``, as the image sets it: its
+    Thrift and metrics ports."""
+    metrics_port = free_port(LOOPBACK)
+    server = OurServer(tmp_path_factory.mktemp("health-check"),
+                       env={"METASTORE_METRICS_PORT": str(metrics_port)})  # fmt: skip
+    with server as endpoint:
+        yield endpoint.port, metrics_port
+
+
 @contextmanager
-def _server(kind: str) -> Iterator[int]:
+def _server(kind: str, metastore: tuple[int, int]) -> Iterator[tuple[int, ...]]:
+    """The ports of a server of ``kind`` answering as it should."""
     if kind == "hbase":
         with HBaseDouble() as double:
-            yield double.port
+            yield (double.port,)
     else:
-        with _listener() as port:
-            yield port
+        yield metastore
 
 
-def _runs(check: list[str], kind: str, port: int) -> dict[str, int]:
-    """Run a check as its image would; the exit status under each shell it may meet."""
-    env = {**os.environ, PORT_VARIABLES[kind]: str(port)}
+def _runs(check: list[str], kind: str, ports: tuple[int, ...], **env: str) -> dict[str, int]:
+    """Run a check as its image would, its ports in the variables it reads (``env``: more
+    variables); the exit status under each shell it may meet."""
+    named = zip(PORT_VARIABLES[kind], ports, strict=False)  # fewer ports: those variables unset
+    env = {**os.environ, **{var: str(port) for var, port in named}, **env}
     form, *rest = check
     if form == "CMD":
         argv = [PROGRAMS.get(rest[0], rest[0]), *rest[1:]]
@@ -98,7 +118,7 @@ def _runs(check: list[str], kind: str, port: int) -> dict[str, int]:
     missing = [shell[0] for shell in SHELLS.values() if shutil.which(shell[0]) is None]
     if missing:
         pytest.skip(f"no {', '.join(missing)} to run shell-form checks (apt-get install busybox)")
-    command = rest[0].format(port=port)
+    command = rest[0].format(port=ports[0])
     return {
         name: subprocess.run([*shell, command], env=env, timeout=30, check=False).returncode
         for name, shell in SHELLS.items()
@@ -106,12 +126,15 @@ def _runs(check: list[str], kind: str, port: int) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))
-def test_check_passes_while_the_server_answers_and_fails_when_closed(name: str) -> None:
+def test_check_passes_while_the_server_answers_and_fails_when_closed(
+    name: str, metastore: tuple[int, int]
+) -> None:
     kind, check = CHECKS[name]
     assert check and check != ["NONE"]
-    with _server(kind) as port:
-        assert set(_runs(check, kind, port).values()) == {0}
-    assert 0 not in _runs(check, kind, _closed_port()).values()
+    with _server(kind, metastore) as ports:
+        assert set(_runs(check, kind, ports).values()) == {0}
+    closed = tuple(_closed_port() for _ in PORT_VARIABLES[kind])
+    assert 0 not in _runs(check, kind, closed).values()
 
 
 def test_compose_and_image_checks_agree() -> None:
@@ -145,14 +168,81 @@ def test_hbase_check_fails_on_a_gateway_that_cannot_answer() -> None:
 
     check = CHECKS["hbase/Dockerfile"][1]
     with _listener(answer) as port:
-        assert _runs(check, "hbase", port) == {"exec": 1}
+        assert _runs(check, "hbase", (port,)) == {"exec": 1}
     with _listener() as port:  # accepts, then hangs up without a word
-        assert _runs(check, "hbase", port) == {"exec": 1}
+        assert _runs(check, "hbase", (port,)) == {"exec": 1}
 
 
 def test_dev_tcp_is_bash_only() -> None:
     """Why the old HBase check never passed: /bin/sh (dash, busybox) has no /dev/tcp."""
     with _listener() as port:
-        assert 0 not in _runs(LEGACY_HBASE_CHECK, "hbase", port).values()
+        assert 0 not in _runs(LEGACY_HBASE_CHECK, "hbase", (port,)).values()
         bash = ["bash", "-c", LEGACY_HBASE_CHECK[1].format(port=port)]
         assert subprocess.run(bash, check=False).returncode == 0
+
+
+@contextmanager
+def _http(status: int) -> Iterator[int]:
+    """An HTTP server on 127.0.0.1 answering every GET with ``status``."""
+
+    class Answer(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the handler's name
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_metastore_check_needs_health_and_the_thrift_port(metastore: tuple[int, int]) -> None:
+    """/health answers from the start, the Thrift port once a worker is ready: healthy only
+    when both do; a /health that is not 200, or not HTTP, is unhealthy."""
+    thrift, metrics = metastore
+    check = CHECKS["Dockerfile"][1]
+    assert _runs(check, "metastore", (thrift, metrics)) == {"exec": 0}
+    assert _runs(check, "metastore", (_closed_port(), metrics)) == {"exec": 1}
+    assert _runs(check, "metastore", (thrift, _closed_port())) == {"exec": 1}
+    with _http(503) as port:
+        assert _runs(check, "metastore", (thrift, port)) == {"exec": 1}
+    with _http(200) as port:
+        assert _runs(check, "metastore", (thrift, port)) == {"exec": 0}
+    with _listener() as port:  # accepts, then hangs up without a word
+        assert _runs(check, "metastore", (thrift, port)) == {"exec": 1}
+
+
+def test_metastore_check_uses_no_proxy_of_the_environment(metastore: tuple[int, int]) -> None:
+    proxy = f"http://127.0.0.1:{_closed_port()}"
+    proxies = {"http_proxy": proxy, "HTTP_PROXY": proxy, "no_proxy": "", "NO_PROXY": ""}
+    assert _runs(CHECKS["Dockerfile"][1], "metastore", metastore, **proxies) == {"exec": 0}
+
+
+@pytest.mark.parametrize("off", ["0", ""])
+def test_metastore_check_without_a_metrics_port_only_connects(off: str) -> None:
+    check = CHECKS["Dockerfile"][1]
+    with _listener() as port:
+        assert _runs(check, "metastore", (port,), METASTORE_METRICS_PORT=off) == {"exec": 0}
+    closed = (_closed_port(),)
+    assert _runs(check, "metastore", closed, METASTORE_METRICS_PORT=off) == {"exec": 1}
+
+
+def test_the_image_serves_health_where_its_check_asks() -> None:
+    """The server image sets METASTORE_METRICS_PORT (the server reads it as --metrics-port) and
+    exposes it; the compose file does not turn it off."""
+    final = dockerfile_stages(DOCKERFILES["Dockerfile"][0])[-1]
+    env = dict(word.split("=", 1) for word in " ".join(final.args("ENV")).split())
+    port = env.get("METASTORE_METRICS_PORT", "0")
+    assert port.isdigit() and int(port) > 0, env
+    assert port in " ".join(final.args("EXPOSE")).split()
+    service = compose_file()["services"]["metastore"]
+    assert str(service.get("environment", {}).get("METASTORE_METRICS_PORT", port)) == port
