@@ -25,7 +25,7 @@ from metastore_server.cli.common import (
     positive_int,
     positive_number,
 )
-from metastore_server.client import DEFAULT_PORT
+from metastore_server.client import DEFAULT_PORT, MetastoreClient
 from metastore_server.tools import bench_plot, benchmark
 
 COMMAND = "bench"
@@ -143,6 +143,8 @@ def _open(targets: list[benchmark.Target], db: str) -> int:
         except Exception as exc:  # noqa: BLE001 - any connection failure is reported the same way
             print(f"{COMMAND}: cannot reach {t.uri}: {exc}", file=sys.stderr)
             return 2
+        t.identity = identify(client)
+        benchmark.log(sys.stderr, f"{t.label}: {t.identity or 'did not say what it is'}")
         try:
             client.get_database(db)
         except hms.NoSuchObjectException:
@@ -160,6 +162,20 @@ def _open(targets: list[benchmark.Target], db: str) -> int:
         )
         return 1
     return 0
+
+
+def identify(client: MetastoreClient) -> str:
+    """What a metastore says it is (fb303 ``getName``, ``getVersion``): ours with its version,
+    else a reference HMS with the version it reports; empty when it does not answer them."""
+    from metastore_server.api.service import SERVICE_NAME
+
+    try:
+        name, version = client.getName(), client.getVersion()
+    except Exception:  # noqa: BLE001 - a server without fb303's calls just stays unnamed
+        return ""
+    if name == SERVICE_NAME:
+        return f"ours: {name} {version}".rstrip()
+    return f"reference HMS, version {version}" if version else "reference HMS"
 
 
 def _create_databases(
@@ -198,9 +214,10 @@ def default_out(now: datetime | None = None) -> Path:
 
 
 def _write_outputs(
-    out: Path, rows: list[benchmark.Row], metastores: list[str]
+    out: Path, rows: list[benchmark.Row], metastores: dict[str, str]
 ) -> tuple[Path, Path | None, tuple[int, int]]:
-    """Write the CSV file and, with matplotlib, the plot (None and (0, 0) without it)."""
+    """Write the CSV file and, with matplotlib, the plot (None and (0, 0) without it);
+    ``metastores``: each one's label (host:port) and its legend text."""
     csv_path, png_path = out / CSV_NAME, out / PNG_NAME
     benchmark.write_csv(csv_path, rows)
     panels: dict[str, dict[str, dict[int, float]]] = {}
@@ -212,7 +229,7 @@ def _write_outputs(
     if not bench_plot.available():
         return csv_path, None, (0, 0)
     size = bench_plot.write_png(
-        png_path, panels, metastores, "median latency (ms) by partition count"
+        png_path, panels, list(metastores), "median latency (ms) by partition count", metastores
     )
     return csv_path, png_path, size
 
@@ -297,7 +314,7 @@ def _measure(
     return 0
 
 
-def _save_partial(out: Path, rows: list[benchmark.Row], metastores: list[str]) -> None:
+def _save_partial(out: Path, rows: list[benchmark.Row], metastores: dict[str, str]) -> None:
     """Write what was measured before the run stopped, if anything."""
     if not rows:
         return
@@ -314,7 +331,11 @@ def _save_partial(out: Path, rows: list[benchmark.Row], metastores: list[str]) -
 
 
 def _print_results(
-    args: argparse.Namespace, db: str, rows: list[benchmark.Row], out: Path, metastores: list[str]
+    args: argparse.Namespace,
+    db: str,
+    rows: list[benchmark.Row],
+    out: Path,
+    metastores: dict[str, str],
 ) -> None:
     csv_path, png_path, (width, height) = _write_outputs(out, rows, metastores)
     print(benchmark.format_table(rows))
@@ -369,7 +390,7 @@ def run(args: argparse.Namespace) -> int:
                 _drop_databases(created, db)
             for t in targets:
                 t.close()
-    metastores = [t.label for t in targets]
+    metastores = {t.label: bench_plot.series_label(t.label, t.identity) for t in targets}
     if code:
         _save_partial(out, rows, metastores)
         return code

@@ -2,7 +2,8 @@
 extra: ``pip install 'hbase-metastore[bench]'``).
 
 Small multiples, one panel per operation: median latency (ms, linear y from 0) against the
-partition count (log x), one line per metastore, a shared legend above.
+partition count (log x), one line per metastore, a shared legend above naming what each line is
+(``series_label``: ours or a reference HMS, its version, and host:port).
 """
 
 from __future__ import annotations
@@ -10,6 +11,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 Series = Mapping[str, Mapping[int, float]]  # metastore -> partitions -> median ms
 
@@ -43,6 +48,12 @@ def _inches(cols: int, rows: int) -> tuple[float, float]:
     return cols * _PANEL_INCHES[0], rows * _PANEL_INCHES[1] + _HEADER_INCHES
 
 
+def series_label(label: str, identity: str) -> str:
+    """A line's legend text: what the metastore is (``identity``, e.g. ``ours: hbase-metastore
+    1.0``; empty when it did not say) and where (``label``, host:port)."""
+    return f"{identity} ({label})" if identity else f"{label} (did not say what it is)"
+
+
 def format_count(n: float) -> str:
     """A partition count as a short label: 1k, 10k, 1M."""
     for size, unit in ((1_000_000, "M"), (1_000, "k")):
@@ -57,9 +68,23 @@ def write_png(
     panels: Mapping[str, Series],
     metastores: Sequence[str],
     title: str = "median latency",
+    legend: Mapping[str, str] | None = None,
 ) -> tuple[int, int]:
     """Draw the plot into ``path`` (``panels``: operation -> metastore -> partitions ->
-    median ms); its (width, height) in pixels. ImportError without matplotlib."""
+    median ms; ``legend``: each metastore's legend text, default its name); its (width,
+    height) in pixels. ImportError without matplotlib."""
+    figure = draw(panels, metastores, title, legend)
+    figure.savefig(path, format="png")
+    return plot_size(max(1, len(panels)))
+
+
+def draw(
+    panels: Mapping[str, Series],
+    metastores: Sequence[str],
+    title: str = "median latency",
+    legend: Mapping[str, str] | None = None,
+) -> Figure:
+    """The matplotlib Figure of ``write_png``."""
     from matplotlib.figure import Figure  # no pyplot: no global state, no display needed
 
     count = max(1, len(panels))
@@ -92,8 +117,8 @@ def write_png(
         axes.set_xlabel("partitions (log)", fontsize=7)
         axes.set_ylabel("ms", fontsize=7)
     if lines:
+        texts = [(legend or {}).get(name, name) for name in lines]
         figure.legend(
-            list(lines.values()), list(lines), loc="upper right", ncols=len(lines), fontsize=9
+            list(lines.values()), texts, loc="upper right", ncols=min(len(lines), 2), fontsize=9
         )
-    figure.savefig(path, format="png")
-    return plot_size(count)
+    return figure

@@ -429,14 +429,15 @@ def load_table(
 
 @dataclass
 class Target:
-    """A metastore under test: a label for the reports, its URI, how to log in to it
-    (``MetastoreClient``'s options) and a connection."""
+    """A metastore under test: a label for the reports (host:port), its URI, how to log in to
+    it (``MetastoreClient``'s options), a connection, and what it said it is (``identity``)."""
 
     label: str
     uri: str
     client: MetastoreClient | None = None
     timeout_ms: int = 600_000
     login: dict[str, Any] = field(default_factory=dict)
+    identity: str = ""
 
     def connect(self) -> MetastoreClient:
         """(Re)open the connection."""

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from support.net import LOOPBACK, free_port
 
+from metastore_server import __version__
 from metastore_server.cli import bench as cli_bench
 from metastore_server.thrift_api import hms
 from metastore_server.tools import bench_plot, benchmark
@@ -186,6 +187,60 @@ def test_two_servers_and_keep(
             client.drop_database("bench_two", True, True)
         finally:
             client.close()
+
+
+def test_the_plot_legend_says_what_each_line_is(
+    running: RunningServer,
+    second: RunningServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    figures: list[Any] = []
+    original = bench_plot.draw
+
+    def draw(*args: Any, **kwargs: Any) -> Any:
+        figures.append(original(*args, **kwargs))
+        return figures[-1]
+
+    monkeypatch.setattr(bench_plot, "draw", draw)
+    argv = ["--uri", uri(running), "--uri", uri(second), *TINY, "--partitions", "10"]
+    code = cli_bench.main([*argv, "--out", str(tmp_path / "out"), "--database", "bench_legend"])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    ours = [f"ours: hbase-metastore {__version__} ({label(s)})" for s in (running, second)]
+    (figure,) = figures
+    (legend,) = figure.legends
+    assert [text.get_text() for text in legend.get_texts()] == ours
+    assert f"{label(running)}: ours: hbase-metastore {__version__}" in printed.err
+    # The CSV still names each metastore by host:port.
+    rows = read_csv(tmp_path / "out" / cli_bench.CSV_NAME)
+    assert {r["metastore"] for r in rows} == {label(running), label(second)}
+
+
+class _Answers:
+    """A client answering fb303's getName and getVersion as given (None: refused)."""
+
+    def __init__(self, name: str | None, version: str = "") -> None:
+        self.name, self.version = name, version
+
+    def getName(self) -> str:  # noqa: N802 (IDL name)
+        if self.name is None:
+            raise hms.MetaException(message="no fb303 here")
+        return self.name
+
+    def getVersion(self) -> str:  # noqa: N802
+        return self.version
+
+
+def test_a_metastore_is_named_by_what_it_says_it_is() -> None:
+    identify = cli_bench.identify
+    assert identify(_Answers("hbase-metastore", "1.2.0")) == "ours: hbase-metastore 1.2.0"
+    assert identify(_Answers("hive metastore", "4.0.1")) == "reference HMS, version 4.0.1"
+    assert identify(_Answers("hive metastore")) == "reference HMS"
+    assert identify(_Answers(None)) == ""
+    assert bench_plot.series_label("h:1", "reference HMS") == "reference HMS (h:1)"
+    assert bench_plot.series_label("h:1", "") == "h:1 (did not say what it is)"
 
 
 def test_existing_database_is_refused_and_left_alone(
