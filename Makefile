@@ -8,7 +8,7 @@ UV_VERSION ?= 0.13.9
 UV := $(BIN)/uv
 export UV_PROJECT_ENVIRONMENT := $(abspath $(VENV))
 #: What serving needs (the server, the REST catalog, LDAP); the tests add their tools.
-SERVE_EXTRAS := --extra rest --extra ldap
+SERVE_EXTRAS := --extra server --extra rest --extra ldap
 TEST_EXTRAS := $(SERVE_EXTRAS) --extra test
 SERVE_STAMP := $(VENV)/.installed-serve
 TEST_STAMP := $(VENV)/.installed-test

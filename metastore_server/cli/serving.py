@@ -16,6 +16,7 @@ import structlog
 
 from metastore_server import metrics
 from metastore_server.cli import errors
+from metastore_server.distribution import install_hint
 from metastore_server.server.config import ServerConfig
 from metastore_server.storage.hbase import HBaseError
 
@@ -159,7 +160,7 @@ def _rest_extra_missing() -> str | None:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        return f"{exc.name} is not installed (pip install 'hbase-metastore[rest]')"
+        return f"{exc.name} is not installed ({install_hint('rest')})"
     return None
 
 

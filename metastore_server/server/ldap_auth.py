@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from metastore_server.distribution import install_hint
+
 #: LDAP checks running at once in one process.
 LDAP_SLOTS = 4
 #: Seconds one login may take against the directory, by default.
@@ -136,9 +138,7 @@ class LdapSettings:
         try:
             import ldap3  # noqa: F401
         except ImportError:
-            raise ValueError(
-                "auth ldap needs the ldap3 package: pip install 'hbase-metastore[ldap]'"
-            ) from None
+            raise ValueError(f"auth ldap needs the ldap3 package: {install_hint('ldap')}") from None
         get = lambda name, default="": str(settings.get(f"ldap_{name}") or default)  # noqa: E731
         urls = tuple(get("url").split())
         if not urls:

@@ -13,13 +13,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from metastore_server.distribution import install_hint
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 Series = Mapping[str, Mapping[int, float]]  # metastore -> partitions -> median ms
 
 #: How to get the plot when matplotlib is missing.
-INSTALL_HINT = "pip install 'hbase-metastore[bench]' (matplotlib) for the plot"
+INSTALL_HINT = f"matplotlib is needed for the plot: {install_hint('bench')}"
 
 _COLUMNS = 5
 _PANEL_INCHES = (3.1, 2.5)

@@ -20,6 +20,8 @@ from typing import Any
 import fsspec
 from fsspec import AbstractFileSystem
 
+from metastore_server.distribution import install_hint
+
 #: Schemes whose paths are this machine's.
 LOCAL_SCHEMES = frozenset({"", "file"})
 #: Hadoop's names of S3 file systems, all served by s3fs.
@@ -28,7 +30,7 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
 #: What to install for a scheme, named in the error when it is missing.
 #: Resolved places a ``FileSystems`` keeps (drops check every database's location).
 _PLACES_KEPT = 65536
-_EXTRAS = {"s3": "hbase-metastore[s3] (s3fs)", "hdfs": "hbase-metastore[hdfs] (pyarrow)"}
+_EXTRAS = {"s3": ("s3", "s3fs"), "hdfs": ("hdfs", "pyarrow")}
 
 
 class FileSystemUnavailable(Exception):
@@ -208,7 +210,7 @@ class FileSystems:
             ) from None
         except ImportError as exc:
             extra = _EXTRAS.get(protocol)
-            hint = f"install {extra}" if extra else str(exc)
+            hint = f"{extra[1]}: {install_hint(extra[0])}" if extra else str(exc)
             raise FileSystemUnavailable(
                 f"{protocol}:// locations need a package that is not installed: {hint}",
                 lasting=True,
