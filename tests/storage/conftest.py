@@ -9,8 +9,9 @@ Backends:
   a thriftpy2 server of HBase's Thrift IDL over an embedded store), one per session, a fresh
   table prefix per test. Always runs.
 * ``hbase``: ``storage.hbase`` against a real HBase Thrift gateway: ``HBASE_THRIFT=host:port``,
-  else a testcontainers HBase (``HBASE_IMAGE``, default harisekhon/hbase:2.1) when a Docker
-  engine answers, else skipped. A fresh table prefix per test; its tables are dropped after.
+  else a testcontainers HBase when a Docker engine answers (``HBASE_IMAGE``; by default the
+  image of ``docker/hbase/``, Apache HBase 2.6.5, built first), else skipped. A fresh table
+  prefix per test; its tables are dropped after.
 """
 
 from __future__ import annotations
@@ -29,7 +30,10 @@ from metastore_server.storage.hbase import HBaseStore
 from metastore_server.storage.port import StoragePort
 from support.hbase_double import HBaseDouble, storage_url
 
-HBASE_IMAGE = os.environ.get("HBASE_IMAGE", "harisekhon/hbase:2.1")
+#: The project's own HBase image (docker/hbase/), built when no other image is named.
+OWN_HBASE_IMAGE = "hbase-metastore/hbase:2.6.5"
+HBASE_IMAGE = os.environ.get("HBASE_IMAGE", OWN_HBASE_IMAGE)
+HBASE_DOCKERFILE_DIR = Path(__file__).resolve().parents[2] / "docker" / "hbase"
 _PREFIXES = itertools.count(1)
 
 
@@ -56,12 +60,18 @@ class Backend:
 
 def _embedded(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     path = str(tmp_path / "nested" / "store.db")
-    source = f"from storage.embedded import SqliteStore\nstore = SqliteStore({path!r})\n"
+    source = (
+        "from metastore_server.storage.embedded import SqliteStore\n"
+        f"store = SqliteStore({path!r})\n"
+    )
     return Backend("embedded", lambda: SqliteStore(path), source)
 
 
 def _hbase_backend(name: str, url: str, double: HBaseDouble | None) -> Backend:
-    source = f"from storage.hbase import HBaseStore\nstore = HBaseStore.from_url({url!r})\n"
+    source = (
+        "from metastore_server.storage.hbase import HBaseStore\n"
+        f"store = HBaseStore.from_url({url!r})\n"
+    )
     return Backend(
         name,
         lambda: HBaseStore.from_url(url),
@@ -143,6 +153,10 @@ def real_hbase() -> Iterator[tuple[str, int]]:
                     "testcontainers can start " + HBASE_IMAGE)  # fmt: skip
     from testcontainers.core.container import DockerContainer
 
+    if HBASE_IMAGE == OWN_HBASE_IMAGE:
+        from testcontainers.core.image import DockerImage
+
+        DockerImage(path=str(HBASE_DOCKERFILE_DIR), tag=OWN_HBASE_IMAGE, clean_up=False).build()
     container = DockerContainer(HBASE_IMAGE).with_exposed_ports(9090)
     container.start()
     try:
