@@ -26,10 +26,10 @@ from metastore_server.cli import values as cli_values
 from metastore_server.cli.ldap_options import add_ldap_options, ldap_arguments
 from metastore_server.cli.proxy_options import add_proxy_user_option, proxy_user_arguments
 from metastore_server.cli.rest_options import add_rest_options, rest_arguments
-from metastore_server.server import store_url
 from metastore_server.server.auth import AUTH_CHOICES
 from metastore_server.server.config import ServerConfig
 from metastore_server.storage import embedded_files
+from metastore_server.storage.open import sqlite_path
 
 log = structlog.get_logger(__name__)
 
@@ -483,7 +483,7 @@ def _make_store_directory(storage: str) -> None:
     """Make an embedded store's missing directories 0700 (it holds keys), so a warehouse made
     beside it (``./var/warehouse``) does not make their shared parent open to others first."""
     if storage.startswith("sqlite:"):
-        path = store_url.sqlite_path(storage)
+        path = sqlite_path(storage)
         embedded_files.make_directories(os.path.dirname(os.path.abspath(path)))
 
 

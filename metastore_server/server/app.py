@@ -25,9 +25,9 @@ from metastore_server.server import wire_walk
 from metastore_server.server.auth import build_sasl_server
 from metastore_server.server.config import ServerConfig
 from metastore_server.server.monitoring import StoreHealth
-from metastore_server.server.store_url import describe, open_store
 from metastore_server.server.thrift_server import MetastoreServer
 from metastore_server.storage import row_scan
+from metastore_server.storage.open import describe, open_store
 
 #: HMS's switch of fast statistics on create and add (``[hive]`` in the config file).
 AUTOGATHER = "hive.stats.autogather"

@@ -26,7 +26,7 @@ from typing import Any
 import structlog
 
 from metastore_server import metrics
-from metastore_server.server.store_url import probe_store
+from metastore_server.storage.open import probe_store
 
 log = structlog.get_logger(__name__)
 

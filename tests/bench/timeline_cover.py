@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_report import log, machine_info  # noqa: E402 - imports bench_path: sets up sys.path
 from bench_targets import Target, start_targets  # noqa: E402
 from metastore_server.storage import layout  # noqa: E402
+from metastore_server.storage.open import open_store  # noqa: E402
 from metastore_server.timeline import (  # noqa: E402
     TIME_PARTCOLS_KEY,
     EndsAndHolesTimeline,
@@ -69,7 +70,6 @@ from metastore_server.api import timelines as timeline_api  # noqa: E402
 from metastore_server.audit import configure_logging  # noqa: E402
 from metastore_server.catalog.data.warehouse import Warehouse  # noqa: E402
 from metastore_server.catalog.facade import Catalog  # noqa: E402
-from metastore_server.server.store_url import open_store  # noqa: E402
 
 Y, M, D, H, MI = (
     UpdatePeriod.YEARLY,

@@ -215,10 +215,11 @@ def create_db(client: object, name: str) -> None:
 def clocked_catalog(tmp: Path, start: int) -> tuple[object, list[int]]:
     """A catalog over an embedded store of its own whose clock (seconds) is the list's one
     element, moved by the test; no data operations."""
+    from metastore_server.storage.open import open_store
+
     from metastore_server.catalog.data.operations import DataOperations
     from metastore_server.catalog.data.warehouse import Warehouse
     from metastore_server.catalog.facade import Catalog
-    from metastore_server.server.store_url import open_store
 
     catalog = Catalog(
         open_store(f"sqlite:///{tmp / 'm.db'}"),

@@ -9,10 +9,10 @@ import itertools
 
 import pytest
 from metastore_server.storage import layout
+from metastore_server.storage.open import open_store
 from metastore_server.storage.port import Put
 
 from metastore_server.catalog.basics.serde import to_bytes
-from metastore_server.server.store_url import open_store
 from metastore_server.thrift_api import hms
 
 from .conftest import create_db, make_partition, make_table

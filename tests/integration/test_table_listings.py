@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from metastore_server.storage import layout
+from metastore_server.storage.open import open_store
 from metastore_server.storage.port import Delete
 
 from metastore_server.catalog.basics import names
-from metastore_server.server.store_url import open_store
 from metastore_server.thrift_api import hms, make_client
 
 from .conftest import RunningServer, create_db, make_table

@@ -13,6 +13,7 @@ from datetime import date, datetime
 
 import pytest
 import structlog
+from metastore_server.storage.open import open_store
 from metastore_server.timeline import (
     PREFIX,
     PRESENT_KEY,
@@ -35,7 +36,6 @@ from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.timelines.time_columns import time_columns
 from metastore_server.cli.main import build_parser
 from metastore_server.client import MetastoreClient
-from metastore_server.server.store_url import open_store
 from metastore_server.thrift_api import hms
 
 from .conftest import RunningServer, create_db, make_partition, make_table

@@ -12,6 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from metastore_server.storage.open import open_store
 from metastore_server.timeline import (
     PREFIX,
     PRESENT_KEY,
@@ -30,7 +31,6 @@ from support.our_server import OurServer
 
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
-from metastore_server.server.store_url import open_store
 from metastore_server.thrift_api import hms, make_client
 
 from .conftest import RunningServer, _storage_url, create_db, make_partition, make_table

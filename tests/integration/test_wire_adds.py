@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from metastore_server.storage import layout
+from metastore_server.storage.open import open_store
 from metastore_server.storage.row_scan import struct_fields
 
 from metastore_server.api.handler import MetastoreHandler
@@ -22,7 +23,6 @@ from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.partitions.adding import Adding
-from metastore_server.server.store_url import open_store
 from metastore_server.thrift_api import hms
 
 from .conftest import RunningServer, column, make_partition, make_table

@@ -30,6 +30,7 @@ from metastore_server.storage.hbase import (
     shell_script,
     table_id_split_keys,
 )
+from metastore_server.storage.open import describe, open_store
 from metastore_server.storage.port import (
     MAX_ROW_KEY,
     Condition,
@@ -43,8 +44,6 @@ from support.hbase_double import HBaseDouble, running_double, storage_url
 from support.hbase_filter_language import FilterLanguageError, parse_filter
 from support.net import free_port
 from thriftpy2.thrift import TApplicationException
-
-from metastore_server.server.store_url import describe, open_store
 
 T, OTHER = "t", "other"
 HBASE_THRIFT = importlib.import_module("Hbase_thrift")  # loaded by happybase from its IDL

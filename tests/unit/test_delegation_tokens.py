@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from metastore_server.storage.open import open_store
 
 from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
@@ -23,7 +24,6 @@ from metastore_server.catalog.security.hadoop_tokens import (
     TokenIdentifier,
     b64_decode,
 )
-from metastore_server.server.store_url import open_store
 
 HOUR = 3600.0
 LIFETIMES = TokenLifetimes(key_update_interval=24 * HOUR, renew_interval=24 * HOUR,

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 from metastore_server.storage import layout
+from metastore_server.storage.open import open_store
 
 from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.objects.table_outlines import KeptOutlines, every_outline
 from metastore_server.catalog.objects.tables import table_owns_data
-from metastore_server.server.store_url import open_store
 from metastore_server.thrift_api import hms
 
 

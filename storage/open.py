@@ -1,4 +1,5 @@
-"""Open the storage backend a URL names: ``sqlite:///path`` (default) or ``hbase://host:port``.
+"""Open the storage backend a URL names (``open_store``): ``sqlite:///path`` (default) or
+``hbase://host:port``; describe and probe it.
 
 ``hbase://host[:port]?prefix=hms_&namespace=&pool_size=8&timeout_ms=60000&transport=buffered
 &protocol=binary&connect_retries=5&retry_backoff_ms=200&scan_batch=1000&write_batch=200``
