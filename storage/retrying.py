@@ -1,0 +1,180 @@
+"""The server's one retry policy, on tenacity: how often a call is tried and the pauses
+between its tries, every limit named here.
+
+Two kinds of retries share it. A lost race (a compare-and-set another server process won, a
+claim it holds) is tried again after a random pause below a bound that doubles from
+``first_s`` up to ``cap_s``, so that processes racing for one row drift apart (``race``). A
+call to HBase that lost its connection is tried again after pauses that double from the
+storage URL's ``retry_backoff_ms`` (``hbase_opening``, ``hbase_resending``, run by
+``policy``)."""
+
+from __future__ import annotations
+
+import enum
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+import tenacity
+from tenacity.retry import retry_base
+from tenacity.stop import stop_base
+from tenacity.wait import wait_base
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How many tries, and the pauses between them.
+
+    The pause after the ``n``-th failed try has a bound that starts at ``first_s`` and doubles
+    (at least ``floor_s`` from the second on, at most ``cap_s``); with ``jitter`` the pause is
+    random below it, else the bound itself (to the millisecond). ``at_once``: the first retry
+    comes without a pause, the doubling starts from the second."""
+
+    #: Tries in all; None: bounded by time only (``within_s`` of ``race`` or ``policy``).
+    attempts: int | None
+    first_s: float
+    cap_s: float
+    floor_s: float = 0.0
+    jitter: bool = True
+    at_once: bool = False
+
+    def pause(self, failed: int) -> float:
+        """Seconds to wait after the ``failed``-th try (1 for the first) before the next."""
+        n = failed - 1 if self.at_once else failed
+        if n <= 0:
+            return 0.0
+        bound = self.first_s
+        for _ in range(n - 1):
+            if bound >= self.cap_s:
+                break
+            bound = min(max(bound * 2, self.floor_s), self.cap_s)
+        bound = min(bound, self.cap_s)
+        return random.uniform(0, bound) if self.jitter else round(bound, 3)
+
+
+# -- the limits -----------------------------------------------------------------------------
+
+#: Adding partitions while other server processes create the same ones (``partitions.adding``).
+ADD_PARTITIONS = Limits(attempts=10, first_s=0.02, cap_s=1.0)
+#: Writing a table's timelines while other server processes change its row
+#: (``timelines.keeper``).
+TIMELINES = Limits(attempts=30, first_s=0.004, cap_s=0.05)
+#: A compare-and-set on one shared value (locks, transactions, the compaction queue) lost to
+#: another change (``core.shared_value``).
+SHARED_VALUE = Limits(attempts=200, first_s=0.001, cap_s=0.05)
+#: Claims other live writers hold (``core.claims``): bounded by the caller's wait, not a count.
+CLAIMS = Limits(attempts=None, first_s=0.002, cap_s=0.05)
+#: HBase: the longest pause between two tries of a call or of opening the store.
+HBASE_MAX_PAUSE_S = 5.0
+#: HBase: the shortest pause from the second retry on when opening the store.
+HBASE_MIN_PAUSE_S = 0.05
+
+
+def hbase_opening(connect_retries: int, retry_backoff_ms: int) -> Limits:
+    """Opening the HBase store while its gateway cannot be reached: ``connect_retries`` more
+    tries, ``retry_backoff_ms`` first, doubling up to ``HBASE_MAX_PAUSE_S``."""
+    return Limits(
+        attempts=connect_retries + 1,
+        first_s=retry_backoff_ms / 1000,
+        cap_s=HBASE_MAX_PAUSE_S,
+        floor_s=HBASE_MIN_PAUSE_S,
+        jitter=False,
+    )
+
+
+def hbase_resending(connect_retries: int, retry_backoff_ms: int) -> Limits:
+    """An HBase call whose connection was lost: again at once on a fresh connection, then
+    ``connect_retries`` more tries, ``retry_backoff_ms`` first, doubling up to
+    ``HBASE_MAX_PAUSE_S``."""
+    return Limits(
+        attempts=connect_retries + 2,
+        first_s=retry_backoff_ms / 1000,
+        cap_s=HBASE_MAX_PAUSE_S,
+        jitter=False,
+        at_once=True,
+    )
+
+
+# -- running a call under the limits --------------------------------------------------------
+
+
+class _Pauses(wait_base):
+    """tenacity's wait: the pauses of ``Limits``."""
+
+    def __init__(self, limits: Limits) -> None:
+        self._limits = limits
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        return self._limits.pause(retry_state.attempt_number)
+
+
+def _stop(limits: Limits, within_s: float | None) -> stop_base:
+    stops: list[stop_base] = []
+    if limits.attempts is not None:
+        stops.append(tenacity.stop_after_attempt(limits.attempts))
+    if within_s is not None:
+        stops.append(tenacity.stop_after_delay(within_s))
+    if not stops:
+        raise ValueError("retry limits need attempts or a time (within_s)")
+    return tenacity.stop_any(*stops)
+
+
+def policy(
+    limits: Limits,
+    *,
+    retry: retry_base,
+    within_s: float | None = None,
+    before_sleep: Callable[[tenacity.RetryCallState], None] | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> tenacity.Retrying:
+    """A tenacity ``Retrying`` under ``limits``: tries again while ``retry`` says so, within
+    ``within_s`` seconds when given; once it gives up, the last try's exception is raised (or
+    its result returned) as is. One call at a time per thread (tenacity keeps its state in
+    thread-locals), so one may serve a store's calls."""
+    return tenacity.Retrying(
+        stop=_stop(limits, within_s),
+        wait=_Pauses(limits),
+        retry=retry,
+        before_sleep=before_sleep,
+        sleep=sleep if sleep is not None else time.sleep,
+        reraise=True,
+        retry_error_callback=_last_result,
+    )
+
+
+def _last_result(retry_state: tenacity.RetryCallState) -> object:
+    """The last try's result once the tries ran out (its exception, raised)."""
+    assert retry_state.outcome is not None
+    return retry_state.outcome.result()
+
+
+class Lost(enum.Enum):
+    """A try of ``race`` that lost (to be tried again), and ``race``'s answer when all did."""
+
+    LOST = "lost"
+
+
+LOST = Lost.LOST
+
+
+def race(
+    limits: Limits,
+    attempt: Callable[[], R | Literal[Lost.LOST]],
+    *,
+    within_s: float | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> R | Literal[Lost.LOST]:
+    """``attempt()`` until it returns something other than ``LOST``, pausing between tries
+    as ``limits`` say: its answer, or ``LOST`` once the tries (or ``within_s``) ran out.
+    Exceptions are not retried: they end the race."""
+    retrying = policy(
+        limits,
+        retry=tenacity.retry_if_result(lambda answer: answer is LOST),
+        within_s=within_s,
+        sleep=sleep,
+    )
+    return retrying(attempt)
