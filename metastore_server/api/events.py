@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import object_name
+from metastore_server.api.declaration import thrift
 from metastore_server.catalog.basics.encoded import EncodedStructs
 from metastore_server.catalog.events import messages as event_messages
 from metastore_server.catalog.objects.partition_marks import expiry_seconds
@@ -63,6 +64,7 @@ class EventCalls(Area):
 
     # -- the notification log ----------------------------------------------------------------
 
+    @thrift()
     def get_next_notification(self, rqst: hms.NotificationEventRequest) -> EncodedStructs:
         """Events after ``lastEvent`` in order, at most ``maxEvents`` (when positive): a
         NotificationEventResponse whose events are passed through as stored."""
@@ -74,10 +76,12 @@ class EventCalls(Area):
             hms.NotificationEvent, events, within=(hms.NotificationEventResponse, 1)
         )
 
+    @thrift()
     def get_current_notificationEventId(self) -> hms.CurrentNotificationEventId:  # noqa: N802
         """The id of the last event recorded."""
         return hms.CurrentNotificationEventId(eventId=self.catalog.ctx.events.current_id())
 
+    @thrift()
     def get_notification_events_count(
         self, rqst: hms.NotificationEventsCountRequest
     ) -> hms.NotificationEventsCountResponse:
@@ -93,6 +97,7 @@ class EventCalls(Area):
             counted = min(counted, rqst.limit)
         return hms.NotificationEventsCountResponse(eventsCount=counted)
 
+    @thrift()
     def fire_listener_event(self, rqst: hms.FireEventRequest) -> hms.FireEventResponse:
         """Record the events clients fire on an existing table or partition, as HMS 4: an
         INSERT (``insertData``), one INSERT per partition (``insertDatas``, each naming its
@@ -129,6 +134,7 @@ class EventCalls(Area):
 
     # -- partition event marks ---------------------------------------------------------------
 
+    @thrift()
     def markPartitionForEvent(  # noqa: N802 (IDL name)
         self,
         db_name: str,
@@ -139,6 +145,7 @@ class EventCalls(Area):
         """Mark a partition (by its key values) for an event, such as LOAD_DONE."""
         self.catalog.partition_events.mark(db_name, tbl_name, part_vals, eventType)
 
+    @thrift()
     def isPartitionMarkedForEvent(  # noqa: N802 (IDL name)
         self,
         db_name: str,

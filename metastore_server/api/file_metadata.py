@@ -5,32 +5,38 @@ without one. See ``docs/hms-api.md#smaller-calls``."""
 from __future__ import annotations
 
 from metastore_server.api.area import Area
+from metastore_server.api.declaration import thrift
 from metastore_server.thrift_api import hms
 
 
 class FileMetadataCalls(Area):
     """File metadata. Raises nothing: every call is answered."""
 
+    @thrift()
     def get_file_metadata_by_expr(
         self, req: hms.GetFileMetadataByExprRequest
     ) -> hms.GetFileMetadataByExprResult:
         """No metadata; not supported."""
         return hms.GetFileMetadataByExprResult(metadata={}, isSupported=False)
 
+    @thrift()
     def get_file_metadata(self, req: hms.GetFileMetadataRequest) -> hms.GetFileMetadataResult:
         """No metadata; not supported."""
         return hms.GetFileMetadataResult(metadata={}, isSupported=False)
 
+    @thrift()
     def put_file_metadata(self, req: hms.PutFileMetadataRequest) -> hms.PutFileMetadataResult:
         """Accepted, kept nowhere."""
         return hms.PutFileMetadataResult()
 
+    @thrift()
     def clear_file_metadata(
         self, req: hms.ClearFileMetadataRequest
     ) -> hms.ClearFileMetadataResult:
         """Accepted: there is nothing to clear."""
         return hms.ClearFileMetadataResult()
 
+    @thrift()
     def cache_file_metadata(
         self, req: hms.CacheFileMetadataRequest
     ) -> hms.CacheFileMetadataResult:

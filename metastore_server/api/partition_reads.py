@@ -9,6 +9,7 @@ from __future__ import annotations
 from metastore_server.api import partition_shapes
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, catalog_named, object_name, required
+from metastore_server.api.declaration import thrift
 from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
 from metastore_server.catalog.partitions import specs as partition_specs
 from metastore_server.thrift_api import hms
@@ -21,6 +22,7 @@ class PartitionReadCalls(Area):
 
     # -- by values or names ------------------------------------------------------------------
 
+    @thrift()
     def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         """The partition of these values."""
         part = self.catalog.partition_reads.get(
@@ -29,6 +31,7 @@ class PartitionReadCalls(Area):
         part.catName = catalog_named(None, db_name)
         return part
 
+    @thrift()
     def get_partition_with_auth(
         self,
         db_name: str,
@@ -40,6 +43,7 @@ class PartitionReadCalls(Area):
         """``get_partition`` (privileges are the client's to enforce)."""
         return self.get_partition(db_name, tbl_name, part_vals)
 
+    @thrift()
     def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> hms.Partition:
         """The partition of a name ``k1=v1/k2=v2``."""
         part = self.catalog.partition_reads.get_by_name(
@@ -48,6 +52,7 @@ class PartitionReadCalls(Area):
         part.catName = catalog_named(None, db_name)
         return part
 
+    @thrift()
     def get_partitions_by_names(
         self, db_name: str, tbl_name: str, names: list[str]
     ) -> EncodedPartitions:
@@ -56,6 +61,7 @@ class PartitionReadCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), names
         )
 
+    @thrift()
     def get_partitions_by_names_req(
         self, req: hms.GetPartitionsByNamesRequest
     ) -> hms.GetPartitionsByNamesResult:
@@ -76,18 +82,21 @@ class PartitionReadCalls(Area):
 
     # -- whole table -------------------------------------------------------------------------
 
+    @thrift()
     def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> EncodedPartitions:
         """Every partition of a table in key order, at most ``max_parts`` (when positive)."""
         return self.catalog.partition_reads.list_all(
             self.database_in(None, db_name), object_name(tbl_name), max_parts
         )
 
+    @thrift()
     def get_partitions_with_auth(
         self, db_name: str, tbl_name: str, max_parts: int, user_name: str, group_names: list[str]
     ) -> EncodedPartitions:
         """``get_partitions`` (privileges are the client's to enforce)."""
         return self.get_partitions(db_name, tbl_name, max_parts)
 
+    @thrift()
     def get_partitions_req(self, req: hms.PartitionsRequest) -> hms.PartitionsResponse:
         """The request form of ``get_partitions`` (trimmed as the request asks)."""
         parts = self.catalog.partition_reads.list_all(
@@ -95,12 +104,14 @@ class PartitionReadCalls(Area):
         )
         return hms.PartitionsResponse(partitions=partition_shapes.trimmed(parts.decode(), req))
 
+    @thrift()
     def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> EncodedNames:
         """Names of a table's partitions, sorted."""
         return self.catalog.partition_reads.list_names(
             self.database_in(None, db_name), object_name(tbl_name), max_parts
         )
 
+    @thrift()
     def get_partitions_pspec(
         self, db_name: str, tbl_name: str, max_parts: int
     ) -> list[hms.PartitionSpec]:
@@ -113,6 +124,7 @@ class PartitionReadCalls(Area):
 
     # -- by partial values -------------------------------------------------------------------
 
+    @thrift()
     def get_partitions_ps(
         self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
     ) -> EncodedPartitions:
@@ -121,6 +133,7 @@ class PartitionReadCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), part_vals, max_parts
         )
 
+    @thrift()
     def get_partitions_ps_with_auth(
         self,
         db_name: str,
@@ -133,6 +146,7 @@ class PartitionReadCalls(Area):
         """``get_partitions_ps`` (privileges are the client's to enforce)."""
         return self.get_partitions_ps(db_name, tbl_name, part_vals, max_parts)
 
+    @thrift()
     def get_partitions_ps_with_auth_req(
         self, req: hms.GetPartitionsPsWithAuthRequest
     ) -> hms.GetPartitionsPsWithAuthResponse:
@@ -151,6 +165,7 @@ class PartitionReadCalls(Area):
         parts = partition_shapes.trimmed(found.decode(), req)
         return hms.GetPartitionsPsWithAuthResponse(partitions=parts)
 
+    @thrift()
     def get_partition_names_ps(
         self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
     ) -> EncodedNames:
@@ -159,6 +174,7 @@ class PartitionReadCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), part_vals, max_parts
         )
 
+    @thrift()
     def get_partition_names_ps_req(
         self, req: hms.GetPartitionNamesPsRequest
     ) -> hms.GetPartitionNamesPsResponse:
@@ -173,6 +189,7 @@ class PartitionReadCalls(Area):
 
     # -- by filter or expression -------------------------------------------------------------
 
+    @thrift()
     def get_partitions_by_filter(
         self,
         db_name: str,
@@ -185,6 +202,7 @@ class PartitionReadCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), filter, max_parts
         )
 
+    @thrift()
     def get_partitions_by_filter_req(
         self, req: hms.GetPartitionsByFilterRequest
     ) -> EncodedPartitions | list[hms.Partition]:
@@ -199,6 +217,7 @@ class PartitionReadCalls(Area):
             return found  # answered as stored
         return partition_shapes.trimmed(found.decode(), req)
 
+    @thrift()
     def get_num_partitions_by_filter(
         self,
         db_name: str,
@@ -210,6 +229,7 @@ class PartitionReadCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), filter
         )
 
+    @thrift()
     def get_part_specs_by_filter(
         self,
         db_name: str,
@@ -225,6 +245,7 @@ class PartitionReadCalls(Area):
         found = self.get_partitions_by_filter(db_name, tbl_name, filter, limit)
         return partition_specs.specs_of(ref.table, found.decode(), db_name, tbl_name)
 
+    @thrift()
     def get_partitions_by_expr(
         self, req: hms.PartitionsByExprRequest
     ) -> hms.PartitionsByExprResult:
@@ -240,6 +261,7 @@ class PartitionReadCalls(Area):
             partitions=partition_shapes.trimmed(parts.decode(), req), hasUnknownPartitions=unknown
         )
 
+    @thrift()
     def get_partition_names_req(self, req: hms.PartitionsByExprRequest) -> list[str]:
         """Hive 4: partition names for an expression (read as get_partitions_by_expr does)."""
         req = required(req, "PartitionsByExprRequest")

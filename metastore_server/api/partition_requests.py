@@ -13,6 +13,7 @@ from metastore_server.api.arguments import (
     required,
     with_catalog,
 )
+from metastore_server.api.declaration import thrift
 from metastore_server.api.partition_reads import PartitionReadCalls
 from metastore_server.api.partition_shapes import filter_parameter_keys
 from metastore_server.api.partition_writes import PartitionWriteCalls
@@ -47,6 +48,7 @@ class PartitionRequestCalls(Area):
         self._writes = PartitionWriteCalls(catalog, settings)
         self._reads = PartitionReadCalls(catalog, settings)
 
+    @thrift()
     def append_partition_req(
         self,
         appendPartitionsReq: hms.AppendPartitionsRequest,  # noqa: N803 (IDL name)
@@ -64,6 +66,7 @@ class PartitionRequestCalls(Area):
             with_catalog(req.catalogName, req.dbName), req.tableName, req.partVals
         )
 
+    @thrift()
     def drop_partition_req(
         self,
         dropPartitionReq: hms.DropPartitionRequest,  # noqa: N803 (IDL name)
@@ -89,6 +92,7 @@ class PartitionRequestCalls(Area):
             req.environmentContext,
         )
 
+    @thrift()
     def rename_partition_req(self, req: hms.RenamePartitionRequest) -> hms.RenamePartitionResponse:
         """``rename_partition``."""
         req = required(req, "RenamePartitionRequest")
@@ -97,6 +101,7 @@ class PartitionRequestCalls(Area):
         )
         return hms.RenamePartitionResponse()
 
+    @thrift()
     def alter_partitions_req(self, req: hms.AlterPartitionsRequest) -> hms.AlterPartitionsResponse:
         """``alter_partitions_with_environment_context``."""
         req = required(req, "AlterPartitionsRequest")
@@ -108,6 +113,7 @@ class PartitionRequestCalls(Area):
         )
         return hms.AlterPartitionsResponse()
 
+    @thrift()
     def get_partition_req(self, req: hms.GetPartitionRequest) -> hms.GetPartitionResponse:
         """``get_partition``."""
         req = required(req, "GetPartitionRequest")
@@ -116,6 +122,7 @@ class PartitionRequestCalls(Area):
         )
         return hms.GetPartitionResponse(partition=part)
 
+    @thrift()
     def fetch_partition_names_req(
         self,
         partitionReq: hms.PartitionsRequest,  # noqa: N803 (IDL name)
@@ -127,6 +134,7 @@ class PartitionRequestCalls(Area):
             with_catalog(req.catName, req.dbName), req.tblName, limit
         )
 
+    @thrift()
     def get_partitions_spec_by_expr(
         self, req: hms.PartitionsByExprRequest
     ) -> hms.PartitionsSpecByExprResult:
@@ -141,6 +149,7 @@ class PartitionRequestCalls(Area):
             partitionsSpec=specs, hasUnknownPartitions=bool(found.hasUnknownPartitions)
         )
 
+    @thrift()
     def get_partitions_with_specs(
         self, request: hms.GetPartitionsRequest
     ) -> hms.GetPartitionsResponse:

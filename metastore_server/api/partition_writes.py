@@ -14,6 +14,7 @@ from metastore_server.api.arguments import (
     purge_asked,
     required,
 )
+from metastore_server.api.declaration import thrift
 from metastore_server.catalog.basics.java_text import java_text, thrift_struct_text
 from metastore_server.catalog.partitions import exchange
 from metastore_server.catalog.partitions import specs as partition_specs
@@ -39,6 +40,7 @@ class PartitionWriteCalls(Area):
 
     # -- add ---------------------------------------------------------------------------------
 
+    @thrift()
     def add_partition(self, new_part: hms.Partition) -> hms.Partition:
         """Add one partition; the partition as stored."""
         if new_part is None:
@@ -50,12 +52,14 @@ class PartitionWriteCalls(Area):
         )
         return added[0]
 
+    @thrift()
     def add_partition_with_environment_context(
         self, new_part: hms.Partition, environment_context: hms.EnvironmentContext
     ) -> hms.Partition:
         """``add_partition`` (the context changes nothing)."""
         return self.add_partition(new_part)
 
+    @thrift()
     def add_partitions(self, new_parts: list[hms.Partition]) -> int:
         """Add partitions of the table the first names, all or none; how many were added."""
         if not new_parts:
@@ -68,6 +72,7 @@ class PartitionWriteCalls(Area):
         )
         return len(added)
 
+    @thrift()
     def add_partitions_req(self, request: hms.AddPartitionsRequest) -> hms.AddPartitionsResult:
         """The request form of ``add_partitions``; with ``ifNotExists`` partitions that exist
         are skipped instead of refused."""
@@ -91,6 +96,7 @@ class PartitionWriteCalls(Area):
             partitions=list(added) if need_result and request.parts else None
         )
 
+    @thrift()
     def add_partitions_pspec(self, new_parts: list[hms.PartitionSpec]) -> int:
         """Add the partitions the specs hold, as ``add_partitions`` does; how many were
         added. The first spec names the table; every partition must belong to it."""
@@ -109,6 +115,7 @@ class PartitionWriteCalls(Area):
         _check_members(parts, db, table)
         return self.add_partitions(parts) if parts else 0
 
+    @thrift()
     def append_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         """Add the partition of these values to a table; the partition as stored."""
         part = hms.Partition(values=list(part_vals or []), dbName=db_name, tableName=tbl_name)
@@ -118,6 +125,7 @@ class PartitionWriteCalls(Area):
             message = (exc.message or "").replace(": Partition(", ":Partition(", 1)
             raise hms.AlreadyExistsException(message=message) from None
 
+    @thrift()
     def append_partition_with_environment_context(
         self,
         db_name: str,
@@ -128,6 +136,7 @@ class PartitionWriteCalls(Area):
         """``append_partition`` (the context changes nothing)."""
         return self.append_partition(db_name, tbl_name, part_vals)
 
+    @thrift()
     def append_partition_by_name(
         self, db_name: str, tbl_name: str, part_name: str
     ) -> hms.Partition:
@@ -140,6 +149,7 @@ class PartitionWriteCalls(Area):
             raise hms.InvalidObjectException(message=exc.message) from exc
         return self.append_partition(db_name, tbl_name, values)
 
+    @thrift()
     def append_partition_by_name_with_environment_context(
         self,
         db_name: str,
@@ -152,6 +162,7 @@ class PartitionWriteCalls(Area):
 
     # -- drop --------------------------------------------------------------------------------
 
+    @thrift()
     def drop_partition(
         self,
         db_name: str,
@@ -164,6 +175,7 @@ class PartitionWriteCalls(Area):
             db_name, tbl_name, part_vals, deleteData, None
         )
 
+    @thrift()
     def drop_partition_with_environment_context(
         self,
         db_name: str,
@@ -182,6 +194,7 @@ class PartitionWriteCalls(Area):
         )
         return True
 
+    @thrift()
     def drop_partition_by_name(
         self,
         db_name: str,
@@ -194,6 +207,7 @@ class PartitionWriteCalls(Area):
             db_name, tbl_name, part_name, deleteData, None
         )
 
+    @thrift()
     def drop_partition_by_name_with_environment_context(
         self,
         db_name: str,
@@ -209,6 +223,7 @@ class PartitionWriteCalls(Area):
             db_name, tbl_name, values, deleteData, environment_context
         )
 
+    @thrift()
     def drop_partitions_req(self, req: hms.DropPartitionsRequest) -> hms.DropPartitionsResult:
         """Drop partitions by name, all or none (missing ones skipped with ``ifExists``, the
         default); expressions are refused (MetaException)."""
@@ -232,18 +247,21 @@ class PartitionWriteCalls(Area):
 
     # -- alter, rename, exchange -------------------------------------------------------------
 
+    @thrift()
     def alter_partition(self, db_name: str, tbl_name: str, new_part: hms.Partition) -> None:
         """Change a partition (found by its values)."""
         self.catalog.partitions.alter(
             self.database_in(None, db_name), object_name(tbl_name), [new_part]
         )
 
+    @thrift()
     def alter_partitions(self, db_name: str, tbl_name: str, new_parts: list[hms.Partition]) -> None:
         """Change partitions, all or none."""
         self.catalog.partitions.alter(
             self.database_in(None, db_name), object_name(tbl_name), new_parts, batch=True
         )
 
+    @thrift()
     def alter_partition_with_environment_context(
         self,
         db_name: str,
@@ -258,6 +276,7 @@ class PartitionWriteCalls(Area):
             context=context_properties(environment_context),
         )  # fmt: skip
 
+    @thrift()
     def alter_partitions_with_environment_context(
         self,
         db_name: str,
@@ -272,6 +291,7 @@ class PartitionWriteCalls(Area):
             context=context_properties(environment_context), batch=True,
         )  # fmt: skip
 
+    @thrift()
     def rename_partition(
         self, db_name: str, tbl_name: str, part_vals: list[str], new_part: hms.Partition
     ) -> None:
@@ -280,6 +300,7 @@ class PartitionWriteCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), part_vals, new_part
         )
 
+    @thrift()
     def exchange_partition(
         self,
         partitionSpecs: dict[str, str],  # noqa: N803
@@ -294,6 +315,7 @@ class PartitionWriteCalls(Area):
         )
         return moved[0]
 
+    @thrift()
     def exchange_partitions(
         self,
         partitionSpecs: dict[str, str],  # noqa: N803 (IDL names)

@@ -4,16 +4,19 @@ See ``docs/hms-api.md``."""
 from __future__ import annotations
 
 from metastore_server.api.area import Area
+from metastore_server.api.declaration import thrift
 from metastore_server.thrift_api import hms
 
 
 class ReplicationMetricsCalls(Area):
     """Replication metrics. Raises MetaException (a record missing its ids)."""
 
+    @thrift()
     def add_replication_metrics(self, replicationMetricList: hms.ReplicationMetricList) -> None:  # noqa: N803
         """Create or update records by scheduled execution id."""
         self.catalog.replication_metrics.add(replicationMetricList)
 
+    @thrift()
     def get_replication_metrics(
         self, rqst: hms.GetReplicationMetricsRequest
     ) -> hms.ReplicationMetricList:

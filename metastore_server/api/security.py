@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import required
+from metastore_server.api.declaration import thrift
 from metastore_server.thrift_api import hms
 
 GRANT, REVOKE = hms.GrantRevokeType.GRANT, hms.GrantRevokeType.REVOKE
@@ -24,18 +25,22 @@ class SecurityCalls(Area):
 
     # -- roles -------------------------------------------------------------------------------
 
+    @thrift()
     def create_role(self, role: hms.Role) -> bool:
         """Create a role; MetaException when it exists or is built in."""
         return self.catalog.security.roles.create(role)
 
+    @thrift()
     def drop_role(self, role_name: str) -> bool:
         """Drop a role with its memberships and privileges; built-in roles stay (MetaException)."""
         return self.catalog.security.drop_role(role_name)
 
+    @thrift()
     def get_role_names(self) -> list[str]:
         """Names of every role."""
         return self.catalog.security.roles.names()
 
+    @thrift()
     def grant_role(
         self,
         role_name: str,
@@ -50,10 +55,12 @@ class SecurityCalls(Area):
             role_name, principal_name, principal_type, grantor, grantorType, bool(grant_option)
         )
 
+    @thrift()
     def revoke_role(self, role_name: str, principal_name: str, principal_type: int) -> bool:
         """Revoke a role from a user, group or role."""
         return self.catalog.security.roles.revoke(role_name, principal_name, principal_type, False)
 
+    @thrift()
     def grant_revoke_role(self, request: hms.GrantRevokeRoleRequest) -> hms.GrantRevokeRoleResponse:
         """Grant or revoke a role; a revoke with ``grantOption`` takes only the grant option."""
         request = required(request, "GrantRevokeRoleRequest")
@@ -69,10 +76,12 @@ class SecurityCalls(Area):
             raise hms.MetaException(message=f"Unknown request type {request.requestType}")
         return hms.GrantRevokeRoleResponse(success=done)
 
+    @thrift()
     def list_roles(self, principal_name: str, principal_type: int) -> list[hms.Role]:
         """The roles granted to a principal."""
         return self.catalog.security.roles.roles_of(principal_name, principal_type)
 
+    @thrift()
     def get_principals_in_role(
         self, request: hms.GetPrincipalsInRoleRequest
     ) -> hms.GetPrincipalsInRoleResponse:
@@ -81,6 +90,7 @@ class SecurityCalls(Area):
         grants = self.catalog.security.roles.principals_in(request.roleName)
         return hms.GetPrincipalsInRoleResponse(principalGrants=grants)
 
+    @thrift()
     def get_role_grants_for_principal(
         self, request: hms.GetRoleGrantsForPrincipalRequest
     ) -> hms.GetRoleGrantsForPrincipalResponse:
@@ -92,14 +102,17 @@ class SecurityCalls(Area):
 
     # -- privileges --------------------------------------------------------------------------
 
+    @thrift()
     def grant_privileges(self, privileges: hms.PrivilegeBag) -> bool:
         """Grant privileges on objects."""
         return self.catalog.security.privileges.grant(privileges)
 
+    @thrift()
     def revoke_privileges(self, privileges: hms.PrivilegeBag) -> bool:
         """Revoke privileges on objects."""
         return self.catalog.security.privileges.revoke(privileges, False)
 
+    @thrift()
     def grant_revoke_privileges(
         self, request: hms.GrantRevokePrivilegeRequest
     ) -> hms.GrantRevokePrivilegeResponse:
@@ -115,6 +128,7 @@ class SecurityCalls(Area):
             raise hms.MetaException(message=f"Unknown request type {request.requestType}")
         return hms.GrantRevokePrivilegeResponse(success=done)
 
+    @thrift()
     def refresh_privileges(
         self,
         objToRefresh: hms.HiveObjectRef,  # noqa: N803 (IDL names)
@@ -129,6 +143,7 @@ class SecurityCalls(Area):
         done = self.catalog.security.privileges.refresh(objToRefresh, request.privileges)
         return hms.GrantRevokePrivilegeResponse(success=done)
 
+    @thrift()
     def list_privileges(
         self, principal_name: str, principal_type: int, hiveObject: hms.HiveObjectRef  # noqa: N803
     ) -> list[hms.HiveObjectPrivilege]:
@@ -137,6 +152,7 @@ class SecurityCalls(Area):
             principal_name, principal_type, hiveObject
         )
 
+    @thrift()
     def get_privilege_set(
         self, hiveObject: hms.HiveObjectRef, user_name: str, group_names: list[str]  # noqa: N803
     ) -> hms.PrincipalPrivilegeSet:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, object_name, required
+from metastore_server.api.declaration import thrift
 from metastore_server.thrift_api import hms
 
 
@@ -29,20 +30,24 @@ class StatisticsCalls(Area):
             desc.catName = None
         return stats
 
+    @thrift()
     def update_table_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
         """Store a table's column statistics."""
         return self.catalog.statistics.update(self._resolved(stats_obj), table_level=True)
 
+    @thrift()
     def update_partition_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
         """Store a partition's column statistics."""
         return self.catalog.statistics.update(self._resolved(stats_obj), table_level=False)
 
+    @thrift()
     def get_table_column_statistics(
         self, db_name: str, tbl_name: str, col_name: str
     ) -> hms.ColumnStatistics:
         """One table column's statistics; NoSuchObjectException when there are none."""
         return self.catalog.statistics.column(self._db(None, db_name), tbl_name, None, col_name)
 
+    @thrift()
     def get_partition_column_statistics(
         self, db_name: str, tbl_name: str, part_name: str, col_name: str
     ) -> hms.ColumnStatistics:
@@ -51,6 +56,7 @@ class StatisticsCalls(Area):
             self._db(None, db_name), tbl_name, part_name or "", col_name
         )
 
+    @thrift()
     def get_table_statistics_req(self, request: hms.TableStatsRequest) -> hms.TableStatsResult:
         """The table-level statistics of the named columns that have some."""
         request = required(request, "TableStatsRequest")
@@ -62,6 +68,7 @@ class StatisticsCalls(Area):
         )
         return hms.TableStatsResult(tableStats=found)
 
+    @thrift()
     def get_partitions_statistics_req(
         self, request: hms.PartitionsStatsRequest
     ) -> hms.PartitionsStatsResult:
@@ -76,6 +83,7 @@ class StatisticsCalls(Area):
         )
         return hms.PartitionsStatsResult(partStats=found)
 
+    @thrift()
     def delete_partition_column_statistics(
         self, db_name: str, tbl_name: str, part_name: str, col_name: str, engine: str | None = None
     ) -> bool:
@@ -85,6 +93,7 @@ class StatisticsCalls(Area):
             self._db(None, db_name), tbl_name, part_name or "", col_name, engine
         )
 
+    @thrift()
     def delete_table_column_statistics(
         self, db_name: str, tbl_name: str, col_name: str, engine: str | None = None
     ) -> bool:
@@ -94,6 +103,7 @@ class StatisticsCalls(Area):
             self._db(None, db_name), tbl_name, None, col_name, engine
         )
 
+    @thrift()
     def get_aggr_stats_for(self, request: hms.PartitionsStatsRequest) -> hms.AggrStats:
         """The named columns' statistics merged over the named partitions."""
         request = required(request, "PartitionsStatsRequest")
@@ -105,6 +115,7 @@ class StatisticsCalls(Area):
             request.engine,
         )
 
+    @thrift()
     def set_aggr_stats_for(self, request: hms.SetPartitionsStatsRequest) -> bool:
         """Store several statistics objects (merged into what is stored with ``needMerge``);
         InvalidInputException without a request."""
@@ -121,12 +132,14 @@ class StatisticsCalls(Area):
             )
         return True
 
+    @thrift()
     def update_table_column_statistics_req(
         self, req: hms.SetPartitionsStatsRequest
     ) -> hms.SetPartitionsStatsResponse:
         """``update_table_column_statistics`` of each statistics object of the request."""
         return self._update_req(req, table_level=True)
 
+    @thrift()
     def update_partition_column_statistics_req(
         self, req: hms.SetPartitionsStatsRequest
     ) -> hms.SetPartitionsStatsResponse:
@@ -148,6 +161,7 @@ class StatisticsCalls(Area):
             )  # fmt: skip
         return hms.SetPartitionsStatsResponse(result=True)
 
+    @thrift()
     def find_columns_with_stats(self, cr: hms.CompactionInfoStruct) -> list[str]:
         """The columns of a table (or of the partition the struct names) that have column
         statistics; none for a missing table."""

@@ -18,6 +18,7 @@ from metastore_server.api.arguments import (
     with_catalog,
 )
 from metastore_server.api.constraints import create_with_constraints
+from metastore_server.api.declaration import thrift
 from metastore_server.api.tables import TableCalls
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.facade import Catalog
@@ -65,12 +66,14 @@ class TableRequestCalls(Area):
         super().__init__(catalog, settings)
         self._tables = TableCalls(catalog, settings)
 
+    @thrift()
     def create_table_req(self, request: hms.CreateTableRequest) -> None:
         """``create_table_with_constraints`` with its environment context: the table and its
         constraints in one change."""
         request = required(request, "CreateTableRequest")
         create_with_constraints(self.catalog, request)
 
+    @thrift()
     def drop_table_req(self, dropTableReq: hms.DropTableRequest) -> None:  # noqa: N803
         """``drop_table_with_environment_context`` (``deleteData`` unset: the data stays, as an
         unset flag reads in HMS; the partitions always go with the table)."""
@@ -83,6 +86,7 @@ class TableRequestCalls(Area):
             purge=purge_asked(req.envContext),
         )
 
+    @thrift()
     def get_fields_req(self, req: hms.GetFieldsRequest) -> hms.GetFieldsResponse:
         """``get_fields``."""
         req = required(req, "GetFieldsRequest")
@@ -90,6 +94,7 @@ class TableRequestCalls(Area):
             fields=self._tables.get_fields(with_catalog(req.catName, req.dbName), req.tblName)
         )
 
+    @thrift()
     def get_schema_req(self, req: hms.GetSchemaRequest) -> hms.GetSchemaResponse:
         """``get_schema``."""
         req = required(req, "GetSchemaRequest")
@@ -97,6 +102,7 @@ class TableRequestCalls(Area):
             fields=self._tables.get_schema(with_catalog(req.catName, req.dbName), req.tblName)
         )
 
+    @thrift()
     def get_tables_ext(self, req: hms.GetTablesExtRequest) -> list[hms.ExtendedTableInfo]:
         """The tables of a database matching a pattern (up to ``limit``), with their access
         type (read-write; read-only for views) and no required capabilities when asked."""
@@ -118,6 +124,7 @@ class TableRequestCalls(Area):
             result.append(info)
         return result
 
+    @thrift()
     def translate_table_dryrun(self, request: hms.CreateTableRequest) -> hms.Table:
         """The table a ``create_table_req`` of HMS 4 would create for a client without ACID,
         without creating it (``translated``); NoSuchObjectException for a missing database,
@@ -134,6 +141,7 @@ class TableRequestCalls(Area):
         child = self.catalog.ctx.warehouse.child_location(database.locationUri or "", name)
         return translated(table, database, child)
 
+    @thrift()
     def cm_recycle(self, request: hms.CmRecycleRequest) -> hms.CmRecycleResponse:
         """Change management (HMS's ``hive.repl.cm.enabled``) is not kept here: there is no
         change-management root to copy data into, so nothing is recycled and the call
@@ -144,6 +152,7 @@ class TableRequestCalls(Area):
         log.info("cm_recycle_skipped", path=request.dataPath, reason="no change management")
         return hms.CmRecycleResponse()
 
+    @thrift()
     def truncate_table(self, dbName: str, tableName: str, partNames: list[str]) -> None:  # noqa: N803
         """Delete the data of a managed table (or of the partitions named), keep the table
         and its partitions, and reset their basic statistics to an empty table's."""
@@ -156,6 +165,7 @@ class TableRequestCalls(Area):
         except hms.NoSuchObjectException as exc:  # not declared by the IDL: HMS wraps it
             raise hms.MetaException(message=exc.message) from None
 
+    @thrift()
     def truncate_table_req(self, req: hms.TruncateTableRequest) -> hms.TruncateTableResponse:
         """The request form of ``truncate_table``."""
         req = required(req, "TruncateTableRequest")

@@ -19,6 +19,7 @@ from metastore_server.api.arguments import (
     required,
     stamp_tables,
 )
+from metastore_server.api.declaration import thrift
 from metastore_server.api.meta_conf import DISALLOW_INCOMPATIBLE_TYPES
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.encoded import EncodedStructs, string_field
@@ -76,10 +77,12 @@ class TableCalls(Area):
 
     # -- create, alter, drop -----------------------------------------------------------------
 
+    @thrift()
     def create_table(self, tbl: hms.Table) -> None:
         """Create a table (and its directory where it owns its data)."""
         create_table(self.catalog, tbl)
 
+    @thrift()
     def create_table_with_environment_context(
         self, tbl: hms.Table, environment_context: hms.EnvironmentContext
     ) -> None:
@@ -87,10 +90,12 @@ class TableCalls(Area):
         accurate."""
         create_table(self.catalog, tbl, context_properties(environment_context))
 
+    @thrift()
     def drop_table(self, dbname: str, name: str, deleteData: bool) -> None:  # noqa: N803
         """Drop a table and its partitions (their data with ``deleteData``, to the trash)."""
         self.catalog.drop_table(self.database_in(None, dbname), object_name(name), bool(deleteData))
 
+    @thrift()
     def drop_table_with_environment_context(
         self,
         dbname: str,
@@ -106,6 +111,7 @@ class TableCalls(Area):
             purge=purge_asked(environment_context),
         )
 
+    @thrift()
     def alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table) -> None:
         """Change (or rename) a table; its partitions keep their columns."""
         self.catalog.alter_table(
@@ -116,6 +122,7 @@ class TableCalls(Area):
             check_types=self._check_types(),
         )
 
+    @thrift()
     def alter_table_with_environment_context(
         self,
         dbname: str,
@@ -136,6 +143,7 @@ class TableCalls(Area):
             check_types=self._check_types(),
         )
 
+    @thrift()
     def alter_table_req(self, req: hms.AlterTableRequest) -> hms.AlterTableResponse:
         """The request form of ``alter_table_with_environment_context``; its
         ``expectedParameterKey``/``Value`` make the alter a compare-and-set on that table
@@ -155,6 +163,7 @@ class TableCalls(Area):
         )
         return hms.AlterTableResponse()
 
+    @thrift()
     def alter_table_with_cascade(
         self, dbname: str, tbl_name: str, new_tbl: hms.Table, cascade: bool
     ) -> None:
@@ -174,11 +183,13 @@ class TableCalls(Area):
 
     # -- read --------------------------------------------------------------------------------
 
+    @thrift()
     def get_table(self, dbname: str, tbl_name: str) -> hms.Table:
         """A table; NoSuchObjectException when it does not exist."""
         table = self.catalog.tables.get(self.database_in(None, dbname), object_name(tbl_name)).table
         return stamp_tables([table], catalog_named(None, dbname))[0]
 
+    @thrift()
     def get_table_req(self, req: hms.GetTableRequest) -> hms.GetTableResult:
         """The request form of ``get_table``; with ``getColumnStats``, the table's column
         statistics of the request's engine attached (``colStats``)."""
@@ -196,6 +207,7 @@ class TableCalls(Area):
             table=stamp_tables([table], catalog_named(req.catName, req.dbName))[0]
         )
 
+    @thrift()
     def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> EncodedStructs:
         """The tables that exist among ``tbl_names`` (their stored bytes, passed through);
         UnknownDBException for a missing or empty database name, InvalidOperationException for
@@ -210,6 +222,7 @@ class TableCalls(Area):
         found = self.catalog.tables.stored_objects(db, tbl_names)
         return EncodedStructs(hms.Table, found, _table_catalog(catalog_named(None, dbname)))
 
+    @thrift()
     def get_table_objects_by_name_req(self, req: hms.GetTablesRequest) -> EncodedStructs:
         """The request form of ``get_table_objects_by_name`` (no names: every table)."""
         req = required(req, "GetTablesRequest")
@@ -223,21 +236,25 @@ class TableCalls(Area):
         catalog = _table_catalog(catalog_named(req.catName, req.dbName))
         return EncodedStructs(hms.Table, found, catalog, within=(hms.GetTablesResult, 1))
 
+    @thrift()
     def get_fields(self, db_name: str, table_name: str) -> list[hms.FieldSchema]:
         """A table's columns (not its partition keys)."""
         return _columns(self._table_for_schema(db_name, table_name))
 
+    @thrift()
     def get_fields_with_environment_context(
         self, db_name: str, table_name: str, environment_context: hms.EnvironmentContext
     ) -> list[hms.FieldSchema]:
         """``get_fields``."""
         return self.get_fields(db_name, table_name)
 
+    @thrift()
     def get_schema(self, db_name: str, table_name: str) -> list[hms.FieldSchema]:
         """A table's columns, then its partition keys."""
         table = self._table_for_schema(db_name, table_name)
         return _columns(table) + list(table.partitionKeys or [])
 
+    @thrift()
     def get_schema_with_environment_context(
         self, db_name: str, table_name: str, environment_context: hms.EnvironmentContext
     ) -> list[hms.FieldSchema]:
@@ -255,16 +272,19 @@ class TableCalls(Area):
 
     # -- list --------------------------------------------------------------------------------
 
+    @thrift()
     def get_tables(self, db_name: str, pattern: str) -> list[str]:
         """Names of a database's tables matching an HMS pattern."""
         db = self.listed_database(None, db_name)
         return [] if db is None else self.catalog.tables.names(db, pattern)
 
+    @thrift()
     def get_all_tables(self, db_name: str) -> list[str]:
         """Names of every table of a database."""
         db = self.listed_database(None, db_name)
         return [] if db is None else self.catalog.tables.names(db)
 
+    @thrift()
     def get_tables_by_type(self, db_name: str, pattern: str, tableType: str) -> list[str]:  # noqa: N803
         """Names of a database's tables of one type matching a pattern; MetaException (HMS's
         words) for a type HMS does not know."""
@@ -276,6 +296,7 @@ class TableCalls(Area):
         db = self.listed_database(None, db_name)
         return [] if db is None else self.catalog.tables.names(db, pattern, tableType or None)
 
+    @thrift()
     def get_table_meta(
         self, db_patterns: str, tbl_patterns: str, tbl_types: list[str]
     ) -> EncodedStructs:
@@ -297,6 +318,7 @@ class TableCalls(Area):
             found += table_index.table_meta_blobs(db, listed, metas)
         return EncodedStructs(hms.TableMeta, found, string_field(_META_CATALOG_FIELD, catalog))
 
+    @thrift()
     def get_table_names_by_filter(
         self,
         dbname: str,

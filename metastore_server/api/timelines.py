@@ -25,6 +25,7 @@ from datetime import datetime
 from metastore_server import audit
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, object_name, required
+from metastore_server.api.declaration import thrift
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.timelines.keeper import TimelineKey
 from metastore_server.catalog.timelines.time_columns import time_columns
@@ -290,6 +291,7 @@ class TimelineCalls(Area):
     catalog) and MetaException (no request, a bad period or time, a table or column that keeps
     no timelines)."""
 
+    @thrift()
     def get_partition_timelines(
         self, req: hms.GetPartitionTimelinesRequest
     ) -> hms.GetPartitionTimelinesResult:
@@ -298,6 +300,7 @@ class TimelineCalls(Area):
         db, table = self.database_in(catalog_field(req), req.dbName), object_name(req.tblName)
         return partition_timelines(self.catalog, db, table, req.updatePeriod, req.column)
 
+    @thrift()
     def cover_time_range(self, req: hms.CoverTimeRangeRequest) -> hms.CoverTimeRangeResult:
         """The partitions that best cover a time range (``metastore-server timeline
         cover``)."""
@@ -312,6 +315,7 @@ class TimelineCalls(Area):
             req.updatePeriods,
         )
 
+    @thrift()
     def rebuild_partition_timelines(
         self, req: hms.RebuildTimelinesRequest
     ) -> hms.GetPartitionTimelinesResult:

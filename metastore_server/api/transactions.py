@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import internal_error, required
+from metastore_server.api.declaration import thrift
 from metastore_server.thrift_api import hms
 
 
@@ -18,26 +19,32 @@ class TransactionCalls(Area):
 
     # -- locks -------------------------------------------------------------------------------
 
+    @thrift()
     def lock(self, rqst: hms.LockRequest) -> hms.LockResponse:
         """Take a set of locks whole (ACQUIRED) when nothing earlier blocks it, else WAITING."""
         return self.catalog.transactions.lock(rqst)
 
+    @thrift()
     def check_lock(self, rqst: hms.CheckLockRequest) -> hms.LockResponse:
         """Look at a lock again (and heartbeat it): ACQUIRED once nothing blocks it."""
         return self.catalog.transactions.check_lock(rqst)
 
+    @thrift()
     def unlock(self, rqst: hms.UnlockRequest) -> None:
         """Release a lock not held by a transaction (an unknown one: nothing to do)."""
         self.catalog.transactions.unlock(rqst)
 
+    @thrift()
     def show_locks(self, rqst: hms.ShowLocksRequest) -> hms.ShowLocksResponse:
         """Every lock component, filtered by database, table and partition name."""
         return self.catalog.transactions.show_locks(rqst)
 
+    @thrift()
     def heartbeat(self, ids: hms.HeartbeatRequest) -> None:
         """Keep a lock or transaction from expiring."""
         self.catalog.transactions.heartbeat(ids)
 
+    @thrift()
     def heartbeat_txn_range(
         self, txns: hms.HeartbeatTxnRangeRequest
     ) -> hms.HeartbeatTxnRangeResponse:
@@ -48,31 +55,38 @@ class TransactionCalls(Area):
 
     # -- transactions ------------------------------------------------------------------------
 
+    @thrift()
     def get_open_txns(self) -> hms.GetOpenTxnsResponse:
         """Open and aborted transactions, and the highest id handed out."""
         return self.catalog.transactions.get_open_txns()
 
+    @thrift()
     def get_open_txns_info(self) -> hms.GetOpenTxnsInfoResponse:
         """``get_open_txns`` with who opened each and when."""
         return self.catalog.transactions.get_open_txns_info()
 
+    @thrift()
     def open_txns(self, rqst: hms.OpenTxnRequest) -> hms.OpenTxnsResponse:
         """Open transactions; their ids."""
         return self.catalog.transactions.open_txns(rqst)
 
+    @thrift()
     def abort_txn(self, rqst: hms.AbortTxnRequest) -> None:
         """Abort a transaction and release its locks (an unknown one is an error)."""
         self.catalog.transactions.abort_txns([rqst.txnid if rqst else 0], strict=True)
 
+    @thrift()
     def abort_txns(self, rqst: hms.AbortTxnsRequest) -> None:
         """Abort transactions, skipping the unknown ones."""
         txn_ids = list((rqst.txn_ids if rqst else None) or [])
         self.catalog.transactions.abort_txns(txn_ids, strict=False)
 
+    @thrift()
     def commit_txn(self, rqst: hms.CommitTxnRequest) -> None:
         """Commit an open transaction: it and its locks are gone."""
         self.catalog.transactions.commit_txn(rqst)
 
+    @thrift()
     def add_dynamic_partitions(self, rqst: hms.AddDynamicPartitions) -> None:
         """Record the partitions an open transaction wrote; they go with it."""
         if rqst is None:

@@ -101,8 +101,8 @@ class CallProcessor:
         self._binary_output = binary_output
         #: Thread id -> monotonic start of the call it is serving (from its message's start).
         self._in_flight: dict[int, float] = {}
-        #: The service's methods (its list, as a set: looked up on every call).
-        self._methods = frozenset(service.thrift_services)
+        #: The handler's dispatch table: IDL method name -> the area method serving it.
+        self.calls: dict[str, Callable[..., Any]] = handler.calls  # type: ignore[attr-defined]
         #: Method -> its argument names (see ``_argument_names``).
         self._arg_names: dict[str, tuple[str, ...]] = {}
         token = getattr(handler, "change_token", None)
@@ -163,7 +163,7 @@ class CallProcessor:
             self._send_exception(oprot, api, error, call.seqid)
             call.audit("invalid_message_type")
             raise InvalidMessage(f"invalid message type {msg_type}")
-        method = getattr(self._handler, api, None) if api in self._methods else None
+        method = self.calls.get(api)
         if method is None:
             iprot.skip(TType.STRUCT)
             iprot.read_message_end()

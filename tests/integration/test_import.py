@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from metastore_server import audit
-from metastore_server.api.handler import MetastoreHandler
 from metastore_server.cli import importing as cli_import
 from metastore_server.thrift_api import hms
 from metastore_server.tools.importer import Progress, Side, TableResult
@@ -435,28 +434,42 @@ def test_connection_lost_inside_a_table_resumes_where_it_stopped(
         again.stop()
 
 
+def popen_at_a_terminal(command: list[str], **options: Any) -> subprocess.Popen[str]:
+    """``subprocess.Popen(command, **options)`` (text mode), the command meeting SIGINT as a
+    terminal's foreground command does (its default action, not blocked) however this test
+    run was started: a run started as a script's background job ignores SIGINT, and so do the
+    commands it starts (Ctrl-C does not stop a background job, by design), which then ran to
+    the test's timeout. Only the main thread changes, around the start."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    try:
+        return subprocess.Popen(command, text=True, **options)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+
+
 def test_ctrl_c_prints_what_was_done_and_a_rerun_resumes(
     source: RunningServer, target: RunningServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     asked, release = threading.Event(), threading.Event()
-    original = MetastoreHandler.get_partitions_by_names
+    calls = source.server.processor.calls  # the source server's dispatch table
+    original = calls["get_partitions_by_names"]
     batches: list[int] = []
 
-    def third_batch_waits(self: MetastoreHandler, *args: Any) -> Any:
+    def third_batch_waits(*args: Any) -> Any:
         if args[1] == "events":
             batches.append(len(args[2]))
             if len(batches) == 3:  # two batches of five are copied: hold the third
                 asked.set()
                 release.wait(120)
-        return original(self, *args)
+        return original(*args)
 
-    monkeypatch.setattr(MetastoreHandler, "get_partitions_by_names", third_batch_waits)
+    monkeypatch.setitem(calls, "get_partitions_by_names", third_batch_waits)
     command = [sys.executable, "-m", "metastore_server", "import", "--from", uri(source)]
     command += ["--to", uri(target), "--tables", "logs.events", "--batch-size", "5"]
     root = Path(__file__).resolve().parents[2]
-    process = subprocess.Popen(
-        command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    process = popen_at_a_terminal(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert asked.wait(120), "the import never asked for a third batch"
         process.send_signal(signal.SIGINT)
@@ -474,7 +487,7 @@ def test_ctrl_c_prints_what_was_done_and_a_rerun_resumes(
         "interrupted; 10 partition(s) copied, 0 skipped as present"
     )
 
-    monkeypatch.setattr(MetastoreHandler, "get_partitions_by_names", original)
+    monkeypatch.setitem(calls, "get_partitions_by_names", original)
     code, out, err = run_import(source, target, "--tables", "logs.events", "--no-progress")
     assert code == 0, out + err
     assert table_line(out, "logs.events") == (
@@ -493,26 +506,27 @@ def test_ctrl_c_taken_just_as_a_read_begins_to_wait_still_stops_the_import(
     as when Ctrl-C arrives between its last check for signals and the start of the socket read,
     interrupts that read; the answer is held for minutes."""
     asked, release = threading.Event(), threading.Event()
-    original = MetastoreHandler.get_partitions_by_names
+    calls = source.server.processor.calls  # the source server's dispatch table
+    original = calls["get_partitions_by_names"]
     batches: list[int] = []
 
-    def second_batch_waits(self: MetastoreHandler, *args: Any) -> Any:
+    def second_batch_waits(*args: Any) -> Any:
         if args[1] == "events":
             batches.append(len(args[2]))
             if len(batches) == 2:
                 asked.set()
                 release.wait(300)
-        return original(self, *args)
+        return original(*args)
 
-    monkeypatch.setattr(MetastoreHandler, "get_partitions_by_names", second_batch_waits)
+    monkeypatch.setitem(calls, "get_partitions_by_names", second_batch_waits)
     root = Path(__file__).resolve().parents[2]
     env = dict(os.environ)
     paths = (CTRL_C_SITE, str(root), env.get("PYTHONPATH"))
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     command = [sys.executable, "-m", "metastore_server", "import", "--from", uri(source)]
     command += ["--to", uri(target), "--tables", "logs.events", "--batch-size", "10"]
-    process = subprocess.Popen(
-        command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    process = popen_at_a_terminal(
+        command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     try:
         assert asked.wait(120), "the import never asked for a second batch"

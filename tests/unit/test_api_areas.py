@@ -1,11 +1,17 @@
-"""Every method of our IDL is served by exactly one area of ``metastore_server/api/`` (one module
-per area, composed in ``api/handler.py``), and nothing else is served."""
+"""Every method of our IDL is declared once, on the method of one area of
+``metastore_server/api/`` (one module per area, listed in ``api/areas.py``), and nothing else is
+served; the handler's dispatch table calls each declared method of its own area objects."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from metastore_server.api.handler import AREAS, MetastoreHandler, calls_of
+import pytest
+
+from metastore_server.api.area import Area
+from metastore_server.api.areas import AREA_OF, AREAS, DECLARED, dispatch_table
+from metastore_server.api.declaration import declaration_of, declared_in, thrift
+from metastore_server.api.handler import MetastoreHandler
 from metastore_server.thrift_api import hms
 
 _LIST = Path(__file__).parents[1] / "integration" / "unserved_methods_4x.txt"
@@ -17,17 +23,52 @@ UNSERVED = {
 }
 
 
-def test_each_idl_method_is_served_by_one_area() -> None:
-    served = [name for area in AREAS for name in calls_of(area)]
+def test_each_idl_method_is_declared_by_one_area() -> None:
+    served = [name for area in AREAS for name in declared_in(area)]
     assert sorted(name for name in set(served) if served.count(name) > 1) == []
     assert set(served) == set(hms.ThriftHiveMetastore.thrift_services) - UNSERVED
+    assert set(DECLARED) == set(served) == set(AREA_OF)
 
 
-def test_the_handler_has_each_method_of_each_area() -> None:
+def test_each_public_area_method_carries_its_own_declaration() -> None:
     for area in AREAS:
-        for name in calls_of(area):
-            method = getattr(MetastoreHandler, name)
-            assert method.__doc__ == getattr(area, name).__doc__, name
+        for name, value in vars(area).items():
+            if not name.startswith("_") and callable(value):
+                declared = declaration_of(value)
+                assert declared is not None and declared.name == name, f"{area.__name__}.{name}"
+                assert DECLARED[name] is declared and AREA_OF[name] is area
+
+
+def test_a_public_method_without_a_declaration_is_refused() -> None:
+    class Careless(Area):
+        @thrift()
+        def get_table(self) -> None:
+            """Declared."""
+
+        def get_database(self) -> None:
+            """Public, but not declared."""
+
+    with pytest.raises(TypeError, match="declares no Thrift method"):
+        declared_in(Careless)
+
+
+def test_the_dispatch_table_binds_each_method_to_its_area_object(tmp_path: Path) -> None:
+    from metastore_server.storage.embedded import SqliteStore
+
+    from metastore_server.catalog.data.warehouse import Warehouse
+    from metastore_server.catalog.facade import Catalog
+
+    catalog = Catalog(SqliteStore(str(tmp_path / "m.db")), Warehouse(tmp_path / "wh"))
+    handler = MetastoreHandler(catalog)
+    assert set(handler.calls) == set(DECLARED)
+    for name, method in handler.calls.items():
+        area = AREA_OF[name]
+        assert method.__self__ is handler.areas[area], name  # type: ignore[attr-defined]
+        assert method.__func__ is vars(area)[name], name  # type: ignore[attr-defined]
+        assert getattr(handler, name) is method
+    assert dispatch_table(handler.areas).keys() == handler.calls.keys()
+    with pytest.raises(AttributeError):
+        handler.no_such_method  # noqa: B018
 
 
 def test_each_area_says_what_it_raises() -> None:

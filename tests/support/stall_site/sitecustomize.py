@@ -6,19 +6,21 @@ second or more), so the call timeout and the worker supervision can be tested. W
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import time
 from pathlib import Path
 
-from metastore_server.api.handler import MetastoreHandler
+from metastore_server.api.databases import DatabaseCalls
 
 STALLING_NAME = "__hold_the_interpreter__"
-_original = MetastoreHandler.get_database
+_original = DatabaseCalls.get_database
 _backtracking = re.compile(r"(a+)+b")
 
 
-def _get_database(self: MetastoreHandler, name: str) -> object:
+@functools.wraps(_original)  # its declaration too: still the Thrift method
+def _get_database(self: DatabaseCalls, name: str) -> object:
     if name == STALLING_NAME:
         if os.environ.get("STALL_MARKER"):
             Path(os.environ["STALL_MARKER"]).touch()
@@ -28,4 +30,5 @@ def _get_database(self: MetastoreHandler, name: str) -> object:
     return _original(self, name)
 
 
-MetastoreHandler.get_database = _get_database  # type: ignore[method-assign]
+# The handler's dispatch table binds the area's method when the server builds it (after this).
+DatabaseCalls.get_database = _get_database  # type: ignore[method-assign]
