@@ -15,7 +15,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 import tenacity
 from tenacity.retry import retry_base
@@ -59,13 +59,16 @@ class Limits:
 # -- the limits -----------------------------------------------------------------------------
 
 #: Adding partitions while other server processes create the same ones (``partitions.adding``).
-ADD_PARTITIONS = Limits(attempts=10, first_s=0.02, cap_s=1.0)
+ADD_PARTITIONS_ATTEMPTS = 10
+ADD_PARTITIONS = Limits(attempts=ADD_PARTITIONS_ATTEMPTS, first_s=0.02, cap_s=1.0)
 #: Writing a table's timelines while other server processes change its row
 #: (``timelines.keeper``).
-TIMELINES = Limits(attempts=30, first_s=0.004, cap_s=0.05)
+TIMELINES_ATTEMPTS = 30
+TIMELINES = Limits(attempts=TIMELINES_ATTEMPTS, first_s=0.004, cap_s=0.05)
 #: A compare-and-set on one shared value (locks, transactions, the compaction queue) lost to
 #: another change (``core.shared_value``).
-SHARED_VALUE = Limits(attempts=200, first_s=0.001, cap_s=0.05)
+SHARED_VALUE_ATTEMPTS = 200
+SHARED_VALUE = Limits(attempts=SHARED_VALUE_ATTEMPTS, first_s=0.001, cap_s=0.05)
 #: Claims other live writers hold (``core.claims``): bounded by the caller's wait, not a count.
 CLAIMS = Limits(attempts=None, first_s=0.002, cap_s=0.05)
 #: HBase: the longest pause between two tries of a call or of opening the store.
@@ -163,11 +166,11 @@ LOST = Lost.LOST
 
 def race(
     limits: Limits,
-    attempt: Callable[[], R | Literal[Lost.LOST]],
+    attempt: Callable[[], R | Lost],
     *,
     within_s: float | None = None,
     sleep: Callable[[float], None] | None = None,
-) -> R | Literal[Lost.LOST]:
+) -> R | Lost:
     """``attempt()`` until it returns something other than ``LOST``, pausing between tries
     as ``limits`` say: its answer, or ``LOST`` once the tries (or ``within_s``) ran out.
     Exceptions are not retried: they end the race."""

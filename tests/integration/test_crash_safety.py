@@ -12,10 +12,12 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from metastore_server.storage import retrying
 from support import stress, test_storage
 from support.hbase_double import running_double, storage_url
 from support.our_server import OurServer
@@ -211,7 +213,8 @@ def test_a_timeline_write_that_keeps_losing_its_race_on_hbase_is_deferred(
             client.add_partition(stress._partition("2024-01-01-00", "x"))
             with monkeypatch.context() as patch:
                 patch.setattr(TimelineKeeper, "_persist", lambda *args: False)
-                patch.setattr("metastore_server.catalog.timelines.keeper._back_off", lambda n: None)
+                no_pauses = replace(retrying.TIMELINES, first_s=0.0, cap_s=0.0)
+                patch.setattr(retrying, "TIMELINES", no_pauses)
                 client.add_partition(stress._partition("2024-01-01-05", "x"))
             names = client.get_partition_names(stress.DB, stress.TABLE, -1)
             assert names == ["dt=2024-01-01-00/region=x", "dt=2024-01-01-05/region=x"]

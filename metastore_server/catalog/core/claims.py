@@ -25,20 +25,17 @@ released its claims already.
 from __future__ import annotations
 
 import contextlib
-import random
 import time
 from collections.abc import Iterator, Sequence
 
 import structlog
 
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.storage import layout
+from metastore_server.storage import layout, retrying
 from metastore_server.storage.port import Condition, Delete, Put, StorageError
+from metastore_server.storage.retrying import LOST, Lost
 
 log = structlog.get_logger(__name__)
-
-#: Longest pause between two attempts of ``take_waiting`` (random, growing).
-_MAX_PAUSE_S = 0.05
 
 
 class TooSlowToClaim(Exception):
@@ -88,19 +85,23 @@ class Claims:
         return taken
 
     def take_waiting(self, keys: Sequence[bytes], wait_s: float) -> list[bytes] | None:
-        """``take``, tried again after short random pauses while other live writers hold one
-        of ``keys``, for up to ``wait_s`` seconds: the keys claimed, or None (still held)."""
-        deadline = time.monotonic() + wait_s
-        attempt = 0
-        while True:
+        """``take``, tried again after short random pauses (``retrying.CLAIMS``) while other
+        live writers hold one of ``keys``, for up to ``wait_s`` seconds: the keys claimed, or
+        None (still held)."""
+        tries = 0
+
+        def attempt() -> list[bytes] | Lost:
+            nonlocal tries
+            tries += 1
             taken = self.take(keys)
-            if taken is not None or time.monotonic() >= deadline:
-                if attempt:
-                    log.info("claims_waited", claims=len(keys), attempts=attempt,
-                             taken=taken is not None)  # fmt: skip
-                return taken
-            attempt += 1
-            time.sleep(random.uniform(0, min(_MAX_PAUSE_S, 0.001 * 2**attempt)))
+            return LOST if taken is None else taken
+
+        answer = retrying.race(retrying.CLAIMS, attempt, within_s=wait_s)
+        taken = None if answer is LOST else answer
+        if tries > 1:
+            log.info("claims_waited", claims=len(keys), attempts=tries - 1,
+                     taken=taken is not None)  # fmt: skip
+        return taken
 
     def release(self, keys: Sequence[bytes]) -> None:
         """Give up the claims on ``keys`` (taken by ``take``). Best effort: a claim the store

@@ -12,20 +12,20 @@ HBase). Either way all or nothing."""
 from __future__ import annotations
 
 import contextlib
-import random
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from metastore_server.storage import retrying
 from metastore_server.storage.port import Capabilities, Condition, Put, StoragePort
+from metastore_server.storage.retrying import LOST, Lost
 from metastore_server.thrift_api import hms
 
 if TYPE_CHECKING:
     from metastore_server.catalog.events.log import NotificationLog
     from metastore_server.catalog.events.messages import Event
 
-#: Tries before a change gives up (others kept changing the value first).
-ATTEMPTS = 200
+#: Tries before a change gives up (others kept changing the value first): the policy's.
+ATTEMPTS = retrying.SHARED_VALUE_ATTEMPTS
 
 
 class SharedValue(Protocol):
@@ -55,12 +55,14 @@ def change(
 ) -> R:
     """Run ``action(value, now)`` on the value as ``read`` and store it when it changed,
     compare-and-set on the bytes it was read from (``where``: table, row, column); read again
-    and retried, after a short random back-off, when another call changed it meanwhile.
+    and retried, after a short random pause (``retrying.SHARED_VALUE``), when another call
+    changed it meanwhile.
     MetaException after :data:`ATTEMPTS` lost races (``what`` names the value). When the value
     changed, ``events(value)`` are the notification events of the change, recorded in ``log``
     (see the module's docstring; none while the log is off)."""
     table, row, column = where
-    for attempt in range(ATTEMPTS):
+
+    def attempt() -> R | Lost:
         value = read()
         result = action(value, clock())
         if not value.changed:
@@ -81,11 +83,12 @@ def change(
                 log.written()  # type: ignore[union-attr]
         else:
             held = _with_events(store, ops, condition, log, built)  # type: ignore[arg-type]
-        if held:
-            return result
-        # Lost to another change: back off a little, longer each time, at random.
-        time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
-    raise hms.MetaException(message=f"{what}: other calls kept changing them; try again")
+        return result if held else LOST  # lost to another change: again, after a pause
+
+    answer = retrying.race(retrying.SHARED_VALUE, attempt)
+    if answer is LOST:
+        raise hms.MetaException(message=f"{what}: other calls kept changing them; try again")
+    return answer
 
 
 def _with_events(

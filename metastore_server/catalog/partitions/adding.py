@@ -11,8 +11,6 @@ claim (``AddingClaim``, see ``core.claims``). See ``docs/storage.md``.
 from __future__ import annotations
 
 import copy
-import random
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -49,12 +47,13 @@ from metastore_server.catalog.reads.partition_rows import (
     new_row_key_named,
     partition_name,
 )
-from metastore_server.storage import layout
+from metastore_server.storage import layout, retrying
 from metastore_server.storage.port import Condition, Put
+from metastore_server.storage.retrying import LOST, Lost
 from metastore_server.thrift_api import hms
 
 #: How often an add is tried when other server processes create its partitions meanwhile.
-ADD_ATTEMPTS = 10
+ADD_ATTEMPTS = retrying.ADD_PARTITIONS_ATTEMPTS
 #: Longest wait for the adding claim of a table another server process holds (HBase).
 ADD_CLAIM_WAIT_S = 10.0
 
@@ -185,15 +184,19 @@ class Adding(PartitionWriter):
         InvalidObjectException (no table), AlreadyExistsException, MetaException (a partition
         of another table, duplicates, values that do not fit, a directory that cannot be made).
         """
-        for attempt in range(ADD_ATTEMPTS):
-            if attempt:  # a random, growing pause: writers racing for the same rows drift apart
-                time.sleep(random.uniform(0, min(1.0, 0.01 * 2**attempt)))
+
+        def attempt() -> Sequence[hms.Partition] | Lost:
             try:
                 return self._add_once(
                     db, table, parts, if_not_exists, missing_table_message, count_stats
                 )
             except _LostRace:
-                continue  # another server process created (or is creating) one: look again
+                return LOST  # another server process created (or is creating) one: look again
+
+        # Random, growing pauses between tries: writers racing for the same rows drift apart.
+        added = retrying.race(retrying.ADD_PARTITIONS, attempt)
+        if added is not LOST:
+            return added
         raise hms.MetaException(
             message=(
                 f"Adding partitions to {db}.{table}: other server processes kept adding the same "

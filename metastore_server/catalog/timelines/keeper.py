@@ -24,7 +24,6 @@ memory is never ahead of the store. The parameters are read and written through
 from __future__ import annotations
 
 import copy
-import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -62,17 +61,17 @@ from metastore_server.catalog.timelines.time_columns import (
     partition_entries,
     time_columns,
 )
-from metastore_server.storage import layout
+from metastore_server.storage import layout, retrying
 from metastore_server.storage.port import Delete, Put
+from metastore_server.storage.retrying import LOST, Lost
 from metastore_server.thrift_api import hms
 from metastore_server.timeline import PartitionTimeline, class_key, timeline_type
 
 log = structlog.get_logger(__name__)
 
-#: Attempts at writing the timelines when other server processes change the table meanwhile.
-MAX_ATTEMPTS = 30
-#: Longest pause between two attempts (random, growing: processes racing drift apart).
-MAX_BACKOFF_S = 0.05
+#: Attempts at writing the timelines when other server processes change the table meanwhile
+#: (random, growing pauses between them, ``retrying.TIMELINES``: processes racing drift apart).
+MAX_ATTEMPTS = retrying.TIMELINES_ATTEMPTS
 
 
 @dataclass(frozen=True)
@@ -185,30 +184,39 @@ class TimelineKeeper(TableListener):
 
     def _load(self, db: str, name: str, *, rebuild: bool) -> dict[TimelineKey, PartitionTimeline]:
         with self._ctx.write_lock:
-            for attempt in range(MAX_ATTEMPTS):
-                _back_off(attempt)
-                ref = self._tables.find_settled(db, name)
-                if ref is None:
-                    raise hms.NoSuchObjectException(message=f"{db}.{name} table not found")
-                columns = time_columns(ref.table)
-                if not columns:
-                    return {}
-                loaded: Mapping[TimelineKey, PartitionTimeline] | None = None
-                if not rebuild and not self._interrupted(ref):
-                    loaded = self._fresh(ref)
-                    if loaded is None:
-                        loaded = from_params(ref, columns)
-                # A row whose stamp and definition disagree (its writer died half-way) is
-                # repaired by storing what it says.
-                if loaded is not None and ref.settled:
-                    self._cache[ref.table_id] = _Cached(ref.stamp, loaded)
-                    return dict(loaded)
-                if loaded is None:
-                    self._covered[ref.table_id] = set(self._dead_writers(ref))
-                    loaded = rebuilt(self._ctx.store, ref, columns, ref.table.parameters or {})
-                if self._persist(ref, columns, loaded):
-                    return dict(loaded)
-            raise self._contention(db, name)
+            answer = retrying.race(
+                retrying.TIMELINES, lambda: self._load_once(db, name, rebuild=rebuild)
+            )
+            if answer is LOST:
+                raise self._contention(db, name)
+            return answer
+
+    def _load_once(
+        self, db: str, name: str, *, rebuild: bool
+    ) -> dict[TimelineKey, PartitionTimeline] | Lost:
+        """One try of ``_load``: LOST when another process changed the row meanwhile."""
+        ref = self._tables.find_settled(db, name)
+        if ref is None:
+            raise hms.NoSuchObjectException(message=f"{db}.{name} table not found")
+        columns = time_columns(ref.table)
+        if not columns:
+            return {}
+        loaded: Mapping[TimelineKey, PartitionTimeline] | None = None
+        if not rebuild and not self._interrupted(ref):
+            loaded = self._fresh(ref)
+            if loaded is None:
+                loaded = from_params(ref, columns)
+        # A row whose stamp and definition disagree (its writer died half-way) is
+        # repaired by storing what it says.
+        if loaded is not None and ref.settled:
+            self._cache[ref.table_id] = _Cached(ref.stamp, loaded)
+            return dict(loaded)
+        if loaded is None:
+            self._covered[ref.table_id] = set(self._dead_writers(ref))
+            loaded = rebuilt(self._ctx.store, ref, columns, ref.table.parameters or {})
+        if self._persist(ref, columns, loaded):
+            return dict(loaded)
+        return LOST
 
     def _state(self, ref: TableRef, columns: Columns) -> Mapping[TimelineKey, PartitionTimeline]:
         """The timelines of ``ref`` as its row says: cached, from its parameters, or rebuilt
@@ -342,8 +350,9 @@ class TimelineKeeper(TableListener):
         the row as read, so that a table dropped meanwhile is never brought back as a row of
         marks; the row as marked. InvalidObjectException when the table is gone."""
         key = layout.table_key(ref.db, ref.name)
-        for attempt in range(MAX_ATTEMPTS):
-            _back_off(attempt)
+
+        def attempt() -> TableRef | Lost:
+            nonlocal ref
             mark = {layout.timeline_writer_mark(self._writer): f"{time.time():.3f}".encode()}
             if self._ctx.store.mutate([Put(layout.TABLES, key, mark)], row_condition(ref)):
                 return ref
@@ -351,7 +360,12 @@ class TimelineKeeper(TableListener):
             if found is None or found.table_id != ref.table_id:
                 raise hms.InvalidObjectException(message=f"{ref.db}.{ref.name} table not found")
             ref = found
-        raise self._contention(ref.db, ref.name)
+            return LOST
+
+        marked = retrying.race(retrying.TIMELINES, attempt)
+        if marked is LOST:
+            raise self._contention(ref.db, ref.name)
+        return marked
 
     def _finish(self, pending: _Pending) -> None:
         ref, columns = pending.ref, pending.columns
@@ -363,10 +377,11 @@ class TimelineKeeper(TableListener):
             gone = pending.removed - still
             timelines = changed(timelines, ref.name, ref.table.parameters or {}, drop=gone)
             self._cache[ref.table_id] = _Cached(ref.stamp, timelines)
-        for attempt in range(MAX_ATTEMPTS):
-            _back_off(attempt)
+
+        def attempt() -> None | Lost:
+            nonlocal ref, columns, timelines
             if self._persist(ref, columns, timelines):
-                return
+                return None
             # Another process changed the table: read it again and set what we touched from
             # the partitions now present (a rebuild already holds our change).
             found = self._tables.find_settled(ref.db, ref.name)
@@ -374,7 +389,7 @@ class TimelineKeeper(TableListener):
             if found is None or found.table_id != ref.table_id or not columns:
                 log.warning("timelines_table_gone", db=ref.db, table=ref.name)
                 self.forget(ref.table_id)
-                return
+                return None
             ref = found
             touched = pending.touched
             present = present_entries(self._ctx.store, ref, columns, touched, pending.values)
@@ -385,6 +400,10 @@ class TimelineKeeper(TableListener):
                 add=touched & present,
                 drop=touched - present,
             )
+            return LOST
+
+        if retrying.race(retrying.TIMELINES, attempt) is not LOST:
+            return
         if self._marks:
             raise self._contention(ref.db, ref.name)
         # The partitions are written and stand: the call succeeds. This writer's mark stays on
@@ -470,9 +489,3 @@ class TimelineKeeper(TableListener):
             )
         return timelines
 
-
-def _back_off(attempt: int) -> None:
-    """Before a retry (``attempt`` > 0) after a lost compare-and-set: a random pause that
-    grows with the attempts, so that processes writing one table at once drift apart."""
-    if attempt:
-        time.sleep(random.uniform(0, min(MAX_BACKOFF_S, 0.002 * 2**attempt)))
