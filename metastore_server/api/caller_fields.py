@@ -5,8 +5,9 @@ lock's or a transaction's user is what the client claims; the server writes the 
 user there instead before the call is served, so what is stored says who really did it. On a
 connection without authentication requests are served as sent (as HMS without SASL).
 
-Each entry of :data:`STAMPS` takes the call's arguments (by IDL name) and the user, and sets
-the user fields of that call's request.
+A method that records a user declares its stamp (``@thrift(stamp=...)``, built with the
+functions here): it takes the call's arguments (by IDL name) and the user, and sets the user
+fields of that call's request.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from metastore_server.api.declaration import Stamp
 from metastore_server.caller import Session
 from metastore_server.thrift_api import hms
 
-Stamp = Callable[[dict[str, Any], str], None]
 _USER = hms.PrincipalType.USER
 
 
-def _database_owner(arg: str) -> Stamp:
+def database_owner(arg: str) -> Stamp:
+    """The database of argument ``arg`` is owned by the user."""
     def stamp(values: dict[str, Any], user: str) -> None:
         database = values.get(arg)
         if database is not None:
@@ -30,7 +32,8 @@ def _database_owner(arg: str) -> Stamp:
     return stamp
 
 
-def _table_owner(table_of: Callable[[dict[str, Any]], Any]) -> Stamp:
+def table_owner(table_of: Callable[[dict[str, Any]], Any]) -> Stamp:
+    """The table ``table_of`` finds is owned by the user."""
     def stamp(values: dict[str, Any], user: str) -> None:
         table = table_of(values)
         if table is not None:
@@ -39,29 +42,34 @@ def _table_owner(table_of: Callable[[dict[str, Any]], Any]) -> Stamp:
     return stamp
 
 
-def _function_owner(values: dict[str, Any], user: str) -> None:
+def function_owner(values: dict[str, Any], user: str) -> None:
+    """The function (``func``) is owned by the user."""
     function = values.get("func")
     if function is not None:
         function.ownerName, function.ownerType = user, _USER
 
 
-def _request_user(values: dict[str, Any], user: str) -> None:
+def request_user(values: dict[str, Any], user: str) -> None:
+    """The request (``rqst``: a lock, transactions) is the user's."""
     request = values.get("rqst")
     if request is not None:
         request.user = user
 
 
-def _role_grantor(values: dict[str, Any], user: str) -> None:
+def role_grantor(values: dict[str, Any], user: str) -> None:
+    """The user grants the role (``grant_role``'s arguments)."""
     values["grantor"], values["grantorType"] = user, _USER
 
 
-def _role_request_grantor(values: dict[str, Any], user: str) -> None:
+def role_request_grantor(values: dict[str, Any], user: str) -> None:
+    """The user grants the role (``request``)."""
     request = values.get("request")
     if request is not None:
         request.grantor, request.grantorType = user, _USER
 
 
-def _privilege_grantors(bag_of: Callable[[dict[str, Any]], Any]) -> Stamp:
+def privilege_grantors(bag_of: Callable[[dict[str, Any]], Any]) -> Stamp:
+    """The user grants each privilege of the bag ``bag_of`` finds."""
     def stamp(values: dict[str, Any], user: str) -> None:
         bag = bag_of(values)
         for privilege in getattr(bag, "privileges", None) or ():
@@ -72,7 +80,8 @@ def _privilege_grantors(bag_of: Callable[[dict[str, Any]], Any]) -> Stamp:
     return stamp
 
 
-def _owner_name(of: Callable[[dict[str, Any]], Any]) -> Stamp:
+def owner_name(of: Callable[[dict[str, Any]], Any]) -> Stamp:
+    """What ``of`` finds is owned by the user (its ``ownerName``)."""
     def stamp(values: dict[str, Any], user: str) -> None:
         owned = of(values)
         if owned is not None:
@@ -81,50 +90,32 @@ def _owner_name(of: Callable[[dict[str, Any]], Any]) -> Stamp:
     return stamp
 
 
-def _scheduled_query_user(values: dict[str, Any], user: str) -> None:
+def scheduled_query_user(values: dict[str, Any], user: str) -> None:
+    """The scheduled query of the request runs as the user."""
     query = getattr(values.get("request"), "scheduledQuery", None)
     if query is not None:
         query.user = user
 
 
-def _argument(name: str) -> Callable[[dict[str, Any]], Any]:
+def argument(name: str) -> Callable[[dict[str, Any]], Any]:
+    """Finds argument ``name``."""
     return lambda values: values.get(name)
 
 
-def _request_table(values: dict[str, Any]) -> Any:
+def request_table(values: dict[str, Any]) -> Any:
+    """The table of the request (``request.table``)."""
     return getattr(values.get("request"), "table", None)
 
 
-def _request_privileges(values: dict[str, Any]) -> Any:
+def request_privileges(values: dict[str, Any]) -> Any:
+    """The privileges of the request (``request.privileges``)."""
     return getattr(values.get("request"), "privileges", None)
 
 
-#: The calls whose requests record a user, and how to set it.
-STAMPS: dict[str, Stamp] = {
-    "create_database": _database_owner("database"),
-    "create_table": _table_owner(_argument("tbl")),
-    "create_table_with_environment_context": _table_owner(_argument("tbl")),
-    "create_table_with_constraints": _table_owner(_argument("tbl")),
-    "create_table_req": _table_owner(_request_table),
-    "create_function": _function_owner,
-    "lock": _request_user,
-    "open_txns": _request_user,
-    "create_role": _owner_name(_argument("role")),
-    "grant_role": _role_grantor,
-    "grant_revoke_role": _role_request_grantor,
-    "grant_privileges": _privilege_grantors(_argument("privileges")),
-    "revoke_privileges": _privilege_grantors(_argument("privileges")),
-    "grant_revoke_privileges": _privilege_grantors(_request_privileges),
-    "scheduled_query_maintenance": _scheduled_query_user,
-    "add_package": _owner_name(_argument("request")),
-    "create_stored_procedure": _owner_name(_argument("proc")),
-}
-
-
-def stamp_caller(api: str, values: dict[str, Any], session: Session) -> None:
-    """Write the authenticated user into the user fields of call ``api``'s arguments
-    (``values``, by IDL name; changed in place). Nothing changes without authentication."""
+def stamp_caller(stamp: Stamp | None, values: dict[str, Any], session: Session) -> None:
+    """Write the authenticated user into the user fields of a call's arguments (``values``,
+    by IDL name; changed in place) with the call's declared ``stamp`` (None: it records no
+    user). Nothing changes without authentication."""
     user = session.authenticated_user
-    stamp = STAMPS.get(api)
     if user is not None and stamp is not None:
         stamp(values, user)

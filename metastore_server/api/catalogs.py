@@ -15,55 +15,55 @@ class CatalogCalls(Area):
     InvalidOperationException (dropping a catalog that holds databases, or a connector a
     database uses) and MetaException (dropping ``hive``)."""
 
-    @thrift()
+    @thrift(since="3")
     def create_catalog(self, catalog: hms.CreateCatalogRequest) -> None:
         """Create a catalog."""
         self.catalog.catalogs.create(required(catalog, "Request").catalog)
 
-    @thrift()
+    @thrift(since="3")
     def get_catalog(self, catName: hms.GetCatalogRequest) -> hms.GetCatalogResponse:  # noqa: N803
         """A catalog; NoSuchObjectException when there is none."""
         found = self.catalog.catalogs.get(required(catName, "Request").name)
         return hms.GetCatalogResponse(catalog=found)
 
-    @thrift()
+    @thrift(since="3")
     def get_catalogs(self) -> hms.GetCatalogsResponse:
         """Every catalog's name, sorted."""
         return hms.GetCatalogsResponse(names=self.catalog.catalogs.names())
 
-    @thrift()
+    @thrift(since="3")
     def alter_catalog(self, rqst: hms.AlterCatalogRequest) -> None:
         """Change a catalog's description or location."""
         request = required(rqst, "Request")
         self.catalog.catalogs.alter(request.name, request.newCat)
 
-    @thrift()
+    @thrift(since="3")
     def drop_catalog(self, catName: hms.DropCatalogRequest) -> None:  # noqa: N803
         """Drop a catalog without databases (never ``hive``)."""
         self.catalog.catalogs.drop(required(catName, "Request").name)
 
-    @thrift()
+    @thrift(since="3")
     def create_dataconnector_req(self, connectorReq: hms.CreateDataConnectorRequest) -> None:  # noqa: N803
         """Record a data connector."""
         self.catalog.connectors.create(required(connectorReq, "Request").connector)
 
-    @thrift()
+    @thrift(since="3")
     def get_dataconnector_req(self, request: hms.GetDataConnectorRequest) -> hms.DataConnector:
         """A data connector; NoSuchObjectException when there is none."""
         return self.catalog.connectors.get(required(request, "Request").connectorName)
 
-    @thrift()
+    @thrift(since="3")
     def get_dataconnectors(self) -> list[str]:
         """Every data connector's name, sorted."""
         return self.catalog.connectors.names()
 
-    @thrift()
+    @thrift(since="3")
     def alter_dataconnector_req(self, alterReq: hms.AlterDataConnectorRequest) -> None:  # noqa: N803
         """Change a data connector's URL, description, parameters or owner."""
         request = required(alterReq, "Request")
         self.catalog.connectors.alter(request.connectorName, request.newConnector)
 
-    @thrift()
+    @thrift(since="3")
     def drop_dataconnector_req(self, dropDcReq: hms.DropDataConnectorRequest) -> None:  # noqa: N803
         """Drop a data connector no database uses; ``ifNotExists`` (HMS's name for "if it
         exists") makes a missing one no error."""

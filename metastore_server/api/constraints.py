@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 
+from metastore_server.api import caller_fields
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import (
     catalog_named,
@@ -86,7 +87,7 @@ class ConstraintCalls(Area):
     AlreadyExistsException, InvalidObjectException (a key on a missing table or column) and
     MetaException (a key HMS refuses)."""
 
-    @thrift()
+    @thrift(stamp=caller_fields.table_owner(caller_fields.argument("tbl")))
     def create_table_with_constraints(
         self,
         tbl: hms.Table,
@@ -133,33 +134,33 @@ class ConstraintCalls(Area):
         """Add foreign keys."""
         self.catalog.constraints.add_foreign_key(self._keys(req.foreignKeyCols if req else None))
 
-    @thrift()
+    @thrift(since="3")
     def add_unique_constraint(self, req: hms.AddUniqueConstraintRequest) -> None:
         """Add a unique constraint over the columns given."""
         self.catalog.constraints.add_unique(self._keys(req.uniqueConstraintCols if req else None))
 
-    @thrift()
+    @thrift(since="3")
     def add_not_null_constraint(self, req: hms.AddNotNullConstraintRequest) -> None:
         """Add not null constraints (one per entry)."""
         self.catalog.constraints.add_each(
             NOT_NULL, self._keys(req.notNullConstraintCols if req else None)
         )
 
-    @thrift()
+    @thrift(since="3")
     def add_default_constraint(self, req: hms.AddDefaultConstraintRequest) -> None:
         """Add default constraints (one per entry)."""
         self.catalog.constraints.add_each(
             DEFAULT, self._keys(req.defaultConstraintCols if req else None)
         )
 
-    @thrift()
+    @thrift(since="3")
     def add_check_constraint(self, req: hms.AddCheckConstraintRequest) -> None:
         """Add check constraints (one per entry)."""
         self.catalog.constraints.add_each(
             CHECK, self._keys(req.checkConstraintCols if req else None)
         )
 
-    @thrift()
+    @thrift(since="3")
     def get_unique_constraints(
         self, request: hms.UniqueConstraintsRequest
     ) -> hms.UniqueConstraintsResponse:
@@ -168,7 +169,7 @@ class ConstraintCalls(Area):
         found = stamped(self.catalog.constraints.of_kind(UNIQUE, db, table), catalog)
         return hms.UniqueConstraintsResponse(uniqueConstraints=found)
 
-    @thrift()
+    @thrift(since="3")
     def get_not_null_constraints(
         self, request: hms.NotNullConstraintsRequest
     ) -> hms.NotNullConstraintsResponse:
@@ -177,7 +178,7 @@ class ConstraintCalls(Area):
         found = stamped(self.catalog.constraints.of_kind(NOT_NULL, db, table), catalog)
         return hms.NotNullConstraintsResponse(notNullConstraints=found)
 
-    @thrift()
+    @thrift(since="3")
     def get_default_constraints(
         self, request: hms.DefaultConstraintsRequest
     ) -> hms.DefaultConstraintsResponse:
@@ -186,7 +187,7 @@ class ConstraintCalls(Area):
         found = stamped(self.catalog.constraints.of_kind(DEFAULT, db, table), catalog)
         return hms.DefaultConstraintsResponse(defaultConstraints=found)
 
-    @thrift()
+    @thrift(since="3")
     def get_check_constraints(
         self, request: hms.CheckConstraintsRequest
     ) -> hms.CheckConstraintsResponse:
@@ -195,7 +196,7 @@ class ConstraintCalls(Area):
         found = stamped(self.catalog.constraints.of_kind(CHECK, db, table), catalog)
         return hms.CheckConstraintsResponse(checkConstraints=found)
 
-    @thrift()
+    @thrift(since="3")
     def get_all_table_constraints(
         self, request: hms.AllTableConstraintsRequest
     ) -> hms.AllTableConstraintsResponse:

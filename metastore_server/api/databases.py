@@ -4,6 +4,7 @@ HMS 4's request forms, within a catalog (``@cat#db`` or the request's catalog na
 
 from __future__ import annotations
 
+from metastore_server.api import caller_fields
 from metastore_server.api.area import Area
 from metastore_server.api.declaration import thrift
 from metastore_server.catalog.basics import names
@@ -33,12 +34,12 @@ class DatabaseCalls(Area):
     REMOTE database without an existing connector), InvalidOperationException (dropping the
     default database, or one that is not empty without ``cascade``) and MetaException."""
 
-    @thrift()
+    @thrift(stamp=caller_fields.database_owner("database"))
     def create_database(self, database: hms.Database) -> None:
         """Create a database in its catalog (and its directory where data operations are on)."""
         self.catalog.databases.create(database)
 
-    @thrift()
+    @thrift(since="3")
     def create_database_req(self, createDatabaseRequest: hms.CreateDatabaseRequest) -> None:  # noqa: N803
         """The request form of ``create_database``."""
         req = createDatabaseRequest
@@ -62,13 +63,13 @@ class DatabaseCalls(Area):
             )
         )
 
-    @thrift()
+    @thrift(kept="wire")
     def get_database(self, name: str) -> hms.Database:
         """A database; NoSuchObjectException when it does not exist in the catalog named."""
         catalog, db = _split(name)
         return _stamped(self.catalog.databases.require_in(db, catalog))
 
-    @thrift()
+    @thrift(since="3")
     def get_database_req(self, request: hms.GetDatabaseRequest) -> hms.Database:
         """The request form of ``get_database``; MetaException without a name."""
         if request is None or not request.name:
@@ -83,7 +84,7 @@ class DatabaseCalls(Area):
         self.catalog.databases.require_in(db, catalog)
         self.catalog.drop_database(db, bool(deleteData), bool(cascade))
 
-    @thrift()
+    @thrift(since="3")
     def drop_database_req(self, req: hms.DropDatabaseRequest) -> None:
         """The request form of ``drop_database``: ``ignoreUnknownDb`` makes a missing
         database no error (``softDelete``, ``txnId`` and ``deleteManagedDir`` are not read)."""
@@ -95,7 +96,7 @@ class DatabaseCalls(Area):
         self.catalog.databases.require_in(db, catalog)
         self.catalog.drop_database(db, bool(req.deleteData), bool(req.cascade))
 
-    @thrift()
+    @thrift(kept="listing")
     def get_databases(self, pattern: str) -> list[str]:
         """Names of a catalog's databases matching an HMS pattern, sorted: ``@cat#`` (or
         ``@cat``) is every database of ``cat``, ``@cat#pat`` those matching ``pat``; an
@@ -103,7 +104,7 @@ class DatabaseCalls(Area):
         catalog, wanted = names.split_catalog_pattern(pattern)
         return self.catalog.databases.names(wanted, catalog)
 
-    @thrift()
+    @thrift(kept="listing")
     def get_all_databases(self) -> list[str]:
         """Names of every database of the default catalog, sorted."""
         return self.catalog.databases.names(None, names.DEFAULT_CATALOG)
@@ -115,7 +116,7 @@ class DatabaseCalls(Area):
         self.catalog.databases.require_in(name, catalog)
         self.catalog.databases.alter(name, db)
 
-    @thrift()
+    @thrift(since="3")
     def alter_database_req(self, alterDbReq: hms.AlterDatabaseRequest) -> None:  # noqa: N803
         """The request form of ``alter_database`` (the catalog: the new database's)."""
         req = alterDbReq

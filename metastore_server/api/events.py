@@ -76,12 +76,12 @@ class EventCalls(Area):
             hms.NotificationEvent, events, within=(hms.NotificationEventResponse, 1)
         )
 
-    @thrift()
+    @thrift(kept="wire")
     def get_current_notificationEventId(self) -> hms.CurrentNotificationEventId:  # noqa: N802
         """The id of the last event recorded."""
         return hms.CurrentNotificationEventId(eventId=self.catalog.ctx.events.current_id())
 
-    @thrift()
+    @thrift(since="3")
     def get_notification_events_count(
         self, rqst: hms.NotificationEventsCountRequest
     ) -> hms.NotificationEventsCountResponse:

@@ -3,6 +3,7 @@ dropped. See ``docs/compatibility.md``."""
 
 from __future__ import annotations
 
+from metastore_server.api import caller_fields
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, catalog_named, object_name
 from metastore_server.api.declaration import thrift
@@ -14,7 +15,7 @@ class FunctionCalls(Area):
     catalog), AlreadyExistsException, InvalidObjectException (a function HMS would not store)
     and InvalidOperationException (an alteration HMS refuses)."""
 
-    @thrift()
+    @thrift(stamp=caller_fields.function_owner)
     def create_function(self, func: hms.Function) -> None:
         """Create a function in its database."""
         if func is not None:

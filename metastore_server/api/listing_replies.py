@@ -20,19 +20,6 @@ from metastore_server import audit
 from metastore_server.catalog.basics.bounded_cache import BoundedCache
 from metastore_server.catalog.basics.encoded import EncodedNames, EncodedStructs
 
-#: The calls whose answers are kept: names listings and small struct listings.
-KEPT_CALLS = frozenset(
-    {
-        "get_all_databases",
-        "get_databases",
-        "get_all_tables",
-        "get_tables",
-        "get_tables_by_type",
-        "get_table_meta",
-        "get_partition_names",
-    }
-)
-
 #: Bytes of kept answers (about) before the least recently used go.
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 #: An answer larger than this is not kept (a huge listing would push out every other).

@@ -14,7 +14,7 @@ class MaterializedViewCalls(Area):
     """Materialized views. Raises NoSuchObjectException (a missing view) and MetaException (not
     a materialized view, a bad snapshot string)."""
 
-    @thrift()
+    @thrift(since="3")
     def update_creation_metadata(
         self,
         catName: str,  # noqa: N803 (IDL names)
@@ -27,19 +27,19 @@ class MaterializedViewCalls(Area):
             self.database_in(catName, dbname), object_name(tbl_name), creation_metadata
         )
 
-    @thrift()
+    @thrift(since="3")
     def get_materialized_views_for_rewriting(self, db_name: str) -> list[str]:
         """The names of a database's materialized views that rewriting may use."""
         db = self.listed_database(None, db_name)
         views = [] if db is None else self.catalog.views.for_rewriting(db)
         return sorted(view.tableName for view in views)
 
-    @thrift()
+    @thrift(since="3")
     def get_all_materialized_view_objects_for_rewriting(self) -> list[hms.Table]:
         """Every materialized view that rewriting may use, of every database."""
         return self.catalog.views.for_rewriting(None)
 
-    @thrift()
+    @thrift(since="3")
     def get_materialization_invalidation_info(
         self,
         creation_metadata: hms.CreationMetadata,
@@ -49,7 +49,7 @@ class MaterializedViewCalls(Area):
         outside its snapshot (then it cannot be rebuilt incrementally)."""
         return self.catalog.views.invalidation(creation_metadata, validTxnList)
 
-    @thrift()
+    @thrift(since="3")
     def get_lock_materialization_rebuild(
         self,
         dbName: str,
@@ -62,7 +62,7 @@ class MaterializedViewCalls(Area):
             self.database_in(None, dbName), object_name(tableName), txnId or 0
         )
 
-    @thrift()
+    @thrift(since="3")
     def heartbeat_lock_materialization_rebuild(
         self,
         dbName: str,

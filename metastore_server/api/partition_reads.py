@@ -22,7 +22,7 @@ class PartitionReadCalls(Area):
 
     # -- by values or names ------------------------------------------------------------------
 
-    @thrift()
+    @thrift(kept="wire")
     def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         """The partition of these values."""
         part = self.catalog.partition_reads.get(
@@ -43,7 +43,7 @@ class PartitionReadCalls(Area):
         """``get_partition`` (privileges are the client's to enforce)."""
         return self.get_partition(db_name, tbl_name, part_vals)
 
-    @thrift()
+    @thrift(kept="wire")
     def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> hms.Partition:
         """The partition of a name ``k1=v1/k2=v2``."""
         part = self.catalog.partition_reads.get_by_name(
@@ -61,7 +61,7 @@ class PartitionReadCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), names
         )
 
-    @thrift()
+    @thrift(since="3")
     def get_partitions_by_names_req(
         self, req: hms.GetPartitionsByNamesRequest
     ) -> hms.GetPartitionsByNamesResult:
@@ -96,7 +96,7 @@ class PartitionReadCalls(Area):
         """``get_partitions`` (privileges are the client's to enforce)."""
         return self.get_partitions(db_name, tbl_name, max_parts)
 
-    @thrift()
+    @thrift(since="3")
     def get_partitions_req(self, req: hms.PartitionsRequest) -> hms.PartitionsResponse:
         """The request form of ``get_partitions`` (trimmed as the request asks)."""
         parts = self.catalog.partition_reads.list_all(
@@ -104,7 +104,7 @@ class PartitionReadCalls(Area):
         )
         return hms.PartitionsResponse(partitions=partition_shapes.trimmed(parts.decode(), req))
 
-    @thrift()
+    @thrift(kept="listing")
     def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> EncodedNames:
         """Names of a table's partitions, sorted."""
         return self.catalog.partition_reads.list_names(
@@ -146,7 +146,7 @@ class PartitionReadCalls(Area):
         """``get_partitions_ps`` (privileges are the client's to enforce)."""
         return self.get_partitions_ps(db_name, tbl_name, part_vals, max_parts)
 
-    @thrift()
+    @thrift(since="3")
     def get_partitions_ps_with_auth_req(
         self, req: hms.GetPartitionsPsWithAuthRequest
     ) -> hms.GetPartitionsPsWithAuthResponse:
@@ -165,7 +165,7 @@ class PartitionReadCalls(Area):
         parts = partition_shapes.trimmed(found.decode(), req)
         return hms.GetPartitionsPsWithAuthResponse(partitions=parts)
 
-    @thrift()
+    @thrift(kept="wire")
     def get_partition_names_ps(
         self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
     ) -> EncodedNames:
@@ -174,7 +174,7 @@ class PartitionReadCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), part_vals, max_parts
         )
 
-    @thrift()
+    @thrift(since="3")
     def get_partition_names_ps_req(
         self, req: hms.GetPartitionNamesPsRequest
     ) -> hms.GetPartitionNamesPsResponse:
@@ -202,7 +202,7 @@ class PartitionReadCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), filter, max_parts
         )
 
-    @thrift()
+    @thrift(since="3")
     def get_partitions_by_filter_req(
         self, req: hms.GetPartitionsByFilterRequest
     ) -> EncodedPartitions | list[hms.Partition]:
@@ -261,7 +261,7 @@ class PartitionReadCalls(Area):
             partitions=partition_shapes.trimmed(parts.decode(), req), hasUnknownPartitions=unknown
         )
 
-    @thrift()
+    @thrift(since="3")
     def get_partition_names_req(self, req: hms.PartitionsByExprRequest) -> list[str]:
         """Hive 4: partition names for an expression (read as get_partitions_by_expr does)."""
         req = required(req, "PartitionsByExprRequest")

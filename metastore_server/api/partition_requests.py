@@ -48,7 +48,7 @@ class PartitionRequestCalls(Area):
         self._writes = PartitionWriteCalls(catalog, settings)
         self._reads = PartitionReadCalls(catalog, settings)
 
-    @thrift()
+    @thrift(since="3")
     def append_partition_req(
         self,
         appendPartitionsReq: hms.AppendPartitionsRequest,  # noqa: N803 (IDL name)
@@ -66,7 +66,7 @@ class PartitionRequestCalls(Area):
             with_catalog(req.catalogName, req.dbName), req.tableName, req.partVals
         )
 
-    @thrift()
+    @thrift(since="3")
     def drop_partition_req(
         self,
         dropPartitionReq: hms.DropPartitionRequest,  # noqa: N803 (IDL name)
@@ -92,7 +92,7 @@ class PartitionRequestCalls(Area):
             req.environmentContext,
         )
 
-    @thrift()
+    @thrift(since="3")
     def rename_partition_req(self, req: hms.RenamePartitionRequest) -> hms.RenamePartitionResponse:
         """``rename_partition``."""
         req = required(req, "RenamePartitionRequest")
@@ -101,7 +101,7 @@ class PartitionRequestCalls(Area):
         )
         return hms.RenamePartitionResponse()
 
-    @thrift()
+    @thrift(since="3")
     def alter_partitions_req(self, req: hms.AlterPartitionsRequest) -> hms.AlterPartitionsResponse:
         """``alter_partitions_with_environment_context``."""
         req = required(req, "AlterPartitionsRequest")
@@ -113,7 +113,7 @@ class PartitionRequestCalls(Area):
         )
         return hms.AlterPartitionsResponse()
 
-    @thrift()
+    @thrift(since="3")
     def get_partition_req(self, req: hms.GetPartitionRequest) -> hms.GetPartitionResponse:
         """``get_partition``."""
         req = required(req, "GetPartitionRequest")
@@ -122,7 +122,7 @@ class PartitionRequestCalls(Area):
         )
         return hms.GetPartitionResponse(partition=part)
 
-    @thrift()
+    @thrift(since="3")
     def fetch_partition_names_req(
         self,
         partitionReq: hms.PartitionsRequest,  # noqa: N803 (IDL name)
@@ -134,7 +134,7 @@ class PartitionRequestCalls(Area):
             with_catalog(req.catName, req.dbName), req.tblName, limit
         )
 
-    @thrift()
+    @thrift(since="3")
     def get_partitions_spec_by_expr(
         self, req: hms.PartitionsByExprRequest
     ) -> hms.PartitionsSpecByExprResult:
@@ -149,7 +149,7 @@ class PartitionRequestCalls(Area):
             partitionsSpec=specs, hasUnknownPartitions=bool(found.hasUnknownPartitions)
         )
 
-    @thrift()
+    @thrift(since="3")
     def get_partitions_with_specs(
         self, request: hms.GetPartitionsRequest
     ) -> hms.GetPartitionsResponse:

@@ -13,12 +13,12 @@ class PropertyCalls(Area):
     """The store UUID and property maps. Raises MetaException (no namespace, a malformed
     property name, a predicate outside the supported subset)."""
 
-    @thrift()
+    @thrift(since="3")
     def get_metastore_db_uuid(self) -> str:
         """The store's UUID: made once, the same for every server process on the store."""
         return self.catalog.properties.uuid()
 
-    @thrift()
+    @thrift(since="3")
     def get_properties(self, req: hms.PropertyGetRequest) -> hms.PropertyGetResponse:
         """The property maps of a namespace whose key starts with ``mapPrefix``, filtered by
         ``mapPredicate`` and projected onto ``mapSelection``."""
@@ -28,7 +28,7 @@ class PropertyCalls(Area):
         )
         return hms.PropertyGetResponse(properties=found)
 
-    @thrift()
+    @thrift(since="3")
     def set_properties(self, req: hms.PropertySetRequest) -> bool:
         """Set properties (``<map key>.<property>`` -> value) of a namespace."""
         request = required(req, "Request")

@@ -11,12 +11,12 @@ from metastore_server.thrift_api import hms
 class ReplicationMetricsCalls(Area):
     """Replication metrics. Raises MetaException (a record missing its ids)."""
 
-    @thrift()
+    @thrift(since="3")
     def add_replication_metrics(self, replicationMetricList: hms.ReplicationMetricList) -> None:  # noqa: N803
         """Create or update records by scheduled execution id."""
         self.catalog.replication_metrics.add(replicationMetricList)
 
-    @thrift()
+    @thrift(since="3")
     def get_replication_metrics(
         self, rqst: hms.GetReplicationMetricsRequest
     ) -> hms.ReplicationMetricList:

@@ -11,12 +11,12 @@ from metastore_server.thrift_api import hms
 class RuntimeStatsCalls(Area):
     """Runtime statistics. Raises MetaException (a stat or request missing its fields)."""
 
-    @thrift()
+    @thrift(since="3")
     def add_runtime_stats(self, stat: hms.RuntimeStat) -> None:
         """Store a stat (stamped with the server's time)."""
         self.catalog.runtime_stats.add(stat)
 
-    @thrift()
+    @thrift(since="3")
     def get_runtime_stats(self, rqst: hms.GetRuntimeStatsRequest) -> list[hms.RuntimeStat]:
         """The newest stats up to a total weight."""
         return self.catalog.runtime_stats.get(rqst)

@@ -9,6 +9,7 @@ store gives for it.
 
 from __future__ import annotations
 
+from metastore_server.api import caller_fields
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import required
 from metastore_server.api.declaration import thrift
@@ -25,7 +26,7 @@ class SecurityCalls(Area):
 
     # -- roles -------------------------------------------------------------------------------
 
-    @thrift()
+    @thrift(stamp=caller_fields.owner_name(caller_fields.argument("role")))
     def create_role(self, role: hms.Role) -> bool:
         """Create a role; MetaException when it exists or is built in."""
         return self.catalog.security.roles.create(role)
@@ -40,7 +41,7 @@ class SecurityCalls(Area):
         """Names of every role."""
         return self.catalog.security.roles.names()
 
-    @thrift()
+    @thrift(stamp=caller_fields.role_grantor)
     def grant_role(
         self,
         role_name: str,
@@ -60,7 +61,7 @@ class SecurityCalls(Area):
         """Revoke a role from a user, group or role."""
         return self.catalog.security.roles.revoke(role_name, principal_name, principal_type, False)
 
-    @thrift()
+    @thrift(stamp=caller_fields.role_request_grantor)
     def grant_revoke_role(self, request: hms.GrantRevokeRoleRequest) -> hms.GrantRevokeRoleResponse:
         """Grant or revoke a role; a revoke with ``grantOption`` takes only the grant option."""
         request = required(request, "GrantRevokeRoleRequest")
@@ -102,17 +103,17 @@ class SecurityCalls(Area):
 
     # -- privileges --------------------------------------------------------------------------
 
-    @thrift()
+    @thrift(stamp=caller_fields.privilege_grantors(caller_fields.argument("privileges")))
     def grant_privileges(self, privileges: hms.PrivilegeBag) -> bool:
         """Grant privileges on objects."""
         return self.catalog.security.privileges.grant(privileges)
 
-    @thrift()
+    @thrift(stamp=caller_fields.privilege_grantors(caller_fields.argument("privileges")))
     def revoke_privileges(self, privileges: hms.PrivilegeBag) -> bool:
         """Revoke privileges on objects."""
         return self.catalog.security.privileges.revoke(privileges, False)
 
-    @thrift()
+    @thrift(stamp=caller_fields.privilege_grantors(caller_fields.request_privileges))
     def grant_revoke_privileges(
         self, request: hms.GrantRevokePrivilegeRequest
     ) -> hms.GrantRevokePrivilegeResponse:
@@ -128,7 +129,7 @@ class SecurityCalls(Area):
             raise hms.MetaException(message=f"Unknown request type {request.requestType}")
         return hms.GrantRevokePrivilegeResponse(success=done)
 
-    @thrift()
+    @thrift(since="3")
     def refresh_privileges(
         self,
         objToRefresh: hms.HiveObjectRef,  # noqa: N803 (IDL names)

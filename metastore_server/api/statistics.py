@@ -132,14 +132,14 @@ class StatisticsCalls(Area):
             )
         return True
 
-    @thrift()
+    @thrift(since="3")
     def update_table_column_statistics_req(
         self, req: hms.SetPartitionsStatsRequest
     ) -> hms.SetPartitionsStatsResponse:
         """``update_table_column_statistics`` of each statistics object of the request."""
         return self._update_req(req, table_level=True)
 
-    @thrift()
+    @thrift(since="3")
     def update_partition_column_statistics_req(
         self, req: hms.SetPartitionsStatsRequest
     ) -> hms.SetPartitionsStatsResponse:
@@ -161,7 +161,7 @@ class StatisticsCalls(Area):
             )  # fmt: skip
         return hms.SetPartitionsStatsResponse(result=True)
 
-    @thrift()
+    @thrift(since="3")
     def find_columns_with_stats(self, cr: hms.CompactionInfoStruct) -> list[str]:
         """The columns of a table (or of the partition the struct names) that have column
         statistics; none for a missing table."""

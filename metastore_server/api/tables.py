@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from metastore_server.api import caller_fields
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import (
     catalog_field,
@@ -77,12 +78,12 @@ class TableCalls(Area):
 
     # -- create, alter, drop -----------------------------------------------------------------
 
-    @thrift()
+    @thrift(stamp=caller_fields.table_owner(caller_fields.argument("tbl")))
     def create_table(self, tbl: hms.Table) -> None:
         """Create a table (and its directory where it owns its data)."""
         create_table(self.catalog, tbl)
 
-    @thrift()
+    @thrift(stamp=caller_fields.table_owner(caller_fields.argument("tbl")))
     def create_table_with_environment_context(
         self, tbl: hms.Table, environment_context: hms.EnvironmentContext
     ) -> None:
@@ -143,7 +144,7 @@ class TableCalls(Area):
             check_types=self._check_types(),
         )
 
-    @thrift()
+    @thrift(since="3")
     def alter_table_req(self, req: hms.AlterTableRequest) -> hms.AlterTableResponse:
         """The request form of ``alter_table_with_environment_context``; its
         ``expectedParameterKey``/``Value`` make the alter a compare-and-set on that table
@@ -183,7 +184,7 @@ class TableCalls(Area):
 
     # -- read --------------------------------------------------------------------------------
 
-    @thrift()
+    @thrift(kept="wire")
     def get_table(self, dbname: str, tbl_name: str) -> hms.Table:
         """A table; NoSuchObjectException when it does not exist."""
         table = self.catalog.tables.get(self.database_in(None, dbname), object_name(tbl_name)).table
@@ -272,19 +273,19 @@ class TableCalls(Area):
 
     # -- list --------------------------------------------------------------------------------
 
-    @thrift()
+    @thrift(kept="listing")
     def get_tables(self, db_name: str, pattern: str) -> list[str]:
         """Names of a database's tables matching an HMS pattern."""
         db = self.listed_database(None, db_name)
         return [] if db is None else self.catalog.tables.names(db, pattern)
 
-    @thrift()
+    @thrift(kept="listing")
     def get_all_tables(self, db_name: str) -> list[str]:
         """Names of every table of a database."""
         db = self.listed_database(None, db_name)
         return [] if db is None else self.catalog.tables.names(db)
 
-    @thrift()
+    @thrift(kept="listing")
     def get_tables_by_type(self, db_name: str, pattern: str, tableType: str) -> list[str]:  # noqa: N803
         """Names of a database's tables of one type matching a pattern; MetaException (HMS's
         words) for a type HMS does not know."""
@@ -296,7 +297,7 @@ class TableCalls(Area):
         db = self.listed_database(None, db_name)
         return [] if db is None else self.catalog.tables.names(db, pattern, tableType or None)
 
-    @thrift()
+    @thrift(kept="listing")
     def get_table_meta(
         self, db_patterns: str, tbl_patterns: str, tbl_types: list[str]
     ) -> EncodedStructs:

@@ -4,6 +4,7 @@ them, a transaction's dynamic partitions (the compaction calls: ``api/compaction
 
 from __future__ import annotations
 
+from metastore_server.api import caller_fields
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import internal_error, required
 from metastore_server.api.declaration import thrift
@@ -19,7 +20,7 @@ class TransactionCalls(Area):
 
     # -- locks -------------------------------------------------------------------------------
 
-    @thrift()
+    @thrift(stamp=caller_fields.request_user)
     def lock(self, rqst: hms.LockRequest) -> hms.LockResponse:
         """Take a set of locks whole (ACQUIRED) when nothing earlier blocks it, else WAITING."""
         return self.catalog.transactions.lock(rqst)
@@ -65,7 +66,7 @@ class TransactionCalls(Area):
         """``get_open_txns`` with who opened each and when."""
         return self.catalog.transactions.get_open_txns_info()
 
-    @thrift()
+    @thrift(stamp=caller_fields.request_user)
     def open_txns(self, rqst: hms.OpenTxnRequest) -> hms.OpenTxnsResponse:
         """Open transactions; their ids."""
         return self.catalog.transactions.open_txns(rqst)

@@ -13,7 +13,7 @@ class WorkloadCalls(Area):
     AlreadyExistsException, InvalidObjectException (editing a plan that is not disabled, a bad
     part) and InvalidOperationException (a status change or drop HMS refuses)."""
 
-    @thrift()
+    @thrift(since="3")
     def create_resource_plan(
         self, request: hms.WMCreateResourcePlanRequest
     ) -> hms.WMCreateResourcePlanResponse:
@@ -21,14 +21,14 @@ class WorkloadCalls(Area):
         self.catalog.resource_plans.create(request)
         return hms.WMCreateResourcePlanResponse()
 
-    @thrift()
+    @thrift(since="3")
     def get_resource_plan(
         self, request: hms.WMGetResourcePlanRequest
     ) -> hms.WMGetResourcePlanResponse:
         """A plan with its pools, mappings, triggers and links."""
         return hms.WMGetResourcePlanResponse(resourcePlan=self.catalog.resource_plans.get(request))
 
-    @thrift()
+    @thrift(since="3")
     def get_active_resource_plan(
         self, request: hms.WMGetActiveResourcePlanRequest
     ) -> hms.WMGetActiveResourcePlanResponse:
@@ -36,7 +36,7 @@ class WorkloadCalls(Area):
         active = self.catalog.resource_plans.active(request)
         return hms.WMGetActiveResourcePlanResponse(resourcePlan=active)
 
-    @thrift()
+    @thrift(since="3")
     def get_all_resource_plans(
         self, request: hms.WMGetAllResourcePlanRequest
     ) -> hms.WMGetAllResourcePlanResponse:
@@ -45,7 +45,7 @@ class WorkloadCalls(Area):
             resourcePlans=self.catalog.resource_plans.all(request)
         )
 
-    @thrift()
+    @thrift(since="3")
     def alter_resource_plan(
         self, request: hms.WMAlterResourcePlanRequest
     ) -> hms.WMAlterResourcePlanResponse:
@@ -53,14 +53,14 @@ class WorkloadCalls(Area):
         full = self.catalog.resource_plans.alter(request)
         return hms.WMAlterResourcePlanResponse(fullResourcePlan=full)
 
-    @thrift()
+    @thrift(since="3")
     def validate_resource_plan(
         self, request: hms.WMValidateResourcePlanRequest
     ) -> hms.WMValidateResourcePlanResponse:
         """A plan's errors and warnings."""
         return self.catalog.resource_plans.validate(request)
 
-    @thrift()
+    @thrift(since="3")
     def drop_resource_plan(
         self, request: hms.WMDropResourcePlanRequest
     ) -> hms.WMDropResourcePlanResponse:
@@ -68,25 +68,25 @@ class WorkloadCalls(Area):
         self.catalog.resource_plans.drop(request)
         return hms.WMDropResourcePlanResponse()
 
-    @thrift()
+    @thrift(since="3")
     def create_wm_trigger(self, request: hms.WMCreateTriggerRequest) -> hms.WMCreateTriggerResponse:
         """Add a trigger to a disabled plan."""
         self.catalog.plan_parts.create_trigger((request or hms.WMCreateTriggerRequest()).trigger)
         return hms.WMCreateTriggerResponse()
 
-    @thrift()
+    @thrift(since="3")
     def alter_wm_trigger(self, request: hms.WMAlterTriggerRequest) -> hms.WMAlterTriggerResponse:
         """Change a trigger of a disabled plan."""
         self.catalog.plan_parts.alter_trigger(request)
         return hms.WMAlterTriggerResponse()
 
-    @thrift()
+    @thrift(since="3")
     def drop_wm_trigger(self, request: hms.WMDropTriggerRequest) -> hms.WMDropTriggerResponse:
         """Drop a trigger of a disabled plan."""
         self.catalog.plan_parts.drop_trigger(request)
         return hms.WMDropTriggerResponse()
 
-    @thrift()
+    @thrift(since="3")
     def get_triggers_for_resourceplan(
         self, request: hms.WMGetTriggersForResourePlanRequest
     ) -> hms.WMGetTriggersForResourePlanResponse:
@@ -95,25 +95,25 @@ class WorkloadCalls(Area):
             triggers=self.catalog.plan_parts.triggers(request)
         )
 
-    @thrift()
+    @thrift(since="3")
     def create_wm_pool(self, request: hms.WMCreatePoolRequest) -> hms.WMCreatePoolResponse:
         """Add a pool to a disabled plan."""
         self.catalog.plan_parts.create_pool((request or hms.WMCreatePoolRequest()).pool)
         return hms.WMCreatePoolResponse()
 
-    @thrift()
+    @thrift(since="3")
     def alter_wm_pool(self, request: hms.WMAlterPoolRequest) -> hms.WMAlterPoolResponse:
         """Change or move a pool of a disabled plan."""
         self.catalog.plan_parts.alter_pool(request)
         return hms.WMAlterPoolResponse()
 
-    @thrift()
+    @thrift(since="3")
     def drop_wm_pool(self, request: hms.WMDropPoolRequest) -> hms.WMDropPoolResponse:
         """Drop a pool of a disabled plan."""
         self.catalog.plan_parts.drop_pool(request)
         return hms.WMDropPoolResponse()
 
-    @thrift()
+    @thrift(since="3")
     def create_or_update_wm_mapping(
         self, request: hms.WMCreateOrUpdateMappingRequest
     ) -> hms.WMCreateOrUpdateMappingResponse:
@@ -121,13 +121,13 @@ class WorkloadCalls(Area):
         self.catalog.plan_parts.put_mapping(request)
         return hms.WMCreateOrUpdateMappingResponse()
 
-    @thrift()
+    @thrift(since="3")
     def drop_wm_mapping(self, request: hms.WMDropMappingRequest) -> hms.WMDropMappingResponse:
         """Drop a mapping of a disabled plan."""
         self.catalog.plan_parts.drop_mapping(request)
         return hms.WMDropMappingResponse()
 
-    @thrift()
+    @thrift(since="3")
     def create_or_drop_wm_trigger_to_pool_mapping(
         self, request: hms.WMCreateOrDropTriggerToPoolMappingRequest
     ) -> hms.WMCreateOrDropTriggerToPoolMappingResponse:

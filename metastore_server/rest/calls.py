@@ -8,8 +8,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from metastore_server.api.areas import DECLARED
 from metastore_server.api.audit_fields import split_audit_target
 from metastore_server.api.caller_fields import stamp_caller
+from metastore_server.api.declaration import Stamp
 from metastore_server.audit import audit_call
 from metastore_server.caller import Session, serving
 from metastore_server.rest.errors import forbidden
@@ -34,7 +36,7 @@ class MetastoreCalls:
         without calling it: what a REST operation asks before it writes any file."""
         values = dict(zip(argument_names(api), arguments, strict=False))
         with serving(self.session):
-            stamp_caller(api, values, self.session)
+            stamp_caller(_stamp_of(api), values, self.session)
             try:
                 self._handler.authorize(api, values)
             except hms.MetaException as exc:
@@ -49,7 +51,7 @@ class MetastoreCalls:
         outcome, error = "ok", None
         try:
             with serving(self.session):
-                stamp_caller(api, values, self.session)
+                stamp_caller(_stamp_of(api), values, self.session)
                 try:
                     self._handler.authorize(api, values)
                 except hms.MetaException as exc:
@@ -84,3 +86,9 @@ def argument_names(api: str) -> tuple[str, ...]:
         spec = getattr(ThriftHiveMetastore, api + "_args").thrift_spec
         names = _NAMES[api] = tuple(field[1] for _, field in sorted(spec.items()))
     return names
+
+
+def _stamp_of(api: str) -> Stamp | None:
+    """How call ``api`` records its user (its declaration's stamp; None: it records none)."""
+    declared = DECLARED.get(api)
+    return declared.stamp if declared is not None else None

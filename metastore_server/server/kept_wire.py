@@ -26,20 +26,17 @@ from typing import Any
 
 from thriftpy2.thrift import TMessageType
 
-from metastore_server.api.listing_replies import KEPT_CALLS
+from metastore_server.api.areas import named
 from metastore_server.catalog.basics.bounded_cache import BoundedCache
 from metastore_server.server.transport_limits import LimitedSocket
 from metastore_server.storage.row_scan import struct_fields
 
-#: The calls whose replies are kept: the names listings and single objects by name.
-WIRE_KEPT_CALLS = KEPT_CALLS | {
-    "get_database",
-    "get_table",
-    "get_partition",
-    "get_partition_by_name",
-    "get_partition_names_ps",
-    "get_current_notificationEventId",
-}
+#: The calls whose answers are kept (declared ``kept="listing"``): names listings and small
+#: struct listings (``api/listing_replies.py``); their replies are kept as sent too.
+KEPT_CALLS = named(lambda declared: declared.kept == "listing")
+#: The calls whose replies are kept as sent (declared ``kept``): the names listings and single
+#: objects by name.
+WIRE_KEPT_CALLS = named(lambda declared: declared.kept != "")
 
 #: Bytes of kept replies (about) before the least recently used go.
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024

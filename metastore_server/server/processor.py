@@ -21,9 +21,10 @@ from thriftpy2.thrift import TApplicationException, TException, TMessageType, TT
 from thriftpy2.transport import TTransportException
 from thriftpy2.transport.memory import TCyMemoryBuffer
 
+from metastore_server.api.areas import DECLARED
 from metastore_server.api.audit_fields import result_size, split_audit_target
 from metastore_server.api.caller_fields import stamp_caller
-from metastore_server.api.listing_replies import KEPT_CALLS, kept
+from metastore_server.api.listing_replies import kept
 from metastore_server.audit import audit_call, collecting_extras
 from metastore_server.caller import Session, serving
 from metastore_server.catalog.basics.encoded import EncodedNames, EncodedStructs
@@ -36,6 +37,7 @@ from metastore_server.server.generations import (
     write_both_layouts,
 )
 from metastore_server.server.kept_wire import (
+    KEPT_CALLS,
     LARGEST,
     WIRE_KEPT_CALLS,
     KeptReply,
@@ -190,7 +192,7 @@ class CallProcessor:
         arg_names = self._argument_names(api, args)
         values = {name: getattr(args, name, None) for name in arg_names}
         call.generation.observe(api, values)
-        stamp_caller(api, values, call.session)
+        stamp_caller(DECLARED[api].stamp, values, call.session)
         replies = getattr(self._handler, "listing_replies", None)
         if replies is not None and api in KEPT_CALLS and not_text is None:
             method = kept(replies, api, method)

@@ -74,3 +74,26 @@ def test_the_dispatch_table_binds_each_method_to_its_area_object(tmp_path: Path)
 def test_each_area_says_what_it_raises() -> None:
     for area in AREAS:
         assert area.__doc__ is not None and "Raises" in area.__doc__, area.__name__
+
+
+def test_the_facts_declared_are_the_ones_served() -> None:
+    """What the mechanisms treat apart, as declared (a method added must say it)."""
+    from metastore_server.server.generations import NEWER_METHODS
+    from metastore_server.server.kept_wire import KEPT_CALLS, WIRE_KEPT_CALLS
+
+    listings = {"get_all_databases", "get_databases", "get_all_tables", "get_tables",
+                "get_tables_by_type", "get_table_meta", "get_partition_names"}  # fmt: skip
+    assert listings == KEPT_CALLS
+    assert {
+        "get_database", "get_table", "get_partition", "get_partition_by_name",
+        "get_partition_names_ps", "get_current_notificationEventId",
+    } == WIRE_KEPT_CALLS - KEPT_CALLS  # fmt: skip
+    assert {name for name, d in DECLARED.items() if d.stamp is not None} == {
+        "create_database", "create_table", "create_table_with_environment_context",
+        "create_table_with_constraints", "create_table_req", "create_function", "lock",
+        "open_txns", "create_role", "grant_role", "grant_revoke_role", "grant_privileges",
+        "revoke_privileges", "grant_revoke_privileges", "scheduled_query_maintenance",
+        "add_package", "create_stored_procedure",
+    }  # fmt: skip
+    assert {name for name, d in DECLARED.items() if d.since == "3"} == NEWER_METHODS
+    assert all(d.metric == name for name, d in DECLARED.items())
