@@ -223,12 +223,12 @@ class Or:
 Expr: TypeAlias = Leaf | And | Or
 
 
-def _splice(kind: type, children: Iterable[Expr]) -> tuple[Expr, ...]:
+def _splice(kind: type[And] | type[Or], children: Iterable[Expr]) -> tuple[Expr, ...]:
     """``children`` with each child of the same ``kind`` replaced by its own children."""
     spliced: list[Expr] = []
     for child in children:
         if isinstance(child, kind):
-            spliced.extend(child.children)  # type: ignore[attr-defined]
+            spliced.extend(child.children)
         elif isinstance(child, Leaf | And | Or):
             spliced.append(child)
         else:

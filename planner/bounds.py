@@ -55,7 +55,7 @@ _BEFORE = (-1,)
 _AFTER = (3,)
 
 
-def _rank(component: Component) -> tuple:
+def _rank(component: Component) -> tuple[object, ...]:
     """Sort key of one component: typed values, then TYPED_END, then raw texts. O(1)."""
     if isinstance(component, str):
         return (2, component)
@@ -129,7 +129,7 @@ class Edge:
         return f"Edge({self.values!r}, {'after' if self.after else 'before'})"
 
 
-def _edge_key(values: tuple[Component, ...], after: bool) -> tuple:
+def _edge_key(values: tuple[Component, ...], after: bool) -> tuple[object, ...]:
     """Sort key of a position; just after a typed value is just before its successor. O(len)."""
     if after and values and type(values[-1]) is not str:
         last = values[-1]

@@ -131,7 +131,7 @@ class _OrMerger:
 
     def __init__(self) -> None:
         self.boxes: list[Box] = []
-        self._index: dict[tuple, int] = {}
+        self._index: dict[tuple[object, ...], int] = {}
 
     def add(self, box: Box) -> None:
         for skip in (None, *box.sets):
@@ -174,7 +174,7 @@ class _OrMerger:
         return self.boxes
 
 
-def _signature(box: Box, skip: int | None) -> tuple:
+def _signature(box: Box, skip: int | None) -> tuple[object, ...]:
     """What two boxes must share to merge on key ``skip`` (None: to be the same box)."""
     others = tuple(sorted((k, s) for k, s in box.sets.items() if k != skip))
     return frozenset(box.residual), frozenset(box.sets), skip, others
@@ -273,11 +273,12 @@ class BoxBuilder:
             return None if box is None else dict(box.sets)
         parts = [self._project(child) for child in expr.children]
         if isinstance(expr, And):
-            if any(p is None for p in parts):
+            known = [p for p in parts if p is not None]
+            if len(known) < len(parts):
                 return None
             merged = TRUE_BOX
-            for sets in parts:
-                box = and_boxes(merged, Box(sets, {}, ()))  # type: ignore[arg-type]
+            for sets in known:
+                box = and_boxes(merged, Box(sets, {}, ()))
                 if box is None:
                     return None
                 merged = box

@@ -24,6 +24,7 @@ import datetime as _dt
 import enum
 import operator
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from metastore_server.planner.ast import And, Expr, Leaf, Literal, LiteralKind, Op, iter_leaves
 from metastore_server.planner.errors import UnknownKeyError
@@ -37,7 +38,8 @@ _LIKE_DIALECTS: dict[str, Callable[[str], Matcher]] = {
     "regex": regex_matcher,
     "sql": sql_like_matcher,
 }
-_COMPARE: dict[Op, Callable[[object, object], bool]] = {
+#: Both operands are of one domain (two texts, integers or dates).
+_COMPARE: dict[Op, Callable[[Any, Any], bool]] = {
     Op.EQ: operator.eq,
     Op.NE: operator.ne,
     Op.LT: operator.lt,

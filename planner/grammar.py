@@ -24,6 +24,7 @@ parsing O(n) with a small constant: a 10,000-term OR parses in about 0.1 s.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from itertools import accumulate
 
 import pyparsing as pp
@@ -82,7 +83,9 @@ def _struct_in(s: str, loc: int, t: pp.ParseResults) -> Expr:
 # --- the grammar -------------------------------------------------------------------------------
 
 
-def _token(pattern: str, name: str, value) -> pp.ParserElement:
+def _token(
+    pattern: str, name: str, value: Callable[[re.Match[str]], object]
+) -> pp.ParserElement:
     """A token: a regular expression whose match ``value`` turns into an AST value."""
     element = pp.Regex(pattern, as_match=True).set_name(name)
     return element.set_parse_action(lambda _s, _loc, t: value(t[0]))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from metastore_server.planner.ast import Leaf, Op
 from metastore_server.planner.bounds import (
@@ -175,7 +176,9 @@ def leaf_constraint(kind: KeyKind, leaf: Leaf, like: str) -> Constraint | None:
         return _like_hint(kind, leaf.value.text, like)
     domain, operand = comparison_domain(kind, leaf.value)
     if domain is not Domain.TEXT:
-        return Constraint(IntervalSet.of(_typed(leaf.op, operand)), exact=True)
+        # Every domain but TEXT has a typed operand (comparison_domain).
+        typed = cast(int | _dt.date, operand)
+        return Constraint(IntervalSet.of(_typed(leaf.op, typed)), exact=True)
     if kind is KeyKind.STRING:
         return Constraint(IntervalSet.of(_ordered(leaf.op, operand, None)), exact=True)
     if leaf.op in (Op.EQ, Op.NE) and parse_typed(kind, str(operand)) is None:

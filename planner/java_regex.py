@@ -197,7 +197,8 @@ def matcher_of(compiled: re2._Regexp) -> Matcher:
 
 def escape(text: str) -> str:
     """``text`` as an RE2 pattern matching exactly it."""
-    return re2.escape(text)
+    escaped: str = re2.escape(text)
+    return escaped
 
 
 def _text(err: re2.error) -> str:

@@ -124,6 +124,7 @@ class ScanPlan(FilterPlan):
     residual: Expr | None = None
 
     @property
+    # A field of MultiScanPlan, a property here: one scan is its own one-scan plan.
     def scans(self) -> tuple[ScanPlan, ...]:  # type: ignore[override]
         return (self,)
 
@@ -152,7 +153,7 @@ class MultiScanPlan(FilterPlan):
     """Disjoint scans in key order, and the normalized filter they were planned from (None:
     every row, or not known for plans combined with ``and_``/``or_`` from bare scans)."""
 
-    scans: tuple[ScanPlan, ...]  # type: ignore[misc]
+    scans: tuple[ScanPlan, ...]
     filter: Expr | None = None
 
 
@@ -228,7 +229,7 @@ def merge_ranges(
     O(r log r + pieces * overlap).
     """
     live = [r for r in ranges if r[0].key < r[1].key]
-    events: dict[tuple, tuple[list[Range], list[Range]]] = {}
+    events: dict[tuple[object, ...], tuple[list[Range], list[Range]]] = {}
     for r in live:
         events.setdefault(r[0].key, ([], []))[0].append(r)
         events.setdefault(r[1].key, ([], []))[1].append(r)
@@ -305,7 +306,7 @@ def _scan(piece: Range, width: int | None) -> ScanPlan:
     return ScanPlan(start.as_lower(), stop.as_upper(), residual)
 
 
-def _key(edge: Edge) -> tuple:
+def _key(edge: Edge) -> tuple[object, ...]:
     return edge.key
 
 
@@ -323,8 +324,8 @@ def _join(kind: type[And] | type[Or], a: Expr | None, b: Expr | None) -> Expr | 
 
 def _combined_filter(kind: type[And] | type[Or], a: FilterPlan, b: FilterPlan) -> Expr | None:
     """The filter of a combined plan, when both plans know theirs (else None: unknown)."""
-    filters = [p.filter if isinstance(p, MultiScanPlan) else None for p in (a, b)]
-    return None if None in filters else kind(tuple(filters))  # type: ignore[arg-type]
+    first, second = (p.filter if isinstance(p, MultiScanPlan) else None for p in (a, b))
+    return None if first is None or second is None else kind((first, second))
 
 
 def _get_width(*plans: FilterPlan) -> int | None:

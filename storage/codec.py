@@ -488,4 +488,5 @@ def decode_id(data: bytes) -> int:
     """The table id in the first 8 bytes of ``data``. O(1)."""
     if len(data) < _INT.size:
         raise ValueError("a table id needs 8 bytes")
-    return _INT.unpack_from(data)[0]
+    table_id: int = _INT.unpack_from(data)[0]
+    return table_id

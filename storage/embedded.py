@@ -37,6 +37,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import ClassVar
 
 import structlog
 from metastore_server.storage import embedded_changes, embedded_files, embedded_heads, telemetry
@@ -73,10 +74,10 @@ _COUNTER = struct.Struct(">q")
 class SqliteStore:
     """The storage port on one SQLite file (``":memory:"``: a private temporary file)."""
 
-    atomic_batches = True
-    snapshot_scans = True
-    filters_scans = False
-    offers = frozenset(
+    atomic_batches: ClassVar[bool] = True
+    snapshot_scans: ClassVar[bool] = True
+    filters_scans: ClassVar[bool] = False
+    offers: ClassVar[frozenset[str]] = frozenset(
         {"change_token", "changed_keys", "count_range", "last_key", "scan_columns",
          "transaction", "writers_lock"}
     )  # fmt: skip

@@ -46,7 +46,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import TypeAlias, cast
 
 from metastore_server.planner.ast import And, Expr, Leaf, Op, Or
 from metastore_server.planner.bounds import INT64_MAX, INT64_MIN
@@ -225,7 +225,8 @@ class _Translator:
             return self._like(index, kind, leaf.value.text)
         domain, operand = comparison_domain(kind, leaf.value)
         if domain is not Domain.TEXT:
-            return _typed(index, kind, leaf.op, operand)  # type: ignore[arg-type]
+            # Every domain but TEXT has a typed operand (comparison_domain).
+            return _typed(index, kind, leaf.op, cast(int | _dt.date, operand))
         text = str(operand)
         if kind is KeyKind.STRING or (
             leaf.op in (Op.EQ, Op.NE) and parse_typed(kind, text) is None

@@ -353,14 +353,11 @@ def master_key_range() -> tuple[bytes, bytes]:
     return _MASTER_KEY_PREFIX, prefix_successor(_MASTER_KEY_PREFIX) or b""
 
 
-def compaction_key(compaction_id: int) -> bytes:
-    """Row key (in ``meta``) of a compaction request; ``c:o`` holds it (JSON)."""
-    return _COMPACTION_PREFIX + b"%020d" % compaction_id
-
-
 def compaction_range() -> tuple[bytes, bytes]:
     """[start, stop) of the compaction request rows."""
-    return _COMPACTION_PREFIX, prefix_successor(_COMPACTION_PREFIX)
+    stop = prefix_successor(_COMPACTION_PREFIX)
+    assert stop is not None  # the prefix ends in a byte below 0xFF
+    return _COMPACTION_PREFIX, stop
 
 
 def compaction_id(key: bytes) -> int:

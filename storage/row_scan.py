@@ -127,14 +127,13 @@ def packed_columns(
             continue
         if found < width:
             incomplete += 1
-        elif not keys:
-            key = None
+        kept = key if keys or found < width else None
         if width == 1:
-            out.append((values[0], key))
+            out.append((values[0], kept))
         elif width == 2:
-            out.append((values[0], values[1], key))
+            out.append((values[0], values[1], kept))
         else:
-            out.append((*values, key))
+            out.append((*values, kept))
         if len(out) == limit:
             break
     return out, read, incomplete

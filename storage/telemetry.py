@@ -8,7 +8,7 @@ anything records). :func:`lazy` is how every room makes its metrics.
 
 Timing:
 
-* HBase: every request to the Thrift gateway (``HBaseStore._call``), by request
+* HBase: every request to the Thrift gateway (``HBaseConnection.call``), by request
   (``get``, ``get_many``, ``scan`` for a scanner opened or a batch fetched, ``checkAndPut``,
   ``mutateRow(s)``, ``atomicIncrement``, ...): a network round trip costs far more than its
   timing.
@@ -24,7 +24,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 #: Bucket bounds (seconds) of the latency histograms: from 0.1 ms (a cached small call) to
 #: 5 minutes (the call timeout).
@@ -115,6 +115,6 @@ def sampled(op: str, every: int = SAMPLE_EVERY) -> Callable[[F], F]:
             finally:
                 store_operation(op, time.perf_counter() - started)
 
-        return timed  # type: ignore[return-value]
+        return cast(F, timed)  # functools.wraps keeps the method's signature
 
     return decorate

@@ -175,7 +175,9 @@ class _Rule:
         self.index = index
 
 
-def _fixed(step: timedelta) -> tuple[Callable, Callable]:
+def _fixed(
+    step: timedelta,
+) -> tuple[Callable[[datetime, int], datetime], Callable[[datetime], int]]:
     """``add`` and ``index`` of a period of constant length."""
 
     def add(dt: datetime, n: int) -> datetime:
@@ -215,7 +217,9 @@ def _week_name(dt: datetime) -> str:
 
 
 def _build(g: tuple[int, ...]) -> datetime:
-    return datetime(*g)
+    """The datetime of a name's groups: year, month, day, then hour, minute, second if named."""
+    year, month, day, hour, minute, second = (*g, 0, 0, 0)[:6]
+    return datetime(year, month, day, hour, minute, second)
 
 
 _SECOND_ADD, _SECOND_INDEX = _fixed(timedelta(seconds=1))
