@@ -32,13 +32,6 @@ def log_name(sql: str) -> str:
     return "g" + sql[1:]
 
 
-def existing_logs(conn: sqlite3.Connection) -> frozenset[str]:
-    """The names of the change logs in the file."""
-    found = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'g\\_%'"
-                         " ESCAPE '\\'").fetchall()  # fmt: skip
-    return frozenset(name for (name,) in found)
-
-
 def ensure_log(conn: sqlite3.Connection, sql: str) -> None:
     """Create the change log of port table ``sql`` and the triggers that append to it (inside
     the caller's write transaction). Idempotent."""

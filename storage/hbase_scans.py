@@ -1,5 +1,11 @@
 """Scans of the HBase store (``storage.hbase``): one port scan as HBase scanners.
 
+``query`` checks a port scan's arguments and makes its ``Query``: start/stop rows, ``reversed``
+(from ``stop`` down, the row at ``stop`` skipped, and rows below ``start`` cut off on the
+client), ``caching`` = the batch size, the selected columns (plus the columns the filter tests,
+which HBase's SingleColumnValueFilter needs to see; they are stripped again), and the filter
+string. ``scan_rows`` reads it over the store's connection (``scannerOpenWithScan``).
+
 A port scan opens a scanner (``scannerOpenWithScan``) and reads it ``caching`` rows per
 ``scannerGetList``. One such call makes the region server walk rows until it has that many
 rows its filter accepts: with a selective filter over a long range it walks past many rows
@@ -14,28 +20,27 @@ was, once in a row (a second failure in a row is the error).
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 import structlog
 from metastore_server.storage import hbase_keys
+from metastore_server.storage.hbase_connection import (
+    THRIFT,
+    HBaseConnection,
+    HBaseUnavailableError,
+    row_of,
+)
+from metastore_server.storage.hbase_tables import HBaseTables, check_column
 from metastore_server.storage.port import Row, StorageError
 
 log = structlog.get_logger(__name__)
 
-T = TypeVar("T")
-
-
-class ScanHost(Protocol):
-    """What a scan needs of its store (``storage.hbase.HBaseStore``)."""
-
-    def _call(self, what: str, request: Callable[[Any], T], *, idempotent: bool) -> T: ...
-
-    def _request(self, what: str, request: Callable[[Any], T], *, idempotent: bool) -> T: ...
-
-    def _abandon_scanner(self, scanner: int) -> None: ...
+_SCVF_COLUMN = re.compile(
+    rb"SingleColumnValueFilter\s*\(\s*'((?:[^']|'')*)'\s*,\s*'((?:[^']|'')*)'"
+)
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,7 @@ class Query:
         request = None if self.wanted is None else sorted(self.wanted)
         return replace(self, filter=None, request=request)
 
-    def tscan(self, resume: bytes | None, thrift: Any) -> Any:
+    def tscan(self, resume: bytes | None) -> Any:
         """The TScan reading this query's rows after ``resume`` (None: from the start)."""
         if not self.reverse:
             start_row = self.start if resume is None else hbase_keys.after(resume)
@@ -66,7 +71,7 @@ class Query:
         else:  # HBase walks from startRow (inclusive) down to stopRow (exclusive)
             start_row = self.stop if resume is None else resume
             stop_row = hbase_keys.below(self.start)
-        return thrift.TScan(
+        return THRIFT.TScan(
             startRow=start_row,
             stopRow=stop_row,
             columns=self.request,
@@ -97,36 +102,80 @@ class _Cursor:
     lost: int = 0  # lost connections in a row
 
 
-def scan_rows(
-    host: ScanHost,
-    q: Query,
+def query(
+    tables: HBaseTables,
+    table: str,
+    start: bytes,
+    stop: bytes | None,
     *,
-    thrift: Any,
-    row_of: Callable[[Any], Row],
-    connection_lost: type[BaseException],
-) -> Iterator[tuple[bytes, Row]]:
+    reverse: bool,
+    limit: int | None,
+    columns: Sequence[bytes] | None,
+    filter: bytes | None,
+    batch_size: int | None,
+    key_filter: Callable[[bytes], bool] | None,
+    default_batch: int,
+) -> Query | None:
+    """The checked query of a port scan (see ``HBaseStore.scan``); None when it reads
+    nothing. KeyError for a table that does not exist, before any other check."""
+    name, families = tables.lookup(table)
+    if not isinstance(start, bytes) or not isinstance(stop, bytes | None):
+        raise TypeError("scan bounds are bytes")
+    if limit is not None and limit < 0:
+        raise ValueError("a scan limit must not be negative")
+    if not isinstance(filter, bytes | None):
+        raise TypeError("a scan filter is bytes (storage.filters.hbase_filter_bytes)")
+    if batch_size is not None and batch_size < 1:
+        raise ValueError("a scan batch size must be positive")
+    wanted: frozenset[bytes] | None = None
+    request: list[bytes] | None = None
+    if columns is not None:
+        for column in columns:
+            check_column(column, families, table)
+        wanted = frozenset(columns)
+        tested = _filter_columns(filter) if filter else set()
+        request = sorted(wanted | {c for c in tested if c.partition(b":")[0] in families})
+    if limit == 0 or (stop is not None and stop <= start) or wanted == frozenset():
+        return None
+    bounds = hbase_keys.within_limit(start, stop)
+    if bounds is None:
+        return None
+    start, stop = bounds
+    return Query(name, start, stop, reverse, limit, wanted, request, filter or None,
+                 batch_size or default_batch, key_filter)  # fmt: skip
+
+
+def _filter_columns(text: bytes) -> set[bytes]:
+    """The columns a filter string's SingleColumnValueFilters test."""
+    return {
+        family.replace(b"''", b"'") + b":" + qualifier.replace(b"''", b"'")
+        for family, qualifier in _SCVF_COLUMN.findall(text)
+    }
+
+
+def scan_rows(host: HBaseConnection, q: Query) -> Iterator[tuple[bytes, Row]]:
     """The rows of a query, read lazily (see the module docstring)."""
     cur = _Cursor(q, upper=q.stop)
     clean = False
     try:
         while True:
             if cur.scanner is None:
-                tscan = cur.query.tscan(cur.resume, thrift)
+                tscan = cur.query.tscan(cur.resume)
                 cur.upper = q.stop if cur.resume is None else cur.resume
-                cur.scanner = host._call(
+                cur.scanner = host.call(
                     "scan",
                     lambda c, t=tscan, n=cur.query.name: c.scannerOpenWithScan(n, t, {}),
                     idempotent=True,
                 )
             want = q.caching if q.limit is None else min(q.caching, q.limit - cur.returned)
             try:
-                items = host._call(
+                items = host.call(
                     "scan",
                     lambda c, i=cur.scanner, n=want: c.scannerGetList(i, n),
                     idempotent=False,
                 )
             except (StorageError, ValueError) as error:
-                _recover(host, cur, error, connection_lost)
+                _recover(host, cur, error)
                 continue
             cur.lost = 0
             done = len(items) < want
@@ -156,11 +205,9 @@ def scan_rows(
         _finish(host, cur.scanner, clean)
 
 
-def _recover(
-    host: ScanHost, cur: _Cursor, error: Exception, connection_lost: type[BaseException]
-) -> None:
+def _recover(host: HBaseConnection, cur: _Cursor, error: Exception) -> None:
     """After a failed scanner call: go on without the filter, or resume once; else raise."""
-    lost = isinstance(error, connection_lost)
+    lost = isinstance(error, HBaseUnavailableError)
     if cur.query.filter is not None and not lost:
         log.warning(
             "storage.hbase_scan_unfiltered",
@@ -181,17 +228,16 @@ def _recover(
             error=str(error),
         )
     if cur.scanner is not None:
-        host._abandon_scanner(cur.scanner)
+        host.abandon_scanner(cur.scanner)
     cur.scanner = None
 
 
-def _finish(host: ScanHost, scanner: int | None, clean: bool) -> None:
+def _finish(host: HBaseConnection, scanner: int | None, clean: bool) -> None:
     """Close a scan's scanner: now when it ended, else at the store's next call (an abandoned
     scan may be finalized from a garbage collector, where no request may be sent)."""
     if scanner is None:
         return
     if clean:
-        with contextlib.suppress(StorageError, ValueError, RuntimeError):
-            host._request("scannerClose", lambda c: c.scannerClose(scanner), idempotent=False)
+        host.close_scanner(scanner)
     else:
-        host._abandon_scanner(scanner)
+        host.abandon_scanner(scanner)

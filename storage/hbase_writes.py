@@ -1,4 +1,5 @@
-"""Writes of the HBase store (``storage.hbase``): one port mutate as HBase write requests.
+"""Writes of the HBase store (``storage.hbase``): one port mutate as HBase write requests
+(``Writer``, over the store's connection and tables).
 
 See ``StoragePort.mutate`` for ``atomic_batches = False``: a mutate's ops are folded into one
 change per row (``Change``); each row's change is one ``mutateRow`` (or one entry of a
@@ -17,9 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from metastore_server.storage import hbase_keys
+from metastore_server.storage.hbase_connection import THRIFT, HBaseConnection
+from metastore_server.storage.hbase_tables import HBaseTables, check_column
 from metastore_server.storage.port import (
     Condition,
     Delete,
@@ -29,20 +32,32 @@ from metastore_server.storage.port import (
     StorageError,
 )
 
-T = TypeVar("T")
+#: Reads one row (the store's ``get``): a replaced row's columns, a write read back.
+Read = Callable[[str, bytes], Row | None]
 
 
-class WriteHost(Protocol):
-    """What a write needs of its store (``storage.hbase.HBaseStore``)."""
+class Writer:
+    """Port mutates as HBase write requests: ``plan`` checks and folds one, ``carry_out``
+    sends it, ``mutate`` both (the intent log's own writes, outside any intent)."""
 
-    @property
-    def settings(self) -> Any: ...  # write_batch, max_cell_bytes
+    def __init__(self, connection: HBaseConnection, tables: HBaseTables, read: Read) -> None:
+        self.connection = connection
+        self.tables = tables
+        self.read = read
 
-    def _call(self, what: str, request: Callable[[Any], T], *, idempotent: bool) -> T: ...
+    def plan(
+        self, ops: Sequence[Put | Delete], condition: Condition | Sequence[Condition] | None
+    ) -> Plan:
+        """The checked, folded changes of a mutate (nothing is sent)."""
+        return plan(self, ops, condition)
 
-    def _table(self, table: str) -> tuple[bytes, frozenset[bytes]]: ...
+    def carry_out(self, plan: Plan) -> bool:
+        """Send a planned mutate; False when its condition failed."""
+        return carry_out(self, plan)
 
-    def get(self, table: str, key: bytes) -> Row | None: ...
+    def mutate(self, ops: Sequence[Put | Delete], condition: Condition | None) -> bool:
+        """Plan and send a mutate, outside any intent."""
+        return carry_out(self, plan(self, ops, condition))
 
 
 @dataclass(eq=False)
@@ -117,11 +132,9 @@ class Step:
 
 
 def plan(
-    host: WriteHost,
+    host: Writer,
     ops: Sequence[Put | Delete],
     condition: Condition | Sequence[Condition] | None,
-    *,
-    check_column: Callable[[bytes, frozenset[bytes], str], None],
 ) -> Plan:
     """The checked, folded changes of a mutate (nothing is sent)."""
     if condition is not None and not isinstance(condition, Condition):
@@ -133,7 +146,7 @@ def plan(
     for op in ops:
         if not isinstance(op, Put | Delete):
             raise TypeError(f"mutate takes Put and Delete, not {type(op).__name__}")
-        name, families = host._table(op.table)
+        name, families = host.tables.lookup(op.table)
         hbase_keys.check_key(op.key)
         for column in op.columns if isinstance(op, Put) else op.columns or ():
             check_column(column, families, op.table)
@@ -141,14 +154,14 @@ def plan(
             for column, value in op.columns.items():
                 if not isinstance(value, bytes):
                     raise TypeError(f"values are bytes, not {type(value).__name__}")
-                limit = host.settings.max_cell_bytes
+                limit = host.connection.settings.max_cell_bytes
                 hbase_keys.check_cell(name, op.key, column, value, limit)
         slot = (op.table, op.key)
         if slot not in changes:
             changes[slot] = Change(op.table, op.key, name, families)
         changes[slot].apply(op)
     if condition is not None:
-        _, families = host._table(condition.table)
+        _, families = host.tables.lookup(condition.table)
         hbase_keys.check_key(condition.key)
         check_column(condition.column, families, condition.table)
         if condition.expected == b"":
@@ -160,26 +173,24 @@ def plan(
     return Plan(changes, order, condition)
 
 
-def carry_out(host: WriteHost, plan: Plan, *, thrift: Any) -> bool:
+def carry_out(host: Writer, plan: Plan) -> bool:
     """Send a planned mutate (see ``HBaseStore.mutate``); False when its condition failed."""
     condition, order = plan.condition, plan.order
     if condition is None:
-        _write(host, order, thrift)
+        _write(host, order)
         return True
-    name, _ = host._table(condition.table)
+    name, _ = host.tables.lookup(condition.table)
     guard = plan.changes.get((condition.table, condition.key))
-    if not _check_and_put(host, name, condition, guard, thrift):
+    if not _check_and_put(host, name, condition, guard):
         return False
     rest = [c for c in order if c is not guard]
     if guard is not None and (guard.pending_puts or guard.deletes_anything):
         rest.insert(0, guard)
-    _write(host, rest, thrift, already=[guard] if guard is not None and guard.written else [])
+    _write(host, rest, already=[guard] if guard is not None and guard.written else [])
     return True
 
 
-def _check_and_put(
-    host: WriteHost, name: bytes, condition: Condition, guard: Change | None, thrift: Any
-) -> bool:
+def _check_and_put(host: Writer, name: bytes, condition: Condition, guard: Change | None) -> bool:
     """The atomic check (and first write) of a conditioned mutate."""
     puts = guard.puts if guard is not None else {}
     if condition.column in puts:
@@ -189,10 +200,10 @@ def _check_and_put(
     elif condition.expected is not None:
         column, value = condition.column, condition.expected  # written back unchanged
     else:  # nothing to put on that row, and no value to write back: a plain read
-        row = host.get(condition.table, condition.key) or {}
+        row = host.read(condition.table, condition.key) or {}
         return not row.get(condition.column)
-    mutation = thrift.Mutation(isDelete=False, column=column, value=value)
-    held = host._call(
+    mutation = THRIFT.Mutation(isDelete=False, column=column, value=value)
+    held = host.connection.call(
         "checkAndPut",
         lambda c: c.checkAndPut(
             name, condition.key, condition.column, condition.expected, mutation, {}
@@ -204,17 +215,15 @@ def _check_and_put(
     return bool(held)
 
 
-def _write(
-    host: WriteHost, order: list[Change], thrift: Any, *, already: Sequence[Change] = ()
-) -> None:
+def _write(host: Writer, order: list[Change], *, already: Sequence[Change] = ()) -> None:
     """Send the changes step by step; PartialWriteError when a step fails after a first
     write was sent. ``already``: a conditioned row the compare-and-set wrote to."""
-    steps = _steps(order, host.settings.write_batch, thrift)
+    steps = _steps(order, host.connection.settings.write_batch)
     everything = list({id(c): c for c in [*already, *order]}.values())
     applied = {id(c) for c in already if not any(c is o for o in order)}
     for step in steps:
         try:
-            _send(host, step, thrift)
+            _send(host, step)
         except (StorageError, ValueError) as error:
             if not already and len(steps) == 1 and len(step.changes) == 1:
                 raise  # one row in one step: nothing landed (or the error says unknown)
@@ -229,12 +238,12 @@ def _write(
         applied |= {id(c) for c in step.completes}
 
 
-def _steps(order: list[Change], write_batch: int, thrift: Any) -> list[Step]:
+def _steps(order: list[Change], write_batch: int) -> list[Step]:
     """The write requests of the changes, in order (see the port's ``mutate``)."""
     steps: list[Step] = []
     for change in order:
         puts = [
-            thrift.Mutation(isDelete=False, column=c, value=v)
+            THRIFT.Mutation(isDelete=False, column=c, value=v)
             for c, v in change.pending_puts.items()
         ]
         one = [(change.key, puts)]
@@ -244,12 +253,12 @@ def _steps(order: list[Change], write_batch: int, thrift: Any) -> list[Step]:
             steps.append(Step(change.name, "replace", [(change.key, [])], [change], [change]))
             continue
         if puts and change.deletes:  # puts, then deletes
-            deletes = _delete_mutations(change, (), thrift)
+            deletes = _delete_mutations(change, ())
             steps.append(Step(change.name, "put1", one, [change], []))
             steps.append(Step(change.name, "delete", [(change.key, deletes)], [change], [change]))
             continue
         kind = "put" if puts else "delete"
-        mutations = puts or _delete_mutations(change, (), thrift)
+        mutations = puts or _delete_mutations(change, ())
         last = steps[-1] if steps else None
         if (
             last is not None
@@ -265,42 +274,44 @@ def _steps(order: list[Change], write_batch: int, thrift: Any) -> list[Step]:
     return steps
 
 
-def _delete_mutations(change: Change, current: Iterable[bytes], thrift: Any) -> list[Any]:
+def _delete_mutations(change: Change, current: Iterable[bytes]) -> list[Any]:
     """Mutations deleting what a change deletes: its columns; for a whole row, every
     family it puts nothing in, and the ``current`` columns of the others it does not put."""
     if not change.whole:
-        return [thrift.Mutation(isDelete=True, column=c) for c in sorted(change.deletes)]
+        return [THRIFT.Mutation(isDelete=True, column=c) for c in sorted(change.deletes)]
     kept = {c.partition(b":")[0] for c in change.puts}
     doomed = [f for f in sorted(change.families - kept)]
     doomed += sorted(c for c in current if c.partition(b":")[0] in kept and c not in change.puts)
-    return [thrift.Mutation(isDelete=True, column=c) for c in doomed]
+    return [THRIFT.Mutation(isDelete=True, column=c) for c in doomed]
 
 
-def _send(host: WriteHost, step: Step, thrift: Any) -> None:
+def _send(host: Writer, step: Step) -> None:
     """One step as one request (a "replace" reads the row first, to know what to delete)."""
     rows = step.rows
     if step.kind == "replace":
         change = step.changes[0]
-        current = host.get(change.table, change.key) or {}
-        rows = [(change.key, _delete_mutations(change, current, thrift))]
+        current = host.read(change.table, change.key) or {}
+        rows = [(change.key, _delete_mutations(change, current))]
         if not rows[0][1]:
             return
     if len(rows) == 1:
         key, mutations = rows[0]
-        host._call(
+        host.connection.call(
             "mutateRow", lambda c: c.mutateRow(step.table, key, mutations, {}), idempotent=True
         )
         return
-    batch = [thrift.BatchMutation(row=key, mutations=m) for key, m in rows]
-    host._call("mutateRows", lambda c: c.mutateRows(step.table, batch, {}), idempotent=True)
+    batch = [THRIFT.BatchMutation(row=key, mutations=m) for key, m in rows]
+    host.connection.call(
+        "mutateRows", lambda c: c.mutateRows(step.table, batch, {}), idempotent=True
+    )
 
 
-def _verify(host: WriteHost, changes: Sequence[Change]) -> list[Change]:
+def _verify(host: Writer, changes: Sequence[Change]) -> list[Change]:
     """The changes that are found to have landed (none when reading fails)."""
     landed = []
     try:
         for change in changes:
-            if change.landed(host.get(change.table, change.key)):
+            if change.landed(host.read(change.table, change.key)):
                 landed.append(change)
     except (StorageError, ValueError):
         pass

@@ -204,10 +204,6 @@ def _alter_partition(places: Places, v: dict[str, Any]) -> list[Need]:
     return places.altered_partitions(v["db_name"], v["tbl_name"], [v["new_part"]])
 
 
-def _req(name: str) -> Callable[[dict[str, Any]], Any]:
-    return lambda v: v[name]
-
-
 #: Each Thrift method that creates, alters or drops a database, table or partition, with
 #: what it needs. A method listed nowhere here is not checked: ``tests/unit`` holds every
 #: such method of the IDL to this table or to ``NOT_CHECKED``.

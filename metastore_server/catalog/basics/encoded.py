@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
+from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.storage.row_scan import length_prefixed
 from metastore_server.thrift_api import hms
 
@@ -127,8 +127,3 @@ class EncodedStructs:
             return items
         container, field_id = self.within
         return container(**{container.thrift_spec[field_id][1]: items})
-
-
-def encoded_list(items: Sequence[Any], struct_type: type) -> EncodedStructs:
-    """``EncodedStructs`` of objects (where some of an answer is not stored as it goes out)."""
-    return EncodedStructs(struct_type, [to_bytes(item) for item in items])

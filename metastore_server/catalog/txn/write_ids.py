@@ -334,11 +334,3 @@ class WriteIds:
                                (_DELETED, request.deletedCount)):  # fmt: skip
             if amount:
                 self._store.increment(layout.META, key, column, amount)
-
-    def transaction_statistics(self, table_id: int) -> tuple[int, int, int]:
-        """The inserted, updated and deleted row counts recorded for a table id."""
-        row = self._store.get(layout.META, _STATS_PREFIX + b"%020d" % table_id) or {}
-        return tuple(  # type: ignore[return-value]
-            int.from_bytes(row[c], "big", signed=True) if c in row else 0
-            for c in (_INSERTED, _UPDATED, _DELETED)
-        )

@@ -1,0 +1,264 @@
+"""The HBase store's connection to its Thrift (1) gateway: a pool, and one request at a time.
+
+Calls go through a ``happybase.ConnectionPool``; each call borrows a connection only for the
+duration of one Thrift request, so a lazily consumed scan holds none between batches (its
+scanner id is global to the gateway). A pooled connection the server has closed is replaced
+before use. On a connection lost mid-call (a gateway restarting, say), idempotent calls (gets,
+scans, puts of known values, deletes, table metadata), and any call not yet sent, are tried
+again on a fresh connection, at once and then backing off (``connect_retries`` more tries,
+``retry_backoff_ms`` doubling up to 5 s: about 6 s in all by default). Compare-and-set
+(``checkAndPut``) and ``atomicIncrement`` are never retried once sent: the error then says the
+outcome is unknown (the intent of the call's transaction then rolls back whatever landed; a
+scan resumes after the last row it returned: ``storage.hbase_scans``). A server that cannot be reached when the pool opens is retried the same
+way before ``HBaseUnavailableError`` names the address.
+
+HBase's answers and errors map to the port's: ``row_of`` makes a row of a Thrift result, and a
+refusal is ``HBaseError`` (or ValueError for an illegal argument).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import importlib
+import select
+import socket
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import happybase
+import structlog
+from metastore_server.storage import telemetry
+from metastore_server.storage.hbase_settings import HBaseSettings
+from metastore_server.storage.port import Row, StorageError
+from thriftpy2.protocol.exc import TProtocolException
+from thriftpy2.thrift import TApplicationException
+from thriftpy2.transport import TTransportException
+
+log = structlog.get_logger(__name__)
+
+#: HBase's Thrift (1) IDL, as happybase loaded it (its structs: Mutation, TScan...).
+THRIFT: Any = importlib.import_module("Hbase_thrift")
+
+T = TypeVar("T")
+
+_MAX_BACKOFF_S = 5.0
+_CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
+    TTransportException,
+    TProtocolException,
+    OSError,
+    EOFError,
+)
+try:  # the compiled binary protocol's own error (a reply that is no Thrift at all)
+    from thriftpy2.protocol.cybin import ProtocolError as _CyProtocolError
+
+    _CONNECTION_ERRORS += (_CyProtocolError,)
+except ImportError:  # pragma: no cover - pure-Python thriftpy2
+    pass
+
+
+class HBaseError(StorageError):
+    """HBase refused a call, or answered in a way the store cannot use."""
+
+
+class HBaseUnavailableError(HBaseError):
+    """The HBase Thrift gateway could not be reached, or the connection was lost."""
+
+
+class HBaseConnection:
+    """The pooled connections to one HBase Thrift gateway, and the calls made on them."""
+
+    def __init__(self, settings: HBaseSettings) -> None:
+        self.settings = settings
+        self._doomed_scanners: collections.deque[int] = collections.deque()
+        self._closed = False
+        self._pool = self._open_pool()
+
+    def _open_pool(self) -> happybase.ConnectionPool:
+        """A pool whose first connection answered; retried with backoff while unreachable."""
+        s = self.settings
+        delay = s.retry_backoff_ms / 1000
+        started = time.monotonic()
+        last: BaseException | None = None
+        for attempt in range(1, s.connect_retries + 2):
+            try:
+                pool = happybase.ConnectionPool(
+                    s.pool_size,
+                    host=s.host,
+                    port=s.port,
+                    timeout=s.timeout_ms,
+                    transport=s.transport,
+                    protocol=s.protocol,
+                )
+                with pool.connection(timeout=s.timeout_ms / 1000) as connection:
+                    connection.client.getTableNames()
+                return pool
+            except (*_CONNECTION_ERRORS, TApplicationException) as error:
+                last = error
+            if attempt > s.connect_retries:
+                break
+            log.warning(
+                "storage.hbase_unreachable",
+                address=s.address,
+                attempt=attempt,
+                retry_in_s=round(delay, 3),
+                error=str(last),
+            )
+            time.sleep(delay)
+            delay = min(max(delay * 2, 0.05), _MAX_BACKOFF_S)
+        raise HBaseUnavailableError(
+            f"cannot reach the HBase Thrift gateway at {s.address} ({s.connect_retries + 1} "
+            f"attempts in {time.monotonic() - started:.1f} s; last error: {last}). Is the HBase "
+            f"Thrift server running there ('hbase thrift start -p {s.port}', {s.transport} "
+            f"transport, {s.protocol} protocol)?"
+        ) from last
+
+    def call(self, what: str, request: Callable[[Any], T], *, idempotent: bool) -> T:
+        """Run one Thrift request (``request`` given the client) on a pooled connection,
+        mapping errors and retrying (see the module); measured by ``what``."""
+        self._close_doomed_scanners()
+        started = time.perf_counter()
+        try:
+            return self._request(what, request, idempotent=idempotent)
+        finally:
+            telemetry.store_operation(what, time.perf_counter() - started)
+
+    def _request(self, what: str, request: Callable[[Any], T], *, idempotent: bool) -> T:
+        if self._closed:
+            raise RuntimeError("the store is closed")
+        s = self.settings
+        tries = 0
+        while True:
+            tries += 1
+            sent = False
+            try:
+                with self._pool.connection(timeout=s.timeout_ms / 1000) as connection:
+                    if _peer_closed(connection):
+                        _reconnect(connection)
+                    sent = True
+                    return request(connection.client)
+            except THRIFT.IOError as error:
+                raise HBaseError(f"HBase failed {what}: {_text(error.message)}") from error
+            except THRIFT.IllegalArgument as error:
+                raise ValueError(f"HBase refused {what}: {_text(error.message)}") from error
+            except THRIFT.AlreadyExists as error:
+                raise HBaseError(f"HBase refused {what}: {_text(error.message)}") from error
+            except TApplicationException as error:
+                raise HBaseError(
+                    f"the HBase Thrift gateway failed {what}: {_text(error.message)}"
+                ) from error
+            except happybase.NoConnectionsAvailable as error:
+                raise HBaseError(
+                    f"no pooled HBase connection came free for {what} within "
+                    f"{s.timeout_ms} ms (pool_size={s.pool_size})"
+                ) from error
+            except _CONNECTION_ERRORS as error:
+                # Again on a fresh connection: at once, then backing off, as long as the call
+                # cannot have taken effect or may take effect twice (a gateway restarting).
+                if tries <= 1 + s.connect_retries and (idempotent or not sent):
+                    pause = _backoff(tries, s.retry_backoff_ms)
+                    log.warning("storage.hbase_retry", call=what, address=s.address,
+                                error=str(error), retry_in_s=pause)  # fmt: skip
+                    time.sleep(pause)
+                    continue
+                where = f"the HBase Thrift gateway at {s.address}"
+                if not sent:
+                    message = f"cannot reach {where} for {what}: {error}"
+                elif idempotent:
+                    message = (
+                        f"lost the connection to {where} during {what}, and again on "
+                        f"{tries - 1} fresh connections: {error}"
+                    )
+                else:
+                    message = (
+                        f"lost the connection to {where} during {what}; not retried, so "
+                        f"whether it took effect is unknown: {error}"
+                    )
+                raise HBaseUnavailableError(message) from error
+
+    def close_scanner(self, scanner: int) -> None:
+        """Close a scanner now (best effort: an error is ignored; not measured)."""
+        with contextlib.suppress(StorageError, ValueError, RuntimeError):
+            self._request("scannerClose", lambda c: c.scannerClose(scanner), idempotent=False)
+
+    def abandon_scanner(self, scanner: int) -> None:
+        """Close a scanner at the next call (best effort; where no request may be sent now)."""
+        self._doomed_scanners.append(scanner)
+
+    def _close_doomed_scanners(self) -> None:
+        """Close the scanners of scans abandoned since the last call (best effort)."""
+        while True:
+            try:
+                scanner = self._doomed_scanners.popleft()
+            except IndexError:
+                return
+            with contextlib.suppress(StorageError, ValueError):
+                self._request(
+                    "scannerClose", lambda c, i=scanner: c.scannerClose(i), idempotent=False
+                )
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` was called (every call then raises RuntimeError)."""
+        return self._closed
+
+    def close(self) -> None:
+        """Close the pooled connections (after closing abandoned scanners). Idempotent."""
+        if self._closed:
+            return
+        with contextlib.suppress(StorageError, ValueError, RuntimeError):
+            self._close_doomed_scanners()
+        self._closed = True
+        queue = getattr(self._pool, "_queue", None)
+        for connection in list(getattr(queue, "queue", ())):
+            with contextlib.suppress(Exception):
+                connection.close()
+
+
+def row_of(result: Any) -> Row:
+    """The row of a Thrift ``TRowResult`` (its columns, mapped or sorted)."""
+    if result.columns is not None:
+        return {name: cell.value for name, cell in result.columns.items()}
+    return {column.columnName: column.cell.value for column in result.sortedColumns or ()}
+
+
+def _text(message: str | bytes | None) -> str:
+    """The first line of a Thrift error message (happybase leaves it as bytes)."""
+    if isinstance(message, bytes):
+        message = message.decode("utf-8", "replace")
+    lines = (message or "").strip().splitlines()
+    return lines[0] if lines else "(no message)"
+
+
+def _backoff(tries: int, backoff_ms: int) -> float:
+    """Seconds before retry ``tries`` of a call: none before the first, then ``backoff_ms``
+    doubling up to 5 s."""
+    if tries <= 1:
+        return 0.0
+    return round(min(backoff_ms / 1000 * 2 ** (tries - 2), _MAX_BACKOFF_S), 3)
+
+
+def _peer_closed(connection: Any) -> bool:
+    """Whether the server closed this idle pooled connection (or left bytes on it): then it
+    must be replaced before a request is sent on it. No round trip."""
+    sock = getattr(getattr(connection, "transport", None), "sock", None)
+    if sock is not None and not isinstance(sock, socket.socket):  # a TSocket (pure Python)
+        sock = getattr(sock, "sock", None)
+    if not isinstance(sock, socket.socket):
+        return False
+    try:
+        poller = select.poll()
+        poller.register(sock, select.POLLIN | select.POLLERR | select.POLLHUP)
+        return bool(poller.poll(0))
+    except (OSError, ValueError):
+        return True
+
+
+def _reconnect(connection: Any) -> None:
+    """Open a pooled connection afresh (a new Thrift client on a new socket)."""
+    refresh = getattr(connection, "_refresh_thrift_client", None)
+    connection.close()
+    if refresh is not None:
+        refresh()
+    connection.open()
