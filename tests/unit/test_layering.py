@@ -3,14 +3,32 @@ planner / timeline (tools and rest sit between cli and server, and the shared ba
 below catalog). A module may import its own room and the rooms below it, never one above.
 
 The catalog's sub-rooms are ranked the same way inside it (``metastore_server/catalog/__init__``
-says the order), and no two modules import each other, directly or through others."""
+says the order), and no two modules import each other, directly or through others.
+
+import-linter checks the ranks (``[tool.importlinter]`` in pyproject.toml, its layers as RANKS
+and CATALOG_RANKS say), on a copy of the installed layout: grimp finds a package's modules in
+its folder, and the pure rooms' folders (storage/, planner/, timeline/) are not in
+``metastore_server/`` (the editable install maps them). This file keeps what import-linter does
+not state: the layers agree with the ranks, every catalog folder is a ranked sub-room that says
+what it owns, and no import circle."""
 
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
+#: The installed layout's copy that ``lint-imports`` reads (made anew by each run).
+LINT_TREE = ROOT / "build" / "importlint"
+#: The folders installed inside the package (pyproject's [tool.setuptools.package-dir]).
+PURE_ROOMS = ("storage", "planner", "timeline")
 
 #: Each room's rank: a module may import rooms of its rank or lower.
 RANKS = {
@@ -94,29 +112,74 @@ def our_modules() -> dict[str, Path]:
     return found
 
 
-def test_rooms_import_only_their_own_and_lower_rooms() -> None:
-    wrong = []
-    for module, path in our_modules().items():
-        mine = room_of(module)
-        assert mine is not None
-        for imported in imports_of(path):
-            theirs = room_of(imported)
-            if theirs is not None and RANKS[theirs] > RANKS[mine]:
-                wrong.append(f"{module} imports {imported}")
-    assert wrong == []
+def installed_layout(target: Path) -> Path:
+    """A copy of the package's Python sources as installed: ``metastore_server/`` with the pure
+    rooms' folders inside it. The copy's root (for ``sys.path``)."""
+    shutil.rmtree(target, ignore_errors=True)
+    sources = shutil.ignore_patterns("__pycache__", "*.so", "*.c", "*.pxd")
+    shutil.copytree(ROOT / "metastore_server", target / "metastore_server", ignore=sources)
+    for room in PURE_ROOMS:
+        shutil.copytree(ROOT / room, target / "metastore_server" / room, ignore=sources)
+    return target
 
 
-def test_catalog_sub_rooms_import_only_their_own_and_lower_sub_rooms() -> None:
-    wrong = []
-    for module, path in our_modules().items():
-        mine = catalog_room_of(module)
-        if mine is None:
-            continue
-        for imported in imports_of(path):
-            theirs = catalog_room_of(imported)
-            if theirs is not None and CATALOG_RANKS[theirs] > CATALOG_RANKS[mine]:
-                wrong.append(f"{module} imports {imported}")
-    assert wrong == []
+def run_in_layout(tree: Path, *command: str) -> subprocess.CompletedProcess[str]:
+    """Run a command in the copied layout, which then comes first on ``sys.path``."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "NO_COLOR": "1"}
+    return subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def layout_tree() -> Path:
+    return installed_layout(LINT_TREE)
+
+
+def test_grimp_sees_every_room_in_the_installed_layout(layout_tree: Path) -> None:
+    probe = (
+        "import grimp; g = grimp.build_graph('metastore_server', cache_dir=None); "
+        "print(sorted({'.'.join(m.split('.')[:2]) for m in g.modules}))"
+    )
+    found = run_in_layout(layout_tree, sys.executable, "-c", probe)
+    assert found.returncode == 0, found.stderr
+    for room in RANKS:
+        if room != "metastore_server.base":
+            assert repr(room) in found.stdout, f"grimp does not see {room}"
+
+
+def test_import_linter_contracts_are_kept(layout_tree: Path) -> None:
+    linter = Path(sys.executable).with_name("lint-imports")
+    result = run_in_layout(
+        layout_tree, str(linter), "--no-cache", "--no-logo", str(ROOT / "pyproject.toml")
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 kept, 0 broken" in result.stdout
+
+
+def _layers(contract_id: str) -> list[list[str]]:
+    """The layers of a contract of pyproject.toml, lowest first, each its module names."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = [c for c in config["contracts"] if c["id"] == contract_id]
+    return [
+        [name.strip().strip("()") for name in layer.split(":")]
+        for layer in reversed(contract["layers"])
+    ]
+
+
+def _ranked(ranks: dict[str, int]) -> list[set[str]]:
+    """Rooms grouped by rank, lowest first."""
+    levels = sorted(set(ranks.values()))
+    return [{room for room, rank in ranks.items() if rank == level} for level in levels]
+
+
+def test_the_import_linter_layers_are_the_ranks() -> None:
+    rooms = [{room_of(f"metastore_server.{name}") for name in layer} for layer in _layers("rooms")]
+    assert rooms == _ranked(RANKS)
+    sub_rooms = [
+        {catalog_room_of(f"metastore_server.catalog.{name}") for name in layer}
+        for layer in _layers("catalog")
+    ]
+    assert sub_rooms == _ranked(CATALOG_RANKS)
 
 
 def test_every_catalog_folder_is_a_ranked_sub_room() -> None:
