@@ -19,7 +19,7 @@ import tempfile
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import thriftpy2
 from thriftpy2.protocol import binary as _pybin
@@ -132,11 +132,16 @@ def load_wire_2_3(main: ModuleType, idl_dir: Path | None = None) -> ModuleType:
 
 
 IDL_DIR: Path = find_idl_dir()
-hms: ModuleType = load_idl(IDL_DIR)
-fb303: ModuleType = hms.fb303
+if TYPE_CHECKING:  # stubs of the loaded modules, written by tests/typecheck.py for mypy
+    import fb303
+    import hive_metastore_2_3_wire_thrift as hms23
+    import hive_metastore_thrift as hms
+else:
+    hms = load_idl(IDL_DIR)
+    fb303 = hms.fb303
+    #: The HMS 2.3 wire layouts of the few structs and calls HMS 3/4 changed in place.
+    hms23 = load_wire_2_3(hms, IDL_DIR)
 ThriftHiveMetastore: Any = hms.ThriftHiveMetastore
-#: The HMS 2.3 wire layouts of the few structs and calls HMS 3/4 changed in place.
-hms23: ModuleType = load_wire_2_3(hms, IDL_DIR)
 
 
 # --------------------------------------------------------------------------- spec analysis

@@ -14,6 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import typecheck_idl  # noqa: E402  (this folder is no package)
+
 ROOT = Path(__file__).resolve().parent.parent
 TREE = ROOT / "build" / "typecheck"
 CACHE = ROOT / "build" / "typecheck-cache"
@@ -43,6 +46,7 @@ def build_tree() -> Path:
     _copy_sources(ROOT / PACKAGE, TREE / PACKAGE)
     for room in ROOMS:
         _copy_sources(ROOT / room, TREE / PACKAGE / room)
+    typecheck_idl.write_stubs(TREE)
     return TREE
 
 
