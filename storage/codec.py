@@ -379,17 +379,6 @@ def leading_order_part(kind: KeyKind, data: bytes) -> bytes:
     return data[:end]
 
 
-def typed_prefix(kind: KeyKind, raw: str) -> bytes | None:
-    """The order part of the value ``raw`` denotes, which the encoding of every spelling of it
-    starts with, or None when ``raw`` does not parse. For INTEGRAL and DATE, "7", "007" and "+7"
-    share it, so ``[p, prefix_successor(p))`` is the typed-equality range of one ``encode_value``
-    column (of a tuple, ``encode_prefix`` gives it); for STRING it is the full encoding.
-    O(len(raw))."""
-    if kind is not KeyKind.STRING and _typed_body(kind, raw) is None:
-        return None
-    return _order_part(kind, raw)[0]
-
-
 def typed_span(kind: KeyKind) -> tuple[bytes, bytes]:
     """``[start, stop)`` of one order part (or ``encode_value``) holding every parseable value of
     ``kind`` and no unparseable one. O(1)."""
@@ -482,11 +471,3 @@ def encode_id(n: int) -> bytes:
     if not 0 <= n < _ID_LIMIT:
         raise ValueError(f"table id {n} is outside 0 .. 2**64-1")
     return _INT.pack(n)
-
-
-def decode_id(data: bytes) -> int:
-    """The table id in the first 8 bytes of ``data``. O(1)."""
-    if len(data) < _INT.size:
-        raise ValueError("a table id needs 8 bytes")
-    table_id: int = _INT.unpack_from(data)[0]
-    return table_id

@@ -112,14 +112,6 @@ class UpdatePeriod(enum.Enum):
         except ValueError as error:
             raise ValueError(f"not a {self.name} partition name: {text!r} ({error})") from None
 
-    def can_parse(self, text: str) -> bool:
-        """Whether ``parse(text)`` succeeds."""
-        try:
-            self.parse(text)
-        except ValueError:
-            return False
-        return True
-
     def truncate(self, dt: datetime) -> datetime:
         """The start of the unit containing ``dt``."""
         _check(dt)

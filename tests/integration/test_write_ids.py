@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from metastore_server.catalog.txn.valid_lists import format_valid_write_id_list
+from metastore_server.catalog.txn.valid_lists import NONE_OPEN
 from metastore_server.thrift_api import hms
 
 from .conftest import create_db, make_table
@@ -52,8 +52,9 @@ def as_string(ids: hms.TableValidWriteIds) -> str:
     bits = int.from_bytes(ids.abortedBits or b"", "little")
     aborted = [w for i, w in enumerate(ids.invalidWriteIds) if bits >> i & 1]
     opened = [w for w in ids.invalidWriteIds if w not in aborted]
-    return format_valid_write_id_list(ids.fullTableName, ids.writeIdHighWaterMark,
-                                      ids.minOpenWriteId, opened, aborted)  # fmt: skip
+    min_open = NONE_OPEN if ids.minOpenWriteId is None else ids.minOpenWriteId
+    listed = [",".join(str(w) for w in sorted(group)) for group in (opened, aborted)]
+    return ":".join([ids.fullTableName, str(ids.writeIdHighWaterMark), str(min_open), *listed])
 
 
 def test_write_ids_across_open_aborted_and_committed_transactions(client, table) -> None:

@@ -69,7 +69,11 @@ def test_full_spec_parses_case_insensitively():
 def test_parameters_round_trip(drop, change, rule):
     completeness = None if rule is None else CompletenessRule(*rule)
     spec = DependentSpec(TableName("db", "t_1"), drop, change, completeness)
-    params = spec.to_parameters()
+    params = {dm.BASE_KEY: "db.t_1", dm.ON_BASE_DROP_KEY: drop.value,
+              dm.ON_SCHEMA_CHANGE_KEY: change.value}  # fmt: skip
+    if completeness is not None:
+        params[dm.COMPLETENESS_PERIOD_KEY] = completeness.period.name
+        params[dm.COMPLETENESS_COLUMNS_KEY] = ",".join(completeness.columns)
     assert all(key in dm.TABLE_KEYS for key in params)
     assert DependentSpec.from_parameters({**params, "other": "x"}) == spec
 

@@ -16,7 +16,7 @@ from metastore_server.catalog.basics.encoded import (
     string_field,
 )
 from metastore_server.catalog.basics.serde import stored_partition_bytes, to_bytes
-from metastore_server.catalog.objects.table_index import meta_column, table_meta_blob
+from metastore_server.catalog.objects.table_index import meta_column, table_meta_blobs
 from metastore_server.server.stored_replies import (
     binary_reply,
     binary_reply_size,
@@ -88,7 +88,7 @@ def test_a_struct_reply_is_the_bytes_of_the_encoded_objects(count: int, newer: b
     tables = [hms.Table(tableName=f"t{i}", tableType="MANAGED_TABLE" if i % 2 else None,
                         parameters={"comment": "ç" * (i % 3)} if i % 3 else {})
               for i in range(count)]  # fmt: skip
-    blobs = [table_meta_blob("db", t.tableName, meta_column(t)) for t in tables]
+    blobs = table_meta_blobs("db", [t.tableName for t in tables], [meta_column(t) for t in tables])
     structs = EncodedStructs(hms.TableMeta, blobs, string_field(5, "hive"))
     data = b"".join(structs_reply(structs, "get_table_meta", 7, newer))
     assert structs_reply_size(structs, "get_table_meta", 7, newer) == len(data)

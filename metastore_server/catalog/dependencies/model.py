@@ -178,18 +178,6 @@ class DependentSpec:
                    _completeness(ours.get(COMPLETENESS_PERIOD_KEY),
                                  ours.get(COMPLETENESS_COLUMNS_KEY)))  # fmt: skip
 
-    def to_parameters(self) -> dict[str, str]:
-        """The table properties declaring this spec (every property written out)."""
-        params = {
-            BASE_KEY: str(self.base),
-            ON_BASE_DROP_KEY: self.on_base_drop.value,
-            ON_SCHEMA_CHANGE_KEY: self.on_schema_change.value,
-        }
-        if self.completeness is not None:
-            params[COMPLETENESS_PERIOD_KEY] = self.completeness.period.name
-            params[COMPLETENESS_COLUMNS_KEY] = ",".join(self.completeness.columns)
-        return params
-
 
 def _enum_value(kind: type[enum.Enum], key: str, text: str | None) -> Any:
     if text is None:

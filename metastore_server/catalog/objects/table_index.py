@@ -140,13 +140,9 @@ def _meta_from_definition(ctx: CatalogContext, key: bytes) -> bytes | None:
     return meta_column(from_bytes(hms.Table, row[layout.OBJECT]))
 
 
-def table_meta_blob(db: str, name: str, meta: bytes) -> bytes:
-    """A whole TableMeta (Thrift binary, without its catalog name) of a listed table."""
-    return string_field(_DB_FIELD, db) + string_field(_NAME_FIELD, name) + meta
-
-
 def table_meta_blobs(db: str, found: list[str], metas: list[bytes]) -> list[bytes]:
-    """``table_meta_blob`` of each listed table (of ``matching``)."""
+    """A whole TableMeta (Thrift binary, without its catalog name) of each listed table (of
+    ``matching``)."""
     head = string_field(_DB_FIELD, db)
     pack = _FIELD.pack
     out = []

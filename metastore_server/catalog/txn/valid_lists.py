@@ -51,10 +51,6 @@ class ValidTxnList:
         """Whether the transaction is aborted in the snapshot."""
         return txnid in self.aborted
 
-    def to_string(self) -> str:
-        """The string form (``hwm:minOpen:open:aborted``)."""
-        return _join(str(self.high_watermark), self.min_open, self.open, self.aborted)
-
 
 def parse_valid_txn_list(text: str) -> ValidTxnList:
     """Read a ValidTxnList string; ValueError when it is not one. An empty string or a
@@ -73,19 +69,6 @@ def parse_valid_txn_list(text: str) -> ValidTxnList:
         raise ValueError(f"Not a ValidTxnList: {text!r}") from error
 
 
-def format_valid_write_id_list(
-    full_table_name: str,
-    high_watermark: int,
-    min_open: int | None,
-    open_ids: list[int],
-    aborted_ids: list[int],
-) -> str:
-    """The ValidWriteIdList string of one table (``db.table:hwm:minOpen:open:aborted``;
-    ``min_open`` None: Long.MAX_VALUE)."""
-    head = f"{full_table_name}:{high_watermark}"
-    return _join(head, NONE_OPEN if min_open is None else min_open, open_ids, aborted_ids)
-
-
 def parse_valid_write_id_list(text: str) -> tuple[str, int, int, list[int], list[int]]:
     """Read a ValidWriteIdList string: (full table name, high watermark, min open write id,
     open ids, aborted ids); ValueError when it is not one."""
@@ -97,9 +80,3 @@ def parse_valid_write_id_list(text: str) -> tuple[str, int, int, list[int], list
                 list(_ids(parts[3])), list(_ids(parts[4])))  # fmt: skip
     except ValueError as error:
         raise ValueError(f"Not a ValidWriteIdList: {text!r}") from error
-
-
-def _join(head: str, min_open: int, open_ids, aborted_ids) -> str:  # noqa: ANN001
-    opened = ",".join(str(i) for i in sorted(open_ids))
-    aborted = ",".join(str(i) for i in sorted(aborted_ids))
-    return f"{head}:{min_open}:{opened}:{aborted}"
