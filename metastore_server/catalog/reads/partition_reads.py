@@ -130,13 +130,6 @@ class PartitionReads:
         ref = self._tables.get(db, table)
         return self._filtered(ref, filter_text).partitions(max_parts)
 
-    def names_by_filter(
-        self, db: str, table: str, filter_text: str | None, max_parts: int | None = -1
-    ) -> list[str]:
-        """Names of the partitions matching a filter, sorted by name."""
-        ref = self._tables.get(db, table)
-        return self._filtered(ref, filter_text).names(max_parts).decode()
-
     def count_by_filter(self, db: str, table: str, filter_text: str | None) -> int:
         """How many partitions match a filter (no partition is decoded); NoSuchObjectException
         when the table is missing."""
