@@ -28,7 +28,7 @@ def describe(url: str) -> str:
     if parsed.scheme == "sqlite":
         return f"embedded SQLite at {os.path.abspath(sqlite_path(url))}"
     if parsed.scheme == "hbase":
-        from metastore_server.storage.hbase import HBaseSettings
+        from metastore_server.storage.hbase_settings import HBaseSettings
 
         try:
             return HBaseSettings.from_url(url).describe()
@@ -62,7 +62,8 @@ def open_store(
 
         return SqliteStore(sqlite_path(url))
     if parsed.scheme == "hbase":
-        from metastore_server.storage.hbase import HBaseSettings, HBaseStore
+        from metastore_server.storage.hbase import HBaseStore
+        from metastore_server.storage.hbase_settings import HBaseSettings
 
         options: dict[str, Any] = {"undoers": undoers}
         if writer_lease_s is not None:
@@ -83,7 +84,7 @@ def probe_store(url: str) -> tuple[str | None, str]:
             return None, ""
         return probes.probe_sqlite(path)
     if parsed.scheme == "hbase":
-        from metastore_server.storage.hbase import HBaseSettings
+        from metastore_server.storage.hbase_settings import HBaseSettings
 
         return probes.probe_hbase(HBaseSettings.from_url(url))
     return "store: unknown kind", url
