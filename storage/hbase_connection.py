@@ -6,11 +6,12 @@ scanner id is global to the gateway). A pooled connection the server has closed 
 before use. On a connection lost mid-call (a gateway restarting, say), idempotent calls (gets,
 scans, puts of known values, deletes, table metadata), and any call not yet sent, are tried
 again on a fresh connection, at once and then backing off (``connect_retries`` more tries,
-``retry_backoff_ms`` doubling up to 5 s: about 6 s in all by default). Compare-and-set
-(``checkAndPut``) and ``atomicIncrement`` are never retried once sent: the error then says the
-outcome is unknown (the intent of the call's transaction then rolls back whatever landed; a
-scan resumes after the last row it returned: ``storage.hbase_scans``). A server that cannot be reached when the pool opens is retried the same
-way before ``HBaseUnavailableError`` names the address.
+``retry_backoff_ms`` doubling up to 5 s: about 6 s in all by default; the policy is
+``storage.retrying``'s). Compare-and-set (``checkAndPut``) and ``atomicIncrement`` are never
+retried once sent: the error then says the outcome is unknown (the intent of the call's
+transaction then rolls back whatever landed; a scan resumes after the last row it returned:
+``storage.hbase_scans``). A server that cannot be reached when the pool opens is retried the
+same way before ``HBaseUnavailableError`` names the address.
 
 HBase's answers and errors map to the port's: ``row_of`` makes a row of a Thrift result, and a
 refusal is ``HBaseError`` (or ValueError for an illegal argument).
@@ -29,7 +30,8 @@ from typing import Any, TypeVar
 
 import happybase
 import structlog
-from metastore_server.storage import telemetry
+import tenacity
+from metastore_server.storage import retrying, telemetry
 from metastore_server.storage.hbase_settings import HBaseSettings
 from metastore_server.storage.port import Row, StorageError
 from thriftpy2.protocol.exc import TProtocolException
@@ -43,7 +45,6 @@ THRIFT: Any = importlib.import_module("Hbase_thrift")
 
 T = TypeVar("T")
 
-_MAX_BACKOFF_S = 5.0
 _CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     TTransportException,
     TProtocolException,
@@ -66,6 +67,16 @@ class HBaseUnavailableError(HBaseError):
     """The HBase Thrift gateway could not be reached, or the connection was lost."""
 
 
+class _Lost(Exception):
+    """A call's connection lost (``error``), before the request was sent or after."""
+
+    def __init__(self, what: str, error: BaseException, *, sent: bool, idempotent: bool) -> None:
+        super().__init__(what, error)
+        self.what, self.error, self.sent = what, error, sent
+        #: Whether the call may be tried again: it cannot have taken effect, or may twice.
+        self.retryable = idempotent or not sent
+
+
 class HBaseConnection:
     """The pooled connections to one HBase Thrift gateway, and the calls made on them."""
 
@@ -74,45 +85,58 @@ class HBaseConnection:
         self._doomed_scanners: collections.deque[int] = collections.deque()
         self._closed = False
         self._pool = self._open_pool()
+        #: The retries of a call whose connection was lost (one call at a time per thread).
+        self._resending = retrying.policy(
+            retrying.hbase_resending(settings.connect_retries, settings.retry_backoff_ms),
+            retry=tenacity.retry_if_exception(lambda e: isinstance(e, _Lost) and e.retryable),
+            before_sleep=self._retry_lost,
+        )
 
     def _open_pool(self) -> happybase.ConnectionPool:
-        """A pool whose first connection answered; retried with backoff while unreachable."""
+        """A pool whose first connection answered; retried with backoff while unreachable
+        (``retrying.hbase_opening``)."""
         s = self.settings
-        delay = s.retry_backoff_ms / 1000
         started = time.monotonic()
-        last: BaseException | None = None
-        for attempt in range(1, s.connect_retries + 2):
-            try:
-                pool = happybase.ConnectionPool(
-                    s.pool_size,
-                    host=s.host,
-                    port=s.port,
-                    timeout=s.timeout_ms,
-                    transport=s.transport,
-                    protocol=s.protocol,
-                )
-                with pool.connection(timeout=s.timeout_ms / 1000) as connection:
-                    connection.client.getTableNames()
-                return pool
-            except (*_CONNECTION_ERRORS, TApplicationException) as error:
-                last = error
-            if attempt > s.connect_retries:
-                break
+
+        def unreachable(state: tenacity.RetryCallState) -> None:
+            assert state.outcome is not None
             log.warning(
                 "storage.hbase_unreachable",
                 address=s.address,
-                attempt=attempt,
-                retry_in_s=round(delay, 3),
-                error=str(last),
+                attempt=state.attempt_number,
+                retry_in_s=round(state.upcoming_sleep, 3),
+                error=str(state.outcome.exception()),
             )
-            time.sleep(delay)
-            delay = min(max(delay * 2, 0.05), _MAX_BACKOFF_S)
-        raise HBaseUnavailableError(
-            f"cannot reach the HBase Thrift gateway at {s.address} ({s.connect_retries + 1} "
-            f"attempts in {time.monotonic() - started:.1f} s; last error: {last}). Is the HBase "
-            f"Thrift server running there ('hbase thrift start -p {s.port}', {s.transport} "
-            f"transport, {s.protocol} protocol)?"
-        ) from last
+
+        opening = retrying.policy(
+            retrying.hbase_opening(s.connect_retries, s.retry_backoff_ms),
+            retry=tenacity.retry_if_exception_type((*_CONNECTION_ERRORS, TApplicationException)),
+            before_sleep=unreachable,
+        )
+        try:
+            return opening(self._first_pool)
+        except (*_CONNECTION_ERRORS, TApplicationException) as last:
+            raise HBaseUnavailableError(
+                f"cannot reach the HBase Thrift gateway at {s.address} ({s.connect_retries + 1} "
+                f"attempts in {time.monotonic() - started:.1f} s; last error: {last}). Is the "
+                f"HBase Thrift server running there ('hbase thrift start -p {s.port}', "
+                f"{s.transport} transport, {s.protocol} protocol)?"
+            ) from last
+
+    def _first_pool(self) -> happybase.ConnectionPool:
+        """A new pool, once its first connection answered (one try of ``_open_pool``)."""
+        s = self.settings
+        pool = happybase.ConnectionPool(
+            s.pool_size,
+            host=s.host,
+            port=s.port,
+            timeout=s.timeout_ms,
+            transport=s.transport,
+            protocol=s.protocol,
+        )
+        with pool.connection(timeout=s.timeout_ms / 1000) as connection:
+            connection.client.getTableNames()
+        return pool
 
     def call(self, what: str, request: Callable[[Any], T], *, idempotent: bool) -> T:
         """Run one Thrift request (``request`` given the client) on a pooled connection,
@@ -125,57 +149,66 @@ class HBaseConnection:
             telemetry.store_operation(what, time.perf_counter() - started)
 
     def _request(self, what: str, request: Callable[[Any], T], *, idempotent: bool) -> T:
+        """``request`` on a pooled connection; on a connection lost, again on a fresh one (at
+        once, then backing off: ``retrying.hbase_resending``) as long as the call cannot have
+        taken effect or may take effect twice (a gateway restarting)."""
         if self._closed:
             raise RuntimeError("the store is closed")
+        try:
+            return self._resending(lambda: self._try(what, request, idempotent))
+        except _Lost as lost:
+            s = self.settings
+            where = f"the HBase Thrift gateway at {s.address}"
+            if not lost.sent:
+                message = f"cannot reach {where} for {what}: {lost.error}"
+            elif idempotent:  # retried until the tries ran out
+                message = (
+                    f"lost the connection to {where} during {what}, and again on "
+                    f"{s.connect_retries + 1} fresh connections: {lost.error}"
+                )
+            else:
+                message = (
+                    f"lost the connection to {where} during {what}; not retried, so "
+                    f"whether it took effect is unknown: {lost.error}"
+                )
+            raise HBaseUnavailableError(message) from lost.error
+
+    def _try(self, what: str, request: Callable[[Any], T], idempotent: bool) -> T:
+        """One try of ``_request``: HBase's errors mapped to the port's; a lost connection is
+        ``_Lost`` (retried by ``_request`` when it may be)."""
         s = self.settings
-        tries = 0
-        while True:
-            tries += 1
-            sent = False
-            try:
-                with self._pool.connection(timeout=s.timeout_ms / 1000) as connection:
-                    if _peer_closed(connection):
-                        _reconnect(connection)
-                    sent = True
-                    return request(connection.client)
-            except THRIFT.IOError as error:
-                raise HBaseError(f"HBase failed {what}: {_text(error.message)}") from error
-            except THRIFT.IllegalArgument as error:
-                raise ValueError(f"HBase refused {what}: {_text(error.message)}") from error
-            except THRIFT.AlreadyExists as error:
-                raise HBaseError(f"HBase refused {what}: {_text(error.message)}") from error
-            except TApplicationException as error:
-                raise HBaseError(
-                    f"the HBase Thrift gateway failed {what}: {_text(error.message)}"
-                ) from error
-            except happybase.NoConnectionsAvailable as error:
-                raise HBaseError(
-                    f"no pooled HBase connection came free for {what} within "
-                    f"{s.timeout_ms} ms (pool_size={s.pool_size})"
-                ) from error
-            except _CONNECTION_ERRORS as error:
-                # Again on a fresh connection: at once, then backing off, as long as the call
-                # cannot have taken effect or may take effect twice (a gateway restarting).
-                if tries <= 1 + s.connect_retries and (idempotent or not sent):
-                    pause = _backoff(tries, s.retry_backoff_ms)
-                    log.warning("storage.hbase_retry", call=what, address=s.address,
-                                error=str(error), retry_in_s=pause)  # fmt: skip
-                    time.sleep(pause)
-                    continue
-                where = f"the HBase Thrift gateway at {s.address}"
-                if not sent:
-                    message = f"cannot reach {where} for {what}: {error}"
-                elif idempotent:
-                    message = (
-                        f"lost the connection to {where} during {what}, and again on "
-                        f"{tries - 1} fresh connections: {error}"
-                    )
-                else:
-                    message = (
-                        f"lost the connection to {where} during {what}; not retried, so "
-                        f"whether it took effect is unknown: {error}"
-                    )
-                raise HBaseUnavailableError(message) from error
+        sent = False
+        try:
+            with self._pool.connection(timeout=s.timeout_ms / 1000) as connection:
+                if _peer_closed(connection):
+                    _reconnect(connection)
+                sent = True
+                return request(connection.client)
+        except THRIFT.IOError as error:
+            raise HBaseError(f"HBase failed {what}: {_text(error.message)}") from error
+        except THRIFT.IllegalArgument as error:
+            raise ValueError(f"HBase refused {what}: {_text(error.message)}") from error
+        except THRIFT.AlreadyExists as error:
+            raise HBaseError(f"HBase refused {what}: {_text(error.message)}") from error
+        except TApplicationException as error:
+            raise HBaseError(
+                f"the HBase Thrift gateway failed {what}: {_text(error.message)}"
+            ) from error
+        except happybase.NoConnectionsAvailable as error:
+            raise HBaseError(
+                f"no pooled HBase connection came free for {what} within "
+                f"{s.timeout_ms} ms (pool_size={s.pool_size})"
+            ) from error
+        except _CONNECTION_ERRORS as error:
+            raise _Lost(what, error, sent=sent, idempotent=idempotent) from error
+
+    def _retry_lost(self, state: tenacity.RetryCallState) -> None:
+        """Log a retry of a call whose connection was lost."""
+        assert state.outcome is not None
+        lost = state.outcome.exception()
+        assert isinstance(lost, _Lost)
+        log.warning("storage.hbase_retry", call=lost.what, address=self.settings.address,
+                    error=str(lost.error), retry_in_s=state.upcoming_sleep)  # fmt: skip
 
     def close_scanner(self, scanner: int) -> None:
         """Close a scanner now (best effort: an error is ignored; not measured)."""
@@ -229,14 +262,6 @@ def _text(message: str | bytes | None) -> str:
         message = message.decode("utf-8", "replace")
     lines = (message or "").strip().splitlines()
     return lines[0] if lines else "(no message)"
-
-
-def _backoff(tries: int, backoff_ms: int) -> float:
-    """Seconds before retry ``tries`` of a call: none before the first, then ``backoff_ms``
-    doubling up to 5 s."""
-    if tries <= 1:
-        return 0.0
-    return round(min(backoff_ms / 1000 * 2 ** (tries - 2), _MAX_BACKOFF_S), 3)
 
 
 def _peer_closed(connection: Any) -> bool:
