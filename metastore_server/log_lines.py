@@ -67,5 +67,5 @@ def _exc_info(value: object) -> tuple[Any, Any, Any]:
     if isinstance(value, BaseException):
         return type(value), value, value.__traceback__
     if isinstance(value, tuple):
-        return value  # type: ignore[return-value]
+        return value
     return sys.exc_info()

@@ -19,13 +19,14 @@ import tempfile
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import thriftpy2
 from thriftpy2.protocol import binary as _pybin
+from thriftpy2.protocol.base import TProtocolFactory
 from thriftpy2.protocol.compact import TCompactProtocol, TCompactProtocolFactory
 from thriftpy2.rpc import make_client as _thriftpy_make_client
-from thriftpy2.thrift import TClient, TException, TType
+from thriftpy2.thrift import TClient, TException, TPayload, TType
 from thriftpy2.transport import TBufferedTransportFactory, TFramedTransportFactory
 
 try:  # the Cython extensions are absent on PyPy and on builds without a compiler
@@ -57,6 +58,7 @@ __all__ = [
     "load_idl",
     "load_wire_2_3",
     "needs_key_fix",
+    "ErrorClass",
 ]
 
 MODULE_NAME = "hive_metastore_thrift"
@@ -65,6 +67,12 @@ IDL_FILE = "hive_metastore.thrift"
 WIRE_2_3_FILE = "hive_metastore_2_3_wire.thrift"
 WIRE_2_3_MODULE_NAME = "hive_metastore_2_3_wire_thrift"
 _IDL_PACKAGE = "metastore_server.idl"
+
+
+class ErrorClass(Protocol):
+    """An exception class of the IDL, made with its message (MetaException, ...)."""
+
+    def __call__(self, *, message: str | None = None) -> TException: ...
 
 
 # --------------------------------------------------------------------------- locating the IDL
@@ -180,7 +188,7 @@ def _value_has_list_keys(ttype: int, spec: Any, seen: set[type]) -> bool:
     return False
 
 
-def _struct_has_list_keys(cls: type, seen: set[type]) -> bool:
+def _struct_has_list_keys(cls: type[TPayload], seen: set[type]) -> bool:
     if cls in seen:
         return False
     seen.add(cls)
@@ -191,7 +199,7 @@ def _struct_has_list_keys(cls: type, seen: set[type]) -> bool:
     return False
 
 
-def needs_key_fix(cls: type) -> bool:
+def needs_key_fix(cls: type[TPayload]) -> bool:
     """Whether instances of struct ``cls`` can contain a map keyed by a list or set."""
     cached = _fix_cache.get(cls)
     if cached is None:
@@ -213,7 +221,7 @@ def _has_struct(ttype: int, spec: Any) -> bool:
 _plan_cache: dict[type, dict[int, tuple[int, str, Any, bool]]] = {}
 
 
-def _read_plan(cls: type) -> dict[int, tuple[int, str, Any, bool]]:
+def _read_plan(cls: type[TPayload]) -> dict[int, tuple[int, str, Any, bool]]:
     """{field id: (ttype, name, spec, plain)}; plain values hold no struct and no list key."""
     plan = _plan_cache.get(cls)
     if plan is None:
@@ -420,9 +428,11 @@ class KeyFixingCompactProtocolFactory(TCompactProtocolFactory):
 # --------------------------------------------------------------------------- public factories
 
 
-def binary_protocol_factory(*, decode_response: bool = True) -> KeyFixingBinaryProtocolFactory:
+def binary_protocol_factory(*, decode_response: bool = True) -> TProtocolFactory:
     """Binary protocol factory for reading (server input, clients); it writes fast too."""
-    return KeyFixingBinaryProtocolFactory(decode_response=decode_response)
+    factory = KeyFixingBinaryProtocolFactory(decode_response=decode_response)
+    # A thriftpy2 protocol by delegation (every call it does not fix goes to thriftpy2's).
+    return cast(TProtocolFactory, factory)
 
 
 def compact_protocol_factory(*, decode_response: bool = True) -> KeyFixingCompactProtocolFactory:

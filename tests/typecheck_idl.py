@@ -2,9 +2,10 @@
 
 thriftpy2 builds the IDL's structs, enums, exceptions and constants at run time, so mypy sees
 none of them; ``metastore_server.thrift_api`` imports these stubs under ``TYPE_CHECKING``, each
-named as the module thriftpy2 loads (``hive_metastore_thrift``, ...). A field is typed as set
+named as the module thriftpy2 loads (``hive_metastore_thrift``, ...). A field reads as set
 (``str``, not ``str | None``): thriftpy2 leaves an unset field None, and the code tests the
-fields the IDL leaves optional where it reads them; a constructor's every argument may be None.
+fields the IDL leaves optional where it reads them; None may be written to a field (unsetting
+it) and given for any constructor argument.
 """
 
 from __future__ import annotations
@@ -74,7 +75,12 @@ class _Writer:
             if keyword.iskeyword(name) or name in _RESERVED:
                 continue
             kind = self.type_of(spec[0], spec[2] if len(spec) == 4 else None)
-            lines.append(f"    {name}: {kind}")
+            lines += [
+                "    @property",
+                f"    def {name}(self) -> {kind}: ...",
+                f"    @{name}.setter",
+                f"    def {name}(self, value: {kind} | None) -> None: ...",
+            ]
             params.append(f"{name}: {kind} | None = None")
         lines.append(f"    def __init__(self, {', '.join(params)}) -> None: ...")
         return lines

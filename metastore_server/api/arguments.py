@@ -8,7 +8,7 @@ requests a catalog field: :func:`database_in` resolves both, for every area. See
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from thriftpy2.thrift import TApplicationException
 
@@ -37,6 +37,10 @@ def database_in(databases: Databases, catalog: str | None, name: str | None) -> 
     return db
 
 
+@overload
+def with_catalog(catalog: str | None, name: str) -> str: ...
+@overload
+def with_catalog(catalog: str | None, name: str | None) -> str | None: ...
 def with_catalog(catalog: str | None, name: str | None) -> str | None:
     """A request's database name as the legacy call it delegates to reads it: prefixed
     ``@cat#db`` when the request names a catalog (its field wins over a prefix)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import overload
 
 from metastore_server.catalog.basics.names import DEFAULT_CATALOG
 
@@ -90,6 +91,14 @@ def is_readable(name: str, *, hms_2_3: bool = False) -> bool:
     return rule.fullmatch(name) is not None and not any(word in lowered for word in _SECRET_WORDS)
 
 
+@overload
+def value_of(
+    values: Mapping[str, str], name: str, default: str, *, notification_log: bool
+) -> str: ...
+@overload
+def value_of(
+    values: Mapping[str, str], name: str, default: str | None, *, notification_log: bool
+) -> str | None: ...
 def value_of(
     values: Mapping[str, str], name: str, default: str | None, *, notification_log: bool
 ) -> str | None:

@@ -5,6 +5,8 @@ constraints, added with a table or after it, listed and dropped. See
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 from metastore_server.api import caller_fields
 from metastore_server.api.area import Area
@@ -23,24 +25,42 @@ from metastore_server.catalog.objects.databases import Databases
 from metastore_server.thrift_api import hms
 
 
-def _table_of(request: object, what: str) -> tuple[str | None, str, str]:
+class _Keyed(Protocol):
+    """A constraint's column as sent and answered (SQLPrimaryKey, SQLForeignKey...)."""
+
+    catName: str
+
+
+class _TableRequest(Protocol):
+    """A constraints read (UniqueConstraintsRequest, NotNullConstraintsRequest...)."""
+
+    catName: str
+    db_name: str
+    tbl_name: str
+
+
+#: A list of constraint columns (or None), changed in place and given back.
+K = TypeVar("K", bound=Sequence[_Keyed] | None)
+
+
+def _table_of(request: _TableRequest | None, what: str) -> tuple[str | None, str, str]:
     """The (catalog, db, table) a constraints request names (MetaException for a missing
     one); the database is resolved by the caller."""
     request = required(request, what)
-    db, table = request.db_name, request.tbl_name  # type: ignore[attr-defined]
+    db, table = request.db_name, request.tbl_name
     for name, value in (("db_name", db), ("tbl_name", table)):
         if value is None:  # required fields of the request (HMS: a protocol error)
             raise hms.MetaException(message=f"Required field '{name}' is unset")
-    return request.catName, db, table  # type: ignore[attr-defined]
+    return request.catName, db, table
 
 
 _DB_FIELDS = ("table_db", "fktable_db", "pktable_db")
 
 
-def resolve_keys(databases: Databases, keys: list | None) -> list | None:
+def resolve_keys(databases: Databases, keys: K) -> K:
     """Constraint columns sent, their databases checked against their catalog (kept without
     one: the catalog is the database's)."""
-    for key in keys or []:
+    for key in () if keys is None else keys:
         if key is None:
             continue
         for field in _DB_FIELDS:
@@ -50,9 +70,9 @@ def resolve_keys(databases: Databases, keys: list | None) -> list | None:
     return keys
 
 
-def stamped(keys: list | None, catalog: str) -> list | None:
+def stamped(keys: K, catalog: str) -> K:
     """Constraints answered, carrying their catalog (as HMS 4 fills ``catName``)."""
-    for key in keys or []:
+    for key in () if keys is None else keys:
         key.catName = catalog
     return keys
 
@@ -62,10 +82,11 @@ def create_with_constraints(catalog: Catalog, req: hms.CreateTableRequest) -> No
     context read as ``create_table_with_environment_context`` reads it), in one change; the
     constraints' events follow the table's, as HMS records them."""
     keys = catalog.constraints
-    for found in (
+    sent: tuple[Sequence[_Keyed] | None, ...] = (
         req.primaryKeys, req.foreignKeys, req.uniqueConstraints, req.notNullConstraints,
         req.defaultConstraints, req.checkConstraints,
-    ):  # fmt: skip
+    )  # fmt: skip
+    for found in sent:
         resolve_keys(catalog.databases, found)
     events: list[Event] = []
 
@@ -116,10 +137,10 @@ class ConstraintCalls(Area):
         db = self.database_in(req.catName, req.dbname) if req.dbname is not None else None
         self.catalog.constraints.drop(db, req.tablename, req.constraintname)
 
-    def _keys(self, keys: list | None) -> list | None:
+    def _keys(self, keys: K) -> K:
         return resolve_keys(self.catalog.databases, keys)
 
-    def _read(self, request: object, what: str) -> tuple[str, str, str]:
+    def _read(self, request: _TableRequest | None, what: str) -> tuple[str, str, str]:
         """(catalog, db, table) of a constraints read, the database checked."""
         catalog, db, table = _table_of(request, what)
         return catalog_named(catalog, db), self.database_in(catalog, db), table
@@ -205,10 +226,11 @@ class ConstraintCalls(Area):
         catalog = catalog_named(request.catName, request.dbName)
         db = self.database_in(request.catName, request.dbName)
         found = self.catalog.constraints.all_of(db, request.tblName)
-        for keys in (
+        answered: tuple[Sequence[_Keyed] | None, ...] = (
             found.primaryKeys, found.foreignKeys, found.uniqueConstraints,
             found.notNullConstraints, found.defaultConstraints, found.checkConstraints,
-        ):  # fmt: skip
+        )  # fmt: skip
+        for keys in answered:
             stamped(keys, catalog)
         return hms.AllTableConstraintsResponse(allTableConstraints=found)
 

@@ -10,13 +10,14 @@ from metastore_server.api.arguments import object_name
 from metastore_server.api.declaration import thrift
 from metastore_server.catalog.basics.encoded import EncodedStructs
 from metastore_server.catalog.events import messages as event_messages
+from metastore_server.catalog.events.log import EventNames
 from metastore_server.catalog.objects.partition_marks import expiry_seconds
 from metastore_server.thrift_api import hms
 
 
 def _event_filter(
     db: str | None, tables: list[str] | None, skip_types: list[str] | None
-) -> Callable[[hms.NotificationEvent], bool] | None:
+) -> Callable[[EventNames], bool] | None:
     """The test of Hive 4's notification filters (database, tables, event types to skip);
     None when there are none. Names compare case-insensitively, as HMS stores them lower."""
     if not (db or tables or skip_types):
@@ -25,7 +26,7 @@ def _event_filter(
     table_names = {object_name(t) for t in tables or []}
     skipped = set(skip_types or [])
 
-    def wanted(event: hms.NotificationEvent) -> bool:
+    def wanted(event: EventNames) -> bool:
         if event.eventType in skipped:
             return False
         if db_name is not None and (event.dbName or "").lower() != db_name:

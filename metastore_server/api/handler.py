@@ -69,6 +69,7 @@ class MetastoreHandler:
         calls = self.__dict__.get("calls")
         if calls is None or name not in calls:
             raise AttributeError(f"{type(self).__name__} has no method {name!r}")
-        return calls[name]
+        method: Callable[..., Any] = calls[name]
+        return method
 
 

@@ -5,6 +5,8 @@ partitions, and deleted. See
 
 from __future__ import annotations
 
+from typing import overload
+
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, object_name, required
 from metastore_server.api.declaration import thrift
@@ -16,11 +18,19 @@ class StatisticsCalls(Area):
     statistics), InvalidInputException (statistics HMS would not store), InvalidObjectException
     and MetaException."""
 
+    @overload
+    def _db(self, catalog: str | None, name: str) -> str: ...
+    @overload
+    def _db(self, catalog: str | None, name: str | None) -> str | None: ...
     def _db(self, catalog: str | None, name: str | None) -> str | None:
         """The database a call names, checked against its catalog (None stays None: the
         statistics have their own answer for no name)."""
         return None if name is None else self.database_in(catalog, name)
 
+    @overload
+    def _resolved(self, stats: hms.ColumnStatistics) -> hms.ColumnStatistics: ...
+    @overload
+    def _resolved(self, stats: hms.ColumnStatistics | None) -> hms.ColumnStatistics | None: ...
     def _resolved(self, stats: hms.ColumnStatistics | None) -> hms.ColumnStatistics | None:
         """Statistics to store, their database checked against their catalog (kept
         without one: the catalog is the database's)."""

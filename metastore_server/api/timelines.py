@@ -27,7 +27,7 @@ from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, object_name, required
 from metastore_server.api.declaration import thrift
 from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.timelines.keeper import TimelineKey
+from metastore_server.catalog.timelines.parameters import TimelineKey
 from metastore_server.catalog.timelines.time_columns import time_columns
 from metastore_server.thrift_api import hms
 from metastore_server.timeline import (
@@ -75,7 +75,9 @@ def parse_time(text: str | None, what: str = "time") -> datetime:
     match = _TIME.fullmatch((text or "").strip())
     if match is not None:
         try:
-            return datetime(*(int(g) for g in match.groups() if g is not None))
+            named = [int(g) for g in match.groups() if g is not None]
+            year, month, day, hour, minute, second = (*named, 0, 0, 0)[:6]
+            return datetime(year, month, day, hour, minute, second)
         except ValueError:
             pass
     raise hms.MetaException(message=f"Invalid {what} {text!r}: expected {TIME_FORMAT} (UTC)")

@@ -99,7 +99,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register the ``bench`` subcommand."""
     bench = sub.add_parser(
         COMMAND,

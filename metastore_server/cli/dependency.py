@@ -37,7 +37,7 @@ def _limit(parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup) -
     )
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register the ``dependency`` subcommand and its ``describe``, ``dependents``, ``create``
     and ``repoint``."""
     dependency = sub.add_parser(

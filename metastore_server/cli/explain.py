@@ -10,7 +10,7 @@ from metastore_server.cli.common import DEFAULT_URI, add_login, ask, split_table
 USAGE = "%(prog)s [-h] TABLE FILTER [--analyze] [--uri URI] [login options]"
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register the ``explain`` subcommand."""
     explain = sub.add_parser(
         "explain",

@@ -115,7 +115,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_login(parser, "to-", "the target")
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register the ``import`` subcommand."""
     parser = sub.add_parser(
         COMMAND,

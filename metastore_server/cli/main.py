@@ -46,7 +46,7 @@ def _file_defaults(argv: Sequence[str] | None) -> ServerConfig:
 
 
 def _serve_parser(
-    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    sub: argparse._SubParsersAction,
     defaults: ServerConfig,
 ) -> None:
     serve = sub.add_parser(

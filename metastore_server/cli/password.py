@@ -15,7 +15,7 @@ from metastore_server.cli import errors
 from metastore_server.server.passwords import SCHEMES, hash_password
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register the ``hash-password`` subcommand."""
     command = sub.add_parser(
         "hash-password",

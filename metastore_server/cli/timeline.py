@@ -24,7 +24,7 @@ def _name_list(text: str) -> list[str]:
     return names
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register the ``timeline`` subcommand and its ``show``, ``cover`` and ``rebuild``."""
     timeline = sub.add_parser(
         "timeline",

@@ -20,7 +20,7 @@ def _key_list(text: str) -> list[str]:
     return keys
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register the ``values`` subcommand."""
     values = sub.add_parser(
         "values",

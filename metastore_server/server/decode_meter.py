@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from thriftpy2.thrift import TType
+from thriftpy2.thrift import TPayload, TType
 from thriftpy2.transport import TTransportException
 
 #: Bytes of decoded structs (and compact containers) allowed per byte of the message.
@@ -142,7 +142,7 @@ def _element(spec: Any) -> tuple[int, Any]:
     return (spec, None) if isinstance(spec, int) else (spec[0], spec[1])
 
 
-def _meter_init(cls: type) -> None:
+def _meter_init(cls: type[TPayload]) -> None:
     """Make each instance of ``cls`` charge its empty size when built.
 
     thriftpy2 generates ``__init__(self, f1=default, ...)`` assigning each field; that one is
@@ -169,7 +169,7 @@ def _meter_init(cls: type) -> None:
 
 
 def _metered_init(
-    cls: type,
+    cls: type[TPayload],
     fields: tuple[str, ...],
     defaults: tuple[Any, ...] | None,
     cost: int,

@@ -27,7 +27,7 @@ from typing import Any
 
 from thriftpy2.protocol import binary as _pybin
 from thriftpy2.protocol.compact import TCompactProtocol
-from thriftpy2.thrift import TMessageType, TType
+from thriftpy2.thrift import TMessageType, TPayload, TType
 from thriftpy2.transport import TMemoryBuffer
 
 from metastore_server.api.areas import named
@@ -162,7 +162,7 @@ def _same_wire(wire: int, declared: int) -> bool:
     return wire == declared or (wire in strings and declared in strings)
 
 
-def _fits(cls: type, raw: _RawStruct) -> bool:
+def _fits(cls: type[TPayload], raw: _RawStruct) -> bool:
     """Whether ``raw`` reads as ``cls``: each field it has of ``cls``'s ids of the declared
     wire type, and each required field of ``cls`` there."""
     for fid, field in cls.thrift_spec.items():
@@ -214,7 +214,7 @@ def _build(ttype: int, spec: Any, raw: Any) -> Any:
     return raw
 
 
-def _convert(obj: Any, cls: type) -> Any:
+def _convert(obj: Any, cls: type[TPayload]) -> Any:
     """``obj`` as an instance of ``cls``: the fields of the same name (sets and lists
     following ``cls``'s declaration)."""
     out = cls()
@@ -264,7 +264,7 @@ def without_catalog_names(value: Any) -> Any:
 
 
 @functools.cache
-def _catalog_plan(cls: type) -> tuple[tuple[str, bool], ...]:
+def _catalog_plan(cls: type[TPayload]) -> tuple[tuple[str, bool], ...]:
     """The fields of ``cls`` to visit: (name, whether it is a struct or list that can hold a
     catalog name deeper, else a catalog name itself)."""
     return tuple(

@@ -16,7 +16,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from thriftpy2.thrift import TType
+from thriftpy2.thrift import TPayload, TType
 
 #: Fields declared ``string`` in HMS 2.3 that later versions send as ``binary``.
 _BINARY_SINCE_3 = frozenset({"bitVectors"})
@@ -25,7 +25,7 @@ _Plan = tuple[tuple[str, int, Any], ...]
 
 
 @functools.cache
-def _plan(cls: type) -> _Plan:
+def _plan(cls: type[TPayload]) -> _Plan:
     """The fields of ``cls`` that can hold text, with their type and element spec."""
     fields = []
     for spec in cls.thrift_spec.values():
@@ -68,7 +68,7 @@ def _is_bytes(value: Any) -> bool:
 
 
 @functools.cache
-def _struct_test(cls: type) -> _Test:
+def _struct_test(cls: type[TPayload]) -> _Test:
     """Whether a ``cls`` holds an undecoded string: one closure per field, made once."""
     tests = [(name, _test(ttype, element)) for name, ttype, element in _plan(cls)]
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import structlog
 from thriftpy2.protocol import TCompactProtocolFactory, TCyBinaryProtocolFactory
+from thriftpy2.protocol.base import TProtocolFactory
 from thriftpy2.thrift import TApplicationException, TType
 from thriftpy2.transport import (
     TBufferedTransportFactory,
@@ -136,7 +137,7 @@ class MetastoreServer:
         )
         if protocol == "compact":
             self._iprot_factory: Any = MeteredCompactProtocolFactory()
-            self._oprot_factory = TCompactProtocolFactory()
+            self._oprot_factory: TProtocolFactory = TCompactProtocolFactory()
         else:
             self._iprot_factory = thrift_api.binary_protocol_factory()
             self._oprot_factory = TCyBinaryProtocolFactory()

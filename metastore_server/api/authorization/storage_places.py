@@ -173,7 +173,7 @@ class Places:
             ref = self.table(db or part.dbName, table or part.tableName)
             if ref is None:
                 continue
-            location = part.sd.location if part.sd is not None else None
+            location: str | None = part.sd.location if part.sd is not None else None
             location = location or self.default_partition(ref, part.values or [])
             if location:
                 needs.append(Need(CHANGE, location, f"partition of {ref.db}.{ref.name}"))

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from metastore_server.catalog.basics.names import make_partition_name
-from metastore_server.thrift_api import hms
+from metastore_server.thrift_api import ErrorClass, hms
 
 
 @dataclass
@@ -43,7 +43,7 @@ class TableChange:
 
     table: hms.Table
     previous: hms.Table | None
-    error: type[Exception]
+    error: ErrorClass
     current: Any = None
     then: list[Callable[[Any], None]] = field(default_factory=list)
 

@@ -11,9 +11,11 @@ other than binary.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from thriftpy2.thrift import TPayload
 
 from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.storage.row_scan import length_prefixed
@@ -111,10 +113,10 @@ class EncodedStructs:
     this type holding the list as its field of this id (``NotificationEventResponse``'s
     ``events``); None: the answer is the list itself."""
 
-    struct: type
+    struct: type[TPayload]
     blobs: Sequence[bytes]
     catalog: bytes = b""
-    within: tuple[type, int] | None = None
+    within: tuple[type[TPayload], int] | None = None
 
     def __len__(self) -> int:
         return len(self.blobs)
@@ -126,4 +128,5 @@ class EncodedStructs:
         if self.within is None:
             return items
         container, field_id = self.within
-        return container(**{container.thrift_spec[field_id][1]: items})
+        made: Callable[..., Any] = container  # a struct's constructor takes its fields
+        return made(**{container.thrift_spec[field_id][1]: items})

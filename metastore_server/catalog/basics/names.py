@@ -128,7 +128,8 @@ def pattern_to_regex(pattern: str | None) -> NameMatcher:
     literally.
     """
     if pattern is None:
-        return java_regex.compile_re2(".*")
+        everything: NameMatcher = java_regex.compile_re2(".*")
+        return everything
     alternatives = []
     for alternative in pattern.split("|"):
         regex = alternative.strip().replace("*", ".*")
@@ -139,7 +140,8 @@ def pattern_to_regex(pattern: str | None) -> NameMatcher:
             pieces = alternative.strip().split("*")
             regex = ".*".join(java_regex.escape(piece) for piece in pieces)
         alternatives.append(f"(?:{regex})")
-    return java_regex.compile_re2("(?i)(?:" + "|".join(alternatives) + ")")
+    matcher: NameMatcher = java_regex.compile_re2("(?i)(?:" + "|".join(alternatives) + ")")
+    return matcher
 
 
 #: A pattern alternative matched without a regex: letters, digits, ``_`` and ``*`` only.
@@ -199,10 +201,10 @@ class NamePattern:
             return [i for i, name in enumerate(found) if test(name) is not None]
         plain = self._plain_regex
         if (plain is not None or self.everything) and all_plain(found):
-            if self.everything:
+            if self.everything or plain is None:  # (no plain regex: every name matches)
                 return list(range(len(found)))
-            test = plain.fullmatch  # type: ignore[union-attr]
-            return [i for i, name in enumerate(found) if test(name) is not None]
+            plain_test = plain.fullmatch
+            return [i for i, name in enumerate(found) if plain_test(name) is not None]
         matches = self.matches
         return [i for i, name in enumerate(found) if matches(name)]
 

@@ -43,7 +43,7 @@ def _copied(value: Any) -> Any:
     if kind is dict:
         return {_copied(k): _copied(v) for k, v in value.items()}
     if isinstance(value, TPayload):
-        copied = kind.__new__(kind)
+        copied = value.__class__.__new__(value.__class__)
         copied.__dict__.update({name: _copied(v) for name, v in value.__dict__.items()})
         return copied
     return copy.deepcopy(value)
@@ -67,9 +67,10 @@ def from_bytes(cls: type[T], data: bytes) -> T:
     decoded again with the protocol that can.
     """
     try:
-        return deserialize(cls(), data, _FAST)
+        decoded: T = deserialize(cls(), data, _FAST)
     except TypeError:
-        return deserialize(cls(), data, thrift_api.binary_protocol_factory())
+        decoded = deserialize(cls(), data, thrift_api.binary_protocol_factory())
+    return decoded
 
 
 class _StorageLocation(TPayload):
@@ -92,5 +93,5 @@ def partition_location(data: bytes) -> str | None:
     try:
         found = deserialize(_PartitionLocation(), data, _FAST)
     except TypeError:
-        return from_bytes(thrift_api.hms.Partition, data).sd.location  # type: ignore[union-attr]
+        return from_bytes(thrift_api.hms.Partition, data).sd.location
     return found.sd.location if found.sd is not None else None

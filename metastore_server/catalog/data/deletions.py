@@ -82,7 +82,7 @@ class RealPaths:
             self._asked[real_parent] = asked
             if asked >= LIST_PARENT_FROM:
                 links = self._links[real_parent] = _links_in(real_parent)
-        if links is not None and links is not False:
+        if isinstance(links, frozenset):
             return name in links
         try:
             return stat.S_ISLNK(os.lstat(os.path.join(real_parent, name)).st_mode)

@@ -87,7 +87,7 @@ def _count_local(path: str) -> Counted:
     The directory is listed straight away (a partition's is mostly empty): no ``stat`` first
     unless it is not one."""
     try:
-        listing = os.scandir(path)
+        listing: os._ScandirIterator[str] | None = os.scandir(path)
     except FileNotFoundError:
         return Counted(0, 0, exists=False)
     except NotADirectoryError:
@@ -320,8 +320,8 @@ class FastStats:
             runs = [remote[i : i + size] for i in range(0, len(remote), size)]
             tasks = [[(places[i], locations[i]) for i in run] for run in runs]
             with ThreadPoolExecutor(threads) as pool:
-                for run, counted in zip(runs, pool.map(self._count_all, tasks), strict=True):
-                    for index, one in zip(run, counted, strict=True):
+                for run, run_counted in zip(runs, pool.map(self._count_all, tasks), strict=True):
+                    for index, one in zip(run, run_counted, strict=True):
                         found[index] = one
         for part, counted in zip(wanted, found, strict=True):
             if counted is not None and counted.exists:

@@ -285,14 +285,14 @@ class IndexKeeper:
         links = False
         for location in wanted:
             place = self._find_place(location)
-            if place is None:
+            if place is None or location is None:  # (no place has no location)
                 continue
-            guard = guards.get(location)  # type: ignore[arg-type]
+            guard = guards.get(location)
             if guard is None:
-                guard, linked = self._guard(  # type: ignore[arg-type]
+                guard, linked = self._guard(
                     place, location, kept, dirs, (real_paths, listed)
                 )
-                guards[location] = guard  # type: ignore[index]
+                guards[location] = guard
                 links = links or linked
             ordered.append(guard)
         index = GuardIndex(ordered)

@@ -27,6 +27,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import cast
 
 import structlog
 
@@ -208,8 +209,8 @@ class DataOperations:
                     raise refuse(location, str(exc)) from None
                 if roots.active and roots.covering(place) is None:  # (the reason made once)
                     uri = place.uri
-                    if owned:
-                        raise refuse(uri, roots.outside(place))
+                    if owned:  # outside the active roots: a reason, not None
+                        raise refuse(uri, cast(str, roots.outside(place)))
                     if not not_made:
                         log.info("data_not_made", location=uri, reason=roots.outside(place))
                     not_made.append(uri)
@@ -464,10 +465,11 @@ class DataOperations:
             return f"{place.uri} is a file system root"
         real = real_path(place)
         held = next((g for g in self._protected if g.held_by(place, real)), None)
-        if held is None and isinstance(guards, GuardIndex | GuardSet):
-            held = guards.first_held_by(place, real)
-        elif held is None:
-            held = next((g for g in guards if g.held_by(place, real)), None)
+        if held is None:
+            if isinstance(guards, GuardIndex | GuardSet):
+                held = guards.first_held_by(place, real)
+            else:
+                held = next((g for g in guards if g.held_by(place, real)), None)
         if held is not None:
             return f"{place.uri} is or holds {held.place.uri}, which is never deleted"
         for trash in self._trash:

@@ -22,8 +22,9 @@ import grp
 import os
 import pwd
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 
@@ -110,9 +111,10 @@ def allows(st_mode: int, st_uid: int, st_gid: int, who: Principal, access: str) 
     return bool(st_mode & other)
 
 
-def _name(lookup: object, number: int) -> str:
+def _name(lookup: Callable[[int], Sequence[Any]], number: int) -> str:
     try:
-        return lookup(number)[0]  # type: ignore[operator]
+        name: str = lookup(number)[0]
+        return name
     except (KeyError, OverflowError):
         return str(number)
 

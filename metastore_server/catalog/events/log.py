@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Protocol
 
 import structlog
 from thriftpy2.thrift import TPayload, TType
@@ -47,9 +48,24 @@ _EXPIRE_BATCHES = 10
 _MAX_ID = (1 << 63) - 1
 
 
+class EventNames(Protocol):
+    """What an event filter tests: a NotificationEvent, or its type and names alone."""
+
+    @property
+    def eventType(self) -> str | None: ...
+    @property
+    def dbName(self) -> str | None: ...
+    @property
+    def tableName(self) -> str | None: ...
+
+
 class _EventNames(TPayload):
     """A NotificationEvent's type and names alone (what event filters test): decoding it
     skips the message."""
+
+    eventType: str | None
+    dbName: str | None
+    tableName: str | None
 
     thrift_spec = {
         3: (TType.STRING, "eventType", False),
@@ -237,7 +253,7 @@ class NotificationLog:
         self,
         last_event: int,
         max_events: int | None,
-        wanted: Callable[[hms.NotificationEvent], bool] | None = None,
+        wanted: Callable[[EventNames], bool] | None = None,
     ) -> list[bytes]:
         """The events with ids above ``last_event`` in id order that ``wanted`` accepts (all
         when None), at most ``max_events`` when it is positive, as Thrift binary: each as it
@@ -257,7 +273,7 @@ class NotificationLog:
         return found
 
     def count(
-        self, after: int, up_to: int | None, wanted: Callable[[hms.NotificationEvent], bool]
+        self, after: int, up_to: int | None, wanted: Callable[[EventNames], bool]
     ) -> int:
         """How many events with ids in ``(after, up_to]`` ``wanted`` accepts."""
         counted = 0

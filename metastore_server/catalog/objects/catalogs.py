@@ -10,6 +10,7 @@ none: ``hive``); database names stay unique across catalogs (they key the databa
 from __future__ import annotations
 
 import copy
+from typing import Protocol
 
 import structlog
 
@@ -27,7 +28,14 @@ DEFAULT_DESCRIPTION = "Default catalog for Hive"
 _log = structlog.get_logger(__name__)
 
 
-def catalog_of(db: hms.Database) -> str:
+class InCatalog(Protocol):
+    """A stored database, or its catalog name alone."""
+
+    @property
+    def catalogName(self) -> str | None: ...
+
+
+def catalog_of(db: InCatalog) -> str:
     """The catalog a stored database belongs to (rows written before catalogs: ``hive``)."""
     return names.normalize(db.catalogName) or DEFAULT_CATALOG
 
@@ -78,6 +86,7 @@ class Catalogs:
     def create(self, catalog: hms.Catalog | None) -> None:
         """Create a catalog: a valid name and a location are required."""
         name = self._rows.new_name(None if catalog is None else catalog.name, "Catalog")
+        assert catalog is not None  # new_name refused a missing name
         if not catalog.locationUri:
             raise hms.InvalidObjectException(message="You must specify a path for the catalog")
         stored = copy.deepcopy(catalog)

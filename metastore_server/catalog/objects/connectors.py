@@ -57,6 +57,7 @@ class DataConnectors:
         """Record a connector: a valid name, a type and a URL are required."""
         given = None if connector is None else connector.name
         name = self._rows.new_name(given, "Dataconnector")
+        assert connector is not None  # new_name refused a missing name
         if not connector.type:
             raise hms.InvalidObjectException(message="Dataconnector type cannot be empty")
         if not connector.url:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 from thriftpy2.thrift import TPayload, TType
 
@@ -30,6 +30,21 @@ from metastore_server.catalog.objects.tables import TableRef, Tables
 from metastore_server.storage import layout
 from metastore_server.storage.port import Condition, Delete, Put, StoragePort
 from metastore_server.thrift_api import hms
+
+
+class Entry(Protocol):
+    """What the constraint structs kept one per column share (not SQLForeignKey)."""
+
+    catName: str
+    table_db: str
+    table_name: str
+    column_name: str
+
+
+E = TypeVar("E", bound=Entry)
+#: (kind, columns in key order) of each constraint: the columns are the kind's struct
+#: (``_HOLDERS``), so they are told apart by the kind only.
+Stored: TypeAlias = list[tuple[bytes, list[Any]]]
 
 
 def forget_table(store: StoragePort, table_id: int) -> None:
@@ -149,7 +164,7 @@ class Constraints:
             self._recorded(table_messages.ADD_UNIQUECONSTRAINT, stored, events)
 
     def add_each(
-        self, kind: bytes, entries: Sequence[TPayload] | None, events: list[Event] | None = None
+        self, kind: bytes, entries: Sequence[Entry] | None, events: list[Event] | None = None
     ) -> None:
         """Record not null (``_NN``), default (``_DC``) or check (``_CC``) constraints, one per
         entry, all of one table, all or nothing where the store has transactions."""
@@ -157,7 +172,7 @@ class Constraints:
             return
         field, prefix = _NAME_FIELDS[kind]
         ref = self._table(entries[0].table_db, entries[0].table_name, "Parent")
-        planned: list[tuple[str, TPayload]] = []
+        planned: list[tuple[str, Entry]] = []
         for entry in entries:
             self._require_same_table(ref, entry)
             kept = self._kept(ref, entry, require=kind != _CC or entry.column_name is not None)
@@ -171,7 +186,7 @@ class Constraints:
                 self._add(ref, name, kind, [kept])
             self._recorded(_EVENT_TYPES[kind], [kept for _, kept in planned], events)
 
-    def of_kind(self, kind: bytes, db: str | None, table: str | None) -> list[TPayload]:
+    def of_kind(self, kind: bytes, db: str | None, table: str | None) -> list[Any]:
         """A table's constraints of one kind, each's columns in key order (none for a missing
         table, as HMS answers)."""
         ref = self._tables.find(names.normalize(db), names.normalize(table))
@@ -182,7 +197,7 @@ class Constraints:
     def all_of(self, db: str | None, table: str | None) -> hms.SQLAllTableConstraints:
         """Every constraint of a table, by kind (``get_all_table_constraints``)."""
         ref = self._tables.find(names.normalize(db), names.normalize(table))
-        found: dict[bytes, list[TPayload]] = {kind: [] for kind in _HOLDERS}
+        found: dict[bytes, list[Any]] = {kind: [] for kind in _HOLDERS}
         for kind, columns in self._stored(ref) if ref is not None else []:
             found[kind].extend(columns)
         return hms.SQLAllTableConstraints(
@@ -252,13 +267,13 @@ class Constraints:
         return ref
 
     @staticmethod
-    def _require_same_table(ref: TableRef, entry: TPayload) -> None:
+    def _require_same_table(ref: TableRef, entry: Entry) -> None:
         """MetaException when a constraint's entry names another table than its first."""
         if (names.normalize(entry.table_db), names.normalize(entry.table_name)) != (
             ref.db, ref.name):  # fmt: skip
             raise hms.MetaException(message="A constraint must be on one table")
 
-    def _kept(self, ref: TableRef, entry: TPayload, *, require: bool) -> TPayload:
+    def _kept(self, ref: TableRef, entry: E, *, require: bool) -> E:
         """The entry as stored: names lower-case, the default catalog (its column must exist
         when ``require``)."""
         if require:
@@ -275,15 +290,15 @@ class Constraints:
         if (column or "").lower() not in known:
             raise hms.InvalidObjectException(message=f"{role} column not found: {column}")
 
-    def _every_stored(self) -> list[tuple[bytes, list]]:  # type: ignore[type-arg]
+    def _every_stored(self) -> Stored:
         """The constraints of every table."""
-        found = []
+        found: Stored = []
         start, stop = layout.constraints_range()
         for _key, row in self._ctx.store.scan(layout.META, start, stop):
             found.extend(_decoded(row))
         return found
 
-    def _add(self, ref: TableRef, name: str, kind: bytes, stored: list[object]) -> None:
+    def _add(self, ref: TableRef, name: str, kind: bytes, stored: Sequence[object]) -> None:
         key = layout.constraints_key(ref.table_id)
         column = layout.constraint_column(name)
         value = kind + to_bytes(_HOLDERS[kind](keys=stored))
@@ -291,13 +306,13 @@ class Constraints:
                                       Condition(layout.META, key, column, None)):  # fmt: skip
             raise hms.MetaException(message=f"Constraint name already exists: {name}")
 
-    def _stored(self, ref: TableRef) -> list[tuple[bytes, list]]:  # type: ignore[type-arg]
+    def _stored(self, ref: TableRef) -> Stored:
         return _decoded(self._ctx.store.get(layout.META, layout.constraints_key(ref.table_id)))
 
 
-def _decoded(row: dict[bytes, bytes] | None) -> list[tuple[bytes, list]]:  # type: ignore[type-arg]
+def _decoded(row: dict[bytes, bytes] | None) -> Stored:
     """(kind, columns in key order) of each constraint of a table's constraints row."""
-    found = []
+    found: Stored = []
     for column, value in sorted((row or {}).items()):
         if not column.startswith(layout.CONSTRAINT_PREFIX):
             continue
@@ -322,10 +337,23 @@ _EVENT_TYPES = {
 }
 
 
-def _holder(element: type) -> type:
+if TYPE_CHECKING:
+
+    class _Holder(TPayload):
+        """What thriftpy2 makes of a holder's spec (below): its field and constructor."""
+
+        keys: list[Any] | None
+
+        def __init__(self, keys: Sequence[object] | None = None) -> None: ...
+
+else:
+    _Holder = TPayload
+
+
+def _holder(element: type[TPayload]) -> type[_Holder]:
     """A Thrift struct with one list of ``element`` (to store a constraint's columns)."""
 
-    class Holder(TPayload):
+    class Holder(_Holder):
         thrift_spec = {1: (TType.LIST, "keys", (TType.STRUCT, element), False)}
         default_spec = [("keys", None)]
 

@@ -44,6 +44,7 @@ def missing_in(catalog: str, name: str) -> hms.NoSuchObjectException:
 class _DatabaseCatalog(TPayload):
     """A Database's catalog name alone (what listings test): decoding it skips the rest."""
 
+    catalogName: str | None
     thrift_spec = {8: (TType.STRING, "catalogName", False)}
     default_spec = [("catalogName", None)]
 
@@ -51,6 +52,7 @@ class _DatabaseCatalog(TPayload):
 class _DatabaseLocation(TPayload):
     """A Database's location alone (what drops guard): decoding it skips the rest."""
 
+    locationUri: str | None
     thrift_spec = {3: (TType.STRING, "locationUri", False)}
     default_spec = [("locationUri", None)]
 

@@ -208,7 +208,7 @@ class Statistics:
             present.append(layout.last_analyzed(engine))
         with self._ctx.write_lock:  # its event in the same change
             self._ctx.store.mutate(
-                [Delete(layout.META, key, None if not left else present)]  # type: ignore[arg-type]
+                [Delete(layout.META, key, None if not left else present)]
             )
             self._ctx.events.record(self._deleted(ref, name, column.lower() if column else None))
         return True

@@ -5,7 +5,7 @@ client disallows them) no incompatible column type changes. Messages are HMS's."
 from __future__ import annotations
 
 from metastore_server.catalog.basics import code_properties, column_types
-from metastore_server.thrift_api import hms
+from metastore_server.thrift_api import ErrorClass, hms
 
 #: Our refusal of a table without a storage descriptor (HMS fails on it: MetaException).
 NO_STORAGE_DESCRIPTOR = "Table has no storage descriptor"
@@ -17,7 +17,7 @@ def duplicate_column_message(table: hms.Table, column: str) -> str:
 
 
 def check_column_types(
-    table: hms.Table, error: type[Exception], *, partition_keys: bool = False
+    table: hms.Table, error: ErrorClass, *, partition_keys: bool = False
 ) -> None:
     """Refuse a definition without a storage descriptor (MetaException) or with a column type
     HMS does not know (``error``: ``Invalid column type: ...``), as HMS does before anything
@@ -51,7 +51,7 @@ def refuse_incompatible_types(current: hms.Table, new: hms.Table) -> None:
         raise hms.InvalidOperationException(message=column_types.incompatible_message(found))
 
 
-def check_partition_keys(table: hms.Table, error: type[Exception]) -> None:
+def check_partition_keys(table: hms.Table, error: ErrorClass) -> None:
     """``error`` for an empty partition key name or one a column has too; MetaException for
     one given twice (HMS's store refuses it)."""
     columns = [(c.name or "").lower() for c in (table.sd.cols if table.sd else None) or []]
@@ -66,7 +66,7 @@ def check_partition_keys(table: hms.Table, error: type[Exception]) -> None:
 
 
 def refuse_code_properties(
-    new: dict[str, str] | None, old: dict[str, str] | None, what: str, error: type[Exception]
+    new: dict[str, str] | None, old: dict[str, str] | None, what: str, error: ErrorClass
 ) -> None:
     """``error`` when ``new`` sets a property naming code (``py-io-impl``, ``*.impl``) that
     ``old`` did not hold with that value (``code_properties``)."""

@@ -20,7 +20,7 @@ from metastore_server.catalog.dependencies.model import (
 from metastore_server.catalog.dependencies.table_rules import mark_dependent
 from metastore_server.catalog.objects.tables import TableRef, Tables, column_types
 from metastore_server.storage.port import StoragePort
-from metastore_server.thrift_api import hms
+from metastore_server.thrift_api import ErrorClass, hms
 
 #: A stored partition holding these bytes may record a dependency (a cheap first test).
 DEPENDENCY_MARK = DEPENDS_ON_KEY.encode("utf-8")
@@ -38,7 +38,7 @@ def checked_dependency(
     given: str | None,
     values: Sequence[str],
     spec: DependentSpec | None,
-    error: type[Exception],
+    error: ErrorClass,
 ) -> tuple[Dependency, TableRef]:
     """The dependency a dependent partition records (``given`` by the client, else on the
     table's current base), checked: readable, on an existing base, on its keys. ``error``
@@ -67,7 +67,7 @@ def checked_dependency(
 
 
 def _check_base_keys(
-    ref: TableRef, dependency: Dependency, base: TableRef, error: type[Exception]
+    ref: TableRef, dependency: Dependency, base: TableRef, error: ErrorClass
 ) -> None:
     """``error`` unless the dependency fixes leading partition keys of its base, in order."""
     where = f"dependent table {ref.db}.{ref.name}"

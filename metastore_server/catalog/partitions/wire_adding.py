@@ -142,7 +142,7 @@ class AddedWire(Sequence[hms.Partition]):
     def __len__(self) -> int:
         return len(self._answers)
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def,override]
+    def __getitem__(self, index):
         if isinstance(index, slice):
             return [answer.decode() for answer in self._answers[index]]
         return self._answers[index].decode()

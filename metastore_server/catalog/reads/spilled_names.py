@@ -16,8 +16,8 @@ from __future__ import annotations
 import heapq
 import struct
 import tempfile
-from collections.abc import Iterator, Sequence
-from typing import IO
+from collections.abc import Generator, Iterator, Sequence
+from typing import IO, cast
 
 from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
 from metastore_server.storage.row_scan import length_prefixed
@@ -48,7 +48,7 @@ class _Runs:
         self.files.append(run)
         self.count += count
 
-    def merged(self) -> Iterator[bytes | tuple[bytes, ...]]:
+    def merged(self) -> Generator[bytes | tuple[bytes, ...], None, None]:
         """Every record in order (a name, or a tuple of the fields); the runs are closed
         (and so deleted) at the end."""
         try:
@@ -143,9 +143,10 @@ class MergedNames(_FromRuns, EncodedNames):
     def decode(self) -> list[str]:
         return [name.decode("utf-8") for name in self.merged()]
 
-    def merged(self) -> Iterator[bytes]:
+    def merged(self) -> Generator[bytes, None, None]:
         """Every name in order (once: the runs are deleted at the end)."""
-        return self.runs.merged()  # type: ignore[return-value]
+        # Runs of names alone (no fields).
+        return cast(Generator[bytes, None, None], self.runs.merged())
 
     def first(self, limit: int) -> EncodedNames:
         """The first ``limit`` names (held in memory), or all of them as they are."""
@@ -153,7 +154,7 @@ class MergedNames(_FromRuns, EncodedNames):
             return self
         merged = self.merged()
         first = [name for _, name in zip(range(limit), merged, strict=False)]
-        merged.close()  # type: ignore[attr-defined]  # a generator: its runs close
+        merged.close()  # its runs close
         return EncodedNames(first)
 
 
@@ -203,10 +204,11 @@ class PartitionSorter:
         merged = MergedPartitions(db, table, self._runs, self._blob_bytes)
         if limit is None or limit >= len(merged):
             return merged
-        records = merged.runs.merged()
+        # Runs of (name, stored partition) records.
+        records = cast(Generator[tuple[bytes, bytes], None, None], merged.runs.merged())
         first = [pair[1] for _, pair in zip(range(limit), records, strict=False)]
-        records.close()  # type: ignore[attr-defined]  # a generator: its runs close
-        return EncodedPartitions(db, table, first)  # type: ignore[arg-type]
+        records.close()  # its runs close
+        return EncodedPartitions(db, table, first)
 
 
 class MergedPartitions(_FromRuns, EncodedPartitions):
@@ -223,7 +225,8 @@ class MergedPartitions(_FromRuns, EncodedPartitions):
     def blob_chunks(self, size: int) -> Iterator[Sequence[bytes]]:
         """The stored partitions in name order, ``size`` at a time."""
         block: list[bytes] = []
-        for _name, blob in self.runs.merged():  # type: ignore[misc]
+        # Runs of (name, stored partition) records.
+        for _name, blob in cast(Iterator[tuple[bytes, bytes]], self.runs.merged()):
             block.append(blob)
             if len(block) == size:
                 yield block

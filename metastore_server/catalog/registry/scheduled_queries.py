@@ -24,7 +24,7 @@ from metastore_server.catalog.core.named_rows import CAS_TRIES, NamedRows, Store
 from metastore_server.catalog.registry import cron
 from metastore_server.storage import layout
 from metastore_server.storage.port import Delete, Put
-from metastore_server.thrift_api import hms
+from metastore_server.thrift_api import ErrorClass, hms
 
 #: How long an execution may go without a progress report before it counts as timed out.
 DEFAULT_TIMEOUT_S = 120
@@ -245,7 +245,7 @@ class ScheduledQueries:
 
 
 def _parts(
-    key: hms.ScheduledQueryKey | None, error: type[Exception] = hms.InvalidInputException
+    key: hms.ScheduledQueryKey | None, error: ErrorClass = hms.InvalidInputException
 ) -> tuple[str, str]:
     """The row name of a query: namespace, schedule name; ``error`` when the key lacks one."""
     if key is None or not key.scheduleName or key.clusterNamespace is None:

@@ -92,7 +92,8 @@ class Reader:
 
     def byte(self) -> int:
         """The next byte, signed (as Java's readByte)."""
-        return struct.unpack(">b", self.take(1))[0]
+        value: int = struct.unpack(">b", self.take(1))[0]
+        return value
 
     def vlong(self) -> int:
         """The next vlong."""
@@ -127,7 +128,8 @@ class Reader:
 
     def long(self) -> int:
         """The next 8-byte big-endian long (``DataOutput.writeLong``)."""
-        return _LONG.unpack(self.take(_LONG.size))[0]
+        value: int = _LONG.unpack(self.take(_LONG.size))[0]
+        return value
 
     def end(self) -> None:
         """Refuse bytes left over."""

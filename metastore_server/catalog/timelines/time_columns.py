@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from metastore_server.thrift_api import hms
+from metastore_server.thrift_api import ErrorClass, hms
 from metastore_server.timeline import (
     TIME_PARTCOLS_KEY,
     UPDATE_PERIOD_KEY,
@@ -91,7 +91,7 @@ def parse_declaration(text: str) -> dict[str, UpdatePeriod | None]:
 
 
 def check_declaration(
-    table: hms.Table, error: type[Exception] = hms.InvalidObjectException
+    table: hms.Table, error: ErrorClass = hms.InvalidObjectException
 ) -> None:
     """``error`` (InvalidObjectException: create_table's; alter_table's is
     InvalidOperationException) when the table's ``metastore.timeline.periods`` cannot be read or

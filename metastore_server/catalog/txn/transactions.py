@@ -110,7 +110,7 @@ class LockEntry:
         return cls(
             lockid, d["txn"], d["state"], d["user"], d["host"], d["agent"], d["hb"], d["acq"],
             [lock_rules.Component(t, db, tb, p) for t, db, tb, p in d["c"]],
-            tuple(d["by"]) if d.get("by") else None,  # type: ignore[arg-type]
+            tuple(d["by"]) if d.get("by") else None,
         )  # fmt: skip
 
 
@@ -314,7 +314,7 @@ class Transactions:
         lockid = request.lockid if request is not None else None
 
         def check(table: LockTable, now: int) -> int:
-            entry = table.locks.get(lockid)  # type: ignore[arg-type]
+            entry = table.locks.get(lockid)
             if entry is None:
                 raise hms.NoSuchLockException(message=f"No such lock lockid:{lockid}")
             fresh = now - int(self.timeout_s * 100)  # a tenth of the timeout ago
@@ -339,7 +339,7 @@ class Transactions:
         lockid = request.lockid if request is not None else None
 
         def release(table: LockTable, now: int) -> None:
-            entry = table.locks.get(lockid)  # type: ignore[arg-type]
+            entry = table.locks.get(lockid)
             if entry is None:
                 return
             if entry.txnid and entry.state == lock_rules.ACQUIRED:

@@ -57,7 +57,8 @@ def full_name(db: str, table: str) -> str:
 
 def table_state(write_ids: dict[str, Any], name: str) -> dict[str, Any]:
     """The write-id state of a table, created empty when it has none."""
-    return write_ids.setdefault(name, {"last": 0, "base": 0, "t": {}})
+    state: dict[str, Any] = write_ids.setdefault(name, {"last": 0, "base": 0, "t": {}})
+    return state
 
 
 def allocate(state: dict[str, Any], txnid: int) -> tuple[int, bool]:
