@@ -5,6 +5,8 @@ drop, alter, rename and exchange between tables. See ``docs/compatibility.md`` a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import (
     catalog_field,
@@ -323,7 +325,7 @@ class PartitionWriteCalls(Area):
         source_table_name: str,
         dest_db: str,
         dest_table_name: str,
-    ) -> list[hms.Partition]:
+    ) -> Sequence[hms.Partition]:
         """Move the partitions under a spec of leading keys to a table of the same shape."""
         return exchange.exchange(
             self.catalog, partitionSpecs, source_db, source_table_name, dest_db, dest_table_name

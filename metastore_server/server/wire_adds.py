@@ -6,7 +6,7 @@ encoding it again. A request that does not fit is read the usual way."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.basics.wire_partitions import NotFast, read_partitions
@@ -57,5 +57,8 @@ def _add_partitions_req(args: Any, data: bytes, fields: list[tuple[int, int, int
     at, end = parts[0]
     rest = b"".join(data[a - 3 : e] for fid, _, a, e in inner if fid != 3)
     request = from_bytes(hms.AddPartitionsRequest, rest + b"\x00")
-    request.parts, _ = read_partitions(data, at, charge)
+    wire_parts, _ = read_partitions(data, at, charge)
+    # Partitions as they came (attributes named as hms.Partition's) until the add decodes
+    # them (catalog.partitions.wire_adding).
+    request.parts = cast(list[hms.Partition], wire_parts)
     args.request = request

@@ -104,7 +104,9 @@ class WirePartition:
         self.buf = buf
         self.start = start
         self.values: list[str] | None = None
-        self.dbName = self.tableName = self.catName = None
+        self.dbName: str | None = None
+        self.tableName: str | None = None
+        self.catName: str | None = None
         self.createTime: int | None = None
         self.lastAccessTime: int | None = None
         self.parameters: dict[str, str] | None = None

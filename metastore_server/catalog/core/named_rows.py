@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Generic, TypeVar
 
 from metastore_server.catalog.basics import names
@@ -55,7 +56,10 @@ class NamedRows(Generic[T]):
         self._store = store
         self.kind = kind
         self._encode = encode or to_bytes
-        self._decode = decode or (lambda blob: from_bytes(struct, blob))
+        if decode is None:
+            assert struct is not None  # (refused above without one)
+            decode = partial(from_bytes, struct)
+        self._decode = decode
 
     def key(self, parts: Sequence[str]) -> bytes:
         """The row key of a name."""

@@ -443,7 +443,8 @@ def merge_objects(objects: Sequence[hms.ColumnStatisticsObj]) -> hms.ColumnStati
 
 def _decimal_value(decimal: hms.Decimal) -> float:
     unscaled = int.from_bytes(decimal.unscaled or b"\x00", "big", signed=True)
-    return unscaled / (10 ** (decimal.scale or 0))
+    scale: int = 10 ** (decimal.scale or 0)
+    return unscaled / scale
 
 
 class StatisticsListener:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from typing import Any
 
 from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.planner import java_regex
@@ -34,7 +35,8 @@ OWNER = "hive_filter_field_owner__"
 LAST_ACCESS = "hive_filter_field_last_access__"
 PARAMS = "hive_filter_field_params__"
 _PARAM_OPS = (Op.EQ, Op.NE, Op.LIKE)
-_COMPARE: dict[Op, Callable[[object, object], bool]] = {
+#: Both operands are of one kind (two texts or two integers).
+_COMPARE: dict[Op, Callable[[Any, Any], bool]] = {
     Op.EQ: operator.eq, Op.NE: operator.ne, Op.LT: operator.lt,
     Op.LE: operator.le, Op.GT: operator.gt, Op.GE: operator.ge,
 }  # fmt: skip
@@ -85,7 +87,7 @@ def _leaf_holds(leaf: Leaf, table: hms.Table) -> bool:
             return False
         return _COMPARE[leaf.op](table.lastAccessTime or 0, literal.value)
     if leaf.key == OWNER:
-        value = table.owner
+        value: str | None = table.owner
         if value is None or literal.kind is not LiteralKind.STRING:
             return False
     else:

@@ -8,6 +8,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from thriftpy2.thrift import TPayload, TType
 
@@ -21,8 +22,8 @@ from metastore_server.thrift_api import hms
 class _Skipped(TPayload):
     """A struct whose fields are all skipped (a partition key: only its presence counts)."""
 
-    thrift_spec: dict = {}
-    default_spec: list = []
+    thrift_spec: ClassVar[dict[int, tuple[Any, ...]]] = {}
+    default_spec: ClassVar[list[tuple[str, Any]]] = []
 
 
 class _Storage(TPayload):

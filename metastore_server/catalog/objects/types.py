@@ -33,7 +33,7 @@ class TypeRegistry:
     def create(self, new_type: hms.Type | None) -> bool:
         """Record a type; AlreadyExistsException when one of that name exists."""
         name = new_type.name if new_type is not None else None
-        if name is None:
+        if new_type is None or name is None:
             raise hms.MetaException(message=NULL_NAME)
         if _TYPE_NAME.fullmatch(name) is None:
             raise hms.InvalidObjectException(message="Invalid type name")

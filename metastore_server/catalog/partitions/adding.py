@@ -239,7 +239,7 @@ class Adding(PartitionWriter):
         self,
         db: str,
         table: str,
-        parts: list[WirePartition],
+        parts: Sequence[WirePartition],
         if_not_exists: bool,
         now: int,
         count_stats: bool,

@@ -236,7 +236,8 @@ class Altering(PartitionWriter):
                 or new_part.sd.location == old_location
             )
         )
-        if not follows:
+        # (follows: the sd and both locations are there)
+        if not follows or updated.sd is None or not ref.location or not old_location:
             return None
         updated.sd.location = self._ctx.warehouse.child_location(
             ref.location, partition_name(ref, updated.values)

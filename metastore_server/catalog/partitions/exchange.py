@@ -14,7 +14,7 @@ ADD_PARTITION for the destination, one DROP_PARTITION per source partition).
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from metastore_server.catalog.basics import names
@@ -47,7 +47,7 @@ def exchange(
     source_table: str | None,
     dest_db: str | None,
     dest_table: str | None,
-) -> list[hms.Partition]:
+) -> Sequence[hms.Partition]:
     """Move the partitions of ``source`` under ``spec`` to ``dest``; the new partitions.
     MetaException (HMS's words) when an argument is missing, a table is missing, the tables
     differ, no partition matches, one exists in ``dest`` already, or the data cannot move."""
@@ -126,6 +126,8 @@ def _moved(catalog: Catalog, dest: TableRef, moving: list[hms.Partition]) -> lis
     """The partitions ``moving`` as partitions of ``dest``, at their default locations there;
     MetaException when ``dest`` has one already."""
     taken = set(catalog.partition_reads.list_names(dest.db, dest.name).decode())
+    location = dest.location
+    assert location is not None  # _check_exchangeable refused a table without one
     moved = []
     for partition in moving:
         name = names.make_partition_name(dest.key_names, partition.values)
@@ -136,7 +138,7 @@ def _moved(catalog: Catalog, dest: TableRef, moving: list[hms.Partition]) -> lis
         new = copy.deepcopy(partition)
         new.dbName, new.tableName, new.catName = dest.db, dest.name, None
         if new.sd is not None:
-            new.sd.location = catalog.ctx.warehouse.child_location(dest.location, name)
+            new.sd.location = catalog.ctx.warehouse.child_location(location, name)
         moved.append(new)
     return moved
 
@@ -147,7 +149,7 @@ def _swap(
     dest: TableRef,
     moving: list[hms.Partition],
     moved: list[hms.Partition],
-) -> list[hms.Partition]:
+) -> Sequence[hms.Partition]:
     """Add ``moved`` to ``dest``, then drop ``moving`` from ``source`` (the added partitions
     are dropped again when that fails); the partitions added."""
     added = catalog.partitions.add(dest.db, dest.name, moved, count_stats=False)

@@ -50,7 +50,7 @@ class Partitions:
             "Unable to add partition because table or database do not exist"
         ),
         count_stats: bool = True,
-    ) -> list[hms.Partition]:
+    ) -> Sequence[hms.Partition]:
         """Add partitions, all or nothing; the partitions added, as HMS answers them."""
         return self.adding.add(
             db, table, parts, if_not_exists, missing_table_message, count_stats

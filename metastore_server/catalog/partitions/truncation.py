@@ -86,7 +86,7 @@ class Truncation:
             refuse_unmanaged(ref)
             if ref.key_names:
                 parts = self._partitions(ref, part_names)
-                locations = [p.sd.location for p in parts if p.sd is not None]
+                locations: list[str | None] = [p.sd.location for p in parts if p.sd is not None]
                 what = [f"partition {partition_name(ref, p.values)}" for p in parts]
             else:
                 parts, locations, what = [], [ref.location], ["table"]

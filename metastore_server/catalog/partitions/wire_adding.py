@@ -8,6 +8,7 @@ the partitions and adds them the usual way, which raises HMS's errors in HMS's o
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeGuard, overload
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.serde import from_bytes
@@ -142,13 +143,17 @@ class AddedWire(Sequence[hms.Partition]):
     def __len__(self) -> int:
         return len(self._answers)
 
-    def __getitem__(self, index):
+    @overload
+    def __getitem__(self, index: int) -> hms.Partition: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[hms.Partition]: ...
+    def __getitem__(self, index: int | slice) -> hms.Partition | list[hms.Partition]:
         if isinstance(index, slice):
             return [answer.decode() for answer in self._answers[index]]
         return self._answers[index].decode()
 
 
-def wire_parts(parts: Sequence[object]) -> bool:
+def wire_parts(parts: Sequence[object]) -> TypeGuard[Sequence[WirePartition]]:
     """Whether the partitions of an add came as wire bytes."""
     return bool(parts) and all(isinstance(part, WirePartition) for part in parts)
 

@@ -50,10 +50,10 @@ def explain_plan(
         explained = hms.ExplainedScan(
             kind="get" if is_get else "scan",
             start=f"[{format_values(scan.values, names)}]"
-            if is_get
+            if isinstance(scan, Get)
             else format_bound(scan.lower, names, upper=False),
             stop=f"[{format_values(scan.values, names)}]"
-            if is_get
+            if isinstance(scan, Get)
             else format_bound(scan.upper, names, upper=True),
             residual=None if scan.residual is None else scan.residual.to_filter_string(),
             hbaseFilter=printable_filter(_filter_text(key_range)),

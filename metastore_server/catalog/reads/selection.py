@@ -13,7 +13,7 @@ anything is sorted or sent.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 from metastore_server import audit
 from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
@@ -170,8 +170,8 @@ class Stored:
         for rows, incomplete in batches:
             found = [row[0] for row in rows]
             for i, (name, key) in enumerate(rows if incomplete else ()):
-                if name is None:  # a row without its name: made from the key
-                    found[i] = name_bytes_of(ref, key, {})
+                if name is None:  # a row without its name: made from the key (kept in it)
+                    found[i] = name_bytes_of(ref, cast(bytes, key), {})
             del rows
             sorter.add(found)  # type: ignore[arg-type]
         return sorter.sorted(limit_of(max_parts))

@@ -18,7 +18,7 @@ spelling suffix; comparing them compares the partitions exactly as the semantics
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 
 from metastore_server import audit
 from metastore_server.catalog.objects.tables import TableRef
@@ -103,7 +103,7 @@ def _tuples_in_order(
     ranges: Sequence[KeyRange],
     descending: bool,
     prefix: int,
-) -> Iterator[bytes]:
+) -> Generator[bytes, None, None]:
     """Encoded tuples of the matching partitions in key order (backwards: the first key's
     parsed values, then its unparsed ones); with ``prefix``, one per distinct prefix."""
     table_prefix = ranges[0].start[:KEY_ID_LENGTH] if ranges else b""
@@ -266,8 +266,8 @@ class _Counting:
 
 
 def _unparsed_last(
-    tuples: Iterator[bytes], kinds: Sequence[KeyKind], order: Sequence[int]
-) -> Iterator[bytes]:
+    tuples: Generator[bytes, None, None], kinds: Sequence[KeyKind], order: Sequence[int]
+) -> Generator[bytes, None, None]:
     """A backwards key-order stream with rows whose later keys hold unparsed values moved to
     the end of their block (see the module docstring); ``tuples`` is closed when done."""
     held: dict[int, list[bytes]] = {}

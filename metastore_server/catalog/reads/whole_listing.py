@@ -15,6 +15,7 @@ and when the listing is expected to fit the cache.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from metastore_server import audit
 from metastore_server.catalog.core.context import CatalogContext
@@ -60,7 +61,8 @@ def _fill_names(ref: TableRef, rows: list[tuple[bytes | None, ...]], incomplete:
         if name is None or blob is None:  # a row without its name: made from the key
             if blob is None:
                 raise ValueError(f"partition row {key!r} of {ref.db}.{ref.name} is empty")
-            rows[i] = (name_bytes_of(ref, key, {}), blob, key)
+            # (the key is kept in a row lacking a column: row_scan.packed_columns)
+            rows[i] = (name_bytes_of(ref, cast(bytes, key), {}), blob, key)
 
 
 def whole_listing(ctx: CatalogContext, ref: TableRef, *, build: bool = True) -> Listing | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.core.context import CatalogContext
@@ -20,7 +20,15 @@ from metastore_server.catalog.core.named_rows import CAS_TRIES, NamedRows
 from metastore_server.catalog.objects.databases import Databases
 from metastore_server.thrift_api import hms
 
-T = TypeVar("T")
+
+class _InDatabase(Protocol):
+    """An object named in a database (a stored procedure, a package)."""
+
+    catName: str
+    dbName: str
+
+
+T = TypeVar("T", bound=_InDatabase)
 
 
 def _normal(value: str | None) -> str:

@@ -15,6 +15,7 @@ import copy
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.core.named_rows import NamedRows
 from metastore_server.storage import layout
+from metastore_server.storage.port import Delete
 from metastore_server.thrift_api import hms
 
 #: How long a stat is kept (HMS's default maximum age of runtime statistics: 3 days).
@@ -41,7 +42,7 @@ class RuntimeStats:
         number = self._ctx.store.increment(
             layout.META, layout.COUNTERS_ROW, layout.NEXT_RUNTIME_STAT
         )
-        expired = []
+        expired: list[Delete] = []
         for old in self._rows.scan():
             if old.obj.createTime >= now - self.max_age_s or len(expired) >= _DROP_PER_ADD:
                 break

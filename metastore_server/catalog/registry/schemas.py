@@ -128,11 +128,12 @@ class Schemas:
     def _read_version(
         self, descriptor: hms.SchemaVersionDescriptor | None
     ) -> Stored[hms.SchemaVersion]:
-        parts = _version_parts(descriptor)
+        parts = _version_parts(descriptor)  # (refuses a missing descriptor)
         stored = self._versions.read(parts)
         if stored is None:
+            version = descriptor.version if descriptor is not None else None
             raise hms.NoSuchObjectException(
-                message=f"No schema version {_label(parts[:3])} {descriptor.version} exists"
+                message=f"No schema version {_label(parts[:3])} {version} exists"
             )
         return stored
 

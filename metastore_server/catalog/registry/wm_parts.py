@@ -225,7 +225,8 @@ class PlanParts:
     def put_mapping(self, request: hms.WMCreateOrUpdateMappingRequest | None) -> None:
         """Create a mapping (AlreadyExistsException when there is one), or with ``update``
         change one (NoSuchObjectException when there is none). No pool: unmanaged."""
-        mapping = (request or hms.WMCreateOrUpdateMappingRequest()).mapping
+        request = request or hms.WMCreateOrUpdateMappingRequest()
+        mapping = request.mapping
         if mapping is None:
             raise hms.MetaException(message="A mapping is required")
         stored = self._mapping(mapping)

@@ -14,6 +14,7 @@ is kept disabled as ``<name>_old_<n>``.
 from __future__ import annotations
 
 import copy
+from typing import Protocol
 
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.core.named_rows import CAS_TRIES, Stored
@@ -27,15 +28,25 @@ from metastore_server.catalog.registry.wm_store import (
     ns_of,
     plan_name,
 )
+from metastore_server.storage.port import Delete, Put
 from metastore_server.thrift_api import hms
 
 _EPSILON = 0.001
 
 
+class _PlanPart(Protocol):
+    """A pool, mapping or trigger of a plan."""
+
+    resourcePlanName: str
+
+
 def _rename(full: hms.WMFullResourcePlan, name: str) -> None:
     """Give a plan and all its parts a new plan name."""
     full.plan.name = name
-    for part in (*(full.pools or []), *(full.mappings or []), *(full.triggers or [])):
+    parts: tuple[_PlanPart, ...] = (
+        *(full.pools or []), *(full.mappings or []), *(full.triggers or [])
+    )
+    for part in parts:
         part.resourcePlanName = name
 
 
@@ -81,7 +92,8 @@ class ResourcePlans:
 
     def create(self, request: hms.WMCreateResourcePlanRequest | None) -> None:
         """Create a disabled plan with its default pool, or a copy of ``copyFrom``."""
-        plan = (request or hms.WMCreateResourcePlanRequest()).resourcePlan
+        request = request or hms.WMCreateResourcePlanRequest()
+        plan = request.resourcePlan
         if plan is None:
             raise hms.MetaException(message="A resource plan is required")
         name, ns = plan_name(plan.name), ns_of(plan.ns)
@@ -304,7 +316,7 @@ class ResourcePlans:
         old_name = self._old_name(ns, replaced_name)
         _rename(old, old_name)
         old.plan.status = STATUS.DISABLED
-        also = [
+        also: list[Put | Delete] = [
             self._store.plans.put_op((ns, old_name), old),
             self._store.plans.delete_op(source.parts),
         ]

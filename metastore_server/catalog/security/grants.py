@@ -183,7 +183,7 @@ class Principal:
     @classmethod
     def of(cls, name: str | None, principal_type: int | None, book: RoleBook) -> Principal:
         name = check_text(name, "Principal name")
-        check_principal_type(principal_type)
+        principal_type = check_principal_type(principal_type)
         role = book.get(name) if principal_type == ROLE else None
         return cls(name, principal_type, role.uid if role else None,
                    book.principal_part(name, principal_type))  # fmt: skip

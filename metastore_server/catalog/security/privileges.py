@@ -249,7 +249,7 @@ class Privileges:
         if kind == GLOBAL:
             mine = infos(USER, user) if user is not None else []
             return hms.PrincipalPrivilegeSet(
-                userPrivileges={user: mine} if mine else None,
+                userPrivileges={user: mine} if mine and user is not None else None,
                 groupPrivileges={g: found for g in groups if (found := infos(GROUP, g))}
                 if groups else None,
             )  # fmt: skip

@@ -16,6 +16,7 @@ import json
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import cast
 
 import structlog
 
@@ -375,10 +376,11 @@ class Roles:
 
 
 def _role(key: bytes, raw: bytes) -> Role:
-    record = decode(raw)
-    return Role(name=layout.role_name(key), uid=str(record["uid"]),
-                owner=record.get("owner"), created=int(record.get("created") or 0),  # type: ignore[arg-type]
-                raw=raw)  # fmt: skip
+    record = decode(raw)  # as _insert wrote it
+    owner = cast(str | None, record.get("owner"))
+    created = cast(int, record.get("created") or 0)
+    return Role(name=layout.role_name(key), uid=str(record["uid"]), owner=owner,
+                created=int(created), raw=raw)  # fmt: skip
 
 
 def _member(key: bytes, raw: bytes) -> Member:

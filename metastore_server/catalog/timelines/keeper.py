@@ -385,7 +385,7 @@ class TimelineKeeper(TableListener):
             # Another process changed the table: read it again and set what we touched from
             # the partitions now present (a rebuild already holds our change).
             found = self._tables.find_settled(ref.db, ref.name)
-            columns = time_columns(found.table) if found is not None else []
+            columns = time_columns(found.table) if found is not None else Columns()
             if found is None or found.table_id != ref.table_id or not columns:
                 log.warning("timelines_table_gone", db=ref.db, table=ref.name)
                 self.forget(ref.table_id)

@@ -33,13 +33,15 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from metastore_server.catalog.core import shared_value
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.storage import layout
 from metastore_server.storage.port import StoragePort
 from metastore_server.thrift_api import hms
+
+R = TypeVar("R")
 
 INITIATED = "initiated"
 WORKING = "working"
@@ -280,7 +282,7 @@ class Compactions:
             )  # fmt: skip
             queue.last_id = max(queue.last_id, compaction_id)
 
-    def _change(self, action: Callable[[Queue, int], Any]) -> Any:
+    def _change(self, action: Callable[[Queue, int], R]) -> R:
         """Run ``action`` on the queue as read and store the result, compare-and-set on the
         value read (read again and retried when another call changed it meanwhile)."""
         where = (layout.META, layout.COMPACTIONS_ROW, layout.COMPACTION_STATE)

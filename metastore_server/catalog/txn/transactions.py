@@ -126,8 +126,9 @@ class TxnEntry:
     started_ms: int
     heartbeat_ms: int
     aborted_ms: int | None = None
-    #: [db, table, partition, operation] written by the transaction (add_dynamic_partitions).
-    components: list[list[str]] = field(default_factory=list)
+    #: [db, table, partition, operation] written by the transaction (add_dynamic_partitions),
+    #: then its write id (an int) when it has one.
+    components: list[list[Any]] = field(default_factory=list)
     #: The hms.TxnType it was opened as (get_open_txns_req leaves some types out).
     txn_type: int = 0
 
