@@ -71,6 +71,11 @@ SHARED_VALUE_ATTEMPTS = 200
 SHARED_VALUE = Limits(attempts=SHARED_VALUE_ATTEMPTS, first_s=0.001, cap_s=0.05)
 #: Claims other live writers hold (``core.claims``): bounded by the caller's wait, not a count.
 CLAIMS = Limits(attempts=None, first_s=0.002, cap_s=0.05)
+#: A table row whose stamp and definition disagree (a write in flight on a store without
+#: atomic batches), read again until it settles; then taken as it is (its writer died).
+SETTLING_ROW = Limits(attempts=7, first_s=0.005, cap_s=0.16, jitter=False)
+#: The REST catalog's wait for an HMS lock (``rest.locks``): bounded by its own wait.
+REST_LOCK = Limits(attempts=None, first_s=0.005, cap_s=0.2, jitter=False)
 #: HBase: the longest pause between two tries of a call or of opening the store.
 HBASE_MAX_PAUSE_S = 5.0
 #: HBase: the shortest pause from the second retry on when opening the store.

@@ -4,13 +4,14 @@ HiveCatalog takes them, so that a REST commit and a Thrift one exclude each othe
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.errors import commit_failed
+from metastore_server.storage import retrying
+from metastore_server.storage.retrying import LOST, Lost
 from metastore_server.thrift_api import hms
 
 #: Seconds a commit waits for the table's HMS lock before it fails (409).
@@ -44,12 +45,18 @@ def table_locks(calls: MetastoreCalls, tables: Sequence[tuple[str, str]]) -> Ite
 
 
 def _wait_granted(calls: MetastoreCalls, response: Any, tables: Sequence[tuple[str, str]]) -> None:
-    deadline = time.monotonic() + LOCK_WAIT_S
-    pause = 0.005
-    while response.state == hms.LockState.WAITING and time.monotonic() < deadline:
-        time.sleep(pause)
-        pause = min(pause * 2, 0.2)
-        response = calls.check_lock(hms.CheckLockRequest(lockid=response.lockid))
+    """Check the lock again, after growing pauses (``retrying.REST_LOCK``), while it waits;
+    409 when it is not granted within ``LOCK_WAIT_S``."""
+    checks = 0
+
+    def attempt() -> None | Lost:
+        nonlocal response, checks
+        if checks:
+            response = calls.check_lock(hms.CheckLockRequest(lockid=response.lockid))
+        checks += 1
+        return LOST if response.state == hms.LockState.WAITING else None
+
+    retrying.race(retrying.REST_LOCK, attempt, within_s=LOCK_WAIT_S)
     if response.state != hms.LockState.ACQUIRED:
         shown = ", ".join(f"{db}.{name}" for db, name in tables)
         raise commit_failed(f"Could not lock {shown} within {LOCK_WAIT_S:g} s "

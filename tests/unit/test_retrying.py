@@ -60,6 +60,16 @@ def test_the_races_bounds(
         assert limits.pause(n) == pytest.approx(min(cap, first * 2 ** (n - 1)))
 
 
+def test_a_settling_row_and_a_rest_lock_wait_pause_as_before() -> None:
+    rows = retrying.SETTLING_ROW  # was (0.005, 0.01, 0.02, 0.04, 0.08, 0.16), 7 reads
+    assert rows.attempts == 7
+    assert [rows.pause(n) for n in range(1, 7)] == [0.005, 0.01, 0.02, 0.04, 0.08, 0.16]
+    lock = retrying.REST_LOCK  # was 0.005, doubling up to 0.2
+    assert [lock.pause(n) for n in range(1, 9)] == [
+        0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.2, 0.2
+    ]
+
+
 def test_hbase_opening_pauses_double_from_the_backoff_with_a_floor_and_a_cap() -> None:
     limits = retrying.hbase_opening(connect_retries=12, retry_backoff_ms=200)
     assert limits.attempts == 13

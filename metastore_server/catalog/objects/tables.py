@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -33,9 +32,10 @@ from metastore_server.catalog.objects.table_checks import (
     refuse_incompatible_types,
 )
 from metastore_server.planner.types import KeyKind, key_kind
-from metastore_server.storage import layout
+from metastore_server.storage import layout, retrying
 from metastore_server.storage.codec import encode_id
 from metastore_server.storage.port import Condition, Delete, Put, Row
+from metastore_server.storage.retrying import LOST, Lost
 from metastore_server.thrift_api import hms
 
 DDL_TIME = "transient_lastDdlTime"
@@ -58,9 +58,6 @@ EXPECTED_KEY = "expected_parameter_key"
 EXPECTED_VALUE = "expected_parameter_value"
 #: How often an alter is tried when another server process changes the table meanwhile.
 ALTER_ATTEMPTS = 10
-#: Waits for a table row whose stamp and definition disagree (a write in flight on a store
-#: without atomic batches) before it is taken as it is (its writer died half-way).
-_SETTLE_WAITS_S = (0.005, 0.01, 0.02, 0.04, 0.08, 0.16)
 _COUNTER_BYTES = 8
 
 
@@ -266,13 +263,16 @@ class Tables:
 
     def find_settled(self, db: str, name: str) -> TableRef | None:
         """The table as ``find`` reads it, once no write of its row is in flight (a store
-        without atomic batches lands a stamped row in two steps); to base a rewrite on."""
-        ref = self.find(db, name)
-        for wait in _SETTLE_WAITS_S:
-            if ref is None or ref.settled:
-                return ref
-            time.sleep(wait)
+        without atomic batches lands a stamped row in two steps; read again after short
+        pauses, ``retrying.SETTLING_ROW``, then taken as it is); to base a rewrite on."""
+        ref: TableRef | None = None
+
+        def attempt() -> TableRef | None | Lost:
+            nonlocal ref
             ref = self.find(db, name)
+            return ref if ref is None or ref.settled else LOST
+
+        retrying.race(retrying.SETTLING_ROW, attempt)
         return ref
 
     def get(self, db: str, name: str) -> TableRef:
