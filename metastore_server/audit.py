@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, cast
 
 import structlog
 import structlog.contextvars
@@ -17,6 +17,8 @@ from metastore_server.metrics import record_call
 from metastore_server.safe_log import DroppingLogger, DroppingLoggerFactory
 
 _configured = False
+#: A structlog renderer: (logger, method name, event dict) -> the line.
+Render = Callable[[Any, str, dict[str, Any]], str]
 _call_extras: ContextVar[dict[str, object] | None] = ContextVar("call_extras", default=None)
 
 
@@ -75,8 +77,11 @@ def configure_logging(level: str = "info", fmt: str = "console") -> None:
     """Configure structlog once: ISO timestamps, level, key=value (console, the layout of
     structlog's console renderer without colours) or JSON lines."""
     global _configured, _direct
-    renderer = structlog.processors.JSONRenderer() if fmt == "json" else render_console
-    processors = [
+    # JSONRenderer renders with json.dumps: text, not bytes.
+    json_renderer = cast(Render, structlog.processors.JSONRenderer())
+    renderer = json_renderer if fmt == "json" else render_console
+    # structlog's processors and ours (typed with a dict, not structlog's MutableMapping).
+    processors: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
@@ -107,7 +112,7 @@ class _DirectAudit:
     def __init__(
         self,
         processors: list[Any],
-        render: Callable[[Any, str, dict[str, Any]], str],
+        render: Render,
         logger: DroppingLogger,
         enabled: bool,
     ) -> None:

@@ -80,5 +80,6 @@ def run(args: argparse.Namespace) -> int:
         "explain", args.uri, lambda client: client.explain_partition_filter(request), args
     )
     if code == 0:
+        assert result is not None  # (code 0: the call's answer)
         print(result.text)
     return code

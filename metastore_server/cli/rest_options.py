@@ -4,7 +4,7 @@ the internal flag that makes a process the catalog's own."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, TypedDict
 
 from metastore_server.server.config import ServerConfig
 
@@ -23,6 +23,12 @@ def add_rest_options(group: Any, defaults: ServerConfig) -> None:
     group.add_argument("--rest-process", action="store_true", help=argparse.SUPPRESS)
 
 
-def rest_arguments(args: argparse.Namespace) -> dict[str, object]:
+class RestArguments(TypedDict):
+    """The ``ServerConfig`` fields of the REST options."""
+
+    rest_port: int
+
+
+def rest_arguments(args: argparse.Namespace) -> RestArguments:
     """The ``ServerConfig`` fields of the REST options."""
     return {"rest_port": args.rest_port}

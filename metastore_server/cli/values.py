@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     code, answer = ask("values", args.uri, call, args)
     if code:
         return code
+    assert answer is not None  # (code 0: the call's answer)
     result = rows = answer
     if args.explain:
         print(result.text)

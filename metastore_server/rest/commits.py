@@ -165,7 +165,10 @@ def swap(
 
 def _empty_metadata() -> TableMetadata:
     """The base a staged create's updates are applied to (as pyiceberg's catalogs do)."""
-    return TableMetadataV1.model_construct(last_column_id=-1, schema=Schema())
+    # model_construct skips validation: the fields the updates will set are left out.
+    return TableMetadataV1.model_construct(  # type: ignore[call-arg]
+        last_column_id=-1, schema=Schema()
+    )
 
 
 def _first_error(exc: ValidationError) -> str:

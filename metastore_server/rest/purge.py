@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import structlog
@@ -55,11 +56,11 @@ def reachable_files(files: MetadataFiles, metadata_location: str, metadata: Tabl
     for snapshot in metadata.snapshots:
         if not reach.add(files, snapshot.manifest_list, location):
             continue
-        for manifest in _read(snapshot.manifest_list, lambda s=snapshot: s.manifests(io)) or ():
+        for manifest in _read(snapshot.manifest_list, partial(snapshot.manifests, io)) or ():
             if not reach.add(files, manifest.manifest_path, location):
                 continue
             entries = _read(manifest.manifest_path,
-                            lambda m=manifest: m.fetch_manifest_entry(io, discard_deleted=False))
+                            partial(manifest.fetch_manifest_entry, io, discard_deleted=False))
             for entry in entries or ():
                 reach.add(files, entry.data_file.file_path, location)
     return reach

@@ -52,8 +52,8 @@ def _apply(metadata: ViewMetadata, update: dict[str, Any],
         merged = {**metadata.properties, **{str(k): str(v) for k, v in update["updates"].items()}}
         return metadata.model_copy(update={"properties": merged}), None
     if action == "remove-properties":
-        kept = {k: v for k, v in metadata.properties.items() if k not in update["removals"]}
-        return metadata.model_copy(update={"properties": kept}), None
+        remaining = {k: v for k, v in metadata.properties.items() if k not in update["removals"]}
+        return metadata.model_copy(update={"properties": remaining}), None
     if action == "add-view-version":
         return _add_version(metadata, ViewVersion.model_validate(update["view-version"]))
     if action == "set-current-view-version":

@@ -155,7 +155,9 @@ def _meter_init(cls: type[TPayload]) -> None:
         fields = code.co_varnames[1 : code.co_argcount]
         plain = all(name.isidentifier() and not name.startswith("_hms_") for name in fields)
         if plain and not code.co_kwonlyargcount:
-            cls.__init__ = _metered_init(cls, fields, original.__defaults__, cost, original)
+            # The generated constructor, made again with the charge in front.
+            metered = _metered_init(cls, fields, original.__defaults__, cost, original)
+            cls.__init__ = metered  # type: ignore[method-assign]
             return
 
     @functools.wraps(original)
@@ -165,7 +167,7 @@ def _meter_init(cls: type[TPayload]) -> None:
             meter.charge(cost)
         original(self, *args, **kwargs)
 
-    cls.__init__ = __init__  # type: ignore[misc]
+    cls.__init__ = __init__  # type: ignore[method-assign]  # wrapped with the charge
 
 
 def _metered_init(

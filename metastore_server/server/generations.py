@@ -252,7 +252,8 @@ def without_catalog_names(value: Any) -> Any:
     Only the fields that can hold a catalog name are visited (:func:`_catalog_plan`)."""
     if isinstance(value, list):
         return [without_catalog_names(item) for item in value]
-    plan = _catalog_plan(type(value)) if hasattr(value, "thrift_spec") else None
+    kind: type[TPayload] = type(value)
+    plan = _catalog_plan(kind) if hasattr(value, "thrift_spec") else None
     if not plan:
         return value
     out = copy.copy(value)

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, cast
 
 import structlog
 from thriftpy2.protocol import TCyBinaryProtocol
@@ -92,6 +92,12 @@ class _Call:
         audit_call(method=self.api, peer=self.peer, ms=_ms(self.started), outcome=outcome,
                    user=self.session.authenticated_user, real_user=self.session.real_user,
                    **fields)  # fmt: skip
+
+
+class _Authorizing(Protocol):
+    """A handler with an authorizer (``api.handler.MetastoreHandler``)."""
+
+    def authorize(self, api: str, values: dict[str, Any]) -> None: ...
 
 
 class CallProcessor:
@@ -198,7 +204,8 @@ class CallProcessor:
             method = kept(replies, api, method)
         if getattr(self._handler, "authorizer", None) is not None and not_text is None:
             # Only under --authorization: no wrapper on the hot path when it is off.
-            method = _authorized(self._handler.authorize, api, values, method)
+            authorizing = cast(_Authorizing, self._handler)
+            method = _authorized(authorizing.authorize, api, values, method)
         db, table = split_audit_target(values)
         result = getattr(self._service, api + "_result")()
         with serving(call.session):

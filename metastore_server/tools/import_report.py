@@ -64,7 +64,7 @@ class ImportReport:
     @property
     def failed(self) -> bool:
         """Whether something could not be copied (not counting deliberate skips)."""
-        objects = [*self.databases, *self.tables, *self.functions]
+        objects: list[ObjectResult | TableResult] = [*self.databases, *self.tables, *self.functions]
         return any(o.status == "failed" for o in objects)
 
     @property

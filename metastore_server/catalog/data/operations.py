@@ -308,16 +308,11 @@ class DataOperations:
                     raise refuse(place.uri, "it exists and is not a directory")
                 _note_present(made, place.path)
                 return
-            for attempt in range(_MAKEDIRS_ATTEMPTS):
-                try:
-                    os.makedirs(place.path, exist_ok=True)
-                    break
-                except FileNotFoundError as exc:
-                    # A drop finishing removed an empty parent while the path was being made.
-                    if attempt + 1 == _MAKEDIRS_ATTEMPTS:
-                        raise refuse(place.uri, reason(exc)) from None
-                except OSError as exc:
-                    raise refuse(place.uri, reason(exc)) from None
+            try:  # again when a drop finishing removed an empty parent meanwhile
+                retrying.again_on(retrying.MAKEDIRS, (FileNotFoundError,),
+                                  lambda: os.makedirs(place.path, exist_ok=True))  # fmt: skip
+            except OSError as exc:
+                raise refuse(place.uri, reason(exc)) from None
             made.places.append(place.with_path(top))
             _note_present(made, place.path)
             if self.give_to_caller:

@@ -42,7 +42,7 @@ log = structlog.get_logger(__name__)
 #: HMS's default time to live of an event (hive.metastore.event.db.listener.timetolive).
 DEFAULT_TTL_S = 86400.0
 #: Attempts at taking an id before giving up (each lost one means another writer took it).
-_APPEND_ATTEMPTS = 1000
+_APPEND_ATTEMPTS = retrying.EVENT_ID_ATTEMPTS
 _EXPIRE_BATCH = 1000
 _EXPIRE_BATCHES = 10
 _MAX_ID = (1 << 63) - 1
@@ -173,7 +173,9 @@ class NotificationLog:
 
     def _append(self, event: Event) -> int:
         event_id = self.current_id() + 1
-        for _ in range(_APPEND_ATTEMPTS):
+
+        def attempt() -> int | Lost:
+            nonlocal event_id
             key = layout.event_key(event_id)
             row = {
                 layout.EVENT_MARK: b"1",
@@ -190,6 +192,11 @@ class NotificationLog:
             if self._store.mutate([Put(layout.META, key, row)], fresh):
                 return event_id
             event_id = max(event_id, self.current_id()) + 1
+            return LOST
+
+        appended = retrying.race(retrying.EVENT_ID, attempt)
+        if appended is not LOST:
+            return appended
         raise hms.MetaException(
             message=f"Could not record a {event.event_type} event: other writers kept taking "
             f"the next event id ({_APPEND_ATTEMPTS} attempts)"

@@ -145,7 +145,8 @@ class Indexes:
         HMS does: a missing index is a MetaException, a bad definition an
         InvalidOperationException."""
         column = layout.index_column(names.normalize(name))
-        for _ in range(_ALTER_ATTEMPTS):
+
+        def attempt() -> None | Lost:
             ref = self._tables.find(names.normalize(db), names.normalize(table))
             old = self._row(ref).get(column) if ref is not None else None
             if ref is None or old is None:
@@ -159,12 +160,17 @@ class Indexes:
             stored = from_bytes(hms.Index, old)
             stored.parameters = dict(new_index.parameters or {})
             put = Put(layout.META, key, {column: to_bytes(stored)})
-            if self._ctx.store.mutate([put], Condition(layout.META, key, column, old)):
-                self._ctx.changes.announce(Change(
-                    INDEX, ALTER, before=_answer(ref, old), after=new_index, when=self._ctx.now()
-                ))  # fmt: skip
-                return
-        raise hms.MetaException(message=f"Index {name}: other calls kept changing it; try again")
+            if not self._ctx.store.mutate([put], Condition(layout.META, key, column, old)):
+                return LOST
+            self._ctx.changes.announce(Change(
+                INDEX, ALTER, before=_answer(ref, old), after=new_index, when=self._ctx.now()
+            ))  # fmt: skip
+            return None
+
+        if retrying.race(retrying.INDEX_ALTER, attempt) is LOST:
+            raise hms.MetaException(
+                message=f"Index {name}: other calls kept changing it; try again"
+            )
 
     def remove(self, index: hms.Index) -> None:
         """Forget an index as ``get`` answered it (its index table is dropped by the

@@ -57,7 +57,7 @@ TABLE_TYPES = frozenset(
 EXPECTED_KEY = "expected_parameter_key"
 EXPECTED_VALUE = "expected_parameter_value"
 #: How often an alter is tried when another server process changes the table meanwhile.
-ALTER_ATTEMPTS = 10
+ALTER_ATTEMPTS = retrying.TABLE_ALTER.attempts
 _COUNTER_BYTES = 8
 
 
@@ -432,24 +432,30 @@ class Tables:
                 message=f"{new_tbl.tableName} is not a valid object name"
             )
         check_column_types(new_tbl, hms.InvalidOperationException)
+
+        def attempt() -> TableRef | Lost:
+            current = self.find_settled(db, name)
+            if current is None:
+                raise hms.InvalidOperationException(message=f"{db}.{name} table not found")
+            if check_types and current.table.tableType != VIRTUAL_VIEW:
+                refuse_incompatible_types(current.table, new_tbl)
+            refuse_unexpected(current.table, expected_parameter(context))
+            refuse_code_properties(new_tbl.parameters, current.table.parameters,
+                                   f"Table {db}.{name}", hms.InvalidOperationException)
+            stored = self._write_altered(current, new_tbl, context, extra_ops)
+            if stored is None:
+                return LOST  # another process changed the row: read it again
+            self._ctx.changes.announce(Change(
+                TABLE, ALTER, before=current.table, after=stored.table,
+                when=self._ctx.now(), table_id=current.table_id,
+                truncate=truncating(context),
+            ))  # fmt: skip
+            return stored
+
         with self._ctx.write_lock:
-            for _ in range(ALTER_ATTEMPTS):
-                current = self.find_settled(db, name)
-                if current is None:
-                    raise hms.InvalidOperationException(message=f"{db}.{name} table not found")
-                if check_types and current.table.tableType != VIRTUAL_VIEW:
-                    refuse_incompatible_types(current.table, new_tbl)
-                refuse_unexpected(current.table, expected_parameter(context))
-                refuse_code_properties(new_tbl.parameters, current.table.parameters,
-                                       f"Table {db}.{name}", hms.InvalidOperationException)
-                stored = self._write_altered(current, new_tbl, context, extra_ops)
-                if stored is not None:
-                    self._ctx.changes.announce(Change(
-                        TABLE, ALTER, before=current.table, after=stored.table,
-                        when=self._ctx.now(), table_id=current.table_id,
-                        truncate=truncating(context),
-                    ))  # fmt: skip
-                    return stored
+            altered = retrying.race(retrying.TABLE_ALTER, attempt)
+            if altered is not LOST:
+                return altered
             raise hms.MetaException(
                 message=(
                     f"Can not alter table {db}.{name}: other server processes kept changing it "

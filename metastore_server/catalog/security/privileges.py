@@ -352,19 +352,24 @@ class Privileges:
         """Delete a grant (or clear its grant option) by compare-and-set, again on what another
         server left when it changed the row meanwhile."""
         key, raw = grant.key, grant.raw
-        for _attempt in range(ATTEMPTS):
+
+        def attempt() -> None | Lost:
+            nonlocal raw
             current = Grant.parse(key, raw)
             if option_only and not current.option:
-                return
+                return None
             op: Put | Delete = (Put(layout.META, key, {layout.OBJECT: current.without_option()})
                                 if option_only else Delete(layout.META, key))  # fmt: skip
             if self._ctx.store.mutate([op], Condition(layout.META, key, layout.OBJECT, raw)):
-                return
+                return None
             row = self._ctx.store.get(layout.META, key)
             if row is None or layout.OBJECT not in row:
-                return
+                return None
             raw = row[layout.OBJECT]
-        raise hms.MetaException(message=f"Grant {grant.privilege} kept changing; try again")
+            return LOST
+
+        if retrying.race(retrying.GRANTS, attempt) is LOST:
+            raise hms.MetaException(message=f"Grant {grant.privilege} kept changing; try again")
 
 
 def _split(privilege: str | None) -> list[str]:

@@ -31,7 +31,7 @@ ADMIN = "admin"
 PUBLIC = "public"
 USER, ROLE, GROUP = hms.PrincipalType.USER, hms.PrincipalType.ROLE, hms.PrincipalType.GROUP
 #: Compare-and-set attempts of a change that another server keeps changing under it.
-ATTEMPTS = 10
+ATTEMPTS = retrying.GRANTS_ATTEMPTS
 
 
 def encode(record: dict[str, object]) -> bytes:
@@ -338,29 +338,35 @@ class Roles:
         no_option = hms.MetaException(
             message=f"User {principal} does not have grant option with role {role_name}"
         )
-        with self._ctx.write_lock:
-            for _attempt in range(ATTEMPTS):
-                book = self.book()
-                role = self._role_named(book, role_name)
-                part = book.principal_part(principal, principal_type)
-                key = layout.role_member_key(role.uid, part) if part else None
-                row = self._ctx.store.get(layout.META, key) if key else None
-                if key is None or row is None or layout.OBJECT not in row:
-                    if grant_option:
-                        raise no_option
-                    return True
-                raw = row[layout.OBJECT]
+
+        def attempt() -> bool | Lost:
+            book = self.book()
+            role = self._role_named(book, role_name)
+            part = book.principal_part(principal, principal_type)
+            key = layout.role_member_key(role.uid, part) if part else None
+            row = self._ctx.store.get(layout.META, key) if key else None
+            if key is None or row is None or layout.OBJECT not in row:
                 if grant_option:
-                    record = decode(raw)
-                    if not record.get("option"):
-                        raise no_option
-                    record["option"] = False
-                    op: Put | Delete = Put(layout.META, key, {layout.OBJECT: encode(record)})
-                else:
-                    op = Delete(layout.META, key)
-                if self._ctx.store.mutate([op], Condition(layout.META, key, layout.OBJECT, raw)):
-                    return True
-        raise hms.MetaException(message=f"Role {role_name} kept changing; try again")
+                    raise no_option
+                return True
+            raw = row[layout.OBJECT]
+            if grant_option:
+                record = decode(raw)
+                if not record.get("option"):
+                    raise no_option
+                record["option"] = False
+                op: Put | Delete = Put(layout.META, key, {layout.OBJECT: encode(record)})
+            else:
+                op = Delete(layout.META, key)
+            if self._ctx.store.mutate([op], Condition(layout.META, key, layout.OBJECT, raw)):
+                return True
+            return LOST
+
+        with self._ctx.write_lock:
+            revoked = retrying.race(retrying.GRANTS, attempt)
+        if revoked is LOST:
+            raise hms.MetaException(message=f"Role {role_name} kept changing; try again")
+        return revoked
 
     def _role_named(self, book: RoleBook, name: str | None) -> Role:
         role = book.get(name)

@@ -275,13 +275,16 @@ class WriteIds:
                                     self._txns._ctx.now())  # fmt: skip
         # The event's row comes first: on HBase it is the compare-and-set (its id's mark
         # free), then the notification's row lands; one store transaction either way.
-        for _ in range(shared_value.ATTEMPTS):
+
+        def attempt() -> None | Lost:
             puts, conditions = log.rows([event])
             with shared_value.in_transaction(self._store):
                 written = self._store.mutate([*puts, put], conditions[0])
-            if written:
-                log.written()
-                return
+            return None if written else LOST
+
+        if retrying.race(retrying.ACID_WRITE_EVENT, attempt) is not LOST:
+            log.written()
+            return
         raise hms.MetaException(
             message="Could not record the ACID_WRITE_EVENT: other writers kept taking the "
             "next event id; try again"
