@@ -59,6 +59,7 @@ lock: $(UV)
 # The integration suite runs a second time on the HBase backend, against the HBase test double.
 test: $(TEST_STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/python tests/typecheck.py
 	command -v npm >/dev/null 2>&1 && cd tests/clients/node && npm install --silent || true
 	sh tests/run-isolated.sh $(BIN)/python -m pytest $(PYTEST_ARGS)
 	METASTORE_TEST_STORAGE=hbase-double $(BIN)/python -m pytest tests/integration $(PYTEST_ARGS)

@@ -35,7 +35,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from operator import methodcaller
+from typing import Any, ClassVar
 
 import structlog
 from metastore_server.storage import hbase_keys, hbase_scans, intents
@@ -67,12 +68,12 @@ _GET_BATCH = 1000
 class HBaseStore:
     """The storage port on HBase (see the module docstring)."""
 
-    atomic_batches = False
-    snapshot_scans = False
-    filters_scans = True
+    atomic_batches: ClassVar[bool] = False
+    snapshot_scans: ClassVar[bool] = False
+    filters_scans: ClassVar[bool] = True
     #: Transactions through an intent log (``storage.intents``), notes in them, and writes
     #: outside them.
-    offers: frozenset[str] = frozenset({"transaction", "undo_note", "untracked"})
+    offers: ClassVar[frozenset[str]] = frozenset({"transaction", "undo_note", "untracked"})
 
     def __init__(
         self,
@@ -153,7 +154,7 @@ class HBaseStore:
             chunk = unique[first : first + _GET_BATCH]
             results = self.connection.call(
                 "get_many",
-                lambda c, k=chunk: c.getRowsWithColumns(name, k, None, {}),
+                methodcaller("getRowsWithColumns", name, chunk, None, {}),
                 idempotent=True,
             )
             for result in results:
@@ -213,11 +214,12 @@ class HBaseStore:
         if not -(2**63) <= amount < 2**63:
             raise OverflowError(f"increment {amount} does not fit in 64 bits")
         try:
-            return self.connection.call(
+            value: int = self.connection.call(
                 "atomicIncrement",
                 lambda c: c.atomicIncrement(name, key, column, amount),
                 idempotent=False,
             )
+            return value
         except HBaseError as error:
             if "not a long" in str(error):
                 raise ValueError(f"column {column!r} of {key!r} holds no 8-byte counter") from error

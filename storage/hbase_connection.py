@@ -26,6 +26,7 @@ import select
 import socket
 import time
 from collections.abc import Callable
+from operator import methodcaller
 from typing import Any, TypeVar
 
 import happybase
@@ -57,6 +58,8 @@ try:  # the compiled binary protocol's own error (a reply that is no Thrift at a
     _CONNECTION_ERRORS += (_CyProtocolError,)
 except ImportError:  # pragma: no cover - pure-Python thriftpy2
     pass
+#: What opening the pool retries: a gateway that cannot be reached, or refuses the first call.
+_OPENING_ERRORS: tuple[type[BaseException], ...] = (*_CONNECTION_ERRORS, TApplicationException)
 
 
 class HBaseError(StorageError):
@@ -110,12 +113,12 @@ class HBaseConnection:
 
         opening = retrying.policy(
             retrying.hbase_opening(s.connect_retries, s.retry_backoff_ms),
-            retry=tenacity.retry_if_exception_type((*_CONNECTION_ERRORS, TApplicationException)),
+            retry=tenacity.retry_if_exception_type(_OPENING_ERRORS),
             before_sleep=unreachable,
         )
         try:
             return opening(self._first_pool)
-        except (*_CONNECTION_ERRORS, TApplicationException) as last:
+        except _OPENING_ERRORS as last:
             raise HBaseUnavailableError(
                 f"cannot reach the HBase Thrift gateway at {s.address} ({s.connect_retries + 1} "
                 f"attempts in {time.monotonic() - started:.1f} s; last error: {last}). Is the "
@@ -228,7 +231,7 @@ class HBaseConnection:
                 return
             with contextlib.suppress(StorageError, ValueError):
                 self._request(
-                    "scannerClose", lambda c, i=scanner: c.scannerClose(i), idempotent=False
+                    "scannerClose", methodcaller("scannerClose", scanner), idempotent=False
                 )
 
     @property

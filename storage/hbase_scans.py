@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from operator import methodcaller
 from typing import Any
 
 import structlog
@@ -66,8 +67,8 @@ class Query:
     def tscan(self, resume: bytes | None) -> Any:
         """The TScan reading this query's rows after ``resume`` (None: from the start)."""
         if not self.reverse:
-            start_row = self.start if resume is None else hbase_keys.after(resume)
-            stop_row = self.stop
+            start_row: bytes | None = self.start if resume is None else hbase_keys.after(resume)
+            stop_row: bytes | None = self.stop
         else:  # HBase walks from startRow (inclusive) down to stopRow (exclusive)
             start_row = self.stop if resume is None else resume
             stop_row = hbase_keys.below(self.start)
@@ -164,14 +165,14 @@ def scan_rows(host: HBaseConnection, q: Query) -> Iterator[tuple[bytes, Row]]:
                 cur.upper = q.stop if cur.resume is None else cur.resume
                 cur.scanner = host.call(
                     "scan",
-                    lambda c, t=tscan, n=cur.query.name: c.scannerOpenWithScan(n, t, {}),
+                    methodcaller("scannerOpenWithScan", cur.query.name, tscan, {}),
                     idempotent=True,
                 )
             want = q.caching if q.limit is None else min(q.caching, q.limit - cur.returned)
             try:
                 items = host.call(
                     "scan",
-                    lambda c, i=cur.scanner, n=want: c.scannerGetList(i, n),
+                    methodcaller("scannerGetList", cur.scanner, want),
                     idempotent=False,
                 )
             except (StorageError, ValueError) as error:

@@ -47,8 +47,9 @@ class Reads(Protocol):
 
     def get_many(self, table: str, keys: Sequence[bytes]) -> list[tuple[bytes, Row]]: ...
 
-    def scan(self, table: str, start: bytes = b"", stop: bytes | None = None,
-             **options: object) -> Iterator[tuple[bytes, Row]]: ...  # fmt: skip
+    def scan(self, table: str, start: bytes = b"", stop: bytes | None = None, *,
+             limit: int | None = None, columns: Sequence[bytes] | None = None,
+             ) -> Iterator[tuple[bytes, Row]]: ...  # fmt: skip
 
     def ensure_tables(self, specs: Sequence[TableSpec]) -> None: ...
 
