@@ -145,16 +145,16 @@ class Grant:
         r = decode(raw)
         values = r.get("pv")
         target = Target(
-            kind=int(r["kind"]), db=r.get("db"), table_id=r.get("tid"),  # type: ignore[call-overload,arg-type]
-            part_name=r.get("pn"), part_values=tuple(values) if values is not None else None,  # type: ignore[arg-type]
-            part_time=r.get("pt"), column=r.get("col"),  # type: ignore[arg-type]
+            kind=int(r["kind"]), db=r.get("db"), table_id=r.get("tid"),
+            part_name=r.get("pn"), part_values=tuple(values) if values is not None else None,
+            part_time=r.get("pt"), column=r.get("col"),
         )  # fmt: skip
         return cls(
             key=key, raw=raw, target=target, principal=str(r["principal"]),
-            principal_type=int(r["type"]), principal_uid=r.get("puid"),  # type: ignore[call-overload,arg-type]
-            privilege=str(r["privilege"]), grantor=r.get("grantor"),  # type: ignore[arg-type]
-            grantor_type=r.get("grantor_type"), option=bool(r.get("option")),  # type: ignore[arg-type]
-            time=int(r.get("time") or 0),  # type: ignore[call-overload]
+            principal_type=int(r["type"]), principal_uid=r.get("puid"),
+            privilege=str(r["privilege"]), grantor=r.get("grantor"),
+            grantor_type=r.get("grantor_type"), option=bool(r.get("option")),
+            time=int(r.get("time") or 0),
         )  # fmt: skip
 
     def info(self) -> hms.PrivilegeGrantInfo:

@@ -16,7 +16,7 @@ import json
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import cast
+from typing import Any
 
 import structlog
 
@@ -39,9 +39,11 @@ def encode(record: dict[str, object]) -> bytes:
     return json.dumps(record, sort_keys=True, separators=(",", ":")).encode("utf-8")
 
 
-def decode(raw: bytes) -> dict[str, object]:
-    """A row value written by :func:`encode`."""
-    return json.loads(raw)  # type: ignore[no-any-return]
+def decode(raw: bytes) -> dict[str, Any]:
+    """A row value written by :func:`encode` (JSON: its values as :func:`encode` was given
+    them)."""
+    record: dict[str, Any] = json.loads(raw)
+    return record
 
 
 def check_text(text: str | None, what: str) -> str:
@@ -382,11 +384,10 @@ class Roles:
 
 
 def _role(key: bytes, raw: bytes) -> Role:
-    record = decode(raw)  # as _insert wrote it
-    owner = cast(str | None, record.get("owner"))
-    created = cast(int, record.get("created") or 0)
-    return Role(name=layout.role_name(key), uid=str(record["uid"]), owner=owner,
-                created=int(created), raw=raw)  # fmt: skip
+    record = decode(raw)
+    return Role(name=layout.role_name(key), uid=str(record["uid"]),
+                owner=record.get("owner"), created=int(record.get("created") or 0),
+                raw=raw)  # fmt: skip
 
 
 def _member(key: bytes, raw: bytes) -> Member:
@@ -394,11 +395,9 @@ def _member(key: bytes, raw: bytes) -> Member:
     role_uid = key[len(layout.role_member_range()[0]) :].split(b"\x00", 1)[0].decode("utf-8")
     return Member(
         key=key, raw=raw, role_uid=role_uid, principal=str(record["principal"]),
-        principal_type=int(record["type"]),  # type: ignore[call-overload]
-        principal_uid=record.get("principal_uid"),  # type: ignore[arg-type]
-        grantor=record.get("grantor"),  # type: ignore[arg-type]
-        grantor_type=record.get("grantor_type"),  # type: ignore[arg-type]
-        option=bool(record.get("option")), time=int(record.get("time") or 0),  # type: ignore[call-overload]
+        principal_type=int(record["type"]), principal_uid=record.get("principal_uid"),
+        grantor=record.get("grantor"), grantor_type=record.get("grantor_type"),
+        option=bool(record.get("option")), time=int(record.get("time") or 0),
     )  # fmt: skip
 
 
