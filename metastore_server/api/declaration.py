@@ -3,7 +3,7 @@
 An area method (``api/<area>.py``) is a Thrift method when it carries :func:`thrift`; the
 decorator notes a :class:`Declared` on the function and changes nothing else. Every mechanism
 that treats some methods apart (the generation a call shows, the user it stamps, the replies
-kept, the metric) reads these declarations (``api/areas.py`` collects them); none keeps a list
+kept) reads these declarations (``api/areas.py`` collects them); none keeps a list
 of method names of its own. See ``docs/design.md#where-a-thrift-method-lives``.
 """
 
@@ -40,25 +40,21 @@ class Declared:
     kept: str = ""
     #: How the authenticated user is written into its request (None: it records no user).
     stamp: Stamp | None = None
-    #: The name its calls are measured and audited under (the method's name unless given).
-    metric: str = ""
 
     def __post_init__(self) -> None:
         if self.since not in GENERATIONS:
             raise ValueError(f"{self.name}: since must be one of {GENERATIONS}")
         if self.kept not in KEPT:
             raise ValueError(f"{self.name}: kept must be one of {KEPT}")
-        if not self.metric:
-            object.__setattr__(self, "metric", self.name)
 
 
 def thrift(
-    *, since: str = "2.3", kept: str = "", stamp: Stamp | None = None, metric: str = ""
+    *, since: str = "2.3", kept: str = "", stamp: Stamp | None = None
 ) -> Callable[[F], F]:
     """Declare the decorated area method a Thrift method of the same name, with its facts."""
 
     def declare(method: F) -> F:
-        declared = Declared(method.__name__, since=since, kept=kept, stamp=stamp, metric=metric)
+        declared = Declared(method.__name__, since=since, kept=kept, stamp=stamp)
         setattr(method, ATTRIBUTE, declared)
         return method
 

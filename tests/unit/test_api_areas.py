@@ -96,4 +96,3 @@ def test_the_facts_declared_are_the_ones_served() -> None:
         "add_package", "create_stored_procedure",
     }  # fmt: skip
     assert {name for name, d in DECLARED.items() if d.since == "3"} == NEWER_METHODS
-    assert all(d.metric == name for name, d in DECLARED.items())
