@@ -76,6 +76,18 @@ CLAIMS = Limits(attempts=None, first_s=0.002, cap_s=0.05)
 SETTLING_ROW = Limits(attempts=7, first_s=0.005, cap_s=0.16, jitter=False)
 #: The REST catalog's wait for an HMS lock (``rest.locks``): bounded by its own wait.
 REST_LOCK = Limits(attempts=None, first_s=0.005, cap_s=0.2, jitter=False)
+#: Compare-and-set tried again at once (no pause; most run under the process's write lock, so
+#: only another server process can win the race): altering a table, an index; revoking a role
+#: or a grant; taking the next notification event id, with a change or for an ACID write.
+TABLE_ALTER_ATTEMPTS = 10
+TABLE_ALTER = Limits(attempts=TABLE_ALTER_ATTEMPTS, first_s=0.0, cap_s=0.0)
+INDEX_ALTER = Limits(attempts=20, first_s=0.0, cap_s=0.0)
+GRANTS = Limits(attempts=10, first_s=0.0, cap_s=0.0)
+EVENT_ID_ATTEMPTS = 1000
+EVENT_ID = Limits(attempts=EVENT_ID_ATTEMPTS, first_s=0.0, cap_s=0.0)
+ACID_WRITE_EVENT = Limits(attempts=SHARED_VALUE_ATTEMPTS, first_s=0.0, cap_s=0.0)
+#: Making a local directory while a drop finishing removes an empty parent: again at once.
+MAKEDIRS = Limits(attempts=5, first_s=0.0, cap_s=0.0)
 #: HBase: the longest pause between two tries of a call or of opening the store.
 HBASE_MAX_PAUSE_S = 5.0
 #: HBase: the shortest pause from the second retry on when opening the store.
@@ -148,10 +160,16 @@ def policy(
         wait=_Pauses(limits),
         retry=retry,
         before_sleep=before_sleep,
-        sleep=sleep if sleep is not None else time.sleep,
+        sleep=sleep if sleep is not None else _nap,
         reraise=True,
         retry_error_callback=_last_result,
     )
+
+
+def _nap(seconds: float) -> None:
+    """Sleep, but not at all for no pause (a retry at once)."""
+    if seconds > 0:
+        time.sleep(seconds)
 
 
 def _last_result(retry_state: tenacity.RetryCallState) -> object:
@@ -185,4 +203,17 @@ def race(
         within_s=within_s,
         sleep=sleep,
     )
+    return retrying(attempt)
+
+
+def again_on(
+    limits: Limits,
+    errors: tuple[type[BaseException], ...],
+    attempt: Callable[[], R],
+    *,
+    sleep: Callable[[float], None] | None = None,
+) -> R:
+    """``attempt()`` again while it raises one of ``errors``, as ``limits`` say: its answer, or
+    its last error once the tries ran out. Other exceptions end it at once."""
+    retrying = policy(limits, retry=tenacity.retry_if_exception_type(errors), sleep=sleep)
     return retrying(attempt)

@@ -174,3 +174,47 @@ def test_policy_retries_what_it_is_told_and_reraises_the_last_error() -> None:
     with pytest.raises(ValueError, match="not retried"):
         policy(refused)
     assert len(calls) == 1
+
+
+def test_again_on_retries_the_errors_it_names_and_gives_the_last_one() -> None:
+    sleeps = Sleeps()
+    calls: list[int] = []
+
+    def makedirs() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise FileNotFoundError("parent removed")
+        return "made"
+
+    assert retrying.again_on(retrying.MAKEDIRS, (FileNotFoundError,), makedirs, sleep=sleeps) == (
+        "made"
+    )
+    assert len(calls) == 3 and sleeps == [0.0, 0.0]
+    calls.clear()
+
+    def always() -> str:
+        calls.append(1)
+        raise FileNotFoundError(f"gone {len(calls)}")
+
+    with pytest.raises(FileNotFoundError, match="gone 5"):
+        retrying.again_on(retrying.MAKEDIRS, (FileNotFoundError,), always, sleep=Sleeps())
+    calls.clear()
+
+    def refused() -> str:
+        calls.append(1)
+        raise PermissionError("not writable")
+
+    with pytest.raises(PermissionError):
+        retrying.again_on(retrying.MAKEDIRS, (FileNotFoundError,), refused, sleep=Sleeps())
+    assert len(calls) == 1
+
+
+def test_a_retry_at_once_does_not_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr(retrying.time, "sleep", slept.append)
+    calls, attempt = losing(100)
+    assert retrying.race(retrying.GRANTS, attempt) is LOST
+    assert len(calls) == 10 and slept == []
+    calls, attempt = losing(2)
+    assert retrying.race(Limits(attempts=3, first_s=0.01, cap_s=0.01, jitter=False), attempt)
+    assert slept == [0.01, 0.01]

@@ -24,9 +24,6 @@ if TYPE_CHECKING:
     from metastore_server.catalog.events.log import NotificationLog
     from metastore_server.catalog.events.messages import Event
 
-#: Tries before a change gives up (others kept changing the value first): the policy's.
-ATTEMPTS = retrying.SHARED_VALUE_ATTEMPTS
-
 
 class SharedValue(Protocol):
     """A value as read: the bytes it was decoded from, and whether a call changed it."""
@@ -55,11 +52,10 @@ def change(
 ) -> R:
     """Run ``action(value, now)`` on the value as ``read`` and store it when it changed,
     compare-and-set on the bytes it was read from (``where``: table, row, column); read again
-    and retried, after a short random pause (``retrying.SHARED_VALUE``), when another call
-    changed it meanwhile.
-    MetaException after :data:`ATTEMPTS` lost races (``what`` names the value). When the value
-    changed, ``events(value)`` are the notification events of the change, recorded in ``log``
-    (see the module's docstring; none while the log is off)."""
+    and retried, after a short random pause, when another call changed it meanwhile
+    (``retrying.SHARED_VALUE``): MetaException after its attempts all lost (``what`` names the
+    value). When the value changed, ``events(value)`` are the notification events of the
+    change, recorded in ``log`` (see the module's docstring; none while the log is off)."""
     table, row, column = where
 
     def attempt() -> R | Lost:

@@ -55,6 +55,7 @@ from metastore_server.catalog.data.moves import Move, move_refused, undo_noted
 from metastore_server.catalog.data.permissions import give_to_caller
 from metastore_server.catalog.data.roots import DataRoots
 from metastore_server.catalog.data.underway import DirsUnderway, SeenDirs
+from metastore_server.storage import retrying
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
@@ -63,8 +64,8 @@ log = structlog.get_logger(__name__)
 #: ``MAKE_IN_THREADS_FROM`` of them.
 MAKE_THREADS = 4
 MAKE_IN_THREADS_FROM = 64
-#: Tries at making a directory whose parent a finishing drop may remove meanwhile.
-_MAKEDIRS_ATTEMPTS = 5
+#: Tries at making a directory whose parent a finishing drop may remove meanwhile: the
+#: retry policy's ``retrying.MAKEDIRS``.
 
 #: Builds the exception refusing a change, from the reason (``file:/x is not writable by u``).
 Refusal = Callable[[str], Exception]

@@ -24,11 +24,10 @@ from metastore_server.catalog.objects.tables import (
     Tables,
     fill_storage_defaults,
 )
-from metastore_server.storage import layout
+from metastore_server.storage import layout, retrying
 from metastore_server.storage.port import Condition, Delete, Put, StoragePort
+from metastore_server.storage.retrying import LOST, Lost
 from metastore_server.thrift_api import hms
-
-_ALTER_ATTEMPTS = 20
 
 
 def forget_table(store: StoragePort, table_id: int) -> None:

@@ -57,7 +57,7 @@ TABLE_TYPES = frozenset(
 EXPECTED_KEY = "expected_parameter_key"
 EXPECTED_VALUE = "expected_parameter_value"
 #: How often an alter is tried when another server process changes the table meanwhile.
-ALTER_ATTEMPTS = retrying.TABLE_ALTER.attempts
+ALTER_ATTEMPTS = retrying.TABLE_ALTER_ATTEMPTS
 _COUNTER_BYTES = 8
 
 

@@ -34,7 +34,6 @@ from metastore_server.catalog.security.grants import (
 )
 from metastore_server.catalog.security.roles import (
     ADMIN,
-    ATTEMPTS,
     GROUP,
     ROLE,
     USER,
@@ -43,8 +42,9 @@ from metastore_server.catalog.security.roles import (
     check_text,
     encode,
 )
-from metastore_server.storage import layout
+from metastore_server.storage import layout, retrying
 from metastore_server.storage.port import Condition, Delete, Put
+from metastore_server.storage.retrying import LOST, Lost
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)

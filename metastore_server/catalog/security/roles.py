@@ -21,8 +21,9 @@ from typing import Any
 import structlog
 
 from metastore_server.catalog.core.context import CatalogContext
-from metastore_server.storage import layout
+from metastore_server.storage import layout, retrying
 from metastore_server.storage.port import Condition, Delete, Put
+from metastore_server.storage.retrying import LOST, Lost
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
@@ -30,8 +31,6 @@ log = structlog.get_logger(__name__)
 ADMIN = "admin"
 PUBLIC = "public"
 USER, ROLE, GROUP = hms.PrincipalType.USER, hms.PrincipalType.ROLE, hms.PrincipalType.GROUP
-#: Compare-and-set attempts of a change that another server keeps changing under it.
-ATTEMPTS = retrying.GRANTS_ATTEMPTS
 
 
 def encode(record: dict[str, object]) -> bytes:

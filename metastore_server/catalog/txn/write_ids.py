@@ -35,8 +35,9 @@ from metastore_server.catalog.txn.valid_lists import (
     parse_valid_txn_list,
     parse_valid_write_id_list,
 )
-from metastore_server.storage import layout
+from metastore_server.storage import layout, retrying
 from metastore_server.storage.port import Put, StoragePort
+from metastore_server.storage.retrying import LOST, Lost
 from metastore_server.thrift_api import hms
 
 _STATS_PREFIX = b"txnstats\x00"
