@@ -38,33 +38,6 @@ SEPARATOR = "\x1f"
 NS = "/v1/namespaces/{namespace}"
 TABLE = NS + "/tables/{table}"
 VIEW = NS + "/views/{view}"
-#: The endpoints this catalog serves, as ``GET /v1/config`` lists them.
-ENDPOINTS = [
-    "GET /v1/{prefix}/namespaces",
-    "POST /v1/{prefix}/namespaces",
-    "GET /v1/{prefix}/namespaces/{namespace}",
-    "HEAD /v1/{prefix}/namespaces/{namespace}",
-    "DELETE /v1/{prefix}/namespaces/{namespace}",
-    "POST /v1/{prefix}/namespaces/{namespace}/properties",
-    "GET /v1/{prefix}/namespaces/{namespace}/tables",
-    "POST /v1/{prefix}/namespaces/{namespace}/tables",
-    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-    "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-    "POST /v1/{prefix}/namespaces/{namespace}/register",
-    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
-    "POST /v1/{prefix}/tables/rename",
-    "POST /v1/{prefix}/transactions/commit",
-    "GET /v1/{prefix}/namespaces/{namespace}/views",
-    "POST /v1/{prefix}/namespaces/{namespace}/views",
-    "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
-    "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
-    "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
-    "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
-    "POST /v1/{prefix}/namespaces/{namespace}/register-view",
-    "POST /v1/{prefix}/views/rename",
-]
 
 
 @dataclass
@@ -264,39 +237,54 @@ def _rename_view(call: Call) -> Any:
     views.rename_view(call.calls, call.files, call.json())
 
 
+#: The catalog's operations: (path, method, operation, success status). Each is served and
+#: advertised in ``GET /v1/config``; the config, token and health routes are built apart in
+#: ``build_app`` and so never advertised.
+CATALOG: tuple[tuple[str, str, Operation, int], ...] = (
+    ("/v1/namespaces", "GET", _list_namespaces, 200),
+    ("/v1/namespaces", "POST", _create_namespace, 200),
+    (NS, "GET", _load_namespace, 200),
+    (NS, "HEAD", _namespace_exists, 204),
+    (NS, "DELETE", _drop_namespace, 204),
+    (NS + "/properties", "POST", _update_namespace, 200),
+    (NS + "/tables", "GET", _list_tables, 200),
+    (NS + "/tables", "POST", _create_table, 200),
+    (TABLE, "GET", _load_table, 200),
+    (TABLE, "HEAD", _table_exists, 204),
+    (TABLE, "POST", _commit_table, 200),
+    (TABLE, "DELETE", _drop_table, 204),
+    (NS + "/register", "POST", _register_table, 200),
+    (TABLE + "/metrics", "POST", _report_metrics, 204),
+    ("/v1/tables/rename", "POST", _rename_table, 204),
+    ("/v1/transactions/commit", "POST", _commit_transaction, 204),
+    (NS + "/views", "GET", _list_views, 200),
+    (NS + "/views", "POST", _create_view, 200),
+    (VIEW, "GET", _load_view, 200),
+    (VIEW, "HEAD", _view_exists, 204),
+    (VIEW, "POST", _replace_view, 200),
+    (VIEW, "DELETE", _drop_view, 204),
+    (NS + "/register-view", "POST", _register_view, 200),
+    ("/v1/views/rename", "POST", _rename_view, 204),
+)
+
+
+def advertised(method: str, path: str) -> str:
+    """A served route as the spec's endpoint string: ``METHOD /v1/{prefix}/...``."""
+    return f"{method} /v1/{{prefix}}/{path.removeprefix('/v1/')}"
+
+
+#: The endpoints this catalog serves, as ``GET /v1/config`` lists them.
+ENDPOINTS = [advertised(method, path) for path, method, _, _ in CATALOG]
+
+
 def build_app(context: RestContext) -> Starlette:
     """The Starlette application of the catalog over ``context``."""
 
     def route(path: str, method: str, operation: Operation, ok: int = 200) -> Route:
         return Route(path, _endpoint(context, operation, ok, path), methods=[method])
 
-    routes = [
-        route("/v1/config", "GET", _config),
-        route("/v1/namespaces", "GET", _list_namespaces),
-        route("/v1/namespaces", "POST", _create_namespace),
-        route(NS, "HEAD", _namespace_exists, 204),
-        route(NS, "GET", _load_namespace),
-        route(NS, "DELETE", _drop_namespace, 204),
-        route(NS + "/properties", "POST", _update_namespace),
-        route(NS + "/tables", "GET", _list_tables),
-        route(NS + "/tables", "POST", _create_table),
-        route(NS + "/register", "POST", _register_table),
-        route(TABLE, "HEAD", _table_exists, 204),
-        route(TABLE, "GET", _load_table),
-        route(TABLE, "POST", _commit_table),
-        route(TABLE, "DELETE", _drop_table, 204),
-        route(TABLE + "/metrics", "POST", _report_metrics, 204),
-        route("/v1/tables/rename", "POST", _rename_table, 204),
-        route("/v1/transactions/commit", "POST", _commit_transaction, 204),
-        route(NS + "/views", "GET", _list_views),
-        route(NS + "/views", "POST", _create_view),
-        route(NS + "/register-view", "POST", _register_view),
-        route(VIEW, "HEAD", _view_exists, 204),
-        route(VIEW, "GET", _load_view),
-        route(VIEW, "POST", _replace_view),
-        route(VIEW, "DELETE", _drop_view, 204),
-        route("/v1/views/rename", "POST", _rename_view, 204),
-    ]
+    routes = [route("/v1/config", "GET", _config)]
+    routes.extend(route(path, method, operation, ok) for path, method, operation, ok in CATALOG)
     routes.append(Route(TOKENS, _token_endpoint(context), methods=["POST"]))
     routes.extend(health_routes(context.handler, context.auth))
     app = Starlette(routes=routes)
