@@ -7,6 +7,14 @@ entry ``{type tag: value}``; a list or set is ``[elem tag, count, elems...]``; a
 ``[key tag, value tag, count, {key: value}]`` with keys written as strings; booleans are 1/0;
 binary is base64 without padding; a double that is not finite is the string ``NaN``,
 ``Infinity`` or ``-Infinity``. Unset fields are left out.
+
+Why not thriftpy2's own (checked by tests/unit/test_thrift_json.py): its ``TJSONProtocol`` is
+another format (field names under ``payload``); its ``TApacheJSONProtocol`` (0.7) writes only
+a message (``[1, name, type, seqid, struct]``, no bare struct) and cannot write a Table at
+all: it raises on ``SkewedInfo`` (a ``map<list<string>,string>`` and ``list<list<string>>``),
+which every table's StorageDescriptor carries. It also writes a non-finite double as bare
+``NaN``/``Infinity`` (not JSON: Java's reader refuses it), pads base64, escapes non-ASCII text
+and writes a double held as a Python int as an integer.
 """
 
 from __future__ import annotations
