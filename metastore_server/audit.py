@@ -19,7 +19,8 @@ from metastore_server.safe_log import DroppingLogger, DroppingLoggerFactory
 _configured = False
 #: A structlog renderer: (logger, method name, event dict) -> the line.
 Render = Callable[[Any, str, dict[str, Any]], str]
-_call_extras: ContextVar[dict[str, object] | None] = ContextVar("call_extras", default=None)
+#: The fields a call adds to its audit line (counters, lists, texts: any loggable value).
+_call_extras: ContextVar[dict[str, Any] | None] = ContextVar("call_extras", default=None)
 
 
 class collecting_extras:  # noqa: N801 - used as a function: ``with collecting_extras() as x:``
@@ -29,9 +30,9 @@ class collecting_extras:  # noqa: N801 - used as a function: ``with collecting_e
     __slots__ = ("_extras", "_token")
 
     def __init__(self) -> None:
-        self._extras: dict[str, object] = {}
+        self._extras: dict[str, Any] = {}
 
-    def __enter__(self) -> dict[str, object]:
+    def __enter__(self) -> dict[str, Any]:
         self._token = _call_extras.set(self._extras)
         return self._extras
 
@@ -62,7 +63,7 @@ def append(name: str, item: object) -> None:
     if len(items) < LIST_LIMIT:
         items.append(item)
     else:
-        extras[f"{name}_more"] = int(extras.get(f"{name}_more", 0)) + 1  # type: ignore[call-overload]
+        extras[f"{name}_more"] = int(extras.get(f"{name}_more", 0)) + 1
 
 
 def count(**amounts: int) -> None:
@@ -70,7 +71,7 @@ def count(**amounts: int) -> None:
     extras = _call_extras.get()
     if extras is not None:
         for name, amount in amounts.items():
-            extras[name] = int(extras.get(name, 0)) + amount  # type: ignore[call-overload]
+            extras[name] = int(extras.get(name, 0)) + amount
 
 
 def configure_logging(level: str = "info", fmt: str = "console") -> None:

@@ -16,6 +16,7 @@ from metastore_server.api.arguments import (
     database_in,
     required,
 )
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.api.tables import create_table
 from metastore_server.catalog.events.messages import Event
@@ -108,7 +109,10 @@ class ConstraintCalls(Area):
     AlreadyExistsException, InvalidObjectException (a key on a missing table or column) and
     MetaException (a key HMS refuses)."""
 
-    @thrift(stamp=caller_fields.table_owner(caller_fields.argument("tbl")))
+    @thrift(
+        stamp=caller_fields.table_owner(caller_fields.argument("tbl")),
+        rule=auth.create(auth.TABLE),
+    )
     def create_table_with_constraints(
         self,
         tbl: hms.Table,
@@ -130,7 +134,7 @@ class ConstraintCalls(Area):
             ),
         )  # fmt: skip
 
-    @thrift()
+    @thrift(rule=auth.alter(auth.REQ, "ALTERTABLE_DROPCONSTRAINT"))
     def drop_constraint(self, req: hms.DropConstraintRequest) -> None:
         """Drop a constraint (of any kind) by name."""
         req = required(req, "DropConstraintRequest")
@@ -145,43 +149,62 @@ class ConstraintCalls(Area):
         catalog, db, table = _table_of(request, what)
         return catalog_named(catalog, db), self.database_in(catalog, db), table
 
-    @thrift()
+    @thrift(rule=auth.alter(auth.each("req", "primaryKeyCols"), "ALTERTABLE_ADDCONSTRAINT"))
     def add_primary_key(self, req: hms.AddPrimaryKeyRequest) -> None:
         """Add a table's primary key."""
         self.catalog.constraints.add_primary_key(self._keys(req.primaryKeyCols if req else None))
 
-    @thrift()
+    @thrift(
+        rule=auth.alter(
+            auth.named_fields(
+                "req", "fktable_db", "fktable_name", listed=True, path=("foreignKeyCols",)
+            ),
+            "ALTERTABLE_ADDCONSTRAINT",
+        ),
+    )
     def add_foreign_key(self, req: hms.AddForeignKeyRequest) -> None:
         """Add foreign keys."""
         self.catalog.constraints.add_foreign_key(self._keys(req.foreignKeyCols if req else None))
 
-    @thrift(since="3")
+    @thrift(
+        since="3",
+        rule=auth.alter(auth.each("req", "uniqueConstraintCols"), "ALTERTABLE_ADDCONSTRAINT"),
+    )
     def add_unique_constraint(self, req: hms.AddUniqueConstraintRequest) -> None:
         """Add a unique constraint over the columns given."""
         self.catalog.constraints.add_unique(self._keys(req.uniqueConstraintCols if req else None))
 
-    @thrift(since="3")
+    @thrift(
+        since="3",
+        rule=auth.alter(auth.each("req", "notNullConstraintCols"), "ALTERTABLE_ADDCONSTRAINT"),
+    )
     def add_not_null_constraint(self, req: hms.AddNotNullConstraintRequest) -> None:
         """Add not null constraints (one per entry)."""
         self.catalog.constraints.add_each(
             NOT_NULL, self._keys(req.notNullConstraintCols if req else None)
         )
 
-    @thrift(since="3")
+    @thrift(
+        since="3",
+        rule=auth.alter(auth.each("req", "defaultConstraintCols"), "ALTERTABLE_ADDCONSTRAINT"),
+    )
     def add_default_constraint(self, req: hms.AddDefaultConstraintRequest) -> None:
         """Add default constraints (one per entry)."""
         self.catalog.constraints.add_each(
             DEFAULT, self._keys(req.defaultConstraintCols if req else None)
         )
 
-    @thrift(since="3")
+    @thrift(
+        since="3",
+        rule=auth.alter(auth.each("req", "checkConstraintCols"), "ALTERTABLE_ADDCONSTRAINT"),
+    )
     def add_check_constraint(self, req: hms.AddCheckConstraintRequest) -> None:
         """Add check constraints (one per entry)."""
         self.catalog.constraints.add_each(
             CHECK, self._keys(req.checkConstraintCols if req else None)
         )
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQUEST))
     def get_unique_constraints(
         self, request: hms.UniqueConstraintsRequest
     ) -> hms.UniqueConstraintsResponse:
@@ -190,7 +213,7 @@ class ConstraintCalls(Area):
         found = stamped(self.catalog.constraints.of_kind(UNIQUE, db, table), catalog)
         return hms.UniqueConstraintsResponse(uniqueConstraints=found)
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQUEST))
     def get_not_null_constraints(
         self, request: hms.NotNullConstraintsRequest
     ) -> hms.NotNullConstraintsResponse:
@@ -199,7 +222,7 @@ class ConstraintCalls(Area):
         found = stamped(self.catalog.constraints.of_kind(NOT_NULL, db, table), catalog)
         return hms.NotNullConstraintsResponse(notNullConstraints=found)
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQUEST))
     def get_default_constraints(
         self, request: hms.DefaultConstraintsRequest
     ) -> hms.DefaultConstraintsResponse:
@@ -208,7 +231,7 @@ class ConstraintCalls(Area):
         found = stamped(self.catalog.constraints.of_kind(DEFAULT, db, table), catalog)
         return hms.DefaultConstraintsResponse(defaultConstraints=found)
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQUEST))
     def get_check_constraints(
         self, request: hms.CheckConstraintsRequest
     ) -> hms.CheckConstraintsResponse:
@@ -217,7 +240,7 @@ class ConstraintCalls(Area):
         found = stamped(self.catalog.constraints.of_kind(CHECK, db, table), catalog)
         return hms.CheckConstraintsResponse(checkConstraints=found)
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQUEST))
     def get_all_table_constraints(
         self, request: hms.AllTableConstraintsRequest
     ) -> hms.AllTableConstraintsResponse:
@@ -234,7 +257,7 @@ class ConstraintCalls(Area):
             stamped(keys, catalog)
         return hms.AllTableConstraintsResponse(allTableConstraints=found)
 
-    @thrift()
+    @thrift(rule=auth.read(auth.REQUEST))
     def get_primary_keys(self, request: hms.PrimaryKeysRequest) -> hms.PrimaryKeysResponse:
         """A table's primary key columns."""
         request = required(request, "PrimaryKeysRequest")
@@ -246,7 +269,23 @@ class ConstraintCalls(Area):
         keys = stamped(self.catalog.constraints.primary_keys(db, request.tbl_name), catalog)
         return hms.PrimaryKeysResponse(primaryKeys=keys)
 
-    @thrift()
+    @thrift(
+        rule=auth.combined(
+            "QUERY",
+            auth.on_tables(
+                "",
+                auth.READ,
+                auth.named_fields("request", "parent_db_name", "parent_tbl_name"),
+                optional=True,
+            ),
+            auth.on_tables(
+                "",
+                auth.READ,
+                auth.named_fields("request", "foreign_db_name", "foreign_tbl_name"),
+                optional=True,
+            ),
+        ),
+    )
     def get_foreign_keys(self, request: hms.ForeignKeysRequest) -> hms.ForeignKeysResponse:
         """A child table's foreign keys (only those onto one parent when it is named)."""
         request = required(request, "ForeignKeysRequest")

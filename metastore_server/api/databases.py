@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from metastore_server.api import caller_fields
 from metastore_server.api.area import Area
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.objects.catalogs import catalog_of
@@ -34,12 +35,12 @@ class DatabaseCalls(Area):
     REMOTE database without an existing connector), InvalidOperationException (dropping the
     default database, or one that is not empty without ``cascade``) and MetaException."""
 
-    @thrift(stamp=caller_fields.database_owner("database"))
+    @thrift(stamp=caller_fields.database_owner("database"), rule=auth.NAMED)
     def create_database(self, database: hms.Database) -> None:
         """Create a database in its catalog (and its directory where data operations are on)."""
         self.catalog.databases.create(database)
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.NAMED)
     def create_database_req(self, createDatabaseRequest: hms.CreateDatabaseRequest) -> None:  # noqa: N803
         """The request form of ``create_database``."""
         req = createDatabaseRequest
@@ -63,13 +64,13 @@ class DatabaseCalls(Area):
             )
         )
 
-    @thrift(kept="wire")
+    @thrift(kept="wire", rule=auth.OPEN)
     def get_database(self, name: str) -> hms.Database:
         """A database; NoSuchObjectException when it does not exist in the catalog named."""
         catalog, db = _split(name)
         return _stamped(self.catalog.databases.require_in(db, catalog))
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.OPEN)
     def get_database_req(self, request: hms.GetDatabaseRequest) -> hms.Database:
         """The request form of ``get_database``; MetaException without a name."""
         if request is None or not request.name:
@@ -77,14 +78,17 @@ class DatabaseCalls(Area):
         catalog, db = _split(request.name, request.catalogName)
         return _stamped(self.catalog.databases.require_in(db, catalog))
 
-    @thrift()
+    @thrift(rule=auth.on_databases("DROPDATABASE", auth.OWN, auth.args("name")))
     def drop_database(self, name: str, deleteData: bool, cascade: bool) -> None:  # noqa: N803
         """Drop a database (its tables too with ``cascade``, their data with ``deleteData``)."""
         catalog, db = _split(name)
         self.catalog.databases.require_in(db, catalog)
         self.catalog.drop_database(db, bool(deleteData), bool(cascade))
 
-    @thrift(since="3")
+    @thrift(
+        since="3",
+        rule=auth.on_databases("DROPDATABASE", auth.OWN, auth.named_fields("req", "name")),
+    )
     def drop_database_req(self, req: hms.DropDatabaseRequest) -> None:
         """The request form of ``drop_database``: ``ignoreUnknownDb`` makes a missing
         database no error (``softDelete``, ``txnId`` and ``deleteManagedDir`` are not read)."""
@@ -96,7 +100,7 @@ class DatabaseCalls(Area):
         self.catalog.databases.require_in(db, catalog)
         self.catalog.drop_database(db, bool(req.deleteData), bool(req.cascade))
 
-    @thrift(kept="listing")
+    @thrift(kept="listing", rule=auth.OPEN)
     def get_databases(self, pattern: str) -> list[str]:
         """Names of a catalog's databases matching an HMS pattern, sorted: ``@cat#`` (or
         ``@cat``) is every database of ``cat``, ``@cat#pat`` those matching ``pat``; an
@@ -104,19 +108,24 @@ class DatabaseCalls(Area):
         catalog, wanted = names.split_catalog_pattern(pattern)
         return self.catalog.databases.names(wanted, catalog)
 
-    @thrift(kept="listing")
+    @thrift(kept="listing", rule=auth.OPEN)
     def get_all_databases(self) -> list[str]:
         """Names of every database of the default catalog, sorted."""
         return self.catalog.databases.names(None, names.DEFAULT_CATALOG)
 
-    @thrift()
+    @thrift(rule=auth.on_databases("ALTERDATABASE", (auth.ADMIN,), auth.args("dbname")))
     def alter_database(self, dbname: str, db: hms.Database) -> None:
         """Change a database's owner, parameters or location."""
         catalog, name = _split(dbname)
         self.catalog.databases.require_in(name, catalog)
         self.catalog.databases.alter(name, db)
 
-    @thrift(since="3")
+    @thrift(
+        since="3",
+        rule=auth.on_databases(
+            "ALTERDATABASE", (auth.ADMIN,), auth.named_fields("alterDbReq", "oldDbName")
+        ),
+    )
     def alter_database_req(self, alterDbReq: hms.AlterDatabaseRequest) -> None:  # noqa: N803
         """The request form of ``alter_database`` (the catalog: the new database's)."""
         req = alterDbReq

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, object_name, required
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.api.timelines import format_range
 from metastore_server.catalog.basics import names
@@ -347,7 +348,7 @@ class DependencyCalls(Area):
     a table that is not dependent), as ``create_table``, ``alter_table`` and
     ``alter_partitions`` raise them too."""
 
-    @thrift()
+    @thrift(rule=auth.read(auth.REQ))
     def resolve_dependencies(
         self, req: hms.ResolveDependenciesRequest
     ) -> hms.ResolveDependenciesResult:
@@ -358,7 +359,7 @@ class DependencyCalls(Area):
         db, table = self.database_in(catalog_field(req), req.dbName), object_name(req.tblName)
         return resolve(self.catalog, db, table, req.partName, max_parts)
 
-    @thrift()
+    @thrift(rule=auth.read(auth.REQ))
     def get_dependents(self, req: hms.GetDependentsRequest) -> hms.GetDependentsResult:
         """The tables and partitions depending on a base table or partition
         (``metastore-server dependency dependents``)."""
@@ -366,12 +367,12 @@ class DependencyCalls(Area):
         db, table = self.database_in(catalog_field(req), req.dbName), object_name(req.tblName)
         return dependents(self.catalog, db, table, req.partName)
 
-    @thrift()
+    @thrift(rule=auth.dependent("CREATETABLE", auth.create(auth.REQ)))
     def create_dependent_table(self, req: hms.CreateDependentTableRequest) -> hms.Table:
         """Declare a dependent table from its base (``metastore-server dependency create``)."""
         return create_dependent_table(self.catalog, required(req, "CreateDependentTableRequest"))
 
-    @thrift()
+    @thrift(rule=auth.dependent("ALTERTABLE_ADDCOLS", auth.alter(auth.REQ)))
     def alter_dependency(self, req: hms.AlterDependencyRequest) -> hms.ResolveDependenciesResult:
         """Re-point a dependent table or one of its partitions (``metastore-server dependency
         repoint``)."""

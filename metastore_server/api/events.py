@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import object_name
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.catalog.basics.encoded import EncodedStructs
 from metastore_server.catalog.events import messages as event_messages
@@ -65,7 +66,7 @@ class EventCalls(Area):
 
     # -- the notification log ----------------------------------------------------------------
 
-    @thrift()
+    @thrift(rule=auth.API)
     def get_next_notification(self, rqst: hms.NotificationEventRequest) -> EncodedStructs:
         """Events after ``lastEvent`` in order, at most ``maxEvents`` (when positive): a
         NotificationEventResponse whose events are passed through as stored."""
@@ -77,12 +78,12 @@ class EventCalls(Area):
             hms.NotificationEvent, events, within=(hms.NotificationEventResponse, 1)
         )
 
-    @thrift(kept="wire")
+    @thrift(kept="wire", rule=auth.API)
     def get_current_notificationEventId(self) -> hms.CurrentNotificationEventId:  # noqa: N802
         """The id of the last event recorded."""
         return hms.CurrentNotificationEventId(eventId=self.catalog.ctx.events.current_id())
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.API)
     def get_notification_events_count(
         self, rqst: hms.NotificationEventsCountRequest
     ) -> hms.NotificationEventsCountResponse:
@@ -98,7 +99,7 @@ class EventCalls(Area):
             counted = min(counted, rqst.limit)
         return hms.NotificationEventsCountResponse(eventsCount=counted)
 
-    @thrift()
+    @thrift(rule=auth.on_tables("QUERY", (auth.INSERT,), auth.RQST))
     def fire_listener_event(self, rqst: hms.FireEventRequest) -> hms.FireEventResponse:
         """Record the events clients fire on an existing table or partition, as HMS 4: an
         INSERT (``insertData``), one INSERT per partition (``insertDatas``, each naming its
@@ -135,7 +136,7 @@ class EventCalls(Area):
 
     # -- partition event marks ---------------------------------------------------------------
 
-    @thrift()
+    @thrift(rule=auth.on_tables("LOAD", (auth.INSERT,), auth.PARTS))
     def markPartitionForEvent(  # noqa: N802 (IDL name)
         self,
         db_name: str,
@@ -146,7 +147,7 @@ class EventCalls(Area):
         """Mark a partition (by its key values) for an event, such as LOAD_DONE."""
         self.catalog.partition_events.mark(db_name, tbl_name, part_vals, eventType)
 
-    @thrift()
+    @thrift(rule=auth.read(auth.PARTS))
     def isPartitionMarkedForEvent(  # noqa: N802 (IDL name)
         self,
         db_name: str,

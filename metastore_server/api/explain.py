@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, object_name, required
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.api.values import explain_values
 from metastore_server.thrift_api import hms
@@ -17,7 +18,7 @@ class ExplainCalls(Area):
     """Read plans. Raises NoSuchObjectException (a missing table or database, another catalog)
     and MetaException (no request, a bad filter, a key the table does not have)."""
 
-    @thrift()
+    @thrift(rule=auth.read(auth.REQ))
     def explain_partition_filter(self, req: hms.ExplainFilterRequest) -> hms.ExplainFilterResult:
         """Which rows a filter reads (``metastore-server explain`` prints it)."""
         req = required(req, "ExplainFilterRequest")
@@ -28,7 +29,7 @@ class ExplainCalls(Area):
             bool(req.analyze),
         )
 
-    @thrift()
+    @thrift(rule=auth.read(auth.field("req", "request")))
     def explain_partition_values(self, req: hms.ExplainValuesRequest) -> hms.ExplainValuesResult:
         """How get_partition_values reads a request (``metastore-server values --explain``
         prints it)."""

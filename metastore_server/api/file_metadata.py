@@ -5,6 +5,7 @@ without one. See ``docs/hms-api.md#smaller-calls``."""
 from __future__ import annotations
 
 from metastore_server.api.area import Area
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.thrift_api import hms
 
@@ -12,31 +13,37 @@ from metastore_server.thrift_api import hms
 class FileMetadataCalls(Area):
     """File metadata. Raises nothing: every call is answered."""
 
-    @thrift()
+    @thrift(rule=auth.API)
     def get_file_metadata_by_expr(
         self, req: hms.GetFileMetadataByExprRequest
     ) -> hms.GetFileMetadataByExprResult:
         """No metadata; not supported."""
         return hms.GetFileMetadataByExprResult(metadata={}, isSupported=False)
 
-    @thrift()
+    @thrift(rule=auth.API)
     def get_file_metadata(self, req: hms.GetFileMetadataRequest) -> hms.GetFileMetadataResult:
         """No metadata; not supported."""
         return hms.GetFileMetadataResult(metadata={}, isSupported=False)
 
-    @thrift()
+    @thrift(rule=auth.API)
     def put_file_metadata(self, req: hms.PutFileMetadataRequest) -> hms.PutFileMetadataResult:
         """Accepted, kept nowhere."""
         return hms.PutFileMetadataResult()
 
-    @thrift()
+    @thrift(rule=auth.API)
     def clear_file_metadata(
         self, req: hms.ClearFileMetadataRequest
     ) -> hms.ClearFileMetadataResult:
         """Accepted: there is nothing to clear."""
         return hms.ClearFileMetadataResult()
 
-    @thrift()
+    @thrift(
+        rule=auth.on_tables(
+            "CACHE_METADATA",
+            (auth.SELECT, auth.INSERT),
+            auth.named_fields("req", "dbName", "tblName"),
+        ),
+    )
     def cache_file_metadata(
         self, req: hms.CacheFileMetadataRequest
     ) -> hms.CacheFileMetadataResult:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import internal_error, object_name
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.api.tables import create_table
 from metastore_server.thrift_api import hms
@@ -16,7 +17,11 @@ class IndexCalls(Area):
     InvalidOperationException and MetaException; a missing argument is an internal error
     (TApplicationException), as in HMS 2.3."""
 
-    @thrift()
+    @thrift(
+        rule=auth.on_tables(
+            "CREATEINDEX", auth.OWN, auth.named_fields("new_index", "dbName", "origTableName")
+        ),
+    )
     def add_index(self, new_index: hms.Index, index_table: hms.Table) -> hms.Index:
         """Create the index table (as ``create_table`` does), then record the index; the
         index table is dropped again when the index cannot be recorded."""
@@ -33,7 +38,7 @@ class IndexCalls(Area):
             raise
         return added
 
-    @thrift()
+    @thrift(rule=auth.on_tables("ALTERINDEX_PROPS", auth.OWN, auth.args("dbname", "base_tbl_name")))
     def alter_index(
         self, dbname: str, base_tbl_name: str, idx_name: str, new_idx: hms.Index
     ) -> None:
@@ -45,7 +50,7 @@ class IndexCalls(Area):
         new_idx.parameters["transient_lastDdlTime"] = str(now)
         self.catalog.indexes.alter(dbname, base_tbl_name, idx_name, new_idx)
 
-    @thrift()
+    @thrift(rule=auth.on_tables("DROPINDEX", auth.OWN, auth.args("db_name", "tbl_name")))
     def drop_index_by_name(
         self,
         db_name: str,
@@ -61,17 +66,17 @@ class IndexCalls(Area):
         self.catalog.indexes.remove(index)
         return True
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def get_index_by_name(self, db_name: str, tbl_name: str, index_name: str) -> hms.Index:
         """An index; NoSuchObjectException when it does not exist."""
         return self.catalog.indexes.get(db_name, tbl_name, index_name)
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def get_indexes(self, db_name: str, tbl_name: str, max_indexes: int) -> list[hms.Index]:
         """Every index on the table (HMS 2.3 does not apply ``max_indexes``)."""
         return self.catalog.indexes.all(db_name, tbl_name)
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def get_index_names(self, db_name: str, tbl_name: str, max_indexes: int) -> list[str]:
         """Names of the indexes on the table, sorted (HMS 2.3 does not apply ``max_indexes``)."""
         return [index.indexName for index in self.catalog.indexes.all(db_name, tbl_name)]

@@ -4,6 +4,7 @@ connection's partition-name whitelist. No store is read. See ``docs/hms-api.md``
 from __future__ import annotations
 
 from metastore_server.api.area import Area
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.catalog.basics import names
 from metastore_server.planner import java_regex
@@ -16,7 +17,7 @@ class PartitionNameCalls(Area):
     """Partition names. Raises MetaException (a value the whitelist refuses, when asked to, or
     a whitelist pattern that is no regex)."""
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def partition_name_has_valid_characters(
         self, part_vals: list[str], throw_exception: bool
     ) -> bool:
@@ -40,12 +41,12 @@ class PartitionNameCalls(Area):
                 return False
         return True
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def partition_name_to_vals(self, part_name: str) -> list[str]:
         """The values of a partition name, unescaped, in order."""
         return [value for _, value in names.parse_partition_name(part_name)]
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def partition_name_to_spec(self, part_name: str) -> dict[str, str]:
         """The keys and values of a partition name, unescaped."""
         return dict(names.parse_partition_name(part_name))

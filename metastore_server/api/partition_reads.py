@@ -9,6 +9,7 @@ from __future__ import annotations
 from metastore_server.api import partition_shapes
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, catalog_named, object_name, required
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
 from metastore_server.catalog.partitions import specs as partition_specs
@@ -22,7 +23,7 @@ class PartitionReadCalls(Area):
 
     # -- by values or names ------------------------------------------------------------------
 
-    @thrift(kept="wire")
+    @thrift(kept="wire", rule=auth.read(auth.PARTS))
     def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         """The partition of these values."""
         part = self.catalog.partition_reads.get(
@@ -31,7 +32,7 @@ class PartitionReadCalls(Area):
         part.catName = catalog_named(None, db_name)
         return part
 
-    @thrift()
+    @thrift(rule=auth.read(auth.PARTS))
     def get_partition_with_auth(
         self,
         db_name: str,
@@ -43,7 +44,7 @@ class PartitionReadCalls(Area):
         """``get_partition`` (privileges are the client's to enforce)."""
         return self.get_partition(db_name, tbl_name, part_vals)
 
-    @thrift(kept="wire")
+    @thrift(kept="wire", rule=auth.read(auth.PARTS))
     def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> hms.Partition:
         """The partition of a name ``k1=v1/k2=v2``."""
         part = self.catalog.partition_reads.get_by_name(
@@ -52,7 +53,7 @@ class PartitionReadCalls(Area):
         part.catName = catalog_named(None, db_name)
         return part
 
-    @thrift()
+    @thrift(rule=auth.read(auth.PARTS))
     def get_partitions_by_names(
         self, db_name: str, tbl_name: str, names: list[str]
     ) -> EncodedPartitions:
@@ -61,7 +62,7 @@ class PartitionReadCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), names
         )
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQ))
     def get_partitions_by_names_req(
         self, req: hms.GetPartitionsByNamesRequest
     ) -> hms.GetPartitionsByNamesResult:
@@ -82,21 +83,21 @@ class PartitionReadCalls(Area):
 
     # -- whole table -------------------------------------------------------------------------
 
-    @thrift()
+    @thrift(rule=auth.read(auth.PARTS))
     def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> EncodedPartitions:
         """Every partition of a table in key order, at most ``max_parts`` (when positive)."""
         return self.catalog.partition_reads.list_all(
             self.database_in(None, db_name), object_name(tbl_name), max_parts
         )
 
-    @thrift()
+    @thrift(rule=auth.read(auth.PARTS))
     def get_partitions_with_auth(
         self, db_name: str, tbl_name: str, max_parts: int, user_name: str, group_names: list[str]
     ) -> EncodedPartitions:
         """``get_partitions`` (privileges are the client's to enforce)."""
         return self.get_partitions(db_name, tbl_name, max_parts)
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQ))
     def get_partitions_req(self, req: hms.PartitionsRequest) -> hms.PartitionsResponse:
         """The request form of ``get_partitions`` (trimmed as the request asks)."""
         parts = self.catalog.partition_reads.list_all(
@@ -104,14 +105,14 @@ class PartitionReadCalls(Area):
         )
         return hms.PartitionsResponse(partitions=partition_shapes.trimmed(parts.decode(), req))
 
-    @thrift(kept="listing")
+    @thrift(kept="listing", rule=auth.read(auth.PARTS))
     def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> EncodedNames:
         """Names of a table's partitions, sorted."""
         return self.catalog.partition_reads.list_names(
             self.database_in(None, db_name), object_name(tbl_name), max_parts
         )
 
-    @thrift()
+    @thrift(rule=auth.read(auth.PARTS))
     def get_partitions_pspec(
         self, db_name: str, tbl_name: str, max_parts: int
     ) -> list[hms.PartitionSpec]:
@@ -124,7 +125,7 @@ class PartitionReadCalls(Area):
 
     # -- by partial values -------------------------------------------------------------------
 
-    @thrift()
+    @thrift(rule=auth.read(auth.PARTS))
     def get_partitions_ps(
         self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
     ) -> EncodedPartitions:
@@ -133,7 +134,7 @@ class PartitionReadCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), part_vals, max_parts
         )
 
-    @thrift()
+    @thrift(rule=auth.read(auth.PARTS))
     def get_partitions_ps_with_auth(
         self,
         db_name: str,
@@ -146,7 +147,7 @@ class PartitionReadCalls(Area):
         """``get_partitions_ps`` (privileges are the client's to enforce)."""
         return self.get_partitions_ps(db_name, tbl_name, part_vals, max_parts)
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQ))
     def get_partitions_ps_with_auth_req(
         self, req: hms.GetPartitionsPsWithAuthRequest
     ) -> hms.GetPartitionsPsWithAuthResponse:
@@ -165,7 +166,7 @@ class PartitionReadCalls(Area):
         parts = partition_shapes.trimmed(found.decode(), req)
         return hms.GetPartitionsPsWithAuthResponse(partitions=parts)
 
-    @thrift(kept="wire")
+    @thrift(kept="wire", rule=auth.read(auth.PARTS))
     def get_partition_names_ps(
         self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
     ) -> EncodedNames:
@@ -174,7 +175,7 @@ class PartitionReadCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), part_vals, max_parts
         )
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQ))
     def get_partition_names_ps_req(
         self, req: hms.GetPartitionNamesPsRequest
     ) -> hms.GetPartitionNamesPsResponse:
@@ -189,7 +190,7 @@ class PartitionReadCalls(Area):
 
     # -- by filter or expression -------------------------------------------------------------
 
-    @thrift()
+    @thrift(rule=auth.read(auth.PARTS))
     def get_partitions_by_filter(
         self,
         db_name: str,
@@ -202,7 +203,7 @@ class PartitionReadCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), filter, max_parts
         )
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQ))
     def get_partitions_by_filter_req(
         self, req: hms.GetPartitionsByFilterRequest
     ) -> EncodedPartitions | list[hms.Partition]:
@@ -217,7 +218,7 @@ class PartitionReadCalls(Area):
             return found  # answered as stored
         return partition_shapes.trimmed(found.decode(), req)
 
-    @thrift()
+    @thrift(rule=auth.read(auth.PARTS))
     def get_num_partitions_by_filter(
         self,
         db_name: str,
@@ -229,7 +230,7 @@ class PartitionReadCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), filter
         )
 
-    @thrift()
+    @thrift(rule=auth.read(auth.PARTS))
     def get_part_specs_by_filter(
         self,
         db_name: str,
@@ -245,7 +246,7 @@ class PartitionReadCalls(Area):
         found = self.get_partitions_by_filter(db_name, tbl_name, filter, limit)
         return partition_specs.specs_of(ref.table, found.decode(), db_name, tbl_name)
 
-    @thrift()
+    @thrift(rule=auth.read(auth.REQ))
     def get_partitions_by_expr(
         self, req: hms.PartitionsByExprRequest
     ) -> hms.PartitionsByExprResult:
@@ -261,7 +262,7 @@ class PartitionReadCalls(Area):
             partitions=partition_shapes.trimmed(parts.decode(), req), hasUnknownPartitions=unknown
         )
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQ))
     def get_partition_names_req(self, req: hms.PartitionsByExprRequest) -> list[str]:
         """Hive 4: partition names for an expression (read as get_partitions_by_expr does)."""
         req = required(req, "PartitionsByExprRequest")

@@ -13,6 +13,7 @@ from metastore_server.api.arguments import (
     required,
     with_catalog,
 )
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.api.partition_reads import PartitionReadCalls
 from metastore_server.api.partition_shapes import filter_parameter_keys
@@ -48,7 +49,7 @@ class PartitionRequestCalls(Area):
         self._writes = PartitionWriteCalls(catalog, settings)
         self._reads = PartitionReadCalls(catalog, settings)
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.add_parts(auth.field("appendPartitionsReq")))
     def append_partition_req(
         self,
         appendPartitionsReq: hms.AppendPartitionsRequest,  # noqa: N803 (IDL name)
@@ -66,7 +67,7 @@ class PartitionRequestCalls(Area):
             with_catalog(req.catalogName, req.dbName), req.tableName, req.partVals
         )
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.drop_parts(auth.field("dropPartitionReq")))
     def drop_partition_req(
         self,
         dropPartitionReq: hms.DropPartitionRequest,  # noqa: N803 (IDL name)
@@ -92,7 +93,7 @@ class PartitionRequestCalls(Area):
             req.environmentContext,
         )
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.on_tables("ALTERTABLE_RENAMEPART", auth.OWN, auth.REQ))
     def rename_partition_req(self, req: hms.RenamePartitionRequest) -> hms.RenamePartitionResponse:
         """``rename_partition``."""
         req = required(req, "RenamePartitionRequest")
@@ -101,7 +102,7 @@ class PartitionRequestCalls(Area):
         )
         return hms.RenamePartitionResponse()
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.alter_parts(auth.REQ))
     def alter_partitions_req(self, req: hms.AlterPartitionsRequest) -> hms.AlterPartitionsResponse:
         """``alter_partitions_with_environment_context``."""
         req = required(req, "AlterPartitionsRequest")
@@ -113,7 +114,7 @@ class PartitionRequestCalls(Area):
         )
         return hms.AlterPartitionsResponse()
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQ))
     def get_partition_req(self, req: hms.GetPartitionRequest) -> hms.GetPartitionResponse:
         """``get_partition``."""
         req = required(req, "GetPartitionRequest")
@@ -122,7 +123,7 @@ class PartitionRequestCalls(Area):
         )
         return hms.GetPartitionResponse(partition=part)
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.field("partitionReq")))
     def fetch_partition_names_req(
         self,
         partitionReq: hms.PartitionsRequest,  # noqa: N803 (IDL name)
@@ -134,7 +135,7 @@ class PartitionRequestCalls(Area):
             with_catalog(req.catName, req.dbName), req.tblName, limit
         )
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQ))
     def get_partitions_spec_by_expr(
         self, req: hms.PartitionsByExprRequest
     ) -> hms.PartitionsSpecByExprResult:
@@ -149,7 +150,7 @@ class PartitionRequestCalls(Area):
             partitionsSpec=specs, hasUnknownPartitions=bool(found.hasUnknownPartitions)
         )
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQUEST))
     def get_partitions_with_specs(
         self, request: hms.GetPartitionsRequest
     ) -> hms.GetPartitionsResponse:

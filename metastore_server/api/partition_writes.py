@@ -16,6 +16,7 @@ from metastore_server.api.arguments import (
     purge_asked,
     required,
 )
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.catalog.basics.java_text import java_text, thrift_struct_text
 from metastore_server.catalog.partitions import exchange
@@ -42,7 +43,7 @@ class PartitionWriteCalls(Area):
 
     # -- add ---------------------------------------------------------------------------------
 
-    @thrift()
+    @thrift(rule=auth.add_parts(auth.field("new_part")))
     def add_partition(self, new_part: hms.Partition) -> hms.Partition:
         """Add one partition; the partition as stored."""
         if new_part is None:
@@ -54,14 +55,14 @@ class PartitionWriteCalls(Area):
         )
         return added[0]
 
-    @thrift()
+    @thrift(rule=auth.add_parts(auth.field("new_part")))
     def add_partition_with_environment_context(
         self, new_part: hms.Partition, environment_context: hms.EnvironmentContext
     ) -> hms.Partition:
         """``add_partition`` (the context changes nothing)."""
         return self.add_partition(new_part)
 
-    @thrift()
+    @thrift(rule=auth.add_parts(auth.each("new_parts")))
     def add_partitions(self, new_parts: list[hms.Partition]) -> int:
         """Add partitions of the table the first names, all or none; how many were added."""
         if not new_parts:
@@ -74,7 +75,7 @@ class PartitionWriteCalls(Area):
         )
         return len(added)
 
-    @thrift()
+    @thrift(rule=auth.add_parts(auth.field("request")))
     def add_partitions_req(self, request: hms.AddPartitionsRequest) -> hms.AddPartitionsResult:
         """The request form of ``add_partitions``; with ``ifNotExists`` partitions that exist
         are skipped instead of refused."""
@@ -98,7 +99,7 @@ class PartitionWriteCalls(Area):
             partitions=list(added) if need_result and request.parts else None
         )
 
-    @thrift()
+    @thrift(rule=auth.add_parts(auth.each("new_parts")))
     def add_partitions_pspec(self, new_parts: list[hms.PartitionSpec]) -> int:
         """Add the partitions the specs hold, as ``add_partitions`` does; how many were
         added. The first spec names the table; every partition must belong to it."""
@@ -117,7 +118,7 @@ class PartitionWriteCalls(Area):
         _check_members(parts, db, table)
         return self.add_partitions(parts) if parts else 0
 
-    @thrift()
+    @thrift(rule=auth.add_parts(auth.PARTS))
     def append_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         """Add the partition of these values to a table; the partition as stored."""
         part = hms.Partition(values=list(part_vals or []), dbName=db_name, tableName=tbl_name)
@@ -127,7 +128,7 @@ class PartitionWriteCalls(Area):
             message = (exc.message or "").replace(": Partition(", ":Partition(", 1)
             raise hms.AlreadyExistsException(message=message) from None
 
-    @thrift()
+    @thrift(rule=auth.add_parts(auth.PARTS))
     def append_partition_with_environment_context(
         self,
         db_name: str,
@@ -138,7 +139,7 @@ class PartitionWriteCalls(Area):
         """``append_partition`` (the context changes nothing)."""
         return self.append_partition(db_name, tbl_name, part_vals)
 
-    @thrift()
+    @thrift(rule=auth.add_parts(auth.PARTS))
     def append_partition_by_name(
         self, db_name: str, tbl_name: str, part_name: str
     ) -> hms.Partition:
@@ -151,7 +152,7 @@ class PartitionWriteCalls(Area):
             raise hms.InvalidObjectException(message=exc.message) from exc
         return self.append_partition(db_name, tbl_name, values)
 
-    @thrift()
+    @thrift(rule=auth.add_parts(auth.PARTS))
     def append_partition_by_name_with_environment_context(
         self,
         db_name: str,
@@ -164,7 +165,7 @@ class PartitionWriteCalls(Area):
 
     # -- drop --------------------------------------------------------------------------------
 
-    @thrift()
+    @thrift(rule=auth.drop_parts(auth.PARTS))
     def drop_partition(
         self,
         db_name: str,
@@ -177,7 +178,7 @@ class PartitionWriteCalls(Area):
             db_name, tbl_name, part_vals, deleteData, None
         )
 
-    @thrift()
+    @thrift(rule=auth.drop_parts(auth.PARTS))
     def drop_partition_with_environment_context(
         self,
         db_name: str,
@@ -196,7 +197,7 @@ class PartitionWriteCalls(Area):
         )
         return True
 
-    @thrift()
+    @thrift(rule=auth.drop_parts(auth.PARTS))
     def drop_partition_by_name(
         self,
         db_name: str,
@@ -209,7 +210,7 @@ class PartitionWriteCalls(Area):
             db_name, tbl_name, part_name, deleteData, None
         )
 
-    @thrift()
+    @thrift(rule=auth.drop_parts(auth.PARTS))
     def drop_partition_by_name_with_environment_context(
         self,
         db_name: str,
@@ -225,7 +226,7 @@ class PartitionWriteCalls(Area):
             db_name, tbl_name, values, deleteData, environment_context
         )
 
-    @thrift()
+    @thrift(rule=auth.drop_parts(auth.REQ))
     def drop_partitions_req(self, req: hms.DropPartitionsRequest) -> hms.DropPartitionsResult:
         """Drop partitions by name, all or none (missing ones skipped with ``ifExists``, the
         default); expressions are refused (MetaException)."""
@@ -249,21 +250,21 @@ class PartitionWriteCalls(Area):
 
     # -- alter, rename, exchange -------------------------------------------------------------
 
-    @thrift()
+    @thrift(rule=auth.alter_parts(auth.PARTS))
     def alter_partition(self, db_name: str, tbl_name: str, new_part: hms.Partition) -> None:
         """Change a partition (found by its values)."""
         self.catalog.partitions.alter(
             self.database_in(None, db_name), object_name(tbl_name), [new_part]
         )
 
-    @thrift()
+    @thrift(rule=auth.alter_parts(auth.PARTS))
     def alter_partitions(self, db_name: str, tbl_name: str, new_parts: list[hms.Partition]) -> None:
         """Change partitions, all or none."""
         self.catalog.partitions.alter(
             self.database_in(None, db_name), object_name(tbl_name), new_parts, batch=True
         )
 
-    @thrift()
+    @thrift(rule=auth.alter_parts(auth.PARTS))
     def alter_partition_with_environment_context(
         self,
         db_name: str,
@@ -278,7 +279,7 @@ class PartitionWriteCalls(Area):
             context=context_properties(environment_context),
         )  # fmt: skip
 
-    @thrift()
+    @thrift(rule=auth.alter_parts(auth.PARTS))
     def alter_partitions_with_environment_context(
         self,
         db_name: str,
@@ -293,7 +294,7 @@ class PartitionWriteCalls(Area):
             context=context_properties(environment_context), batch=True,
         )  # fmt: skip
 
-    @thrift()
+    @thrift(rule=auth.on_tables("ALTERTABLE_RENAMEPART", auth.OWN, auth.PARTS))
     def rename_partition(
         self, db_name: str, tbl_name: str, part_vals: list[str], new_part: hms.Partition
     ) -> None:
@@ -302,7 +303,7 @@ class PartitionWriteCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), part_vals, new_part
         )
 
-    @thrift()
+    @thrift(rule=auth.exchange())
     def exchange_partition(
         self,
         partitionSpecs: dict[str, str],  # noqa: N803
@@ -317,7 +318,7 @@ class PartitionWriteCalls(Area):
         )
         return moved[0]
 
-    @thrift()
+    @thrift(rule=auth.exchange())
     def exchange_partitions(
         self,
         partitionSpecs: dict[str, str],  # noqa: N803 (IDL names)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import required
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.thrift_api import hms
 
@@ -13,12 +14,12 @@ class PropertyCalls(Area):
     """The store UUID and property maps. Raises MetaException (no namespace, a malformed
     property name, a predicate outside the supported subset)."""
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.OPEN)
     def get_metastore_db_uuid(self) -> str:
         """The store's UUID: made once, the same for every server process on the store."""
         return self.catalog.properties.uuid()
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.API)
     def get_properties(self, req: hms.PropertyGetRequest) -> hms.PropertyGetResponse:
         """The property maps of a namespace whose key starts with ``mapPrefix``, filtered by
         ``mapPredicate`` and projected onto ``mapSelection``."""
@@ -28,7 +29,7 @@ class PropertyCalls(Area):
         )
         return hms.PropertyGetResponse(properties=found)
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.API)
     def set_properties(self, req: hms.PropertySetRequest) -> bool:
         """Set properties (``<map key>.<property>`` -> value) of a namespace."""
         request = required(req, "Request")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from metastore_server.api import caller_fields
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import required
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.thrift_api import hms
 
@@ -26,22 +27,22 @@ class SecurityCalls(Area):
 
     # -- roles -------------------------------------------------------------------------------
 
-    @thrift(stamp=caller_fields.owner_name(caller_fields.argument("role")))
+    @thrift(stamp=caller_fields.owner_name(caller_fields.argument("role")), rule=auth.CUSTOM)
     def create_role(self, role: hms.Role) -> bool:
         """Create a role; MetaException when it exists or is built in."""
         return self.catalog.security.roles.create(role)
 
-    @thrift()
+    @thrift(rule=auth.CUSTOM)
     def drop_role(self, role_name: str) -> bool:
         """Drop a role with its memberships and privileges; built-in roles stay (MetaException)."""
         return self.catalog.security.drop_role(role_name)
 
-    @thrift()
+    @thrift(rule=auth.CUSTOM)
     def get_role_names(self) -> list[str]:
         """Names of every role."""
         return self.catalog.security.roles.names()
 
-    @thrift(stamp=caller_fields.role_grantor)
+    @thrift(stamp=caller_fields.role_grantor, rule=auth.CUSTOM)
     def grant_role(
         self,
         role_name: str,
@@ -56,12 +57,12 @@ class SecurityCalls(Area):
             role_name, principal_name, principal_type, grantor, grantorType, bool(grant_option)
         )
 
-    @thrift()
+    @thrift(rule=auth.CUSTOM)
     def revoke_role(self, role_name: str, principal_name: str, principal_type: int) -> bool:
         """Revoke a role from a user, group or role."""
         return self.catalog.security.roles.revoke(role_name, principal_name, principal_type, False)
 
-    @thrift(stamp=caller_fields.role_request_grantor)
+    @thrift(stamp=caller_fields.role_request_grantor, rule=auth.CUSTOM)
     def grant_revoke_role(self, request: hms.GrantRevokeRoleRequest) -> hms.GrantRevokeRoleResponse:
         """Grant or revoke a role; a revoke with ``grantOption`` takes only the grant option."""
         request = required(request, "GrantRevokeRoleRequest")
@@ -77,12 +78,12 @@ class SecurityCalls(Area):
             raise hms.MetaException(message=f"Unknown request type {request.requestType}")
         return hms.GrantRevokeRoleResponse(success=done)
 
-    @thrift()
+    @thrift(rule=auth.CUSTOM)
     def list_roles(self, principal_name: str, principal_type: int) -> list[hms.Role]:
         """The roles granted to a principal."""
         return self.catalog.security.roles.roles_of(principal_name, principal_type)
 
-    @thrift()
+    @thrift(rule=auth.CUSTOM)
     def get_principals_in_role(
         self, request: hms.GetPrincipalsInRoleRequest
     ) -> hms.GetPrincipalsInRoleResponse:
@@ -91,7 +92,7 @@ class SecurityCalls(Area):
         grants = self.catalog.security.roles.principals_in(request.roleName)
         return hms.GetPrincipalsInRoleResponse(principalGrants=grants)
 
-    @thrift()
+    @thrift(rule=auth.CUSTOM)
     def get_role_grants_for_principal(
         self, request: hms.GetRoleGrantsForPrincipalRequest
     ) -> hms.GetRoleGrantsForPrincipalResponse:
@@ -103,17 +104,26 @@ class SecurityCalls(Area):
 
     # -- privileges --------------------------------------------------------------------------
 
-    @thrift(stamp=caller_fields.privilege_grantors(caller_fields.argument("privileges")))
+    @thrift(
+        stamp=caller_fields.privilege_grantors(caller_fields.argument("privileges")),
+        rule=auth.CUSTOM,
+    )
     def grant_privileges(self, privileges: hms.PrivilegeBag) -> bool:
         """Grant privileges on objects."""
         return self.catalog.security.privileges.grant(privileges)
 
-    @thrift(stamp=caller_fields.privilege_grantors(caller_fields.argument("privileges")))
+    @thrift(
+        stamp=caller_fields.privilege_grantors(caller_fields.argument("privileges")),
+        rule=auth.CUSTOM,
+    )
     def revoke_privileges(self, privileges: hms.PrivilegeBag) -> bool:
         """Revoke privileges on objects."""
         return self.catalog.security.privileges.revoke(privileges, False)
 
-    @thrift(stamp=caller_fields.privilege_grantors(caller_fields.request_privileges))
+    @thrift(
+        stamp=caller_fields.privilege_grantors(caller_fields.request_privileges),
+        rule=auth.CUSTOM,
+    )
     def grant_revoke_privileges(
         self, request: hms.GrantRevokePrivilegeRequest
     ) -> hms.GrantRevokePrivilegeResponse:
@@ -129,7 +139,7 @@ class SecurityCalls(Area):
             raise hms.MetaException(message=f"Unknown request type {request.requestType}")
         return hms.GrantRevokePrivilegeResponse(success=done)
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.CUSTOM)
     def refresh_privileges(
         self,
         objToRefresh: hms.HiveObjectRef,  # noqa: N803 (IDL names)
@@ -144,7 +154,7 @@ class SecurityCalls(Area):
         done = self.catalog.security.privileges.refresh(objToRefresh, request.privileges)
         return hms.GrantRevokePrivilegeResponse(success=done)
 
-    @thrift()
+    @thrift(rule=auth.CUSTOM)
     def list_privileges(
         self, principal_name: str, principal_type: int, hiveObject: hms.HiveObjectRef  # noqa: N803
     ) -> list[hms.HiveObjectPrivilege]:
@@ -153,7 +163,7 @@ class SecurityCalls(Area):
             principal_name, principal_type, hiveObject
         )
 
-    @thrift()
+    @thrift(rule=auth.CUSTOM)
     def get_privilege_set(
         self, hiveObject: hms.HiveObjectRef, user_name: str, group_names: list[str]  # noqa: N803
     ) -> hms.PrincipalPrivilegeSet:

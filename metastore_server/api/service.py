@@ -11,6 +11,7 @@ import time
 from metastore_server import __version__, metrics
 from metastore_server.api import client_settings
 from metastore_server.api.area import Area, ServerSettings
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.caller import current_session
 from metastore_server.catalog.facade import Catalog
@@ -35,17 +36,17 @@ class ServiceCalls(Area):
 
     # -- fb303 -------------------------------------------------------------------------------
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def getName(self) -> str:  # noqa: N802 (IDL name)
         """The service's name."""
         return SERVICE_NAME
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def getVersion(self) -> str:  # noqa: N802
         """This server's version."""
         return __version__
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def getStatus(self) -> int:  # noqa: N802
         """ALIVE while the store answers a cheap read (the check of ``/ready``), else WARNING
         (the server answers, but its calls of the store fail)."""
@@ -53,7 +54,7 @@ class ServiceCalls(Area):
             return hms.fb_status.WARNING if hasattr(hms, "fb_status") else _WARNING
         return hms.fb_status.ALIVE if hasattr(hms, "fb_status") else _ALIVE
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def getStatusDetails(self) -> str:  # noqa: N802
         """A word on the status: ``serving``, or why the store does not answer."""
         return self._store_problem() or "serving"
@@ -62,7 +63,7 @@ class ServiceCalls(Area):
         check = self.settings.store_health
         return check() if check is not None else None
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def getCounters(self) -> dict[str, int]:  # noqa: N802
         """The figures of ``/metrics`` (every process of the server's): each method called
         under its own name with its calls (as HMS counts them), ``total_api_calls``,
@@ -70,58 +71,58 @@ class ServiceCalls(Area):
         (``metastore_server.metrics.fb303_counters``)."""
         return metrics.fb303_counters()
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def getCounter(self, key: str) -> int:  # noqa: N802
         """One of ``getCounters``; 0 for a key it does not hold."""
         return metrics.fb303_counters().get(key, 0)
 
-    @thrift()
+    @thrift(rule=auth.API)
     def setOption(self, key: str, value: str) -> None:  # noqa: N802
         """Keep an fb303 option (it changes nothing)."""
         self._options[key] = value
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def getOption(self, key: str) -> str:  # noqa: N802
         """An option as set, or empty."""
         return self._options.get(key, "")
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def getOptions(self) -> dict[str, str]:  # noqa: N802
         """Every option set."""
         return dict(self._options)
 
-    @thrift()
+    @thrift(rule=auth.API)
     def getCpuProfile(self, profileDurationInSec: int) -> str:  # noqa: N802, N803
         """No profile: empty."""
         return ""
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def aliveSince(self) -> int:  # noqa: N802
         """When this server started (seconds since the epoch)."""
         return self._alive_since
 
-    @thrift()
+    @thrift(rule=auth.API)
     def reinitialize(self) -> None:
         """Accepted and ignored (oneway)."""
 
-    @thrift()
+    @thrift(rule=auth.API)
     def shutdown(self) -> None:
         """Accepted and ignored: a client must not be able to stop a shared metastore."""
 
     # -- the metastore as a whole ------------------------------------------------------------
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def getMetaConf(self, key: str) -> str:  # noqa: N802
         """This connection's value of a settable key; MetaException for any other key."""
         return self.settings.meta_conf.get(key)
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def setMetaConf(self, key: str, value: str) -> None:  # noqa: N802
         """Set a key for this connection only; MetaException for a key that is not settable or
         a value not of its kind."""
         self.settings.meta_conf.set(key, value)
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def get_config_value(self, name: str, defaultValue: str) -> str:  # noqa: N803
         """A server setting clients may read (e.g. the warehouse dir); else the default.
 
@@ -139,13 +140,13 @@ class ServiceCalls(Area):
             notification_log=self.catalog.ctx.notification_log,
         )
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def set_ugi(self, user_name: str, group_names: list[str] | None) -> list[str]:
         """Record who the connection claims to be (believed only without authentication,
         see :mod:`metastore_server.caller`); HMS 2.3 answers with the group list as sent."""
         current_session().claim(user_name, group_names)
         return list(group_names or [])
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def flushCache(self) -> None:  # noqa: N802 (IDL name)
         """Nothing to flush: listings are cached only while the store is unchanged."""

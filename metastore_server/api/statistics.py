@@ -9,6 +9,7 @@ from typing import overload
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, object_name, required
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.thrift_api import hms
 
@@ -40,24 +41,24 @@ class StatisticsCalls(Area):
             desc.catName = None
         return stats
 
-    @thrift()
+    @thrift(rule=auth.stats(auth.statistics("stats_obj")))
     def update_table_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
         """Store a table's column statistics."""
         return self.catalog.statistics.update(self._resolved(stats_obj), table_level=True)
 
-    @thrift()
+    @thrift(rule=auth.stats(auth.statistics("stats_obj")))
     def update_partition_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
         """Store a partition's column statistics."""
         return self.catalog.statistics.update(self._resolved(stats_obj), table_level=False)
 
-    @thrift()
+    @thrift(rule=auth.read(auth.PARTS))
     def get_table_column_statistics(
         self, db_name: str, tbl_name: str, col_name: str
     ) -> hms.ColumnStatistics:
         """One table column's statistics; NoSuchObjectException when there are none."""
         return self.catalog.statistics.column(self._db(None, db_name), tbl_name, None, col_name)
 
-    @thrift()
+    @thrift(rule=auth.read(auth.PARTS))
     def get_partition_column_statistics(
         self, db_name: str, tbl_name: str, part_name: str, col_name: str
     ) -> hms.ColumnStatistics:
@@ -66,7 +67,7 @@ class StatisticsCalls(Area):
             self._db(None, db_name), tbl_name, part_name or "", col_name
         )
 
-    @thrift()
+    @thrift(rule=auth.read(auth.REQUEST))
     def get_table_statistics_req(self, request: hms.TableStatsRequest) -> hms.TableStatsResult:
         """The table-level statistics of the named columns that have some."""
         request = required(request, "TableStatsRequest")
@@ -78,7 +79,7 @@ class StatisticsCalls(Area):
         )
         return hms.TableStatsResult(tableStats=found)
 
-    @thrift()
+    @thrift(rule=auth.read(auth.REQUEST))
     def get_partitions_statistics_req(
         self, request: hms.PartitionsStatsRequest
     ) -> hms.PartitionsStatsResult:
@@ -93,7 +94,7 @@ class StatisticsCalls(Area):
         )
         return hms.PartitionsStatsResult(partStats=found)
 
-    @thrift()
+    @thrift(rule=auth.stats(auth.PARTS))
     def delete_partition_column_statistics(
         self, db_name: str, tbl_name: str, part_name: str, col_name: str, engine: str | None = None
     ) -> bool:
@@ -103,7 +104,7 @@ class StatisticsCalls(Area):
             self._db(None, db_name), tbl_name, part_name or "", col_name, engine
         )
 
-    @thrift()
+    @thrift(rule=auth.stats(auth.PARTS))
     def delete_table_column_statistics(
         self, db_name: str, tbl_name: str, col_name: str, engine: str | None = None
     ) -> bool:
@@ -113,7 +114,7 @@ class StatisticsCalls(Area):
             self._db(None, db_name), tbl_name, None, col_name, engine
         )
 
-    @thrift()
+    @thrift(rule=auth.read(auth.REQUEST))
     def get_aggr_stats_for(self, request: hms.PartitionsStatsRequest) -> hms.AggrStats:
         """The named columns' statistics merged over the named partitions."""
         request = required(request, "PartitionsStatsRequest")
@@ -125,7 +126,7 @@ class StatisticsCalls(Area):
             request.engine,
         )
 
-    @thrift()
+    @thrift(rule=auth.stats(auth.statistics("request", listed=True)))
     def set_aggr_stats_for(self, request: hms.SetPartitionsStatsRequest) -> bool:
         """Store several statistics objects (merged into what is stored with ``needMerge``);
         InvalidInputException without a request."""
@@ -142,14 +143,14 @@ class StatisticsCalls(Area):
             )
         return True
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.stats(auth.statistics("req", listed=True)))
     def update_table_column_statistics_req(
         self, req: hms.SetPartitionsStatsRequest
     ) -> hms.SetPartitionsStatsResponse:
         """``update_table_column_statistics`` of each statistics object of the request."""
         return self._update_req(req, table_level=True)
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.stats(auth.statistics("req", listed=True)))
     def update_partition_column_statistics_req(
         self, req: hms.SetPartitionsStatsRequest
     ) -> hms.SetPartitionsStatsResponse:
@@ -171,7 +172,7 @@ class StatisticsCalls(Area):
             )  # fmt: skip
         return hms.SetPartitionsStatsResponse(result=True)
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.admin_operation("COMPACTION"))
     def find_columns_with_stats(self, cr: hms.CompactionInfoStruct) -> list[str]:
         """The columns of a table (or of the partition the struct names) that have column
         statistics; none for a missing table."""

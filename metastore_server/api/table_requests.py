@@ -18,6 +18,7 @@ from metastore_server.api.arguments import (
     required,
     with_catalog,
 )
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.constraints import create_with_constraints
 from metastore_server.api.declaration import thrift
 from metastore_server.api.tables import TableCalls
@@ -67,14 +68,18 @@ class TableRequestCalls(Area):
         super().__init__(catalog, settings)
         self._tables = TableCalls(catalog, settings)
 
-    @thrift(since="3", stamp=caller_fields.table_owner(caller_fields.request_table))
+    @thrift(
+        since="3",
+        stamp=caller_fields.table_owner(caller_fields.request_table),
+        rule=auth.create(auth.field("request", "table")),
+    )
     def create_table_req(self, request: hms.CreateTableRequest) -> None:
         """``create_table_with_constraints`` with its environment context: the table and its
         constraints in one change."""
         request = required(request, "CreateTableRequest")
         create_with_constraints(self.catalog, request)
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.drop(auth.field("dropTableReq")))
     def drop_table_req(self, dropTableReq: hms.DropTableRequest) -> None:  # noqa: N803
         """``drop_table_with_environment_context`` (``deleteData`` unset: the data stays, as an
         unset flag reads in HMS; the partitions always go with the table)."""
@@ -87,7 +92,7 @@ class TableRequestCalls(Area):
             purge=purge_asked(req.envContext),
         )
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQ))
     def get_fields_req(self, req: hms.GetFieldsRequest) -> hms.GetFieldsResponse:
         """``get_fields``."""
         req = required(req, "GetFieldsRequest")
@@ -95,7 +100,7 @@ class TableRequestCalls(Area):
             fields=self._tables.get_fields(with_catalog(req.catName, req.dbName), req.tblName)
         )
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.read(auth.REQ))
     def get_schema_req(self, req: hms.GetSchemaRequest) -> hms.GetSchemaResponse:
         """``get_schema``."""
         req = required(req, "GetSchemaRequest")
@@ -103,7 +108,7 @@ class TableRequestCalls(Area):
             fields=self._tables.get_schema(with_catalog(req.catName, req.dbName), req.tblName)
         )
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.OPEN)
     def get_tables_ext(self, req: hms.GetTablesExtRequest) -> list[hms.ExtendedTableInfo]:
         """The tables of a database matching a pattern (up to ``limit``), with their access
         type (read-write; read-only for views) and no required capabilities when asked."""
@@ -125,7 +130,7 @@ class TableRequestCalls(Area):
             result.append(info)
         return result
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.create(auth.field("request", "table")))
     def translate_table_dryrun(self, request: hms.CreateTableRequest) -> hms.Table:
         """The table a ``create_table_req`` of HMS 4 would create for a client without ACID,
         without creating it (``translated``); NoSuchObjectException for a missing database,
@@ -142,7 +147,7 @@ class TableRequestCalls(Area):
         child = self.catalog.ctx.warehouse.child_location(database.locationUri or "", name)
         return translated(table, database, child)
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.admin_operation("CM_RECYCLE"))
     def cm_recycle(self, request: hms.CmRecycleRequest) -> hms.CmRecycleResponse:
         """Change management (HMS's ``hive.repl.cm.enabled``) is not kept here: there is no
         change-management root to copy data into, so nothing is recycled and the call
@@ -153,7 +158,10 @@ class TableRequestCalls(Area):
         log.info("cm_recycle_skipped", path=request.dataPath, reason="no change management")
         return hms.CmRecycleResponse()
 
-    @thrift(since="3")
+    @thrift(
+        since="3",
+        rule=auth.on_tables("TRUNCATETABLE", auth.OWN, auth.args("dbName", "tableName")),
+    )
     def truncate_table(self, dbName: str, tableName: str, partNames: list[str]) -> None:  # noqa: N803
         """Delete the data of a managed table (or of the partitions named), keep the table
         and its partitions, and reset their basic statistics to an empty table's."""
@@ -166,7 +174,7 @@ class TableRequestCalls(Area):
         except hms.NoSuchObjectException as exc:  # not declared by the IDL: HMS wraps it
             raise hms.MetaException(message=exc.message) from None
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.on_tables("TRUNCATETABLE", auth.OWN, auth.REQ))
     def truncate_table_req(self, req: hms.TruncateTableRequest) -> hms.TruncateTableResponse:
         """The request form of ``truncate_table``."""
         req = required(req, "TruncateTableRequest")

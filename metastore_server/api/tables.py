@@ -20,6 +20,7 @@ from metastore_server.api.arguments import (
     required,
     stamp_tables,
 )
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.api.meta_conf import DISALLOW_INCOMPATIBLE_TYPES
 from metastore_server.catalog.basics import names
@@ -78,12 +79,18 @@ class TableCalls(Area):
 
     # -- create, alter, drop -----------------------------------------------------------------
 
-    @thrift(stamp=caller_fields.table_owner(caller_fields.argument("tbl")))
+    @thrift(
+        stamp=caller_fields.table_owner(caller_fields.argument("tbl")),
+        rule=auth.create(auth.TABLE),
+    )
     def create_table(self, tbl: hms.Table) -> None:
         """Create a table (and its directory where it owns its data)."""
         create_table(self.catalog, tbl)
 
-    @thrift(stamp=caller_fields.table_owner(caller_fields.argument("tbl")))
+    @thrift(
+        stamp=caller_fields.table_owner(caller_fields.argument("tbl")),
+        rule=auth.create(auth.TABLE),
+    )
     def create_table_with_environment_context(
         self, tbl: hms.Table, environment_context: hms.EnvironmentContext
     ) -> None:
@@ -91,12 +98,12 @@ class TableCalls(Area):
         accurate."""
         create_table(self.catalog, tbl, context_properties(environment_context))
 
-    @thrift()
+    @thrift(rule=auth.drop(auth.DB_NAME))
     def drop_table(self, dbname: str, name: str, deleteData: bool) -> None:  # noqa: N803
         """Drop a table and its partitions (their data with ``deleteData``, to the trash)."""
         self.catalog.drop_table(self.database_in(None, dbname), object_name(name), bool(deleteData))
 
-    @thrift()
+    @thrift(rule=auth.drop(auth.DB_NAME))
     def drop_table_with_environment_context(
         self,
         dbname: str,
@@ -112,7 +119,7 @@ class TableCalls(Area):
             purge=purge_asked(environment_context),
         )
 
-    @thrift()
+    @thrift(rule=auth.alter_table(auth.DB_TABLE, "dbname", "new_tbl"))
     def alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table) -> None:
         """Change (or rename) a table; its partitions keep their columns."""
         self.catalog.alter_table(
@@ -123,7 +130,7 @@ class TableCalls(Area):
             check_types=self._check_types(),
         )
 
-    @thrift()
+    @thrift(rule=auth.alter_table(auth.DB_TABLE, "dbname", "new_tbl"))
     def alter_table_with_environment_context(
         self,
         dbname: str,
@@ -144,7 +151,7 @@ class TableCalls(Area):
             check_types=self._check_types(),
         )
 
-    @thrift(since="3")
+    @thrift(since="3", rule=auth.alter_table(auth.REQ, "", "req", "table"))
     def alter_table_req(self, req: hms.AlterTableRequest) -> hms.AlterTableResponse:
         """The request form of ``alter_table_with_environment_context``; its
         ``expectedParameterKey``/``Value`` make the alter a compare-and-set on that table
@@ -164,7 +171,7 @@ class TableCalls(Area):
         )
         return hms.AlterTableResponse()
 
-    @thrift()
+    @thrift(rule=auth.alter_table(auth.DB_TABLE, "dbname", "new_tbl"))
     def alter_table_with_cascade(
         self, dbname: str, tbl_name: str, new_tbl: hms.Table, cascade: bool
     ) -> None:
@@ -184,13 +191,13 @@ class TableCalls(Area):
 
     # -- read --------------------------------------------------------------------------------
 
-    @thrift(kept="wire")
+    @thrift(kept="wire", rule=auth.read(auth.DB_TABLE))
     def get_table(self, dbname: str, tbl_name: str) -> hms.Table:
         """A table; NoSuchObjectException when it does not exist."""
         table = self.catalog.tables.get(self.database_in(None, dbname), object_name(tbl_name)).table
         return stamp_tables([table], catalog_named(None, dbname))[0]
 
-    @thrift()
+    @thrift(rule=auth.read(auth.REQ))
     def get_table_req(self, req: hms.GetTableRequest) -> hms.GetTableResult:
         """The request form of ``get_table``; with ``getColumnStats``, the table's column
         statistics of the request's engine attached (``colStats``)."""
@@ -208,7 +215,7 @@ class TableCalls(Area):
             table=stamp_tables([table], catalog_named(req.catName, req.dbName))[0]
         )
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> EncodedStructs:
         """The tables that exist among ``tbl_names`` (their stored bytes, passed through);
         UnknownDBException for a missing or empty database name, InvalidOperationException for
@@ -223,7 +230,7 @@ class TableCalls(Area):
         found = self.catalog.tables.stored_objects(db, tbl_names)
         return EncodedStructs(hms.Table, found, _table_catalog(catalog_named(None, dbname)))
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def get_table_objects_by_name_req(self, req: hms.GetTablesRequest) -> EncodedStructs:
         """The request form of ``get_table_objects_by_name`` (no names: every table)."""
         req = required(req, "GetTablesRequest")
@@ -237,25 +244,25 @@ class TableCalls(Area):
         catalog = _table_catalog(catalog_named(req.catName, req.dbName))
         return EncodedStructs(hms.Table, found, catalog, within=(hms.GetTablesResult, 1))
 
-    @thrift()
+    @thrift(rule=auth.read(auth.COLUMN_TABLE))
     def get_fields(self, db_name: str, table_name: str) -> list[hms.FieldSchema]:
         """A table's columns (not its partition keys)."""
         return _columns(self._table_for_schema(db_name, table_name))
 
-    @thrift()
+    @thrift(rule=auth.read(auth.COLUMN_TABLE))
     def get_fields_with_environment_context(
         self, db_name: str, table_name: str, environment_context: hms.EnvironmentContext
     ) -> list[hms.FieldSchema]:
         """``get_fields``."""
         return self.get_fields(db_name, table_name)
 
-    @thrift()
+    @thrift(rule=auth.read(auth.COLUMN_TABLE))
     def get_schema(self, db_name: str, table_name: str) -> list[hms.FieldSchema]:
         """A table's columns, then its partition keys."""
         table = self._table_for_schema(db_name, table_name)
         return _columns(table) + list(table.partitionKeys or [])
 
-    @thrift()
+    @thrift(rule=auth.read(auth.COLUMN_TABLE))
     def get_schema_with_environment_context(
         self, db_name: str, table_name: str, environment_context: hms.EnvironmentContext
     ) -> list[hms.FieldSchema]:
@@ -273,19 +280,19 @@ class TableCalls(Area):
 
     # -- list --------------------------------------------------------------------------------
 
-    @thrift(kept="listing")
+    @thrift(kept="listing", rule=auth.OPEN)
     def get_tables(self, db_name: str, pattern: str) -> list[str]:
         """Names of a database's tables matching an HMS pattern."""
         db = self.listed_database(None, db_name)
         return [] if db is None else self.catalog.tables.names(db, pattern)
 
-    @thrift(kept="listing")
+    @thrift(kept="listing", rule=auth.OPEN)
     def get_all_tables(self, db_name: str) -> list[str]:
         """Names of every table of a database."""
         db = self.listed_database(None, db_name)
         return [] if db is None else self.catalog.tables.names(db)
 
-    @thrift(kept="listing")
+    @thrift(kept="listing", rule=auth.OPEN)
     def get_tables_by_type(self, db_name: str, pattern: str, tableType: str) -> list[str]:  # noqa: N803
         """Names of a database's tables of one type matching a pattern; MetaException (HMS's
         words) for a type HMS does not know."""
@@ -297,7 +304,7 @@ class TableCalls(Area):
         db = self.listed_database(None, db_name)
         return [] if db is None else self.catalog.tables.names(db, pattern, tableType or None)
 
-    @thrift(kept="listing")
+    @thrift(kept="listing", rule=auth.OPEN)
     def get_table_meta(
         self, db_patterns: str, tbl_patterns: str, tbl_types: list[str]
     ) -> EncodedStructs:
@@ -319,7 +326,7 @@ class TableCalls(Area):
             found += table_index.table_meta_blobs(db, listed, metas)
         return EncodedStructs(hms.TableMeta, found, string_field(_META_CATALOG_FIELD, catalog))
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def get_table_names_by_filter(
         self,
         dbname: str,

@@ -25,6 +25,7 @@ from datetime import datetime
 from metastore_server import audit
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, object_name, required
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.timelines.parameters import TimelineKey
@@ -293,7 +294,7 @@ class TimelineCalls(Area):
     catalog) and MetaException (no request, a bad period or time, a table or column that keeps
     no timelines)."""
 
-    @thrift()
+    @thrift(rule=auth.read(auth.REQ))
     def get_partition_timelines(
         self, req: hms.GetPartitionTimelinesRequest
     ) -> hms.GetPartitionTimelinesResult:
@@ -302,7 +303,7 @@ class TimelineCalls(Area):
         db, table = self.database_in(catalog_field(req), req.dbName), object_name(req.tblName)
         return partition_timelines(self.catalog, db, table, req.updatePeriod, req.column)
 
-    @thrift()
+    @thrift(rule=auth.read(auth.tables_of("req", "dbName", "tables")))
     def cover_time_range(self, req: hms.CoverTimeRangeRequest) -> hms.CoverTimeRangeResult:
         """The partitions that best cover a time range (``metastore-server timeline
         cover``)."""
@@ -317,7 +318,7 @@ class TimelineCalls(Area):
             req.updatePeriods,
         )
 
-    @thrift()
+    @thrift(rule=auth.alter(auth.REQ))
     def rebuild_partition_timelines(
         self, req: hms.RebuildTimelinesRequest
     ) -> hms.GetPartitionTimelinesResult:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from metastore_server.api.area import Area
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.api.proxy_users import ImpersonationRefused
 from metastore_server.caller import Session, current_session
@@ -53,7 +54,7 @@ class TokenCalls(Area):
 
     # -- delegation tokens -------------------------------------------------------------------
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def get_delegation_token(self, token_owner: str, renewer_kerberos_principal_name: str) -> str:
         """A new token of ``token_owner`` (by short name: the caller, or a user the caller
         may act for as a proxy user) that the renewer named may renew: its string form."""
@@ -74,7 +75,7 @@ class TokenCalls(Area):
         renewer = renewer_kerberos_principal_name or ""
         return _answered(lambda: tokens.issue(owner, renewer, real_user))
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def renew_delegation_token(self, token_str_form: str) -> int:
         """Renew a token (the caller must be its renewer): its new expiry, in ms."""
         session = current_session()
@@ -82,7 +83,7 @@ class TokenCalls(Area):
         tokens = self._tokens()
         return _answered(lambda: tokens.renew(token_str_form, session.authenticated_user or ""))
 
-    @thrift()
+    @thrift(rule=auth.OPEN)
     def cancel_delegation_token(self, token_str_form: str) -> None:
         """Cancel a token (the caller must be its owner or renewer)."""
         session = current_session()
@@ -98,42 +99,42 @@ class TokenCalls(Area):
 
     # -- the token store ---------------------------------------------------------------------
 
-    @thrift()
+    @thrift(rule=auth.API)
     def add_token(self, token_identifier: str, delegation_token: str) -> bool:
         """Keep a token under its identifier; False when one is kept under it already."""
         return self.catalog.secrets.add_token(token_identifier, delegation_token)
 
-    @thrift()
+    @thrift(rule=auth.API)
     def remove_token(self, token_identifier: str) -> bool:
         """Forget a token; whether there was one."""
         return self.catalog.secrets.remove_token(token_identifier)
 
-    @thrift()
+    @thrift(rule=auth.API)
     def get_token(self, token_identifier: str) -> str:
         """A token kept under its identifier (empty when there is none)."""
         return self.catalog.secrets.get_token(token_identifier)
 
-    @thrift()
+    @thrift(rule=auth.API)
     def get_all_token_identifiers(self) -> list[str]:
         """The identifiers of every token kept."""
         return self.catalog.secrets.token_identifiers()
 
-    @thrift()
+    @thrift(rule=auth.API)
     def add_master_key(self, key: str) -> int:
         """Keep a master key; its sequence number."""
         return self.catalog.secrets.add_master_key(key)
 
-    @thrift()
+    @thrift(rule=auth.API)
     def update_master_key(self, seq_number: int, key: str) -> None:
         """Replace a master key (NoSuchObjectException when there is none of that number)."""
         self.catalog.secrets.update_master_key(seq_number, key)
 
-    @thrift()
+    @thrift(rule=auth.API)
     def remove_master_key(self, key_seq: int) -> bool:
         """Forget a master key; whether there was one."""
         return self.catalog.secrets.remove_master_key(key_seq)
 
-    @thrift()
+    @thrift(rule=auth.API)
     def get_master_keys(self) -> list[str]:
         """Every master key kept, in sequence order."""
         return self.catalog.secrets.master_keys()

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from metastore_server import audit
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, object_name, required
+from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.objects.tables import TableRef
@@ -131,7 +132,7 @@ class ValuesCalls(Area):
     """``get_partition_values``. Raises NoSuchObjectException (a missing table or database,
     another catalog) and MetaException (a bad filter, a key the table does not have)."""
 
-    @thrift()
+    @thrift(rule=auth.read(auth.REQUEST))
     def get_partition_values(
         self, request: hms.PartitionValuesRequest
     ) -> hms.PartitionValuesResponse:

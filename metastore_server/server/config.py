@@ -6,7 +6,9 @@ from __future__ import annotations
 import math
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from typing import cast
 
 from metastore_server.api.proxy_users import ProxyUsers, parse_option
 from metastore_server.catalog.core.context import WRITER_LEASE_S
@@ -388,7 +390,8 @@ class ServerConfig:
         if self.s3_endpoint:  # a setting of its own wins over the generic options
             s3["endpoint_url"] = self.s3_endpoint
         if self.s3_region:
-            client_kwargs = dict(s3.get("client_kwargs") or {})  # type: ignore[call-overload]
+            # fsspec's client_kwargs: a mapping of botocore's arguments.
+            client_kwargs = dict(cast(Mapping[str, object], s3.get("client_kwargs") or {}))
             client_kwargs["region_name"] = self.s3_region
             s3["client_kwargs"] = client_kwargs
         return {scheme: values for scheme, values in options.items() if values}

@@ -28,6 +28,7 @@ import re
 import threading
 from collections import Counter
 from dataclasses import dataclass
+from typing import cast
 
 import bcrypt
 import structlog
@@ -89,7 +90,7 @@ def profile(hashed: str) -> Profile | None:
 def _dummy_hash(kind: Profile) -> str:
     """A hash of nobody's password with the scheme and cost ``kind``."""
     if kind[0] == "bcrypt":
-        salt = bcrypt.gensalt(int(kind[1]))  # type: ignore[call-overload]
+        salt = bcrypt.gensalt(int(cast(int, kind[1])))  # ("bcrypt", cost)
         return bcrypt.hashpw(_DUMMY_PASSWORD.encode(), salt).decode("ascii")
     params = Parameters(*kind[1:])  # type: ignore[arg-type]  # (the fields, in order)
     return PasswordHasher.from_parameters(params).hash(_DUMMY_PASSWORD)

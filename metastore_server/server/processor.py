@@ -94,6 +94,12 @@ class _Call:
                    **fields)  # fmt: skip
 
 
+class _Dispatching(Protocol):
+    """A handler (``api.handler.MetastoreHandler``): its dispatch table."""
+
+    calls: dict[str, Callable[..., Any]]
+
+
 class _Authorizing(Protocol):
     """A handler with an authorizer (``api.handler.MetastoreHandler``)."""
 
@@ -110,7 +116,7 @@ class CallProcessor:
         #: Thread id -> monotonic start of the call it is serving (from its message's start).
         self._in_flight: dict[int, float] = {}
         #: The handler's dispatch table: IDL method name -> the area method serving it.
-        self.calls: dict[str, Callable[..., Any]] = handler.calls  # type: ignore[attr-defined]
+        self.calls: dict[str, Callable[..., Any]] = cast(_Dispatching, handler).calls
         #: Method -> its argument names (see ``_argument_names``).
         self._arg_names: dict[str, tuple[str, ...]] = {}
         token = getattr(handler, "change_token", None)

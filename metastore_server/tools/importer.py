@@ -200,6 +200,7 @@ class Importer:
         self.target = Side("target", target_uri, target)
         self.selection = selection or Selection()
         self.batch_size = batch_size
+        # A stream that drops everything: it writes and flushes as a TextIO does.
         self.progress = progress or Progress(_NullStream(), "off")  # type: ignore[arg-type]
         #: What the last :meth:`run` did so far (also when it was interrupted).
         self.report = ImportReport()

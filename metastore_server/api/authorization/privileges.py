@@ -23,7 +23,7 @@ A refusal is a MetaException in HMS's words and nothing of the call is done.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,11 +79,11 @@ def build(catalog: Catalog, settings: dict[str, Any]) -> PrivilegeAuthorizer:
     return PrivilegeAuthorizer(catalog, admins)
 
 
-def parse_admin_users(value: object) -> frozenset[str]:
+def parse_admin_users(value: str | Iterable[object] | None) -> frozenset[str]:
     """``--admin-users``'s names: comma-separated text or a list (blanks ignored)."""
     if value is None:
         return frozenset()
-    items = value.split(",") if isinstance(value, str) else list(value)  # type: ignore[call-overload]
+    items = value.split(",") if isinstance(value, str) else list(value)
     return frozenset(str(item).strip() for item in items if str(item).strip())
 
 

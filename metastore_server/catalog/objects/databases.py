@@ -6,6 +6,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from typing import cast
 
 from thriftpy2.thrift import TPayload, TType
 
@@ -152,11 +153,9 @@ class Databases:
         if scan_columns is not None:
             rows, read, _lacking = scan_columns(layout.DATABASES, b"", None, columns[:1])
             if read == len(rows):  # every row holds its catalog column
-                keys: list[bytes] = [
-                    row[1]  # type: ignore[misc]
-                    for row in rows
-                    if wanted is None or row[0] == wanted
-                ]
+                keys = cast(list[bytes], [  # (each row's key)
+                    row[1] for row in rows if wanted is None or row[0] == wanted
+                ])  # fmt: skip
                 # one decode for all (a name holds no NUL)
                 return b"\x00".join(keys).decode("utf-8").split("\x00") if keys else []
             rows, _read, _lacking = scan_columns(layout.DATABASES, b"", None, columns)
@@ -170,7 +169,7 @@ class Databases:
             if held is None and stored is not None:
                 held = catalog_of(from_bytes(_DatabaseCatalog, stored)).encode("utf-8")
             if held is not None and (wanted is None or held == wanted):
-                found.append(key.decode("utf-8"))  # type: ignore[union-attr]
+                found.append(cast(bytes, key).decode("utf-8"))  # (each row's key)
         return found
 
     def located(self) -> dict[str, str]:

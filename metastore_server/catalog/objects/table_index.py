@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from typing import cast
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.encoded import string_field
@@ -70,7 +71,7 @@ def matching(
         return [], []
     # Every key starts with ``base`` (which ends with NUL, which no name holds): the names are
     # the pieces of the joined keys split on it.
-    joined = b"".join([row[-1] for row in rows])  # type: ignore[misc]
+    joined = b"".join(cast(list[bytes], [row[-1] for row in rows]))  # (each row's key)
     metas = [row[0] for row in rows]
     del rows  # the tuples (and the table ids in them) go before the names are made
     found = joined.decode("utf-8").split(base.decode("utf-8"))
@@ -82,7 +83,7 @@ def matching(
             metas = [metas[i] for i in chosen]
     if None in metas:
         return _with_definitions(ctx, db, found, metas)
-    return found, metas  # type: ignore[return-value]
+    return found, cast(list[bytes], metas)  # (none is None)
 
 
 def _with_definitions(

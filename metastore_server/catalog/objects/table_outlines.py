@@ -8,7 +8,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from thriftpy2.thrift import TPayload, TType
 
@@ -72,12 +72,13 @@ def _decoded(stored: bytes) -> tuple[str | None, bool, bool]:
     found = _DECODED.get(stored)
     if found is None:
         try:
-            outline: object = from_bytes(_Outline, stored)
+            # The fields table_owns_data reads, named as hms.Table's.
+            outline = cast(hms.Table, from_bytes(_Outline, stored))
         except Exception:  # noqa: BLE001 - what the partial decoder cannot read, the full one can
             outline = from_bytes(hms.Table, stored)
         sd = getattr(outline, "sd", None)
         location = sd.location if sd is not None else None
-        found = (location, table_owns_data(outline), bool(outline.partitionKeys))  # type: ignore[arg-type,attr-defined]
+        found = (location, table_owns_data(outline), bool(outline.partitionKeys))
         if _decoded_bytes + len(stored) > _DECODED_MAX_BYTES:
             _DECODED.clear()
             _decoded_bytes = 0

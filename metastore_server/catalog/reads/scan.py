@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from metastore_server import audit
 from metastore_server.catalog.basics import names
@@ -285,7 +286,7 @@ def column_batches(
                     yield rows, lacking
                     if batch is None or len(rows) < batch:
                         break
-                    start = rows[-1][-1] + b"\x00"  # type: ignore[operator]  # after the last
+                    start = cast(bytes, rows[-1][-1]) + b"\x00"  # after the last row's key
         if points:
             yield _points(store, points, columns, counts)
     finally:

@@ -173,7 +173,7 @@ class Stored:
                 if name is None:  # a row without its name: made from the key (kept in it)
                     found[i] = name_bytes_of(ref, cast(bytes, key), {})
             del rows
-            sorter.add(found)  # type: ignore[arg-type]
+            sorter.add(cast(list[bytes], found))  # (every name, made where missing)
         return sorter.sorted(limit_of(max_parts))
 
     def count(self) -> int:
@@ -270,7 +270,8 @@ def table_names(ctx: CatalogContext, ref: TableRef, max_parts: int | None) -> En
     found = Stored(ctx, ref, whole_table(ref)).names(None)
     if not found.replayable:  # merged from runs on disk: far too many to keep
         limit = limit_of(max_parts)
-        return found if limit is None else found.first(limit)  # type: ignore[attr-defined]
+        merged = cast(spilled_names.MergedNames, found)  # (only names merged from runs)
+        return merged if limit is None else merged.first(limit)
     names = list(found.names)
     if token is not None and cache.max_bytes > 0:
         cache.put(names_key(ref.table_id), token, Listing(names, [], []))

@@ -43,7 +43,7 @@ def named_rows(
     unique: sorting these sorts by name). With ``keys=False`` the key may be None."""
     rows, incomplete = matching_columns(ctx.store, ref, ranges, LISTING_COLUMNS, keys=keys)
     _fill_names(ref, rows, incomplete)
-    return rows  # type: ignore[return-value]
+    return cast(list[tuple[bytes, bytes, bytes | None]], rows)  # (each with its name and blob)
 
 
 def with_names(
@@ -51,7 +51,8 @@ def with_names(
 ) -> list[tuple[bytes, bytes]]:
     """(name, stored partition) of rows of ``LISTING_COLUMNS`` (with their keys)."""
     _fill_names(ref, rows, incomplete)
-    return [(row[0], row[1]) for row in rows]  # type: ignore[misc]
+    filled = cast(list[tuple[bytes, bytes, bytes | None]], rows)  # (each with its name and blob)
+    return [(row[0], row[1]) for row in filled]
 
 
 def _fill_names(ref: TableRef, rows: list[tuple[bytes | None, ...]], incomplete: int) -> None:
@@ -99,7 +100,7 @@ def _built(ctx: CatalogContext, ref: TableRef, token: int) -> Listing:
     named.sort()
     names = [row[0] for row in named]
     blobs = [row[1] for row in named]
-    listing = Listing(names, blobs, [row[2] for row in named])  # type: ignore[misc]
+    listing = Listing(names, blobs, cast(list[bytes], [row[2] for row in named]))  # (keys=True)
     ctx.listing_cache.put(ref.table_id, token, listing)
     return listing
 
@@ -128,7 +129,7 @@ def filtered(
         with audit.collecting_extras() as building:  # the rows the store read count, no more
             listing = _built(ctx, ref, token)
         audit.note(listing_cache="built")
-        read = int(building.get("rows_scanned", 0))  # type: ignore[call-overload]
+        read = int(building.get("rows_scanned", 0))
     else:
         return None
     test = key_test(ref, key_range)
