@@ -63,22 +63,25 @@ def change(
         result = action(value, clock())
         if not value.changed:
             return result
-        recording = events is not None and log is not None and log.enabled
-        built = list(events(value)) if recording else []  # type: ignore[misc]
+        recorder = log if log is not None and log.enabled else None
+        built: list[Event] = []
+        if events is not None and recorder is not None:
+            built = list(events(value))
         ops = [Put(table, row, {column: value.encode()})]
         conditions = [Condition(table, row, column, value.stored)]
-        joined = bool(built) and log.joins(1)  # type: ignore[union-attr]
-        if joined:
-            puts, marks = log.rows(built)  # type: ignore[union-attr]
+        # (events are built only where there is a recorder)
+        joined = recorder is not None and bool(built) and recorder.joins(1)
+        if joined and recorder is not None:
+            puts, marks = recorder.rows(built)
             ops += puts
             conditions += marks
         condition = conditions if len(conditions) > 1 else conditions[0]
-        if joined or not built:
+        if joined or not built or recorder is None:
             held = store.mutate(ops, condition)
-            if held and joined:
-                log.written()  # type: ignore[union-attr]
+            if held and joined and recorder is not None:
+                recorder.written()
         else:
-            held = _with_events(store, ops, condition, log, built)  # type: ignore[arg-type]
+            held = _with_events(store, ops, condition, recorder, built)
         return result if held else LOST  # lost to another change: again, after a pause
 
     answer = retrying.race(retrying.SHARED_VALUE, attempt)

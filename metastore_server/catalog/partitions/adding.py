@@ -256,6 +256,7 @@ class Adding(PartitionWriter):
         answers, plan.spelled = prepared
         if count_stats:  # every location read at once, before any directory is made
             plan.seen = self._ctx.data.seeing()
+            # A WireAnswer reads as the Partition it answers (parameters, sd.location).
             self._stats.partitions_added(answers, ref.table, plan.seen)  # type: ignore[arg-type]
         table_name = layout.PARTITIONS
         puts = {answer.key: Put(table_name, answer.key, answer.columns()) for answer in answers}
@@ -280,9 +281,11 @@ class Adding(PartitionWriter):
             for answer in answers:
                 if answer.key not in present:
                     plan.stored_puts[answer.key] = puts[answer.key]
+                    # (a WireAnswer stands for its Partition: see partitions_added above)
                     plan.to_store.append((answer.key, answer.values, answer))  # type: ignore[arg-type]
             if plan.to_store:
                 self._store(ref, plan)
+        # The WireAnswers put in to_store above.
         return wire_adding.AddedWire([answer for _, _, answer in plan.to_store])  # type: ignore[misc]
 
     def _present(self, keys: list[bytes]) -> set[bytes]:
