@@ -3,8 +3,8 @@
 An area method (``api/<area>.py``) is a Thrift method when it carries :func:`thrift`; the
 decorator notes a :class:`Declared` on the function and changes nothing else. Every mechanism
 that treats some methods apart (the generation a call shows, the user it stamps, the replies
-kept) reads these declarations (``api/areas.py`` collects them); none keeps a list
-of method names of its own. See ``docs/design.md#where-a-thrift-method-lives``.
+kept, the authorization rule) reads these declarations (``api/areas.py`` collects them);
+none keeps a list of method names of its own. See ``docs/design.md#where-a-thrift-method-lives``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from metastore_server.api.authorization.rules import Rule
 
 #: Sets the user fields of a call's arguments (by IDL name) to the authenticated user.
 Stamp = Callable[[dict[str, Any], str], None]
@@ -40,6 +42,9 @@ class Declared:
     kept: str = ""
     #: How the authenticated user is written into its request (None: it records no user).
     stamp: Stamp | None = None
+    #: What it needs under ``--authorization privileges`` (built with
+    #: ``api/authorization/shorthand.py``; None: the admin only, failing closed).
+    rule: Rule | None = None
 
     def __post_init__(self) -> None:
         if self.since not in GENERATIONS:
@@ -49,12 +54,16 @@ class Declared:
 
 
 def thrift(
-    *, since: str = "2.3", kept: str = "", stamp: Stamp | None = None
+    *,
+    since: str = "2.3",
+    kept: str = "",
+    stamp: Stamp | None = None,
+    rule: Rule | None = None,
 ) -> Callable[[F], F]:
     """Declare the decorated area method a Thrift method of the same name, with its facts."""
 
     def declare(method: F) -> F:
-        declared = Declared(method.__name__, since=since, kept=kept, stamp=stamp)
+        declared = Declared(method.__name__, since=since, kept=kept, stamp=stamp, rule=rule)
         setattr(method, ATTRIBUTE, declared)
         return method
 

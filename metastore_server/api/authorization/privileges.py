@@ -1,6 +1,6 @@
 """``--authorization privileges``: the roles and privileges the server stores, enforced on every
 call, after HMS's SQL-standard based authorization (what each call needs:
-:mod:`.rules_metadata`, :mod:`.rules_service`; the locations a call gives objects:
+each method's declared rule, built with :mod:`.shorthand`; the locations a call gives objects:
 :mod:`.locations`; who is calling: :mod:`.callers`; the role and privilege calls:
 :mod:`.grant_checks`). See ``docs/security.md#authorization``. Drops then leave other tables'
 directories standing (``DataOperations.other_tables``).
@@ -29,6 +29,7 @@ from typing import Any
 
 import structlog
 
+from metastore_server.api.areas import DECLARED
 from metastore_server.api.authorization import grant_checks
 from metastore_server.api.authorization.callers import (
     Caller,
@@ -52,16 +53,15 @@ from metastore_server.api.authorization.rules import (
     Rule,
     expand,
 )
-from metastore_server.api.authorization.rules_metadata import METADATA_RULES
-from metastore_server.api.authorization.rules_service import SERVICE_RULES
 from metastore_server.caller import Session
 from metastore_server.catalog.facade import Catalog
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
 
-#: Every served method's rule; a method without one needs the admin (fail closed).
-RULES: dict[str, Rule] = {**METADATA_RULES, **SERVICE_RULES}
+#: Every served method's rule, as declared (``@thrift(rule=...)``); a method without one
+#: needs the admin (fail closed).
+RULES: dict[str, Rule] = {name: d.rule for name, d in DECLARED.items() if d.rule is not None}
 #: The order HMS lists missing privileges in.
 ORDER = (SELECT, f"{SELECT} with grant", INSERT, f"{INSERT} with grant", UPDATE,
          f"{UPDATE} with grant", DELETE, f"{DELETE} with grant", OWNERSHIP, ADMIN)  # fmt: skip
