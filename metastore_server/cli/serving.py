@@ -14,7 +14,7 @@ from typing import Any
 
 import structlog
 
-from metastore_server import metrics
+from metastore_server import metrics, stop_signals
 from metastore_server.cli import errors
 from metastore_server.distribution import install_hint
 from metastore_server.server.config import ServerConfig
@@ -53,39 +53,21 @@ def serve(
             return _serve_alone(config, server, close, sibling)
 
 
-class _StoppedAtStart(BaseException):
-    """SIGTERM or SIGINT while a worker or the REST catalog's process starts."""
-
-
-def _stop_at_start(signum: int, _frame: object) -> None:
-    # The first ends the start: one more must not interrupt its ending. (A Python handler
-    # that does nothing: setting SIG_IGN here would make CPython report one already taken.)
-    signal.signal(signal.SIGTERM, _stopping_already)
-    signal.signal(signal.SIGINT, _stopping_already)
-    raise _StoppedAtStart(signal.Signals(signum).name)
-
-
-def _stopping_already(_signum: int, _frame: object) -> None:
-    """A stop signal while a stop is under way: nothing more to do."""
-
-
 def _serve_started_by_serve(config: ServerConfig, channel_fd: int, rest_process: bool) -> int:
-    """A worker (``channel_fd``) or the REST catalog's process: started with the stop signals
-    blocked (``stop_signals_blocked``), it takes them once it is here; until it serves, one
-    ends its start, cleanly (exit code 0), as one while it serves ends that."""
-    signal.signal(signal.SIGTERM, _stop_at_start)
-    signal.signal(signal.SIGINT, _stop_at_start)
+    """A worker (``channel_fd``) or the REST catalog's process: until it serves, a stop signal
+    ends its start, cleanly (exit code 0), as one while it serves ends that
+    (``metastore_server/stop_signals.py``)."""
+    stop_signals.take_at_start()  # taken already by ``python -m metastore_server``
     try:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
         if rest_process:
             return _serve_rest_catalog(config)
         built = _build(config)
         return built if isinstance(built, int) else _serve_as_worker(*built, channel_fd)
-    except _StoppedAtStart as stopped:
+    except stop_signals.StoppedAtStart as stopped:
         log.info("stopped_at_start", reason=str(stopped))
         return 0
     finally:
-        ignore_stop_signals()
+        stop_signals.ignore()
 
 
 def _build(config: ServerConfig) -> tuple[Any, Callable[[], None]] | int:
@@ -198,14 +180,6 @@ class StopOnce:
         self._asked.wait()
         log.info(event, reason=self._reason)
         server.stop()
-
-
-def ignore_stop_signals() -> None:
-    """Once stopped, a process ignores SIGTERM and SIGINT: one more while it exits (Ctrl-C's
-    SIGINT and then its parent's SIGTERM) would otherwise kill it as the interpreter
-    finalizes, which restores their default actions."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _serve_alone(

@@ -14,8 +14,7 @@ from collections.abc import Sequence
 
 import structlog
 
-from metastore_server import metrics
-from metastore_server.server.supervisor import stop_signals_blocked
+from metastore_server import metrics, stop_signals
 
 log = structlog.get_logger(__name__)
 
@@ -45,7 +44,7 @@ class RestSibling:
 
     def _spawn(self) -> None:
         self._started = time.monotonic()
-        with stop_signals_blocked():  # taken once it can stop cleanly
+        with stop_signals.blocked():  # taken once it can stop cleanly
             self._process = subprocess.Popen(self._command, stdin=subprocess.PIPE)
         log.info("rest_catalog_process_started", pid=self._process.pid)
 

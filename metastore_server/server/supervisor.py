@@ -46,12 +46,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import structlog
 
-from metastore_server import metrics
+from metastore_server import metrics, stop_signals
 
 log = structlog.get_logger(__name__)
 
@@ -207,7 +207,7 @@ class Supervisor:
     def _spawn(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         command = [*self._command, "--worker-channel-fd", str(theirs.fileno())]
-        with stop_signals_blocked():
+        with stop_signals.blocked():  # the worker takes them once it can stop cleanly
             process = subprocess.Popen(command, pass_fds=(theirs.fileno(),),
                                        stdin=subprocess.DEVNULL)  # fmt: skip
         theirs.close()
@@ -367,7 +367,7 @@ class Supervisor:
         """SIGTERM every worker, wait up to ``STOP_TIMEOUT_S`` for them to exit (they finish
         their calls in flight), kill those still running; one line for each."""
         # Once is enough: a worker takes it even if sent while it is being forked (its stop
-        # signals are blocked then, see stop_signals_blocked), and takes one stop only.
+        # signals are blocked then, see stop_signals.blocked), and takes one stop only.
         deadline = time.monotonic() + STOP_TIMEOUT_S
         running = list(self._workers)
         for worker in running:
@@ -391,23 +391,6 @@ class Supervisor:
                 log.info("worker_stopped", pid=worker.pid, exit_code=code)
             else:
                 log.warning("worker_gone", pid=worker.pid, exit_code=code)
-
-
-#: The signals that stop a server (SIGINT: Ctrl-C, sent to every process of the terminal's group).
-STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
-
-
-@contextlib.contextmanager
-def stop_signals_blocked() -> Iterator[None]:
-    """Block :data:`STOP_SIGNALS` in this thread meanwhile: a process started meanwhile begins
-    with them blocked (a signal mask is inherited), so a Ctrl-C during its start stays pending,
-    not a KeyboardInterrupt in its imports, until it unblocks them. Signals sent to this
-    process meanwhile reach another of its threads, or wait."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def bind(host: str, port: int) -> socket.socket:
