@@ -56,7 +56,14 @@ from metastore_server.storage.embedded_rows import (
     unpack_row,
     unpacked,
 )
-from metastore_server.storage.port import Condition, Delete, Put, Row, TableSpec
+from metastore_server.storage.port import (
+    Condition,
+    Delete,
+    Put,
+    Row,
+    TableSpec,
+    check_scan_arguments,
+)
 from metastore_server.storage.row_scan import packed_columns
 
 log = structlog.get_logger(__name__)
@@ -309,14 +316,7 @@ class SqliteStore:
         accepted and ignored (every row of the range is a superset of the filter's rows); a row
         whose key fails ``key_filter`` is never unpacked. O(log n + rows in the range)."""
         spec = self._table(table)
-        if not isinstance(start, bytes) or not isinstance(stop, bytes | None):
-            raise TypeError("scan bounds are bytes")
-        if limit is not None and limit < 0:
-            raise ValueError("a scan limit must not be negative")
-        if not isinstance(filter, bytes | None):
-            raise TypeError("a scan filter is bytes (storage.filters.hbase_filter_bytes)")
-        if batch_size is not None and batch_size < 1:
-            raise ValueError("a scan batch size must be positive")
+        check_scan_arguments(start, stop, limit, filter, batch_size)
         wanted = None
         if columns is not None:
             for column in columns:

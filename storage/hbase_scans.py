@@ -35,7 +35,7 @@ from metastore_server.storage.hbase_connection import (
     row_of,
 )
 from metastore_server.storage.hbase_tables import HBaseTables, check_column
-from metastore_server.storage.port import Row, StorageError
+from metastore_server.storage.port import Row, StorageError, check_scan_arguments
 
 log = structlog.get_logger(__name__)
 
@@ -120,14 +120,7 @@ def query(
     """The checked query of a port scan (see ``HBaseStore.scan``); None when it reads
     nothing. KeyError for a table that does not exist, before any other check."""
     name, families = tables.lookup(table)
-    if not isinstance(start, bytes) or not isinstance(stop, bytes | None):
-        raise TypeError("scan bounds are bytes")
-    if limit is not None and limit < 0:
-        raise ValueError("a scan limit must not be negative")
-    if not isinstance(filter, bytes | None):
-        raise TypeError("a scan filter is bytes (storage.filters.hbase_filter_bytes)")
-    if batch_size is not None and batch_size < 1:
-        raise ValueError("a scan batch size must be positive")
+    check_scan_arguments(start, stop, limit, filter, batch_size)
     wanted: frozenset[bytes] | None = None
     request: list[bytes] | None = None
     if columns is not None:

@@ -394,5 +394,20 @@ class Capabilities:
         return frozenset(f.name for f in fields(self) if getattr(self, f.name) is not None)
 
 
+def check_scan_arguments(
+    start: object, stop: object, limit: int | None, filter: object, batch_size: int | None
+) -> None:
+    """The checks every backend makes of a scan's arguments, before it reads: TypeError or
+    ValueError naming the argument."""
+    if not isinstance(start, bytes) or not isinstance(stop, bytes | None):
+        raise TypeError("scan bounds are bytes")
+    if limit is not None and limit < 0:
+        raise ValueError("a scan limit must not be negative")
+    if not isinstance(filter, bytes | None):
+        raise TypeError("a scan filter is bytes (storage.filters.hbase_filter_bytes)")
+    if batch_size is not None and batch_size < 1:
+        raise ValueError("a scan batch size must be positive")
+
+
 #: Every optional capability's name.
 CAPABILITY_NAMES = frozenset(f.name for f in fields(Capabilities))
