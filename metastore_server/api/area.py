@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from metastore_server.api import arguments
 from metastore_server.api.meta_conf import MetaConf
 from metastore_server.api.proxy_users import ProxyUsers
-from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.security.delegation import DelegationTokens
+from metastore_server.catalog import Catalog, DelegationTokens
 from metastore_server.thrift_api import hms
 
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import overload
 
-from metastore_server.catalog.basics.names import DEFAULT_CATALOG
+from metastore_server.catalog import DEFAULT_CATALOG
 
 _READABLE_2_3 = re.compile(r"(hive|hdfs|mapred).*")
 _READABLE = re.compile(r"(hive|hdfs|mapred|metastore).*")

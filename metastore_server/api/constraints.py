@@ -17,12 +17,10 @@ from metastore_server.api.arguments import (
     required,
 )
 from metastore_server.api.authorization import shorthand as auth
+from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
 from metastore_server.api.tables import create_table
-from metastore_server.catalog.events.messages import Event
-from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.objects.constraints import CHECK, DEFAULT, NOT_NULL, UNIQUE
-from metastore_server.catalog.objects.databases import Databases
+from metastore_server.catalog import CHECK, DEFAULT, NOT_NULL, UNIQUE, Catalog, Databases, Event
 from metastore_server.thrift_api import hms
 
 
@@ -112,6 +110,7 @@ class ConstraintCalls(Area):
     @thrift(
         stamp=caller_fields.table_owner(caller_fields.argument("tbl")),
         rule=auth.create(auth.TABLE),
+        storage=st.CREATE_TABLE,
     )
     def create_table_with_constraints(
         self,

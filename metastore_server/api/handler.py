@@ -19,9 +19,7 @@ from metastore_server.api.authorization import Authorizer
 from metastore_server.api.listing_replies import ListingReplies
 from metastore_server.api.proxy_users import ProxyUsers
 from metastore_server.caller import current_session
-from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.reads.whole_listing import change_token
-from metastore_server.catalog.security.delegation import DelegationTokens
+from metastore_server.catalog import Catalog, DelegationTokens, change_token
 
 
 class MetastoreHandler:

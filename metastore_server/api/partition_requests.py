@@ -14,13 +14,12 @@ from metastore_server.api.arguments import (
     with_catalog,
 )
 from metastore_server.api.authorization import shorthand as auth
+from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
 from metastore_server.api.partition_reads import PartitionReadCalls
 from metastore_server.api.partition_shapes import filter_parameter_keys
 from metastore_server.api.partition_writes import PartitionWriteCalls
-from metastore_server.catalog.basics.encoded import EncodedNames
-from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.partitions import specs as partition_specs
+from metastore_server.catalog import Catalog, EncodedNames, partition_specs
 from metastore_server.thrift_api import hms
 
 #: ``PartitionFilterMode`` (HMS's).
@@ -49,7 +48,11 @@ class PartitionRequestCalls(Area):
         self._writes = PartitionWriteCalls(catalog, settings)
         self._reads = PartitionReadCalls(catalog, settings)
 
-    @thrift(since="3", rule=auth.add_parts(auth.field("appendPartitionsReq")))
+    @thrift(
+        since="3",
+        rule=auth.add_parts(auth.field("appendPartitionsReq")),
+        storage=st.APPEND_PARTITION_REQ,
+    )
     def append_partition_req(
         self,
         appendPartitionsReq: hms.AppendPartitionsRequest,  # noqa: N803 (IDL name)
@@ -67,7 +70,11 @@ class PartitionRequestCalls(Area):
             with_catalog(req.catalogName, req.dbName), req.tableName, req.partVals
         )
 
-    @thrift(since="3", rule=auth.drop_parts(auth.field("dropPartitionReq")))
+    @thrift(
+        since="3",
+        rule=auth.drop_parts(auth.field("dropPartitionReq")),
+        storage=st.DROP_PARTITION_REQ,
+    )
     def drop_partition_req(
         self,
         dropPartitionReq: hms.DropPartitionRequest,  # noqa: N803 (IDL name)
@@ -93,7 +100,11 @@ class PartitionRequestCalls(Area):
             req.environmentContext,
         )
 
-    @thrift(since="3", rule=auth.on_tables("ALTERTABLE_RENAMEPART", auth.OWN, auth.REQ))
+    @thrift(
+        since="3",
+        rule=auth.on_tables("ALTERTABLE_RENAMEPART", auth.OWN, auth.REQ),
+        storage=st.RENAME_PARTITION_REQ,
+    )
     def rename_partition_req(self, req: hms.RenamePartitionRequest) -> hms.RenamePartitionResponse:
         """``rename_partition``."""
         req = required(req, "RenamePartitionRequest")
@@ -102,7 +113,7 @@ class PartitionRequestCalls(Area):
         )
         return hms.RenamePartitionResponse()
 
-    @thrift(since="3", rule=auth.alter_parts(auth.REQ))
+    @thrift(since="3", rule=auth.alter_parts(auth.REQ), storage=st.ALTER_PARTITIONS_REQ)
     def alter_partitions_req(self, req: hms.AlterPartitionsRequest) -> hms.AlterPartitionsResponse:
         """``alter_partitions_with_environment_context``."""
         req = required(req, "AlterPartitionsRequest")

@@ -14,7 +14,7 @@ from metastore_server.api.area import Area, ServerSettings
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.caller import current_session
-from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog import Catalog
 from metastore_server.thrift_api import hms
 
 SERVICE_NAME = "hbase-metastore"

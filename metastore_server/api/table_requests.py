@@ -19,17 +19,18 @@ from metastore_server.api.arguments import (
     with_catalog,
 )
 from metastore_server.api.authorization import shorthand as auth
+from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.constraints import create_with_constraints
 from metastore_server.api.declaration import thrift
 from metastore_server.api.tables import TableCalls
-from metastore_server.catalog.basics import names
-from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.objects.tables import (
+from metastore_server.catalog import (
     EXTERNAL_PURGE,
     EXTERNAL_TABLE,
     MANAGED_TABLE,
     MATERIALIZED_VIEW,
     VIRTUAL_VIEW,
+    Catalog,
+    names,
 )
 from metastore_server.thrift_api import hms
 
@@ -72,6 +73,7 @@ class TableRequestCalls(Area):
         since="3",
         stamp=caller_fields.table_owner(caller_fields.request_table),
         rule=auth.create(auth.field("request", "table")),
+        storage=st.CREATE_TABLE_REQ,
     )
     def create_table_req(self, request: hms.CreateTableRequest) -> None:
         """``create_table_with_constraints`` with its environment context: the table and its
@@ -79,7 +81,7 @@ class TableRequestCalls(Area):
         request = required(request, "CreateTableRequest")
         create_with_constraints(self.catalog, request)
 
-    @thrift(since="3", rule=auth.drop(auth.field("dropTableReq")))
+    @thrift(since="3", rule=auth.drop(auth.field("dropTableReq")), storage=st.DROP_TABLE_REQ)
     def drop_table_req(self, dropTableReq: hms.DropTableRequest) -> None:  # noqa: N803
         """``drop_table_with_environment_context`` (``deleteData`` unset: the data stays, as an
         unset flag reads in HMS; the partitions always go with the table)."""
@@ -161,6 +163,7 @@ class TableRequestCalls(Area):
     @thrift(
         since="3",
         rule=auth.on_tables("TRUNCATETABLE", auth.OWN, auth.args("dbName", "tableName")),
+        storage=st.TRUNCATE_TABLE,
     )
     def truncate_table(self, dbName: str, tableName: str, partNames: list[str]) -> None:  # noqa: N803
         """Delete the data of a managed table (or of the partitions named), keep the table
@@ -174,7 +177,11 @@ class TableRequestCalls(Area):
         except hms.NoSuchObjectException as exc:  # not declared by the IDL: HMS wraps it
             raise hms.MetaException(message=exc.message) from None
 
-    @thrift(since="3", rule=auth.on_tables("TRUNCATETABLE", auth.OWN, auth.REQ))
+    @thrift(
+        since="3",
+        rule=auth.on_tables("TRUNCATETABLE", auth.OWN, auth.REQ),
+        storage=st.TRUNCATE_TABLE_REQ,
+    )
     def truncate_table_req(self, req: hms.TruncateTableRequest) -> hms.TruncateTableResponse:
         """The request form of ``truncate_table``."""
         req = required(req, "TruncateTableRequest")

@@ -34,9 +34,7 @@ from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, object_name, required
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
-from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.objects.tables import TableRef
-from metastore_server.catalog.reads.values_reader import read_rows
+from metastore_server.catalog import Catalog, TableRef, read_rows
 from metastore_server.planner.types import KeyKind
 from metastore_server.planner.values import ValuesPlan, plan_values
 from metastore_server.thrift_api import hms
