@@ -7,6 +7,7 @@ from __future__ import annotations
 from metastore_server.api import caller_fields
 from metastore_server.api.area import Area
 from metastore_server.api.authorization import shorthand as auth
+from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.objects.catalogs import catalog_of
@@ -35,12 +36,16 @@ class DatabaseCalls(Area):
     REMOTE database without an existing connector), InvalidOperationException (dropping the
     default database, or one that is not empty without ``cascade``) and MetaException."""
 
-    @thrift(stamp=caller_fields.database_owner("database"), rule=auth.NAMED)
+    @thrift(
+        stamp=caller_fields.database_owner("database"),
+        rule=auth.NAMED,
+        storage=st.CREATE_DATABASE,
+    )
     def create_database(self, database: hms.Database) -> None:
         """Create a database in its catalog (and its directory where data operations are on)."""
         self.catalog.databases.create(database)
 
-    @thrift(since="3", rule=auth.NAMED)
+    @thrift(since="3", rule=auth.NAMED, storage=st.CREATE_DATABASE_REQ)
     def create_database_req(self, createDatabaseRequest: hms.CreateDatabaseRequest) -> None:  # noqa: N803
         """The request form of ``create_database``."""
         req = createDatabaseRequest
@@ -64,13 +69,13 @@ class DatabaseCalls(Area):
             )
         )
 
-    @thrift(kept="wire", rule=auth.OPEN)
+    @thrift(kept="wire", rule=auth.OPEN, storage=st.GET_DATABASE)
     def get_database(self, name: str) -> hms.Database:
         """A database; NoSuchObjectException when it does not exist in the catalog named."""
         catalog, db = _split(name)
         return _stamped(self.catalog.databases.require_in(db, catalog))
 
-    @thrift(since="3", rule=auth.OPEN)
+    @thrift(since="3", rule=auth.OPEN, storage=st.GET_DATABASE_REQ)
     def get_database_req(self, request: hms.GetDatabaseRequest) -> hms.Database:
         """The request form of ``get_database``; MetaException without a name."""
         if request is None or not request.name:
@@ -78,7 +83,10 @@ class DatabaseCalls(Area):
         catalog, db = _split(request.name, request.catalogName)
         return _stamped(self.catalog.databases.require_in(db, catalog))
 
-    @thrift(rule=auth.on_databases("DROPDATABASE", auth.OWN, auth.args("name")))
+    @thrift(
+        rule=auth.on_databases("DROPDATABASE", auth.OWN, auth.args("name")),
+        storage=st.DROP_DATABASE,
+    )
     def drop_database(self, name: str, deleteData: bool, cascade: bool) -> None:  # noqa: N803
         """Drop a database (its tables too with ``cascade``, their data with ``deleteData``)."""
         catalog, db = _split(name)
@@ -88,6 +96,7 @@ class DatabaseCalls(Area):
     @thrift(
         since="3",
         rule=auth.on_databases("DROPDATABASE", auth.OWN, auth.named_fields("req", "name")),
+        storage=st.DROP_DATABASE_REQ,
     )
     def drop_database_req(self, req: hms.DropDatabaseRequest) -> None:
         """The request form of ``drop_database``: ``ignoreUnknownDb`` makes a missing
@@ -113,7 +122,10 @@ class DatabaseCalls(Area):
         """Names of every database of the default catalog, sorted."""
         return self.catalog.databases.names(None, names.DEFAULT_CATALOG)
 
-    @thrift(rule=auth.on_databases("ALTERDATABASE", (auth.ADMIN,), auth.args("dbname")))
+    @thrift(
+        rule=auth.on_databases("ALTERDATABASE", (auth.ADMIN,), auth.args("dbname")),
+        storage=st.ALTER_DATABASE,
+    )
     def alter_database(self, dbname: str, db: hms.Database) -> None:
         """Change a database's owner, parameters or location."""
         catalog, name = _split(dbname)
@@ -125,6 +137,7 @@ class DatabaseCalls(Area):
         rule=auth.on_databases(
             "ALTERDATABASE", (auth.ADMIN,), auth.named_fields("alterDbReq", "oldDbName")
         ),
+        storage=st.ALTER_DATABASE_REQ,
     )
     def alter_database_req(self, alterDbReq: hms.AlterDatabaseRequest) -> None:  # noqa: N803
         """The request form of ``alter_database`` (the catalog: the new database's)."""

@@ -3,7 +3,7 @@
 An area method (``api/<area>.py``) is a Thrift method when it carries :func:`thrift`; the
 decorator notes a :class:`Declared` on the function and changes nothing else. Every mechanism
 that treats some methods apart (the generation a call shows, the user it stamps, the replies
-kept, the authorization rule) reads these declarations (``api/areas.py`` collects them);
+kept, the authorization rules) reads these declarations (``api/areas.py`` collects them);
 none keeps a list of method names of its own. See ``docs/design.md#where-a-thrift-method-lives``.
 """
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from metastore_server.api.authorization.rules import Rule
+from metastore_server.api.authorization.storage_rules import StorageCheck
 
 #: Sets the user fields of a call's arguments (by IDL name) to the authenticated user.
 Stamp = Callable[[dict[str, Any], str], None]
@@ -45,6 +46,9 @@ class Declared:
     #: What it needs under ``--authorization privileges`` (built with
     #: ``api/authorization/shorthand.py``; None: the admin only, failing closed).
     rule: Rule | None = None
+    #: How ``--authorization storage`` treats it (built with
+    #: ``api/authorization/storage_rules.py``; None: it is not checked).
+    storage: StorageCheck | None = None
 
     def __post_init__(self) -> None:
         if self.since not in GENERATIONS:
@@ -59,11 +63,14 @@ def thrift(
     kept: str = "",
     stamp: Stamp | None = None,
     rule: Rule | None = None,
+    storage: StorageCheck | None = None,
 ) -> Callable[[F], F]:
     """Declare the decorated area method a Thrift method of the same name, with its facts."""
 
     def declare(method: F) -> F:
-        declared = Declared(method.__name__, since=since, kept=kept, stamp=stamp, rule=rule)
+        declared = Declared(
+            method.__name__, since=since, kept=kept, stamp=stamp, rule=rule, storage=storage
+        )
         setattr(method, ATTRIBUTE, declared)
         return method
 

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, object_name, required
 from metastore_server.api.authorization import shorthand as auth
+from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
 from metastore_server.api.timelines import format_range
 from metastore_server.catalog.basics import names
@@ -367,12 +368,18 @@ class DependencyCalls(Area):
         db, table = self.database_in(catalog_field(req), req.dbName), object_name(req.tblName)
         return dependents(self.catalog, db, table, req.partName)
 
-    @thrift(rule=auth.dependent("CREATETABLE", auth.create(auth.REQ)))
+    @thrift(
+        rule=auth.dependent("CREATETABLE", auth.create(auth.REQ)),
+        storage=st.CREATE_DEPENDENT_TABLE,
+    )
     def create_dependent_table(self, req: hms.CreateDependentTableRequest) -> hms.Table:
         """Declare a dependent table from its base (``metastore-server dependency create``)."""
         return create_dependent_table(self.catalog, required(req, "CreateDependentTableRequest"))
 
-    @thrift(rule=auth.dependent("ALTERTABLE_ADDCOLS", auth.alter(auth.REQ)))
+    @thrift(
+        rule=auth.dependent("ALTERTABLE_ADDCOLS", auth.alter(auth.REQ)),
+        storage=st.ALTER_DEPENDENCY,
+    )
     def alter_dependency(self, req: hms.AlterDependencyRequest) -> hms.ResolveDependenciesResult:
         """Re-point a dependent table or one of its partitions (``metastore-server dependency
         repoint``)."""

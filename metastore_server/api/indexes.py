@@ -6,6 +6,7 @@ from __future__ import annotations
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import internal_error, object_name
 from metastore_server.api.authorization import shorthand as auth
+from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
 from metastore_server.api.tables import create_table
 from metastore_server.thrift_api import hms
@@ -21,6 +22,7 @@ class IndexCalls(Area):
         rule=auth.on_tables(
             "CREATEINDEX", auth.OWN, auth.named_fields("new_index", "dbName", "origTableName")
         ),
+        storage=st.ADD_INDEX,
     )
     def add_index(self, new_index: hms.Index, index_table: hms.Table) -> hms.Index:
         """Create the index table (as ``create_table`` does), then record the index; the
@@ -38,7 +40,10 @@ class IndexCalls(Area):
             raise
         return added
 
-    @thrift(rule=auth.on_tables("ALTERINDEX_PROPS", auth.OWN, auth.args("dbname", "base_tbl_name")))
+    @thrift(
+        rule=auth.on_tables("ALTERINDEX_PROPS", auth.OWN, auth.args("dbname", "base_tbl_name")),
+        storage=st.not_checked("changes an index's parameters only, not its index table"),
+    )
     def alter_index(
         self, dbname: str, base_tbl_name: str, idx_name: str, new_idx: hms.Index
     ) -> None:
@@ -50,7 +55,10 @@ class IndexCalls(Area):
         new_idx.parameters["transient_lastDdlTime"] = str(now)
         self.catalog.indexes.alter(dbname, base_tbl_name, idx_name, new_idx)
 
-    @thrift(rule=auth.on_tables("DROPINDEX", auth.OWN, auth.args("db_name", "tbl_name")))
+    @thrift(
+        rule=auth.on_tables("DROPINDEX", auth.OWN, auth.args("db_name", "tbl_name")),
+        storage=st.DROP_INDEX_BY_NAME,
+    )
     def drop_index_by_name(
         self,
         db_name: str,

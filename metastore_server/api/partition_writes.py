@@ -17,6 +17,7 @@ from metastore_server.api.arguments import (
     required,
 )
 from metastore_server.api.authorization import shorthand as auth
+from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
 from metastore_server.catalog.basics.java_text import java_text, thrift_struct_text
 from metastore_server.catalog.partitions import exchange
@@ -43,7 +44,7 @@ class PartitionWriteCalls(Area):
 
     # -- add ---------------------------------------------------------------------------------
 
-    @thrift(rule=auth.add_parts(auth.field("new_part")))
+    @thrift(rule=auth.add_parts(auth.field("new_part")), storage=st.ADD_PARTITION)
     def add_partition(self, new_part: hms.Partition) -> hms.Partition:
         """Add one partition; the partition as stored."""
         if new_part is None:
@@ -55,14 +56,14 @@ class PartitionWriteCalls(Area):
         )
         return added[0]
 
-    @thrift(rule=auth.add_parts(auth.field("new_part")))
+    @thrift(rule=auth.add_parts(auth.field("new_part")), storage=st.ADD_PARTITION)
     def add_partition_with_environment_context(
         self, new_part: hms.Partition, environment_context: hms.EnvironmentContext
     ) -> hms.Partition:
         """``add_partition`` (the context changes nothing)."""
         return self.add_partition(new_part)
 
-    @thrift(rule=auth.add_parts(auth.each("new_parts")))
+    @thrift(rule=auth.add_parts(auth.each("new_parts")), storage=st.ADD_PARTITIONS)
     def add_partitions(self, new_parts: list[hms.Partition]) -> int:
         """Add partitions of the table the first names, all or none; how many were added."""
         if not new_parts:
@@ -75,7 +76,7 @@ class PartitionWriteCalls(Area):
         )
         return len(added)
 
-    @thrift(rule=auth.add_parts(auth.field("request")))
+    @thrift(rule=auth.add_parts(auth.field("request")), storage=st.ADD_PARTITIONS_REQ)
     def add_partitions_req(self, request: hms.AddPartitionsRequest) -> hms.AddPartitionsResult:
         """The request form of ``add_partitions``; with ``ifNotExists`` partitions that exist
         are skipped instead of refused."""
@@ -99,7 +100,7 @@ class PartitionWriteCalls(Area):
             partitions=list(added) if need_result and request.parts else None
         )
 
-    @thrift(rule=auth.add_parts(auth.each("new_parts")))
+    @thrift(rule=auth.add_parts(auth.each("new_parts")), storage=st.ADD_PARTITIONS_PSPEC)
     def add_partitions_pspec(self, new_parts: list[hms.PartitionSpec]) -> int:
         """Add the partitions the specs hold, as ``add_partitions`` does; how many were
         added. The first spec names the table; every partition must belong to it."""
@@ -118,7 +119,7 @@ class PartitionWriteCalls(Area):
         _check_members(parts, db, table)
         return self.add_partitions(parts) if parts else 0
 
-    @thrift(rule=auth.add_parts(auth.PARTS))
+    @thrift(rule=auth.add_parts(auth.PARTS), storage=st.APPEND_PARTITION)
     def append_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         """Add the partition of these values to a table; the partition as stored."""
         part = hms.Partition(values=list(part_vals or []), dbName=db_name, tableName=tbl_name)
@@ -128,7 +129,7 @@ class PartitionWriteCalls(Area):
             message = (exc.message or "").replace(": Partition(", ":Partition(", 1)
             raise hms.AlreadyExistsException(message=message) from None
 
-    @thrift(rule=auth.add_parts(auth.PARTS))
+    @thrift(rule=auth.add_parts(auth.PARTS), storage=st.APPEND_PARTITION)
     def append_partition_with_environment_context(
         self,
         db_name: str,
@@ -139,7 +140,7 @@ class PartitionWriteCalls(Area):
         """``append_partition`` (the context changes nothing)."""
         return self.append_partition(db_name, tbl_name, part_vals)
 
-    @thrift(rule=auth.add_parts(auth.PARTS))
+    @thrift(rule=auth.add_parts(auth.PARTS), storage=st.APPEND_PARTITION_BY_NAME)
     def append_partition_by_name(
         self, db_name: str, tbl_name: str, part_name: str
     ) -> hms.Partition:
@@ -152,7 +153,7 @@ class PartitionWriteCalls(Area):
             raise hms.InvalidObjectException(message=exc.message) from exc
         return self.append_partition(db_name, tbl_name, values)
 
-    @thrift(rule=auth.add_parts(auth.PARTS))
+    @thrift(rule=auth.add_parts(auth.PARTS), storage=st.APPEND_PARTITION_BY_NAME)
     def append_partition_by_name_with_environment_context(
         self,
         db_name: str,
@@ -165,7 +166,7 @@ class PartitionWriteCalls(Area):
 
     # -- drop --------------------------------------------------------------------------------
 
-    @thrift(rule=auth.drop_parts(auth.PARTS))
+    @thrift(rule=auth.drop_parts(auth.PARTS), storage=st.DROP_PARTITION)
     def drop_partition(
         self,
         db_name: str,
@@ -178,7 +179,7 @@ class PartitionWriteCalls(Area):
             db_name, tbl_name, part_vals, deleteData, None
         )
 
-    @thrift(rule=auth.drop_parts(auth.PARTS))
+    @thrift(rule=auth.drop_parts(auth.PARTS), storage=st.DROP_PARTITION)
     def drop_partition_with_environment_context(
         self,
         db_name: str,
@@ -197,7 +198,7 @@ class PartitionWriteCalls(Area):
         )
         return True
 
-    @thrift(rule=auth.drop_parts(auth.PARTS))
+    @thrift(rule=auth.drop_parts(auth.PARTS), storage=st.DROP_PARTITION_BY_NAME)
     def drop_partition_by_name(
         self,
         db_name: str,
@@ -210,7 +211,7 @@ class PartitionWriteCalls(Area):
             db_name, tbl_name, part_name, deleteData, None
         )
 
-    @thrift(rule=auth.drop_parts(auth.PARTS))
+    @thrift(rule=auth.drop_parts(auth.PARTS), storage=st.DROP_PARTITION_BY_NAME)
     def drop_partition_by_name_with_environment_context(
         self,
         db_name: str,
@@ -226,7 +227,7 @@ class PartitionWriteCalls(Area):
             db_name, tbl_name, values, deleteData, environment_context
         )
 
-    @thrift(rule=auth.drop_parts(auth.REQ))
+    @thrift(rule=auth.drop_parts(auth.REQ), storage=st.DROP_PARTITIONS_REQ)
     def drop_partitions_req(self, req: hms.DropPartitionsRequest) -> hms.DropPartitionsResult:
         """Drop partitions by name, all or none (missing ones skipped with ``ifExists``, the
         default); expressions are refused (MetaException)."""
@@ -250,21 +251,21 @@ class PartitionWriteCalls(Area):
 
     # -- alter, rename, exchange -------------------------------------------------------------
 
-    @thrift(rule=auth.alter_parts(auth.PARTS))
+    @thrift(rule=auth.alter_parts(auth.PARTS), storage=st.ALTER_PARTITION)
     def alter_partition(self, db_name: str, tbl_name: str, new_part: hms.Partition) -> None:
         """Change a partition (found by its values)."""
         self.catalog.partitions.alter(
             self.database_in(None, db_name), object_name(tbl_name), [new_part]
         )
 
-    @thrift(rule=auth.alter_parts(auth.PARTS))
+    @thrift(rule=auth.alter_parts(auth.PARTS), storage=st.ALTER_PARTITIONS)
     def alter_partitions(self, db_name: str, tbl_name: str, new_parts: list[hms.Partition]) -> None:
         """Change partitions, all or none."""
         self.catalog.partitions.alter(
             self.database_in(None, db_name), object_name(tbl_name), new_parts, batch=True
         )
 
-    @thrift(rule=auth.alter_parts(auth.PARTS))
+    @thrift(rule=auth.alter_parts(auth.PARTS), storage=st.ALTER_PARTITION)
     def alter_partition_with_environment_context(
         self,
         db_name: str,
@@ -279,7 +280,7 @@ class PartitionWriteCalls(Area):
             context=context_properties(environment_context),
         )  # fmt: skip
 
-    @thrift(rule=auth.alter_parts(auth.PARTS))
+    @thrift(rule=auth.alter_parts(auth.PARTS), storage=st.ALTER_PARTITIONS)
     def alter_partitions_with_environment_context(
         self,
         db_name: str,
@@ -294,7 +295,10 @@ class PartitionWriteCalls(Area):
             context=context_properties(environment_context), batch=True,
         )  # fmt: skip
 
-    @thrift(rule=auth.on_tables("ALTERTABLE_RENAMEPART", auth.OWN, auth.PARTS))
+    @thrift(
+        rule=auth.on_tables("ALTERTABLE_RENAMEPART", auth.OWN, auth.PARTS),
+        storage=st.RENAME_PARTITION,
+    )
     def rename_partition(
         self, db_name: str, tbl_name: str, part_vals: list[str], new_part: hms.Partition
     ) -> None:
@@ -303,7 +307,7 @@ class PartitionWriteCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), part_vals, new_part
         )
 
-    @thrift(rule=auth.exchange())
+    @thrift(rule=auth.exchange(), storage=st.EXCHANGE_PARTITION)
     def exchange_partition(
         self,
         partitionSpecs: dict[str, str],  # noqa: N803
@@ -318,7 +322,7 @@ class PartitionWriteCalls(Area):
         )
         return moved[0]
 
-    @thrift(rule=auth.exchange())
+    @thrift(rule=auth.exchange(), storage=st.EXCHANGE_PARTITION)
     def exchange_partitions(
         self,
         partitionSpecs: dict[str, str],  # noqa: N803 (IDL names)

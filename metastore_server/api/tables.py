@@ -21,6 +21,7 @@ from metastore_server.api.arguments import (
     stamp_tables,
 )
 from metastore_server.api.authorization import shorthand as auth
+from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
 from metastore_server.api.meta_conf import DISALLOW_INCOMPATIBLE_TYPES
 from metastore_server.catalog.basics import names
@@ -82,6 +83,7 @@ class TableCalls(Area):
     @thrift(
         stamp=caller_fields.table_owner(caller_fields.argument("tbl")),
         rule=auth.create(auth.TABLE),
+        storage=st.CREATE_TABLE,
     )
     def create_table(self, tbl: hms.Table) -> None:
         """Create a table (and its directory where it owns its data)."""
@@ -90,6 +92,7 @@ class TableCalls(Area):
     @thrift(
         stamp=caller_fields.table_owner(caller_fields.argument("tbl")),
         rule=auth.create(auth.TABLE),
+        storage=st.CREATE_TABLE,
     )
     def create_table_with_environment_context(
         self, tbl: hms.Table, environment_context: hms.EnvironmentContext
@@ -98,12 +101,12 @@ class TableCalls(Area):
         accurate."""
         create_table(self.catalog, tbl, context_properties(environment_context))
 
-    @thrift(rule=auth.drop(auth.DB_NAME))
+    @thrift(rule=auth.drop(auth.DB_NAME), storage=st.DROP_TABLE)
     def drop_table(self, dbname: str, name: str, deleteData: bool) -> None:  # noqa: N803
         """Drop a table and its partitions (their data with ``deleteData``, to the trash)."""
         self.catalog.drop_table(self.database_in(None, dbname), object_name(name), bool(deleteData))
 
-    @thrift(rule=auth.drop(auth.DB_NAME))
+    @thrift(rule=auth.drop(auth.DB_NAME), storage=st.DROP_TABLE)
     def drop_table_with_environment_context(
         self,
         dbname: str,
@@ -119,7 +122,7 @@ class TableCalls(Area):
             purge=purge_asked(environment_context),
         )
 
-    @thrift(rule=auth.alter_table(auth.DB_TABLE, "dbname", "new_tbl"))
+    @thrift(rule=auth.alter_table(auth.DB_TABLE, "dbname", "new_tbl"), storage=st.ALTER_TABLE)
     def alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table) -> None:
         """Change (or rename) a table; its partitions keep their columns."""
         self.catalog.alter_table(
@@ -130,7 +133,7 @@ class TableCalls(Area):
             check_types=self._check_types(),
         )
 
-    @thrift(rule=auth.alter_table(auth.DB_TABLE, "dbname", "new_tbl"))
+    @thrift(rule=auth.alter_table(auth.DB_TABLE, "dbname", "new_tbl"), storage=st.ALTER_TABLE)
     def alter_table_with_environment_context(
         self,
         dbname: str,
@@ -151,7 +154,11 @@ class TableCalls(Area):
             check_types=self._check_types(),
         )
 
-    @thrift(since="3", rule=auth.alter_table(auth.REQ, "", "req", "table"))
+    @thrift(
+        since="3",
+        rule=auth.alter_table(auth.REQ, "", "req", "table"),
+        storage=st.ALTER_TABLE_REQ,
+    )
     def alter_table_req(self, req: hms.AlterTableRequest) -> hms.AlterTableResponse:
         """The request form of ``alter_table_with_environment_context``; its
         ``expectedParameterKey``/``Value`` make the alter a compare-and-set on that table
@@ -171,7 +178,7 @@ class TableCalls(Area):
         )
         return hms.AlterTableResponse()
 
-    @thrift(rule=auth.alter_table(auth.DB_TABLE, "dbname", "new_tbl"))
+    @thrift(rule=auth.alter_table(auth.DB_TABLE, "dbname", "new_tbl"), storage=st.ALTER_TABLE)
     def alter_table_with_cascade(
         self, dbname: str, tbl_name: str, new_tbl: hms.Table, cascade: bool
     ) -> None:
@@ -191,13 +198,13 @@ class TableCalls(Area):
 
     # -- read --------------------------------------------------------------------------------
 
-    @thrift(kept="wire", rule=auth.read(auth.DB_TABLE))
+    @thrift(kept="wire", rule=auth.read(auth.DB_TABLE), storage=st.GET_TABLE)
     def get_table(self, dbname: str, tbl_name: str) -> hms.Table:
         """A table; NoSuchObjectException when it does not exist."""
         table = self.catalog.tables.get(self.database_in(None, dbname), object_name(tbl_name)).table
         return stamp_tables([table], catalog_named(None, dbname))[0]
 
-    @thrift(rule=auth.read(auth.REQ))
+    @thrift(rule=auth.read(auth.REQ), storage=st.GET_TABLE_REQ)
     def get_table_req(self, req: hms.GetTableRequest) -> hms.GetTableResult:
         """The request form of ``get_table``; with ``getColumnStats``, the table's column
         statistics of the request's engine attached (``colStats``)."""

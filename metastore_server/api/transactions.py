@@ -8,6 +8,7 @@ from metastore_server.api import caller_fields
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import internal_error, required
 from metastore_server.api.authorization import shorthand as auth
+from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
 from metastore_server.thrift_api import hms
 
@@ -88,7 +89,10 @@ class TransactionCalls(Area):
         """Commit an open transaction: it and its locks are gone."""
         self.catalog.transactions.commit_txn(rqst)
 
-    @thrift(rule=auth.on_tables("QUERY", (auth.INSERT,), auth.RQST))
+    @thrift(
+        rule=auth.on_tables("QUERY", (auth.INSERT,), auth.RQST),
+        storage=st.not_checked("records what an open transaction wrote; adds no partition"),
+    )
     def add_dynamic_partitions(self, rqst: hms.AddDynamicPartitions) -> None:
         """Record the partitions an open transaction wrote; they go with it."""
         if rqst is None:

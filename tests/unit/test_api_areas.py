@@ -96,3 +96,54 @@ def test_the_facts_declared_are_the_ones_served() -> None:
         "add_package", "create_stored_procedure",
     }  # fmt: skip
     assert {name for name, d in DECLARED.items() if d.since == "3"} == NEWER_METHODS
+
+
+def _declared_storage(kind: str) -> set[str]:
+    return {n for n, d in DECLARED.items() if d.storage is not None and d.storage.kind == kind}
+
+
+def test_the_storage_checks_declared_are_the_ones_served() -> None:
+    """Each method's class under ``--authorization storage``, as declared (``storage=``), and
+    the authorizer's tables derived from them."""
+    from metastore_server.api.authorization.storage import CHANGES, NOT_CHECKED, READS
+
+    assert _declared_storage("changes") == set(CHANGES) == {
+        "add_index", "add_partition", "add_partition_with_environment_context",
+        "add_partitions", "add_partitions_pspec", "add_partitions_req", "alter_database",
+        "alter_database_req", "alter_dependency", "alter_partition",
+        "alter_partition_with_environment_context", "alter_partitions",
+        "alter_partitions_req", "alter_partitions_with_environment_context", "alter_table",
+        "alter_table_req", "alter_table_with_cascade",
+        "alter_table_with_environment_context", "append_partition",
+        "append_partition_by_name", "append_partition_by_name_with_environment_context",
+        "append_partition_req", "append_partition_with_environment_context",
+        "create_database", "create_database_req", "create_dependent_table", "create_table",
+        "create_table_req", "create_table_with_constraints",
+        "create_table_with_environment_context", "drop_database", "drop_database_req",
+        "drop_index_by_name", "drop_partition", "drop_partition_by_name",
+        "drop_partition_by_name_with_environment_context", "drop_partition_req",
+        "drop_partition_with_environment_context", "drop_partitions_req", "drop_table",
+        "drop_table_req", "drop_table_with_environment_context", "exchange_partition",
+        "exchange_partitions", "rename_partition", "rename_partition_req", "truncate_table",
+        "truncate_table_req",
+    }  # fmt: skip
+    assert _declared_storage("reads") == set(READS) == {
+        "get_database", "get_database_req", "get_table", "get_table_req",
+    }  # fmt: skip
+    assert _declared_storage("not_checked") == set(NOT_CHECKED) == {
+        "alter_index", "add_dynamic_partitions",
+    }  # fmt: skip
+    assert all(NOT_CHECKED.values())
+    for name in CHANGES:
+        assert CHANGES[name] is DECLARED[name].storage.rule  # type: ignore[union-attr]
+
+
+def test_a_storage_check_is_whole() -> None:
+    from metastore_server.api.authorization import storage_rules as st
+
+    with pytest.raises(ValueError):
+        st.StorageCheck("changes")
+    with pytest.raises(ValueError):
+        st.StorageCheck("not_checked", rule=st.CREATE_TABLE.rule)
+    with pytest.raises(ValueError):
+        st.StorageCheck("sometimes", rule=st.CREATE_TABLE.rule)
