@@ -12,8 +12,7 @@ from typing import TypeVar, overload
 
 from thriftpy2.thrift import TApplicationException
 
-from metastore_server.catalog.basics import names
-from metastore_server.catalog.objects.databases import Databases
+from metastore_server.catalog import Databases, names
 from metastore_server.thrift_api import hms
 
 T = TypeVar("T")

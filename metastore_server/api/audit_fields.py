@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions, EncodedStructs
+from metastore_server.catalog import EncodedNames, EncodedPartitions, EncodedStructs
 
 _DB_ARGUMENTS = ("db_name", "dbname", "dbName")
 _TABLE_ARGUMENTS = ("tbl_name", "table_name", "tblName")

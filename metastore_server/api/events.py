@@ -9,10 +9,7 @@ from metastore_server.api.area import Area
 from metastore_server.api.arguments import object_name
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
-from metastore_server.catalog.basics.encoded import EncodedStructs
-from metastore_server.catalog.events import messages as event_messages
-from metastore_server.catalog.events.log import EventNames
-from metastore_server.catalog.objects.partition_marks import expiry_seconds
+from metastore_server.catalog import EncodedStructs, EventNames, event_messages, expiry_seconds
 from metastore_server.thrift_api import hms
 
 

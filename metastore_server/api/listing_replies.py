@@ -17,8 +17,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from metastore_server import audit
-from metastore_server.catalog.basics.bounded_cache import BoundedCache
-from metastore_server.catalog.basics.encoded import EncodedNames, EncodedStructs
+from metastore_server.catalog import BoundedCache, EncodedNames, EncodedStructs
 
 #: Bytes of kept answers (about) before the least recently used go.
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024

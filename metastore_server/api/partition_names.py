@@ -6,7 +6,7 @@ from __future__ import annotations
 from metastore_server.api.area import Area
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
-from metastore_server.catalog.basics import names
+from metastore_server.catalog import names
 from metastore_server.planner import java_regex
 from metastore_server.thrift_api import hms
 

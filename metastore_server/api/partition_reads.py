@@ -11,8 +11,7 @@ from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, catalog_named, object_name, required
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
-from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
-from metastore_server.catalog.partitions import specs as partition_specs
+from metastore_server.catalog import EncodedNames, EncodedPartitions, partition_specs
 from metastore_server.thrift_api import hms
 
 

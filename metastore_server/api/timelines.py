@@ -27,9 +27,7 @@ from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, object_name, required
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
-from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.timelines.parameters import TimelineKey
-from metastore_server.catalog.timelines.time_columns import time_columns
+from metastore_server.catalog import Catalog, TimelineKey, time_columns
 from metastore_server.thrift_api import hms
 from metastore_server.timeline import (
     TIME_PARTCOLS_KEY,

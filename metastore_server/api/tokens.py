@@ -19,12 +19,7 @@ from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.declaration import thrift
 from metastore_server.api.proxy_users import ImpersonationRefused
 from metastore_server.caller import Session, current_session
-from metastore_server.catalog.security.delegation import (
-    DelegationTokens,
-    InvalidToken,
-    TokenAccessDenied,
-    short_name,
-)
+from metastore_server.catalog import DelegationTokens, InvalidToken, TokenAccessDenied, short_name
 from metastore_server.thrift_api import hms
 
 #: The answer to delegation-token calls on a server that does not issue tokens.
