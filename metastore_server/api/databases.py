@@ -9,8 +9,7 @@ from metastore_server.api.area import Area
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
-from metastore_server.catalog.basics import names
-from metastore_server.catalog.objects.catalogs import catalog_of
+from metastore_server.catalog import catalog_of, names
 from metastore_server.thrift_api import hms
 
 

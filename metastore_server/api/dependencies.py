@@ -27,28 +27,29 @@ from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
 from metastore_server.api.timelines import format_range
-from metastore_server.catalog.basics import names
-from metastore_server.catalog.dependencies.model import (
+from metastore_server.catalog import (
     BASE_KEY,
     COMPLETENESS_COLUMNS_KEY,
     COMPLETENESS_PERIOD_KEY,
     DEPENDS_ON_KEY,
+    EXTERNAL_TABLE,
     INCOMPLETE_KEY,
+    MANAGED_TABLE,
     ON_BASE_DROP_KEY,
     ON_SCHEMA_CHANGE_KEY,
+    Catalog,
     CompletenessRule,
     Dependency,
+    DependentPartition,
     DependentSpec,
     TableName,
+    TableRef,
     completeness,
+    dependent_spec,
     matches,
+    names,
     time_partition_of,
 )
-from metastore_server.catalog.dependencies.store import DependentPartition
-from metastore_server.catalog.dependencies.table_rules import dependent_spec
-from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.objects.tables import EXTERNAL_TABLE, MANAGED_TABLE, TableRef
-from metastore_server.storage import layout
 from metastore_server.thrift_api import hms
 
 __all__ = ["DependencyCalls", "alter_dependency", "create_dependent_table", "dependents", "resolve"]
@@ -67,8 +68,7 @@ def _values(ref: TableRef, part_name: str) -> list[str]:
 
 
 def _exists(catalog: Catalog, ref: TableRef, values: Sequence[str]) -> bool:
-    key = layout.partition_key(ref.table_id, ref.kinds, values)
-    return catalog.ctx.store.get(layout.PARTITIONS, key) is not None
+    return catalog.partition_reads.exists(ref, values)
 
 
 def _no_partition(ref: TableRef, part_name: str) -> hms.NoSuchObjectException:

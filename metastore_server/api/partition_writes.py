@@ -19,9 +19,7 @@ from metastore_server.api.arguments import (
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
-from metastore_server.catalog.basics.java_text import java_text, thrift_struct_text
-from metastore_server.catalog.partitions import exchange
-from metastore_server.catalog.partitions import specs as partition_specs
+from metastore_server.catalog import exchange, java_text, partition_specs, thrift_struct_text
 from metastore_server.thrift_api import hms
 
 

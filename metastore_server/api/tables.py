@@ -24,13 +24,18 @@ from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
 from metastore_server.api.meta_conf import DISALLOW_INCOMPATIBLE_TYPES
-from metastore_server.catalog.basics import names
-from metastore_server.catalog.basics.encoded import EncodedStructs, string_field
-from metastore_server.catalog.data.fast_stats import Context
-from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.objects import table_index
-from metastore_server.catalog.objects.table_filter import table_names_by_filter
-from metastore_server.catalog.objects.tables import EXPECTED_KEY, EXPECTED_VALUE, TABLE_TYPES
+from metastore_server.catalog import (
+    EXPECTED_KEY,
+    EXPECTED_VALUE,
+    TABLE_TYPES,
+    Catalog,
+    Context,
+    EncodedStructs,
+    names,
+    string_field,
+    table_index,
+    table_names_by_filter,
+)
 from metastore_server.thrift_api import hms
 
 

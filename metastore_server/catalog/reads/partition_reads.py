@@ -45,6 +45,10 @@ class PartitionReads:
         ref = self._tables.get(db, table)
         return self._stored(ref, partition_rows.values_from_name(ref, name))
 
+    def exists(self, ref: TableRef, values: Sequence[str]) -> bool:
+        """Whether ``ref`` has a partition of ``values`` (one row read, not decoded)."""
+        return self._ctx.store.get(layout.PARTITIONS, row_key(ref, values)) is not None
+
     def _stored(self, ref: TableRef, values: list[str]) -> hms.Partition:
         row = self._ctx.store.get(layout.PARTITIONS, row_key(ref, values))
         if row is None:
