@@ -228,3 +228,40 @@ def test_the_room_of_a_module_is_its_folder() -> None:
     assert catalog_room_of("metastore_server.catalog.objects.tables") == "objects"
     assert catalog_room_of("metastore_server.catalog.facade") == ""
     assert catalog_room_of("metastore_server.api.handler") is None
+
+
+#: What the api may import from the storage room: plain types of the store's contract (none
+#: today: it reaches the store only through the catalog).
+API_STORAGE_NAMES: set[str] = set()
+
+
+def _api_imports() -> list[tuple[str, str, str]]:
+    """Each import of an api module: (file, module, name; '' for ``import module``)."""
+    found = []
+    for path in sorted((ROOT / "metastore_server" / "api").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found.extend((path.name, alias.name, "") for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.extend((path.name, node.module, alias.name) for alias in node.names)
+    return found
+
+
+def test_the_api_imports_the_catalog_only_from_its_face() -> None:
+    import metastore_server.catalog as face
+
+    wrong = [
+        (file, module, name)
+        for file, module, name in _api_imports()
+        if module.startswith("metastore_server.catalog.")
+        or (module == "metastore_server.catalog" and name not in face.__all__)
+        or (module.startswith("metastore_server.storage") and name not in API_STORAGE_NAMES)
+    ]
+    assert wrong == []
+
+
+def test_the_catalog_face_is_what_it_exports() -> None:
+    import metastore_server.catalog as face
+
+    assert len(set(face.__all__)) == len(face.__all__)
+    assert all(hasattr(face, name) for name in face.__all__)

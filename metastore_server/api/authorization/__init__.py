@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from metastore_server.caller import Session
-from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog import Catalog
 
 
 class Authorizer(Protocol):

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from metastore_server.caller import Session
-from metastore_server.catalog.security.roles import ADMIN, PUBLIC, Roles
+from metastore_server.catalog import ADMIN, PUBLIC, Roles
 from metastore_server.thrift_api import hms
 
 USER, ROLE, GROUP = hms.PrincipalType.USER, hms.PrincipalType.ROLE, hms.PrincipalType.GROUP

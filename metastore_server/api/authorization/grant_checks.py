@@ -28,7 +28,7 @@ from metastore_server.api.authorization.rules import (
     expand,
     table_name,
 )
-from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog import Catalog
 from metastore_server.thrift_api import hms
 
 

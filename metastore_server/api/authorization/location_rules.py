@@ -14,11 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from metastore_server.api.authorization.storage_places import db_name
-from metastore_server.catalog.basics import names
-from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.objects.tables import TableRef
-from metastore_server.catalog.partitions import specs as partition_specs
-from metastore_server.catalog.reads.partition_rows import partition_name
+from metastore_server.catalog import Catalog, TableRef, names, partition_name, partition_specs
 from metastore_server.thrift_api import hms
 
 #: The serde parameter Spark keeps a data source table's location in.

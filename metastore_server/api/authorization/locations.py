@@ -33,11 +33,15 @@ import structlog
 
 from metastore_server.api.authorization.callers import Caller, owns
 from metastore_server.api.authorization.location_rules import LOCATION_RULES, Lookup, Named
-from metastore_server.catalog.data.deletions import Guard
-from metastore_server.catalog.data.filesystems import FileSystemUnavailable, Place, split_location
-from metastore_server.catalog.data.guard_index import GuardIndex
-from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.objects.databases import DEFAULT_DATABASE
+from metastore_server.catalog import (
+    DEFAULT_DATABASE,
+    Catalog,
+    FileSystemUnavailable,
+    Guard,
+    GuardIndex,
+    Place,
+    split_location,
+)
 
 log = structlog.get_logger(__name__)
 

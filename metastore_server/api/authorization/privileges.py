@@ -54,7 +54,7 @@ from metastore_server.api.authorization.rules import (
     expand,
 )
 from metastore_server.caller import Session
-from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog import Catalog
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)

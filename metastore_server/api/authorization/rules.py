@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from metastore_server.catalog.basics import names
+from metastore_server.catalog import names
 
 SELECT, INSERT, UPDATE, DELETE = "SELECT", "INSERT", "UPDATE", "DELETE"
 #: The privileges a grant may name (``ALL`` stands for the four).

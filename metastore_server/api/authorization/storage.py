@@ -27,9 +27,7 @@ from metastore_server.api.areas import DECLARED
 from metastore_server.api.authorization.storage_places import CHANGE, DELETE, READ, Need, Places
 from metastore_server.api.authorization.storage_rules import Rule, StorageCheck
 from metastore_server.caller import Session
-from metastore_server.catalog.data import permissions
-from metastore_server.catalog.data.permissions import StoragePermissions
-from metastore_server.catalog.facade import Catalog
+from metastore_server.catalog import Catalog, StoragePermissions, permissions
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)

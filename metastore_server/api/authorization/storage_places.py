@@ -11,10 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from metastore_server.catalog.basics import names
-from metastore_server.catalog.facade import Catalog
-from metastore_server.catalog.objects.tables import TableRef
-from metastore_server.catalog.reads.partition_rows import partition_name, values_from_name
+from metastore_server.catalog import Catalog, TableRef, names, partition_name, values_from_name
 from metastore_server.thrift_api import hms
 
 #: What a need asks: read the directory; write into the directory itself (a database's, to

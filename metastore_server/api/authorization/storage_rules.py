@@ -17,7 +17,7 @@ from metastore_server.api.authorization.storage_places import (
     Need,
     Places,
 )
-from metastore_server.catalog.partitions import specs as partition_specs
+from metastore_server.catalog import partition_specs
 from metastore_server.thrift_api import hms
 
 #: What a call needs, from the objects' places and its arguments (by IDL name).
