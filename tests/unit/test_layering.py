@@ -265,3 +265,14 @@ def test_the_catalog_face_is_what_it_exports() -> None:
 
     assert len(set(face.__all__)) == len(face.__all__)
     assert all(hasattr(face, name) for name in face.__all__)
+
+
+def test_no_catalog_module_imports_the_face() -> None:
+    # the face imports every sub-room eagerly: one importing it back would be a circle the
+    # circle test does not see (a package's own __init__ is not an edge there)
+    for path in (ROOT / "metastore_server" / "catalog").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                assert node.module != "metastore_server.catalog", path
+            elif isinstance(node, ast.Import):
+                assert "metastore_server.catalog" not in {a.name for a in node.names}, path
