@@ -15,6 +15,8 @@ SERVER_MODULES = ("structlog", "happybase", "sortedcontainers", "pyparsing", "ri
                   "re2", "prometheus_client", "argon2", "bcrypt")  # fmt: skip
 #: The exit code of a set-up problem (metastore_server.cli.errors.USAGE).
 _USAGE = 2
+#: The exit code of a command stopped by Ctrl-C (128 + SIGINT), as a shell reports it.
+_INTERRUPTED = 130
 
 
 def missing_server_modules() -> list[str]:
@@ -30,6 +32,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"missing; this is a client-only install): {install_hint('server')}",
               file=sys.stderr)  # fmt: skip
         return _USAGE
-    from metastore_server.cli.main import main as run
-
+    try:
+        from metastore_server.cli.main import main as run
+    except KeyboardInterrupt:  # Ctrl-C in the first second, while the server's code loads
+        print("metastore-server: interrupted while starting; nothing was done", file=sys.stderr)
+        return _INTERRUPTED
     return run(argv)
