@@ -101,11 +101,13 @@ class GssapiSasl:
                 "Kerberos needs python-gssapi (the kerberos extra; it builds against MIT "
                 "Kerberos, Debian's libkrb5-dev)"
             ) from None
-        store = {"ccache": ccache if ":" in ccache else f"FILE:{ccache}"} if ccache else None
+        store: dict[bytes | str, bytes | str] | None = (
+            {"ccache": ccache if ":" in ccache else f"FILE:{ccache}"} if ccache else None
+        )
         creds = gssapi.Credentials(usage="initiate", store=store) if store else None
         name = gssapi.Name(f"{service}@{host}", gssapi.NameType.hostbased_service)
         flags = gssapi.RequirementFlag
-        wanted = [flags.mutual_authentication, flags.integrity, flags.confidentiality]
+        wanted = flags.mutual_authentication | flags.integrity | flags.confidentiality
         self._context = gssapi.SecurityContext(name=name, creds=creds, usage="initiate",
                                                flags=wanted)  # fmt: skip
         self.layer = layer

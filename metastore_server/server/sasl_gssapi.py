@@ -74,7 +74,7 @@ class GssapiMechanism:
         # A failed step raises at once (python-gssapi's default returns the Kerberos error
         # token as if the context went on, and raises only on the next use): the client is
         # answered BAD "GSS initiate failed", as HMS answers, and the log says why.
-        self._context.__DEFER_STEP_ERRORS__ = False
+        self._context.__DEFER_STEP_ERRORS__ = False  # type: ignore[attr-defined]  # not in its stubs
         self._offered = QOPS.get(qop, NO_LAYER)
         self._stage = "context"
         self._chosen = NO_LAYER
