@@ -16,6 +16,7 @@ from metastore_server.api.arguments import (
     database_in,
     required,
 )
+from metastore_server.api.authorization import location_finders as loc
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
@@ -111,6 +112,7 @@ class ConstraintCalls(Area):
         stamp=caller_fields.table_owner(caller_fields.argument("tbl")),
         rule=auth.create(auth.TABLE),
         storage=st.CREATE_TABLE,
+        locations=loc.CREATE_TABLE,
     )
     def create_table_with_constraints(
         self,

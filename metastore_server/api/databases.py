@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from metastore_server.api import caller_fields
 from metastore_server.api.area import Area
+from metastore_server.api.authorization import location_finders as loc
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
@@ -39,12 +40,18 @@ class DatabaseCalls(Area):
         stamp=caller_fields.database_owner("database"),
         rule=auth.NAMED,
         storage=st.CREATE_DATABASE,
+        locations=loc.CREATE_DATABASE,
     )
     def create_database(self, database: hms.Database) -> None:
         """Create a database in its catalog (and its directory where data operations are on)."""
         self.catalog.databases.create(database)
 
-    @thrift(since="3", rule=auth.NAMED, storage=st.CREATE_DATABASE_REQ)
+    @thrift(
+        since="3",
+        rule=auth.NAMED,
+        storage=st.CREATE_DATABASE_REQ,
+        locations=loc.CREATE_DATABASE_REQ,
+    )
     def create_database_req(self, createDatabaseRequest: hms.CreateDatabaseRequest) -> None:  # noqa: N803
         """The request form of ``create_database``."""
         req = createDatabaseRequest
@@ -85,6 +92,7 @@ class DatabaseCalls(Area):
     @thrift(
         rule=auth.on_databases("DROPDATABASE", auth.OWN, auth.args("name")),
         storage=st.DROP_DATABASE,
+        locations=loc.NO_LOCATION,
     )
     def drop_database(self, name: str, deleteData: bool, cascade: bool) -> None:  # noqa: N803
         """Drop a database (its tables too with ``cascade``, their data with ``deleteData``)."""
@@ -96,6 +104,7 @@ class DatabaseCalls(Area):
         since="3",
         rule=auth.on_databases("DROPDATABASE", auth.OWN, auth.named_fields("req", "name")),
         storage=st.DROP_DATABASE_REQ,
+        locations=loc.NO_LOCATION,
     )
     def drop_database_req(self, req: hms.DropDatabaseRequest) -> None:
         """The request form of ``drop_database``: ``ignoreUnknownDb`` makes a missing
@@ -124,6 +133,7 @@ class DatabaseCalls(Area):
     @thrift(
         rule=auth.on_databases("ALTERDATABASE", (auth.ADMIN,), auth.args("dbname")),
         storage=st.ALTER_DATABASE,
+        locations=loc.ALTER_DATABASE,
     )
     def alter_database(self, dbname: str, db: hms.Database) -> None:
         """Change a database's owner, parameters or location."""
@@ -137,6 +147,7 @@ class DatabaseCalls(Area):
             "ALTERDATABASE", (auth.ADMIN,), auth.named_fields("alterDbReq", "oldDbName")
         ),
         storage=st.ALTER_DATABASE_REQ,
+        locations=loc.ALTER_DATABASE_REQ,
     )
     def alter_database_req(self, alterDbReq: hms.AlterDatabaseRequest) -> None:  # noqa: N803
         """The request form of ``alter_database`` (the catalog: the new database's)."""

@@ -3,8 +3,9 @@
 An area method (``api/<area>.py``) is a Thrift method when it carries :func:`thrift`; the
 decorator notes a :class:`Declared` on the function and changes nothing else. Every mechanism
 that treats some methods apart (the generation a call shows, the user it stamps, the replies
-kept, the authorization rules) reads these declarations (``api/areas.py`` collects them);
-none keeps a list of method names of its own. See ``docs/design.md#where-a-thrift-method-lives``.
+kept, the authorization rules, the locations a call names) reads these declarations
+(``api/areas.py`` collects them); none keeps a list of method names of its own. See
+``docs/design.md#where-a-thrift-method-lives``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from metastore_server.api.authorization.location_finders import LocationRule
 from metastore_server.api.authorization.rules import Rule
 from metastore_server.api.authorization.storage_rules import StorageCheck
 
@@ -49,6 +51,9 @@ class Declared:
     #: How ``--authorization storage`` treats it (built with
     #: ``api/authorization/storage_rules.py``; None: it is not checked).
     storage: StorageCheck | None = None
+    #: What locations it gives objects under ``--authorization privileges`` (built with
+    #: ``api/authorization/location_finders.py``; None: it gives none and changes none).
+    locations: LocationRule | None = None
 
     def __post_init__(self) -> None:
         if self.since not in GENERATIONS:
@@ -64,12 +69,19 @@ def thrift(
     stamp: Stamp | None = None,
     rule: Rule | None = None,
     storage: StorageCheck | None = None,
+    locations: LocationRule | None = None,
 ) -> Callable[[F], F]:
     """Declare the decorated area method a Thrift method of the same name, with its facts."""
 
     def declare(method: F) -> F:
         declared = Declared(
-            method.__name__, since=since, kept=kept, stamp=stamp, rule=rule, storage=storage
+            method.__name__,
+            since=since,
+            kept=kept,
+            stamp=stamp,
+            rule=rule,
+            storage=storage,
+            locations=locations,
         )
         setattr(method, ATTRIBUTE, declared)
         return method

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import catalog_field, object_name, required
+from metastore_server.api.authorization import location_finders as loc
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
@@ -371,6 +372,7 @@ class DependencyCalls(Area):
     @thrift(
         rule=auth.dependent("CREATETABLE", auth.create(auth.REQ)),
         storage=st.CREATE_DEPENDENT_TABLE,
+        locations=loc.CREATE_DEPENDENT_TABLE,
     )
     def create_dependent_table(self, req: hms.CreateDependentTableRequest) -> hms.Table:
         """Declare a dependent table from its base (``metastore-server dependency create``)."""
@@ -379,6 +381,7 @@ class DependencyCalls(Area):
     @thrift(
         rule=auth.dependent("ALTERTABLE_ADDCOLS", auth.alter(auth.REQ)),
         storage=st.ALTER_DEPENDENCY,
+        locations=loc.DEPENDENCY,
     )
     def alter_dependency(self, req: hms.AlterDependencyRequest) -> hms.ResolveDependenciesResult:
         """Re-point a dependent table or one of its partitions (``metastore-server dependency

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from metastore_server.api.area import Area
 from metastore_server.api.arguments import internal_error, object_name
+from metastore_server.api.authorization import location_finders as loc
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
@@ -23,6 +24,7 @@ class IndexCalls(Area):
             "CREATEINDEX", auth.OWN, auth.named_fields("new_index", "dbName", "origTableName")
         ),
         storage=st.ADD_INDEX,
+        locations=loc.ADD_INDEX,
     )
     def add_index(self, new_index: hms.Index, index_table: hms.Table) -> hms.Index:
         """Create the index table (as ``create_table`` does), then record the index; the
@@ -58,6 +60,7 @@ class IndexCalls(Area):
     @thrift(
         rule=auth.on_tables("DROPINDEX", auth.OWN, auth.args("db_name", "tbl_name")),
         storage=st.DROP_INDEX_BY_NAME,
+        locations=loc.NO_LOCATION,
     )
     def drop_index_by_name(
         self,

@@ -13,6 +13,7 @@ from metastore_server.api.arguments import (
     required,
     with_catalog,
 )
+from metastore_server.api.authorization import location_finders as loc
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
@@ -52,6 +53,7 @@ class PartitionRequestCalls(Area):
         since="3",
         rule=auth.add_parts(auth.field("appendPartitionsReq")),
         storage=st.APPEND_PARTITION_REQ,
+        locations=loc.SERVER_PLACES,
     )
     def append_partition_req(
         self,
@@ -74,6 +76,7 @@ class PartitionRequestCalls(Area):
         since="3",
         rule=auth.drop_parts(auth.field("dropPartitionReq")),
         storage=st.DROP_PARTITION_REQ,
+        locations=loc.NO_LOCATION,
     )
     def drop_partition_req(
         self,
@@ -104,6 +107,7 @@ class PartitionRequestCalls(Area):
         since="3",
         rule=auth.on_tables("ALTERTABLE_RENAMEPART", auth.OWN, auth.REQ),
         storage=st.RENAME_PARTITION_REQ,
+        locations=loc.RENAME_PARTITION_REQ,
     )
     def rename_partition_req(self, req: hms.RenamePartitionRequest) -> hms.RenamePartitionResponse:
         """``rename_partition``."""
@@ -113,7 +117,12 @@ class PartitionRequestCalls(Area):
         )
         return hms.RenamePartitionResponse()
 
-    @thrift(since="3", rule=auth.alter_parts(auth.REQ), storage=st.ALTER_PARTITIONS_REQ)
+    @thrift(
+        since="3",
+        rule=auth.alter_parts(auth.REQ),
+        storage=st.ALTER_PARTITIONS_REQ,
+        locations=loc.ALTER_PARTITIONS_REQ,
+    )
     def alter_partitions_req(self, req: hms.AlterPartitionsRequest) -> hms.AlterPartitionsResponse:
         """``alter_partitions_with_environment_context``."""
         req = required(req, "AlterPartitionsRequest")

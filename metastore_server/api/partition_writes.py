@@ -16,6 +16,7 @@ from metastore_server.api.arguments import (
     purge_asked,
     required,
 )
+from metastore_server.api.authorization import location_finders as loc
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
@@ -42,7 +43,11 @@ class PartitionWriteCalls(Area):
 
     # -- add ---------------------------------------------------------------------------------
 
-    @thrift(rule=auth.add_parts(auth.field("new_part")), storage=st.ADD_PARTITION)
+    @thrift(
+        rule=auth.add_parts(auth.field("new_part")),
+        storage=st.ADD_PARTITION,
+        locations=loc.ADD_PARTITION,
+    )
     def add_partition(self, new_part: hms.Partition) -> hms.Partition:
         """Add one partition; the partition as stored."""
         if new_part is None:
@@ -54,14 +59,22 @@ class PartitionWriteCalls(Area):
         )
         return added[0]
 
-    @thrift(rule=auth.add_parts(auth.field("new_part")), storage=st.ADD_PARTITION)
+    @thrift(
+        rule=auth.add_parts(auth.field("new_part")),
+        storage=st.ADD_PARTITION,
+        locations=loc.ADD_PARTITION,
+    )
     def add_partition_with_environment_context(
         self, new_part: hms.Partition, environment_context: hms.EnvironmentContext
     ) -> hms.Partition:
         """``add_partition`` (the context changes nothing)."""
         return self.add_partition(new_part)
 
-    @thrift(rule=auth.add_parts(auth.each("new_parts")), storage=st.ADD_PARTITIONS)
+    @thrift(
+        rule=auth.add_parts(auth.each("new_parts")),
+        storage=st.ADD_PARTITIONS,
+        locations=loc.ADD_PARTITIONS,
+    )
     def add_partitions(self, new_parts: list[hms.Partition]) -> int:
         """Add partitions of the table the first names, all or none; how many were added."""
         if not new_parts:
@@ -74,7 +87,11 @@ class PartitionWriteCalls(Area):
         )
         return len(added)
 
-    @thrift(rule=auth.add_parts(auth.field("request")), storage=st.ADD_PARTITIONS_REQ)
+    @thrift(
+        rule=auth.add_parts(auth.field("request")),
+        storage=st.ADD_PARTITIONS_REQ,
+        locations=loc.ADD_PARTITIONS_REQ,
+    )
     def add_partitions_req(self, request: hms.AddPartitionsRequest) -> hms.AddPartitionsResult:
         """The request form of ``add_partitions``; with ``ifNotExists`` partitions that exist
         are skipped instead of refused."""
@@ -98,7 +115,11 @@ class PartitionWriteCalls(Area):
             partitions=list(added) if need_result and request.parts else None
         )
 
-    @thrift(rule=auth.add_parts(auth.each("new_parts")), storage=st.ADD_PARTITIONS_PSPEC)
+    @thrift(
+        rule=auth.add_parts(auth.each("new_parts")),
+        storage=st.ADD_PARTITIONS_PSPEC,
+        locations=loc.ADD_PARTITIONS_PSPEC,
+    )
     def add_partitions_pspec(self, new_parts: list[hms.PartitionSpec]) -> int:
         """Add the partitions the specs hold, as ``add_partitions`` does; how many were
         added. The first spec names the table; every partition must belong to it."""
@@ -117,7 +138,11 @@ class PartitionWriteCalls(Area):
         _check_members(parts, db, table)
         return self.add_partitions(parts) if parts else 0
 
-    @thrift(rule=auth.add_parts(auth.PARTS), storage=st.APPEND_PARTITION)
+    @thrift(
+        rule=auth.add_parts(auth.PARTS),
+        storage=st.APPEND_PARTITION,
+        locations=loc.APPEND_PARTITION,
+    )
     def append_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         """Add the partition of these values to a table; the partition as stored."""
         part = hms.Partition(values=list(part_vals or []), dbName=db_name, tableName=tbl_name)
@@ -127,7 +152,11 @@ class PartitionWriteCalls(Area):
             message = (exc.message or "").replace(": Partition(", ":Partition(", 1)
             raise hms.AlreadyExistsException(message=message) from None
 
-    @thrift(rule=auth.add_parts(auth.PARTS), storage=st.APPEND_PARTITION)
+    @thrift(
+        rule=auth.add_parts(auth.PARTS),
+        storage=st.APPEND_PARTITION,
+        locations=loc.SERVER_PLACES,
+    )
     def append_partition_with_environment_context(
         self,
         db_name: str,
@@ -138,7 +167,11 @@ class PartitionWriteCalls(Area):
         """``append_partition`` (the context changes nothing)."""
         return self.append_partition(db_name, tbl_name, part_vals)
 
-    @thrift(rule=auth.add_parts(auth.PARTS), storage=st.APPEND_PARTITION_BY_NAME)
+    @thrift(
+        rule=auth.add_parts(auth.PARTS),
+        storage=st.APPEND_PARTITION_BY_NAME,
+        locations=loc.SERVER_PLACES,
+    )
     def append_partition_by_name(
         self, db_name: str, tbl_name: str, part_name: str
     ) -> hms.Partition:
@@ -151,7 +184,11 @@ class PartitionWriteCalls(Area):
             raise hms.InvalidObjectException(message=exc.message) from exc
         return self.append_partition(db_name, tbl_name, values)
 
-    @thrift(rule=auth.add_parts(auth.PARTS), storage=st.APPEND_PARTITION_BY_NAME)
+    @thrift(
+        rule=auth.add_parts(auth.PARTS),
+        storage=st.APPEND_PARTITION_BY_NAME,
+        locations=loc.SERVER_PLACES,
+    )
     def append_partition_by_name_with_environment_context(
         self,
         db_name: str,
@@ -164,7 +201,7 @@ class PartitionWriteCalls(Area):
 
     # -- drop --------------------------------------------------------------------------------
 
-    @thrift(rule=auth.drop_parts(auth.PARTS), storage=st.DROP_PARTITION)
+    @thrift(rule=auth.drop_parts(auth.PARTS), storage=st.DROP_PARTITION, locations=loc.NO_LOCATION)
     def drop_partition(
         self,
         db_name: str,
@@ -177,7 +214,7 @@ class PartitionWriteCalls(Area):
             db_name, tbl_name, part_vals, deleteData, None
         )
 
-    @thrift(rule=auth.drop_parts(auth.PARTS), storage=st.DROP_PARTITION)
+    @thrift(rule=auth.drop_parts(auth.PARTS), storage=st.DROP_PARTITION, locations=loc.NO_LOCATION)
     def drop_partition_with_environment_context(
         self,
         db_name: str,
@@ -196,7 +233,11 @@ class PartitionWriteCalls(Area):
         )
         return True
 
-    @thrift(rule=auth.drop_parts(auth.PARTS), storage=st.DROP_PARTITION_BY_NAME)
+    @thrift(
+        rule=auth.drop_parts(auth.PARTS),
+        storage=st.DROP_PARTITION_BY_NAME,
+        locations=loc.NO_LOCATION,
+    )
     def drop_partition_by_name(
         self,
         db_name: str,
@@ -209,7 +250,11 @@ class PartitionWriteCalls(Area):
             db_name, tbl_name, part_name, deleteData, None
         )
 
-    @thrift(rule=auth.drop_parts(auth.PARTS), storage=st.DROP_PARTITION_BY_NAME)
+    @thrift(
+        rule=auth.drop_parts(auth.PARTS),
+        storage=st.DROP_PARTITION_BY_NAME,
+        locations=loc.NO_LOCATION,
+    )
     def drop_partition_by_name_with_environment_context(
         self,
         db_name: str,
@@ -225,7 +270,11 @@ class PartitionWriteCalls(Area):
             db_name, tbl_name, values, deleteData, environment_context
         )
 
-    @thrift(rule=auth.drop_parts(auth.REQ), storage=st.DROP_PARTITIONS_REQ)
+    @thrift(
+        rule=auth.drop_parts(auth.REQ),
+        storage=st.DROP_PARTITIONS_REQ,
+        locations=loc.NO_LOCATION,
+    )
     def drop_partitions_req(self, req: hms.DropPartitionsRequest) -> hms.DropPartitionsResult:
         """Drop partitions by name, all or none (missing ones skipped with ``ifExists``, the
         default); expressions are refused (MetaException)."""
@@ -249,21 +298,33 @@ class PartitionWriteCalls(Area):
 
     # -- alter, rename, exchange -------------------------------------------------------------
 
-    @thrift(rule=auth.alter_parts(auth.PARTS), storage=st.ALTER_PARTITION)
+    @thrift(
+        rule=auth.alter_parts(auth.PARTS),
+        storage=st.ALTER_PARTITION,
+        locations=loc.ALTER_PARTITION,
+    )
     def alter_partition(self, db_name: str, tbl_name: str, new_part: hms.Partition) -> None:
         """Change a partition (found by its values)."""
         self.catalog.partitions.alter(
             self.database_in(None, db_name), object_name(tbl_name), [new_part]
         )
 
-    @thrift(rule=auth.alter_parts(auth.PARTS), storage=st.ALTER_PARTITIONS)
+    @thrift(
+        rule=auth.alter_parts(auth.PARTS),
+        storage=st.ALTER_PARTITIONS,
+        locations=loc.ALTER_PARTITIONS,
+    )
     def alter_partitions(self, db_name: str, tbl_name: str, new_parts: list[hms.Partition]) -> None:
         """Change partitions, all or none."""
         self.catalog.partitions.alter(
             self.database_in(None, db_name), object_name(tbl_name), new_parts, batch=True
         )
 
-    @thrift(rule=auth.alter_parts(auth.PARTS), storage=st.ALTER_PARTITION)
+    @thrift(
+        rule=auth.alter_parts(auth.PARTS),
+        storage=st.ALTER_PARTITION,
+        locations=loc.ALTER_PARTITION,
+    )
     def alter_partition_with_environment_context(
         self,
         db_name: str,
@@ -278,7 +339,11 @@ class PartitionWriteCalls(Area):
             context=context_properties(environment_context),
         )  # fmt: skip
 
-    @thrift(rule=auth.alter_parts(auth.PARTS), storage=st.ALTER_PARTITIONS)
+    @thrift(
+        rule=auth.alter_parts(auth.PARTS),
+        storage=st.ALTER_PARTITIONS,
+        locations=loc.ALTER_PARTITIONS,
+    )
     def alter_partitions_with_environment_context(
         self,
         db_name: str,
@@ -296,6 +361,7 @@ class PartitionWriteCalls(Area):
     @thrift(
         rule=auth.on_tables("ALTERTABLE_RENAMEPART", auth.OWN, auth.PARTS),
         storage=st.RENAME_PARTITION,
+        locations=loc.RENAME_PARTITION,
     )
     def rename_partition(
         self, db_name: str, tbl_name: str, part_vals: list[str], new_part: hms.Partition
@@ -305,7 +371,7 @@ class PartitionWriteCalls(Area):
             self.database_in(None, db_name), object_name(tbl_name), part_vals, new_part
         )
 
-    @thrift(rule=auth.exchange(), storage=st.EXCHANGE_PARTITION)
+    @thrift(rule=auth.exchange(), storage=st.EXCHANGE_PARTITION, locations=loc.EXCHANGED)
     def exchange_partition(
         self,
         partitionSpecs: dict[str, str],  # noqa: N803
@@ -320,7 +386,7 @@ class PartitionWriteCalls(Area):
         )
         return moved[0]
 
-    @thrift(rule=auth.exchange(), storage=st.EXCHANGE_PARTITION)
+    @thrift(rule=auth.exchange(), storage=st.EXCHANGE_PARTITION, locations=loc.EXCHANGED)
     def exchange_partitions(
         self,
         partitionSpecs: dict[str, str],  # noqa: N803 (IDL names)

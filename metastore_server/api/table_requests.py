@@ -18,6 +18,7 @@ from metastore_server.api.arguments import (
     required,
     with_catalog,
 )
+from metastore_server.api.authorization import location_finders as loc
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.constraints import create_with_constraints
@@ -74,6 +75,7 @@ class TableRequestCalls(Area):
         stamp=caller_fields.table_owner(caller_fields.request_table),
         rule=auth.create(auth.field("request", "table")),
         storage=st.CREATE_TABLE_REQ,
+        locations=loc.CREATE_TABLE_REQ,
     )
     def create_table_req(self, request: hms.CreateTableRequest) -> None:
         """``create_table_with_constraints`` with its environment context: the table and its
@@ -81,7 +83,12 @@ class TableRequestCalls(Area):
         request = required(request, "CreateTableRequest")
         create_with_constraints(self.catalog, request)
 
-    @thrift(since="3", rule=auth.drop(auth.field("dropTableReq")), storage=st.DROP_TABLE_REQ)
+    @thrift(
+        since="3",
+        rule=auth.drop(auth.field("dropTableReq")),
+        storage=st.DROP_TABLE_REQ,
+        locations=loc.NO_LOCATION,
+    )
     def drop_table_req(self, dropTableReq: hms.DropTableRequest) -> None:  # noqa: N803
         """``drop_table_with_environment_context`` (``deleteData`` unset: the data stays, as an
         unset flag reads in HMS; the partitions always go with the table)."""
@@ -164,6 +171,7 @@ class TableRequestCalls(Area):
         since="3",
         rule=auth.on_tables("TRUNCATETABLE", auth.OWN, auth.args("dbName", "tableName")),
         storage=st.TRUNCATE_TABLE,
+        locations=loc.TRUNCATED,
     )
     def truncate_table(self, dbName: str, tableName: str, partNames: list[str]) -> None:  # noqa: N803
         """Delete the data of a managed table (or of the partitions named), keep the table
@@ -181,6 +189,7 @@ class TableRequestCalls(Area):
         since="3",
         rule=auth.on_tables("TRUNCATETABLE", auth.OWN, auth.REQ),
         storage=st.TRUNCATE_TABLE_REQ,
+        locations=loc.TRUNCATED,
     )
     def truncate_table_req(self, req: hms.TruncateTableRequest) -> hms.TruncateTableResponse:
         """The request form of ``truncate_table``."""

@@ -20,6 +20,7 @@ from metastore_server.api.arguments import (
     required,
     stamp_tables,
 )
+from metastore_server.api.authorization import location_finders as loc
 from metastore_server.api.authorization import shorthand as auth
 from metastore_server.api.authorization import storage_rules as st
 from metastore_server.api.declaration import thrift
@@ -89,6 +90,7 @@ class TableCalls(Area):
         stamp=caller_fields.table_owner(caller_fields.argument("tbl")),
         rule=auth.create(auth.TABLE),
         storage=st.CREATE_TABLE,
+        locations=loc.CREATE_TABLE,
     )
     def create_table(self, tbl: hms.Table) -> None:
         """Create a table (and its directory where it owns its data)."""
@@ -98,6 +100,7 @@ class TableCalls(Area):
         stamp=caller_fields.table_owner(caller_fields.argument("tbl")),
         rule=auth.create(auth.TABLE),
         storage=st.CREATE_TABLE,
+        locations=loc.CREATE_TABLE,
     )
     def create_table_with_environment_context(
         self, tbl: hms.Table, environment_context: hms.EnvironmentContext
@@ -106,12 +109,12 @@ class TableCalls(Area):
         accurate."""
         create_table(self.catalog, tbl, context_properties(environment_context))
 
-    @thrift(rule=auth.drop(auth.DB_NAME), storage=st.DROP_TABLE)
+    @thrift(rule=auth.drop(auth.DB_NAME), storage=st.DROP_TABLE, locations=loc.NO_LOCATION)
     def drop_table(self, dbname: str, name: str, deleteData: bool) -> None:  # noqa: N803
         """Drop a table and its partitions (their data with ``deleteData``, to the trash)."""
         self.catalog.drop_table(self.database_in(None, dbname), object_name(name), bool(deleteData))
 
-    @thrift(rule=auth.drop(auth.DB_NAME), storage=st.DROP_TABLE)
+    @thrift(rule=auth.drop(auth.DB_NAME), storage=st.DROP_TABLE, locations=loc.NO_LOCATION)
     def drop_table_with_environment_context(
         self,
         dbname: str,
@@ -127,7 +130,11 @@ class TableCalls(Area):
             purge=purge_asked(environment_context),
         )
 
-    @thrift(rule=auth.alter_table(auth.DB_TABLE, "dbname", "new_tbl"), storage=st.ALTER_TABLE)
+    @thrift(
+        rule=auth.alter_table(auth.DB_TABLE, "dbname", "new_tbl"),
+        storage=st.ALTER_TABLE,
+        locations=loc.ALTER_TABLE,
+    )
     def alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table) -> None:
         """Change (or rename) a table; its partitions keep their columns."""
         self.catalog.alter_table(
@@ -138,7 +145,11 @@ class TableCalls(Area):
             check_types=self._check_types(),
         )
 
-    @thrift(rule=auth.alter_table(auth.DB_TABLE, "dbname", "new_tbl"), storage=st.ALTER_TABLE)
+    @thrift(
+        rule=auth.alter_table(auth.DB_TABLE, "dbname", "new_tbl"),
+        storage=st.ALTER_TABLE,
+        locations=loc.ALTER_TABLE,
+    )
     def alter_table_with_environment_context(
         self,
         dbname: str,
@@ -163,6 +174,7 @@ class TableCalls(Area):
         since="3",
         rule=auth.alter_table(auth.REQ, "", "req", "table"),
         storage=st.ALTER_TABLE_REQ,
+        locations=loc.ALTER_TABLE_REQ,
     )
     def alter_table_req(self, req: hms.AlterTableRequest) -> hms.AlterTableResponse:
         """The request form of ``alter_table_with_environment_context``; its
@@ -183,7 +195,11 @@ class TableCalls(Area):
         )
         return hms.AlterTableResponse()
 
-    @thrift(rule=auth.alter_table(auth.DB_TABLE, "dbname", "new_tbl"), storage=st.ALTER_TABLE)
+    @thrift(
+        rule=auth.alter_table(auth.DB_TABLE, "dbname", "new_tbl"),
+        storage=st.ALTER_TABLE,
+        locations=loc.ALTER_TABLE,
+    )
     def alter_table_with_cascade(
         self, dbname: str, tbl_name: str, new_tbl: hms.Table, cascade: bool
     ) -> None:

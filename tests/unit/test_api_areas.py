@@ -147,3 +147,70 @@ def test_a_storage_check_is_whole() -> None:
         st.StorageCheck("not_checked", rule=st.CREATE_TABLE.rule)
     with pytest.raises(ValueError):
         st.StorageCheck("sometimes", rule=st.CREATE_TABLE.rule)
+
+
+def test_the_locations_declared_are_the_ones_checked() -> None:
+    """What each method names under ``--authorization privileges``, as declared
+    (``locations=``), and the tables derived from them."""
+    from metastore_server.api.authorization import location_finders as loc
+    from metastore_server.api.authorization.location_rules import LOCATION_RULES, NAMES_NONE
+
+    gives = {n: d.locations.operation for n, d in DECLARED.items()
+             if d.locations is not None and d.locations.find is not None}  # fmt: skip
+    assert gives == {name: operation for name, (operation, _) in LOCATION_RULES.items()} == {
+        "create_database": "CREATEDATABASE", "create_database_req": "CREATEDATABASE",
+        "alter_database": "ALTERDATABASE_LOCATION",
+        "alter_database_req": "ALTERDATABASE_LOCATION", "create_table": "CREATETABLE",
+        "create_table_with_environment_context": "CREATETABLE",
+        "create_table_with_constraints": "CREATETABLE", "create_table_req": "CREATETABLE",
+        "create_dependent_table": "CREATETABLE", "add_index": "CREATEINDEX",
+        "alter_table": "ALTERTABLE_LOCATION",
+        "alter_table_with_environment_context": "ALTERTABLE_LOCATION",
+        "alter_table_with_cascade": "ALTERTABLE_LOCATION", "alter_table_req": "ALTERTABLE_LOCATION",
+        "add_partition": "ALTERTABLE_ADDPARTS",
+        "add_partition_with_environment_context": "ALTERTABLE_ADDPARTS",
+        "add_partitions": "ALTERTABLE_ADDPARTS", "add_partitions_req": "ALTERTABLE_ADDPARTS",
+        "add_partitions_pspec": "ALTERTABLE_ADDPARTS",
+        "alter_partition": "ALTERPARTITION_LOCATION",
+        "alter_partition_with_environment_context": "ALTERPARTITION_LOCATION",
+        "alter_partitions": "ALTERPARTITION_LOCATION",
+        "alter_partitions_with_environment_context": "ALTERPARTITION_LOCATION",
+        "alter_partitions_req": "ALTERPARTITION_LOCATION",
+        "rename_partition": "ALTERPARTITION_LOCATION",
+        "rename_partition_req": "ALTERPARTITION_LOCATION",
+    }  # fmt: skip
+    server_places = "the server places the partition"
+    assert {n: d.locations.why for n, d in DECLARED.items()
+            if d.locations is not None and d.locations.find is None} == NAMES_NONE == {
+        "append_partition": "the server places the partition (its default location)",
+        "append_partition_with_environment_context": server_places,
+        "append_partition_by_name": server_places,
+        "append_partition_by_name_with_environment_context": server_places,
+        "append_partition_req": server_places,
+        "exchange_partition": loc.EXCHANGED.why, "exchange_partitions": loc.EXCHANGED.why,
+        "alter_dependency": "a dependent partition points at its base's data, which it never owns",
+        "truncate_table": "empties the table where it is",
+        "truncate_table_req": "empties the table where it is",
+        **dict.fromkeys(("drop_database", "drop_database_req", "drop_table",
+                         "drop_table_with_environment_context", "drop_table_req",
+                         "drop_index_by_name", "drop_partition",
+                         "drop_partition_with_environment_context", "drop_partition_by_name",
+                         "drop_partition_by_name_with_environment_context",
+                         "drop_partition_req", "drop_partitions_req"), "names no location"),
+    }  # fmt: skip
+    assert loc.EXCHANGED.why == "partitions move to their default locations in the target table"
+    for name, (_, find) in LOCATION_RULES.items():
+        assert find is DECLARED[name].locations.find  # type: ignore[union-attr]
+
+
+def test_a_location_rule_is_whole() -> None:
+    from metastore_server.api.authorization import location_finders as loc
+
+    with pytest.raises(ValueError):
+        loc.LocationRule("CREATETABLE")
+    with pytest.raises(ValueError):
+        loc.LocationRule(find=loc.CREATE_TABLE.find)
+    with pytest.raises(ValueError):
+        loc.LocationRule("CREATETABLE", loc.CREATE_TABLE.find, why="both")
+    with pytest.raises(ValueError):
+        loc.LocationRule()

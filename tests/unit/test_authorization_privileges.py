@@ -315,12 +315,16 @@ def test_every_call_that_places_data_has_a_location_rule() -> None:
     from metastore_server.api.authorization.location_rules import LOCATION_RULES, NAMES_NONE
     from metastore_server.api.authorization.storage import CHANGES
 
-    served = set(DECLARED)
-    assert set(CHANGES) <= set(LOCATION_RULES) | set(NAMES_NONE), (
-        set(CHANGES) - set(LOCATION_RULES) - set(NAMES_NONE)
-    )
-    assert set(LOCATION_RULES) | set(NAMES_NONE) <= served
+    declared = {name for name, d in DECLARED.items() if d.locations is not None}
+    assert set(CHANGES) <= declared, set(CHANGES) - declared
+    assert set(LOCATION_RULES) | set(NAMES_NONE) == declared
     assert not set(LOCATION_RULES) & set(NAMES_NONE)
+    for name, (operation, find) in LOCATION_RULES.items():
+        rule = DECLARED[name].locations
+        assert rule is not None and (rule.operation, rule.find) == (operation, find), name
+    for name, why in NAMES_NONE.items():
+        rule = DECLARED[name].locations
+        assert rule is not None and rule.find is None and rule.why == why and why, name
 
 
 def test_location_rules_take_calls_with_arguments_missing(world: Any) -> None:

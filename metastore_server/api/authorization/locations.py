@@ -1,5 +1,5 @@
 """Locations are owned, under ``--authorization privileges``: a call that gives a database, table
-or partition a location of its own (:mod:`.location_rules` finds them) needs, besides what its
+or partition a location of its own (:mod:`.location_finders` finds them) needs, besides what its
 rule demands, one of:
 
 - being an administrator (checked before any rule);
@@ -32,7 +32,8 @@ from urllib.parse import unquote
 import structlog
 
 from metastore_server.api.authorization.callers import Caller, owns
-from metastore_server.api.authorization.location_rules import LOCATION_RULES, Lookup, Named
+from metastore_server.api.authorization.location_finders import Lookup, Named
+from metastore_server.api.authorization.location_rules import LOCATION_RULES
 from metastore_server.catalog import (
     DEFAULT_DATABASE,
     Catalog,
