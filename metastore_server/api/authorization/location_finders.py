@@ -12,7 +12,7 @@ here: the call answers for it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,17 +148,25 @@ def dependent_table(look: Lookup, req: hms.CreateDependentTableRequest | None) -
 # -- partitions ---------------------------------------------------------------------------------
 
 
-def new_partitions(look: Lookup, db: str | None, table: str | None,
-                   parts: Iterable[hms.Partition | None] | None) -> list[Named]:  # fmt: skip
-    """Partitions added at locations of their own (their default: ``<table dir>/k=v/...``)."""
-    found: list[Named] = []
+def _placed(look: Lookup, db: str | None, table: str | None,
+            parts: Iterable[hms.Partition | None] | None,
+            ) -> Iterator[tuple[hms.Partition, str, TableRef]]:  # fmt: skip
+    """Each partition given a location of its own, with that location and its table (one
+    whose table does not exist is left to the call, which refuses it)."""
     for part in parts or []:
         location = _given(part.sd) if part is not None else None
         if part is None or location is None:
             continue
         ref = look.table(db or part.dbName, table or part.tableName)
-        if ref is None:
-            continue
+        if ref is not None:
+            yield part, location, ref
+
+
+def new_partitions(look: Lookup, db: str | None, table: str | None,
+                   parts: Iterable[hms.Partition | None] | None) -> list[Named]:  # fmt: skip
+    """Partitions added at locations of their own (their default: ``<table dir>/k=v/...``)."""
+    found: list[Named] = []
+    for part, location, ref in _placed(look, db, table, parts):
         default = look.partition_default(ref, part.values)
         if location == default:
             continue  # the common case, with nothing to look at
@@ -182,13 +190,7 @@ def altered_partitions(look: Lookup, db: str | None, table: str | None,
     """Partitions given new locations (``old_values``: a rename's partition, which then
     takes ``parts``' one set of values)."""
     found: list[Named] = []
-    for part in parts or []:
-        location = _given(part.sd) if part is not None else None
-        if part is None or location is None:
-            continue
-        ref = look.table(db or part.dbName, table or part.tableName)
-        if ref is None:
-            continue
+    for part, location, ref in _placed(look, db, table, parts):
         defaults = _present(look.partition_default(ref, part.values),
                             look.partition_default(ref, old_values))  # fmt: skip
         if location in defaults:
