@@ -4,7 +4,8 @@ another distribution that owns the top-level package ``storage``.
 An extra-free install is the Python client alone (it talks to a served metastore, and the
 console script says what to install to serve); the ``server`` extra serves, with its compiled
 modules. Neither touches the other distribution's ``storage``. The versions installed are
-uv.lock's (through ``uv export``) when uv is at hand, as ``make`` installs them.
+uv.lock's (through ``uv export``) when uv is at hand, as ``make`` installs them, taken from
+the uv cache ``make`` filled (``--offline``): the suite runs in a namespace with no network.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Our wheel (built from this checkout) and the other distribution's."""
     out = tmp_path_factory.mktemp("wheels")
     if UV:
-        _run(UV, "build", "--wheel", "--out-dir", out, REPO)
+        _run(UV, "build", "--wheel", "--offline", "--out-dir", out, REPO)
     else:
         _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", out, REPO)
     other = tmp_path_factory.mktemp("storage-owner")
@@ -79,7 +80,8 @@ def _venv(where: Path, wheels: dict[str, Path], extra: str | None) -> Path:
         lock = ["--extra", extra] if extra else []
         _run(UV, "export", "--frozen", "--no-hashes", "--no-emit-project", *lock,
              "--project", REPO, "--output-file", pins)  # fmt: skip
-        _run(UV, "pip", "install", "--python", python, "-c", pins, wheels["owner"], ours)
+        _run(UV, "pip", "install", "--offline", "--python", python, "-c", pins, wheels["owner"],
+             ours)  # fmt: skip
     else:
         _run(sys.executable, "-m", "venv", where)
         python = where / "bin" / "python"
