@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -21,7 +20,7 @@ from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from support import test_storage
+from support import net, test_storage
 from support.net import LOOPBACK, free_port
 from support.our_server import OurServer
 
@@ -66,10 +65,7 @@ def value(samples: Samples, name: str, **labels: str) -> float:
 
 
 def wait_until(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + SETTLE_S
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+    net.wait_until(condition, what, SETTLE_S)
 
 
 def settled(port: int, name: str, expected: float, **labels: str) -> Samples:

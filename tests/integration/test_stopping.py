@@ -10,11 +10,11 @@ import os
 import re
 import signal
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support import net
 from support.net import LOOPBACK, free_port
 from support.our_server import OurServer
 from support.rest_catalog import Both, ready
@@ -38,10 +38,7 @@ REST_MISSING = _rest_extra_missing()
 
 
 def wait_until(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+    net.wait_until(condition, what, WAIT_S)
 
 
 def events(log: str, name: str) -> list[dict[str, str]]:

@@ -82,6 +82,15 @@ def wait_for_port(
     return False
 
 
+def wait_until(condition: Callable[[], bool], what: str, timeout: float) -> None:
+    """Poll ``condition`` until it holds; fail naming ``what`` after ``timeout`` s (a bound
+    far above the unloaded time: the wait ends as soon as the condition holds)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
 def tail(path: Path, lines: int = 40) -> str:
     """The last lines of a text file ('' when it does not exist)."""
     try:
