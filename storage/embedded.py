@@ -40,7 +40,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import ClassVar
 
 import structlog
-from metastore_server.storage import embedded_changes, embedded_files, embedded_heads, telemetry
+from metastore_server.storage import (
+    embedded_changes,
+    embedded_files,
+    embedded_heads,
+    port,
+    telemetry,
+)
 from metastore_server.storage.embedded_changes import Position
 from metastore_server.storage.embedded_rows import (
     StoredTable,
@@ -56,14 +62,7 @@ from metastore_server.storage.embedded_rows import (
     unpack_row,
     unpacked,
 )
-from metastore_server.storage.port import (
-    Condition,
-    Delete,
-    Put,
-    Row,
-    TableSpec,
-    check_scan_arguments,
-)
+from metastore_server.storage.port import Condition, Delete, Put, Row, TableSpec
 from metastore_server.storage.row_scan import packed_columns
 
 log = structlog.get_logger(__name__)
@@ -316,7 +315,7 @@ class SqliteStore:
         accepted and ignored (every row of the range is a superset of the filter's rows); a row
         whose key fails ``key_filter`` is never unpacked. O(log n + rows in the range)."""
         spec = self._table(table)
-        check_scan_arguments(start, stop, limit, filter, batch_size)
+        port.check_scan_arguments(start, stop, limit, filter, batch_size)
         wanted = None
         if columns is not None:
             for column in columns:

@@ -56,8 +56,6 @@ TABLE_TYPES = frozenset(
 #: must still hold this value, checked in the write that alters.
 EXPECTED_KEY = "expected_parameter_key"
 EXPECTED_VALUE = "expected_parameter_value"
-#: How often an alter is tried when another server process changes the table meanwhile.
-ALTER_ATTEMPTS = retrying.TABLE_ALTER_ATTEMPTS
 _COUNTER_BYTES = 8
 
 
@@ -459,7 +457,7 @@ class Tables:
             raise hms.MetaException(
                 message=(
                     f"Can not alter table {db}.{name}: other server processes kept changing it "
-                    f"({ALTER_ATTEMPTS} attempts)"
+                    f"({retrying.TABLE_ALTER_ATTEMPTS} attempts)"
                 )
             )
 
