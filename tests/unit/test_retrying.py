@@ -218,3 +218,19 @@ def test_a_retry_at_once_does_not_sleep(monkeypatch: pytest.MonkeyPatch) -> None
     calls, attempt = losing(2)
     assert retrying.race(Limits(attempts=3, first_s=0.01, cap_s=0.01, jitter=False), attempt)
     assert slept == [0.01, 0.01]
+
+
+def test_a_race_won_at_once_builds_no_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_policy(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a policy was built for a race won at once")
+
+    monkeypatch.setattr(retrying, "policy", no_policy)
+    assert retrying.race(retrying.TABLE_ALTER, lambda: "won") == "won"
+
+
+def test_a_race_lost_once_tries_again_after_the_first_pause() -> None:
+    answers = iter([retrying.LOST, "won"])
+    sleeps = Sleeps()
+    assert retrying.race(retrying.CLAIMS, lambda: next(answers), within_s=60.0,
+                         sleep=sleeps) == "won"  # fmt: skip
+    assert len(sleeps) == 1
