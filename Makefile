@@ -12,12 +12,12 @@ SERVE_EXTRAS := --extra server --extra rest --extra ldap
 TEST_EXTRAS := $(SERVE_EXTRAS) --extra test
 SERVE_STAMP := $(VENV)/.installed-serve
 TEST_STAMP := $(VENV)/.installed-test
-# setup.py compiles metastore_server/server/wire_walk.py, storage/row_scan.py and
-# metastore_server/catalog/basics/wire_partitions.py (Cython): a change to any reinstalls.
-SOURCES := pyproject.toml uv.lock setup.py metastore_server/server/wire_walk.py \
-	metastore_server/server/wire_walk.pxd storage/row_scan.py storage/row_scan.pxd \
-	metastore_server/catalog/basics/wire_partitions.py \
-	metastore_server/catalog/basics/wire_partitions.pxd
+# setup.py compiles metastore_server/wire/walk.py, storage/row_scan.py and
+# metastore_server/wire/partitions.py (Cython): a change to any reinstalls.
+SOURCES := pyproject.toml uv.lock setup.py metastore_server/wire/walk.py \
+	metastore_server/wire/walk.pxd storage/row_scan.py storage/row_scan.pxd \
+	metastore_server/wire/partitions.py \
+	metastore_server/wire/partitions.pxd
 
 .PHONY: install install-serve run test test-fast lint lock clean
 
@@ -72,8 +72,8 @@ lint: $(TEST_STAMP)
 
 clean:
 	rm -rf $(VENV) var build *.egg-info .pytest_cache .ruff_cache .hypothesis
-	rm -f metastore_server/server/wire_walk.c metastore_server/server/wire_walk.*.so storage/row_scan.c storage/row_scan.*.so \
-		metastore_server/catalog/basics/wire_partitions.c metastore_server/catalog/basics/wire_partitions.*.so
+	rm -f metastore_server/wire/walk.c metastore_server/wire/walk.*.so storage/row_scan.c storage/row_scan.*.so \
+		metastore_server/wire/partitions.c metastore_server/wire/partitions.*.so
 
 # The partition-filter benchmark (docs/benchmarks.md) against our server (prints figures; not a test).
 # More: make bench BENCH_ARGS='--sizes 10000,100000 --reference thrift://127.0.0.1:9183'; the

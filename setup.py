@@ -1,5 +1,5 @@
-"""Build hook for the compiled modules: ``metastore_server/server/wire_walk.py``,
-``storage/row_scan.py`` and ``metastore_server/catalog/basics/wire_partitions.py``, compiled by
+"""Build hook for the compiled modules: ``metastore_server/wire/walk.py``,
+``storage/row_scan.py`` and ``metastore_server/wire/partitions.py``, compiled by
 Cython when a C compiler is at hand. The project works without them (the same modules run as
 plain Python, slower), so a failed build is only a warning."""
 
@@ -34,16 +34,16 @@ def _extensions() -> list[Extension]:
         return []
     modules = [
         Extension(
-            "metastore_server.server.wire_walk",
-            ["metastore_server/server/wire_walk.py"],
+            "metastore_server.wire.walk",
+            ["metastore_server/wire/walk.py"],
             optional=True,
         ),
         Extension(
             "metastore_server.storage.row_scan", ["storage/row_scan.py"], optional=True
         ),
         Extension(
-            "metastore_server.catalog.basics.wire_partitions",
-            ["metastore_server/catalog/basics/wire_partitions.py"],
+            "metastore_server.wire.partitions",
+            ["metastore_server/wire/partitions.py"],
             optional=True,
         ),
     ]

@@ -53,15 +53,3 @@ cpdef bytes packed_row(object row)
 cdef bytes _length(Py_ssize_t n)
 
 cdef bytes _VERSION_BYTE
-
-cdef bytes _TWIDTH
-cdef int _T_STRING, _T_STRUCT, _T_MAP, _T_SET, _T_LIST
-
-@cython.locals(value=cython.longlong)
-cdef long long _s32(bytes buf, Py_ssize_t p)
-
-@cython.locals(size=Py_ssize_t, w=int, n=cython.longlong, ft=int, e=int, k=int, v=int)
-cpdef Py_ssize_t _value_end(bytes buf, Py_ssize_t p, int t, int depth)
-
-@cython.locals(fields=list, size=Py_ssize_t, t=int, fid=int, end=Py_ssize_t)
-cpdef tuple struct_fields(bytes buf, Py_ssize_t p)

@@ -5,8 +5,7 @@ SQLite cursor, find the wanted columns in the packed row, test the key, keep the
 as one flat loop each, with static types in ``row_scan.pxd``, Cython compiles this module at
 install (``setup.py``); without a C compiler it runs as the same plain Python, slower. It does
 no I/O and knows nothing of partitions: only the packed-row format of ``storage.embedded``, the
-order-part format of ``storage.codec``, and where the fields of a Thrift binary struct lie
-(``struct_fields``: an add stores each partition's bytes as they came, a few fields changed).
+order-part format of ``storage.codec``,.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ __all__ = [
     "packed_columns",
     "order_parts",
     "passing",
-    "struct_fields",
 ]
 
 _ROW_VERSION = 1
@@ -191,110 +189,6 @@ def _length(n: int) -> bytes:
 
 
 _VERSION_BYTE = bytes((_ROW_VERSION,))
-
-
-#: Bytes taken by a Thrift binary value of each fixed-width type (bool, byte, double, i16, i32,
-#: i64); 0 for the others.
-_TWIDTH = bytes(1 if t in (2, 3) else 8 if t in (4, 10) else 2 if t == 6 else 4 if t == 8 else 0
-                for t in range(256))  # fmt: skip
-_T_STRING = 11
-_T_STRUCT = 12
-_T_MAP = 13
-_T_SET = 14
-_T_LIST = 15
-
-
-def _s32(buf: bytes, p: int) -> int:
-    value = (buf[p] << 24) | (buf[p + 1] << 16) | (buf[p + 2] << 8) | buf[p + 3]
-    return value - 4294967296 if value >= 2147483648 else value
-
-
-def _value_end(buf: bytes, p: int, t: int, depth: int) -> int:
-    """Where the Thrift binary value of type ``t`` at ``p`` ends; -1 when it is malformed,
-    nested over 64 deep, or runs past the end of ``buf``."""
-    size = len(buf)
-    w = _TWIDTH[t]
-    if w:
-        p += w
-    elif t == _T_STRING:
-        if p + 4 > size:
-            return -1
-        n = _s32(buf, p)
-        if n < 0:
-            return -1
-        p += 4 + n
-    elif depth > 64:
-        return -1
-    elif t == _T_STRUCT:
-        while True:
-            if p >= size:
-                return -1
-            ft = buf[p]
-            if ft == 0:
-                return p + 1
-            p = _value_end(buf, p + 3, ft, depth + 1)
-            if p < 0:
-                return -1
-    elif t in (_T_LIST, _T_SET):
-        if p + 5 > size:
-            return -1
-        e = buf[p]
-        n = _s32(buf, p + 1)
-        if n < 0:
-            return -1
-        p += 5
-        w = _TWIDTH[e]
-        if w:
-            p += n * w
-        elif e != _T_STRING and e < _T_STRUCT:
-            return -1
-        else:
-            for _ in range(n):
-                p = _value_end(buf, p, e, depth + 1)
-                if p < 0:
-                    return -1
-    elif t == _T_MAP:
-        if p + 6 > size:
-            return -1
-        k = buf[p]
-        v = buf[p + 1]
-        n = _s32(buf, p + 2)
-        if n < 0:
-            return -1
-        p += 6
-        for _ in range(n):
-            p = _value_end(buf, p, k, depth + 1)
-            if p < 0:
-                return -1
-            p = _value_end(buf, p, v, depth + 1)
-            if p < 0:
-                return -1
-    else:
-        return -1
-    return p if p <= size else -1
-
-
-def struct_fields(buf: bytes, p: int) -> tuple[list[tuple[int, int, int, int]], int]:
-    """The fields of the Thrift binary struct whose first field header is at ``p``: (field
-    id, wire type, start of the value, end of the value) each, in the order they lie, and
-    where the struct ends (after its stop byte). ValueError when it is malformed or cut."""
-    fields: list[tuple[int, int, int, int]] = []
-    size = len(buf)
-    while p < size:
-        t = buf[p]
-        if t == 0:
-            return fields, p + 1
-        if p + 3 > size:
-            break
-        fid = (buf[p + 1] << 8) | buf[p + 2]
-        if fid >= 32768:
-            fid -= 65536
-        end = _value_end(buf, p + 3, t, 0)
-        if end < 0:
-            break
-        fields.append((fid, t, p + 3, end))
-        p = end
-    raise ValueError("a malformed or cut Thrift struct")
 
 
 def _text_end(data: bytes, pos: int, size: int) -> int:

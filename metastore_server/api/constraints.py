@@ -258,7 +258,7 @@ class ConstraintCalls(Area):
             stamped(keys, catalog)
         return hms.AllTableConstraintsResponse(allTableConstraints=found)
 
-    @thrift(rule=auth.read(auth.REQUEST))
+    @thrift(catalog_named=True, rule=auth.read(auth.REQUEST))
     def get_primary_keys(self, request: hms.PrimaryKeysRequest) -> hms.PrimaryKeysResponse:
         """A table's primary key columns."""
         request = required(request, "PrimaryKeysRequest")
@@ -271,6 +271,7 @@ class ConstraintCalls(Area):
         return hms.PrimaryKeysResponse(primaryKeys=keys)
 
     @thrift(
+        catalog_named=True,
         rule=auth.combined(
             "QUERY",
             auth.on_tables(

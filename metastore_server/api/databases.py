@@ -75,7 +75,7 @@ class DatabaseCalls(Area):
             )
         )
 
-    @thrift(kept="wire", rule=auth.OPEN, storage=st.GET_DATABASE)
+    @thrift(catalog_named=True, kept="wire", rule=auth.OPEN, storage=st.GET_DATABASE)
     def get_database(self, name: str) -> hms.Database:
         """A database; NoSuchObjectException when it does not exist in the catalog named."""
         catalog, db = _split(name)

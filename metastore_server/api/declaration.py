@@ -26,6 +26,9 @@ GENERATIONS = ("2.3", "3")
 #: Whose replies may be kept: none, the replies as sent (``server/kept_wire.py``), or the
 #: answer too (``api/listing_replies.py``; such a reply is kept as sent as well).
 KEPT = ("", "wire", "listing")
+#: How its request is read: the usual way, with its partitions left as the wire bytes they came
+#: as (``wire/adds.py``), or in whichever HMS generation's layout it came (``wire/layouts.py``).
+DECODE = ("", "wire_partitions", "either_layout")
 
 #: The attribute of a function holding its declaration.
 ATTRIBUTE = "__thrift__"
@@ -54,12 +57,19 @@ class Declared:
     #: What locations it gives objects under ``--authorization privileges`` (built with
     #: ``api/authorization/location_finders.py``; None: it gives none and changes none).
     locations: LocationRule | None = None
+    #: How its request is read (one of :data:`DECODE`).
+    decode: str = ""
+    #: Whether its answer carries catalog names HMS 4 fills and HMS 2.3.10 leaves unset (so
+    #: they are unset for a client that reads 2.3's layout: ``server/generations.py``).
+    catalog_named: bool = False
 
     def __post_init__(self) -> None:
         if self.since not in GENERATIONS:
             raise ValueError(f"{self.name}: since must be one of {GENERATIONS}")
         if self.kept not in KEPT:
             raise ValueError(f"{self.name}: kept must be one of {KEPT}")
+        if self.decode not in DECODE:
+            raise ValueError(f"{self.name}: decode must be one of {DECODE}")
 
 
 def thrift(
@@ -70,6 +80,8 @@ def thrift(
     rule: Rule | None = None,
     storage: StorageCheck | None = None,
     locations: LocationRule | None = None,
+    decode: str = "",
+    catalog_named: bool = False,
 ) -> Callable[[F], F]:
     """Declare the decorated area method a Thrift method of the same name, with its facts."""
 
@@ -82,6 +94,8 @@ def thrift(
             rule=rule,
             storage=storage,
             locations=locations,
+            decode=decode,
+            catalog_named=catalog_named,
         )
         setattr(method, ATTRIBUTE, declared)
         return method

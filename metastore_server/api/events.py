@@ -96,7 +96,7 @@ class EventCalls(Area):
             counted = min(counted, rqst.limit)
         return hms.NotificationEventsCountResponse(eventsCount=counted)
 
-    @thrift(rule=auth.on_tables("QUERY", (auth.INSERT,), auth.RQST))
+    @thrift(decode="either_layout", rule=auth.on_tables("QUERY", (auth.INSERT,), auth.RQST))
     def fire_listener_event(self, rqst: hms.FireEventRequest) -> hms.FireEventResponse:
         """Record the events clients fire on an existing table or partition, as HMS 4: an
         INSERT (``insertData``), one INSERT per partition (``insertDatas``, each naming its

@@ -52,14 +52,14 @@ class FunctionCalls(Area):
         db = self.listed_database(None, dbName)
         return [] if db is None else self.catalog.functions.names(db, pattern)
 
-    @thrift(rule=auth.OPEN)
+    @thrift(catalog_named=True, rule=auth.OPEN)
     def get_function(self, dbName: str, funcName: str) -> hms.Function:  # noqa: N803
         """A function; NoSuchObjectException when it does not exist."""
         found = self.catalog.functions.get(self.database_in(None, dbName), object_name(funcName))
         found.catName = catalog_named(None, dbName)
         return found
 
-    @thrift(rule=auth.OPEN)
+    @thrift(catalog_named=True, rule=auth.OPEN)
     def get_all_functions(self) -> hms.GetAllFunctionsResponse:
         """Every function of every database."""
         return hms.GetAllFunctionsResponse(functions=self.catalog.functions.all())

@@ -22,7 +22,7 @@ class PartitionReadCalls(Area):
 
     # -- by values or names ------------------------------------------------------------------
 
-    @thrift(kept="wire", rule=auth.read(auth.PARTS))
+    @thrift(catalog_named=True, kept="wire", rule=auth.read(auth.PARTS))
     def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         """The partition of these values."""
         part = self.catalog.partition_reads.get(
@@ -31,7 +31,7 @@ class PartitionReadCalls(Area):
         part.catName = catalog_named(None, db_name)
         return part
 
-    @thrift(rule=auth.read(auth.PARTS))
+    @thrift(catalog_named=True, rule=auth.read(auth.PARTS))
     def get_partition_with_auth(
         self,
         db_name: str,
@@ -43,7 +43,7 @@ class PartitionReadCalls(Area):
         """``get_partition`` (privileges are the client's to enforce)."""
         return self.get_partition(db_name, tbl_name, part_vals)
 
-    @thrift(kept="wire", rule=auth.read(auth.PARTS))
+    @thrift(catalog_named=True, kept="wire", rule=auth.read(auth.PARTS))
     def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> hms.Partition:
         """The partition of a name ``k1=v1/k2=v2``."""
         part = self.catalog.partition_reads.get_by_name(

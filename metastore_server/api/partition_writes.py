@@ -71,6 +71,7 @@ class PartitionWriteCalls(Area):
         return self.add_partition(new_part)
 
     @thrift(
+        decode="wire_partitions",
         rule=auth.add_parts(auth.each("new_parts")),
         storage=st.ADD_PARTITIONS,
         locations=loc.ADD_PARTITIONS,
@@ -88,6 +89,7 @@ class PartitionWriteCalls(Area):
         return len(added)
 
     @thrift(
+        decode="wire_partitions",
         rule=auth.add_parts(auth.field("request")),
         storage=st.ADD_PARTITIONS_REQ,
         locations=loc.ADD_PARTITIONS_REQ,

@@ -219,13 +219,13 @@ class TableCalls(Area):
 
     # -- read --------------------------------------------------------------------------------
 
-    @thrift(kept="wire", rule=auth.read(auth.DB_TABLE), storage=st.GET_TABLE)
+    @thrift(catalog_named=True, kept="wire", rule=auth.read(auth.DB_TABLE), storage=st.GET_TABLE)
     def get_table(self, dbname: str, tbl_name: str) -> hms.Table:
         """A table; NoSuchObjectException when it does not exist."""
         table = self.catalog.tables.get(self.database_in(None, dbname), object_name(tbl_name)).table
         return stamp_tables([table], catalog_named(None, dbname))[0]
 
-    @thrift(rule=auth.read(auth.REQ), storage=st.GET_TABLE_REQ)
+    @thrift(catalog_named=True, rule=auth.read(auth.REQ), storage=st.GET_TABLE_REQ)
     def get_table_req(self, req: hms.GetTableRequest) -> hms.GetTableResult:
         """The request form of ``get_table``; with ``getColumnStats``, the table's column
         statistics of the request's engine attached (``colStats``)."""
@@ -243,7 +243,7 @@ class TableCalls(Area):
             table=stamp_tables([table], catalog_named(req.catName, req.dbName))[0]
         )
 
-    @thrift(rule=auth.OPEN)
+    @thrift(catalog_named=True, rule=auth.OPEN)
     def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> EncodedStructs:
         """The tables that exist among ``tbl_names`` (their stored bytes, passed through);
         UnknownDBException for a missing or empty database name, InvalidOperationException for
@@ -258,7 +258,7 @@ class TableCalls(Area):
         found = self.catalog.tables.stored_objects(db, tbl_names)
         return EncodedStructs(hms.Table, found, _table_catalog(catalog_named(None, dbname)))
 
-    @thrift(rule=auth.OPEN)
+    @thrift(catalog_named=True, rule=auth.OPEN)
     def get_table_objects_by_name_req(self, req: hms.GetTablesRequest) -> EncodedStructs:
         """The request form of ``get_table_objects_by_name`` (no names: every table)."""
         req = required(req, "GetTablesRequest")
@@ -332,7 +332,7 @@ class TableCalls(Area):
         db = self.listed_database(None, db_name)
         return [] if db is None else self.catalog.tables.names(db, pattern, tableType or None)
 
-    @thrift(kept="listing", rule=auth.OPEN)
+    @thrift(catalog_named=True, kept="listing", rule=auth.OPEN)
     def get_table_meta(
         self, db_patterns: str, tbl_patterns: str, tbl_types: list[str]
     ) -> EncodedStructs:

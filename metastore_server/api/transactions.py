@@ -90,6 +90,7 @@ class TransactionCalls(Area):
         self.catalog.transactions.commit_txn(rqst)
 
     @thrift(
+        decode="either_layout",
         rule=auth.on_tables("QUERY", (auth.INSERT,), auth.RQST),
         storage=st.not_checked("records what an open transaction wrote; adds no partition"),
     )

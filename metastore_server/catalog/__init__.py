@@ -12,12 +12,6 @@ sub-room imports this module).
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.bounded_cache import BoundedCache
-from metastore_server.catalog.basics.encoded import (
-    EncodedNames,
-    EncodedPartitions,
-    EncodedStructs,
-    string_field,
-)
 from metastore_server.catalog.basics.java_text import java_text, thrift_struct_text
 from metastore_server.catalog.basics.names import DEFAULT_CATALOG
 from metastore_server.catalog.data import permissions
@@ -79,6 +73,12 @@ from metastore_server.catalog.security.delegation import (
 from metastore_server.catalog.security.roles import ADMIN, PUBLIC, Roles
 from metastore_server.catalog.timelines.parameters import TimelineKey
 from metastore_server.catalog.timelines.time_columns import time_columns
+from metastore_server.wire.encoded import (
+    EncodedNames,
+    EncodedPartitions,
+    EncodedStructs,
+    string_field,
+)
 
 __all__ = [
     # the catalog and its services

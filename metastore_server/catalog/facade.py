@@ -6,7 +6,6 @@ import copy
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import DATABASE, DROP, TABLE, Change, WhenDropped
-from metastore_server.catalog.basics.serde import deep_copy
 from metastore_server.catalog.core.context import WRITER_LEASE_S, CatalogContext
 from metastore_server.catalog.core.listing_cache import DEFAULT_MAX_BYTES, ListingCache
 from metastore_server.catalog.data.deletions import Deletion
@@ -62,6 +61,7 @@ from metastore_server.catalog.views.materialized import MaterializedViews
 from metastore_server.storage import layout
 from metastore_server.storage.port import Put, StoragePort
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import deep_copy
 
 
 class Catalog:

@@ -17,7 +17,6 @@ from pyiceberg.table import CommitTableRequest
 from pyiceberg.table.metadata import TableMetadata, TableMetadataV1
 from pyiceberg.table.update import AssertCreate, update_table_metadata
 
-from metastore_server.catalog.basics.serde import deep_copy
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.errors import (
     bad_request,
@@ -37,6 +36,7 @@ from metastore_server.rest.iceberg_tables import (
 from metastore_server.rest.locks import table_lock
 from metastore_server.rest.tables import check_new_metadata, find_table, register
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import deep_copy
 
 
 def parse_commit(document: dict[str, Any], db: str, name: str) -> CommitTableRequest:

@@ -16,7 +16,6 @@ from pyiceberg.schema import Schema
 from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 
 from metastore_server.catalog.basics import code_properties
-from metastore_server.catalog.basics.serde import deep_copy
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.errors import (
     RestError,
@@ -45,6 +44,7 @@ from metastore_server.rest.tables import (
 )
 from metastore_server.rest.view_updates import apply_view_updates
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import deep_copy
 
 ICEBERG_VIEW = "ICEBERG-VIEW"
 VIRTUAL_VIEW = "VIRTUAL_VIEW"

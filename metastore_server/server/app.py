@@ -21,13 +21,13 @@ from metastore_server.catalog.data.warehouse import Warehouse, to_uri
 from metastore_server.catalog.events.formats import factory_settings
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.security.delegation import DelegationTokens, TokenLifetimes
-from metastore_server.server import wire_walk
 from metastore_server.server.auth import build_sasl_server
 from metastore_server.server.config import ServerConfig
 from metastore_server.server.monitoring import StoreHealth
 from metastore_server.server.thrift_server import MetastoreServer
 from metastore_server.storage import row_scan
 from metastore_server.storage.open import describe, open_store
+from metastore_server.wire import walk as wire_walk
 
 #: HMS's switch of fast statistics on create and add (``[hive]`` in the config file).
 AUTOGATHER = "hive.stats.autogather"
@@ -239,7 +239,7 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
         log.warning(
             "wire_walker_not_compiled",
             hint="every request is checked by plain Python (about 40 us a partition); "
-            "install a C compiler and reinstall to compile metastore_server/server/wire_walk",
+            "install a C compiler and reinstall to compile metastore_server/wire/walk",
         )
     if not row_scan.compiled():
         log.warning(

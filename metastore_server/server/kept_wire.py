@@ -29,7 +29,7 @@ from thriftpy2.thrift import TMessageType
 from metastore_server.api.areas import named
 from metastore_server.catalog.basics.bounded_cache import BoundedCache
 from metastore_server.server.transport_limits import LimitedSocket
-from metastore_server.storage.row_scan import struct_fields
+from metastore_server.wire.walk import struct_fields
 
 #: The calls whose answers are kept (declared ``kept="listing"``): names listings and small
 #: struct listings (``api/listing_replies.py``); their replies are kept as sent too.

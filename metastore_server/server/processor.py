@@ -27,14 +27,11 @@ from metastore_server.api.caller_fields import stamp_caller
 from metastore_server.api.listing_replies import kept
 from metastore_server.audit import audit_call, collecting_extras
 from metastore_server.caller import Session, serving
-from metastore_server.catalog.basics.encoded import EncodedNames, EncodedStructs
+from metastore_server.server.decode_meter import charge
 from metastore_server.server.generations import (
-    SNIFFED_REQUESTS,
     ClientGeneration,
     needs_both_layouts,
-    read_arguments,
     shape_result,
-    write_both_layouts,
 )
 from metastore_server.server.kept_wire import (
     KEPT_CALLS,
@@ -45,17 +42,19 @@ from metastore_server.server.kept_wire import (
     WireReplies,
     reply_header,
 )
-from metastore_server.server.stored_replies import (
+from metastore_server.server.text_check import undecoded_field
+from metastore_server.server.transport_limits import DecodeLimitExceeded, LimitedSocket
+from metastore_server.storage.port import ValueTooLargeError
+from metastore_server.thrift_api import hms
+from metastore_server.wire.adds import decode_call
+from metastore_server.wire.encoded import EncodedNames, EncodedStructs
+from metastore_server.wire.layouts import write_both_layouts
+from metastore_server.wire.stored_replies import (
     binary_reply_size,
     send_stored_partitions,
     stored_answer,
     structs_reply_size,
 )
-from metastore_server.server.text_check import undecoded_field
-from metastore_server.server.transport_limits import DecodeLimitExceeded, LimitedSocket
-from metastore_server.server.wire_adds import WIRE_ADDS, read_wire_add
-from metastore_server.storage.port import ValueTooLargeError
-from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
 
@@ -318,21 +317,17 @@ class CallProcessor:
         return args
 
     def _decode(self, api: str, args: Any, iprot: Any, reader: LimitedSocket | None) -> None:
-        if api in WIRE_ADDS and self._wire_add(api, args, iprot, reader):
-            return  # its partitions stay the bytes they came as (server.wire_adds)
-        if api in SNIFFED_REQUESTS:
-            read_arguments(api, args, iprot)
-        else:
-            args.read(iprot)
-
-    def _wire_add(self, api: str, args: Any, iprot: Any, reader: LimitedSocket | None) -> bool:
-        """Read an add's arguments with its partitions as wire bytes, where it can."""
-        return (
-            reader is not None
+        """Read the arguments as the method declares (``wire.adds.decode_call``); an add's
+        partitions may stay the wire bytes they came as only on the binary protocol without
+        authorization (the checks read decoded partitions)."""
+        walked = (
+            reader
+            if reader is not None
             and self._binary_output
             and getattr(self._handler, "authorizer", None) is None
-            and read_wire_add(api, args, reader, iprot.trans)
+            else None
         )
+        decode_call(DECLARED[api].decode, api, args, iprot, walked, charge)
 
     def _run(
         self, api: str, method: Callable[..., Any], arguments: list[Any], result: Any

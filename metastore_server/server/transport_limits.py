@@ -32,7 +32,7 @@ about 25 compact), so one request's decoded objects stay within about
 ``add_partitions`` charges 2 to 5 bytes of structs per byte and decodes to 6 to 10 in all.
 
 **Structure.** With ``walk=True`` (binary protocol) every byte received passes a
-:class:`~metastore_server.server.wire_walk.WireWalker` before the transport sees it. thriftpy2's
+:class:`~metastore_server.wire.walk.WireWalker` before the transport sees it. thriftpy2's
 decoder skips a container of a type that takes no bytes by looping over its declared size
 without reading, so 38 bytes could hold the process for seconds; the walker refuses such a
 message (and negative sizes, nesting deeper than 64) at its first malformed byte. The bytes
@@ -64,7 +64,8 @@ from metastore_server.server.decode_meter import (
     charge,
     install_decode_metering,
 )
-from metastore_server.server.wire_walk import WireWalker
+from metastore_server.wire.malformed import MalformedMessage
+from metastore_server.wire.walk import WireWalker
 
 __all__ = [
     "CONTAINER_COST",
@@ -120,17 +121,6 @@ class MessageTimeout(TTransportException):
             TTransportException.TIMED_OUT,
             f"message incomplete after {timeout} s ({received} bytes received)",
         )
-
-
-class MalformedMessage(TTransportException):
-    """An incoming message breaks the protocol's structure (see :mod:`wire_walk`); ``method``
-    and ``seqid`` are those of its header when that could be read."""
-
-    def __init__(self, reason: str, method: str | None = None, seqid: int | None = None) -> None:
-        self.reason = reason
-        self.method = method
-        self.seqid = seqid
-        super().__init__(TTransportException.UNKNOWN, f"malformed message: {reason}")
 
 
 class _TransportEmpty(Exception):

@@ -36,9 +36,9 @@ def _sent(path: str, copied: list[str]) -> bool:
 
 def test_setup_py_lists_the_three_compiled_modules() -> None:
     assert set(_check_wheel().extensions(ROOT / "setup.py")) == {
-        "metastore_server.server.wire_walk",
+        "metastore_server.wire.walk",
         "metastore_server.storage.row_scan",
-        "metastore_server.catalog.basics.wire_partitions",
+        "metastore_server.wire.partitions",
     }
 
 

@@ -18,8 +18,8 @@ from dockerfiles import COMPOSE_FILE, compose_v2
 pytestmark = pytest.mark.docker_stack
 
 #: The modules setup.py compiles, as the server imports them.
-COMPILED = ["metastore_server.server.wire_walk", "metastore_server.storage.row_scan",
-            "metastore_server.catalog.basics.wire_partitions"]  # fmt: skip
+COMPILED = ["metastore_server.wire.walk", "metastore_server.storage.row_scan",
+            "metastore_server.wire.partitions"]  # fmt: skip
 
 
 #: The compose command of the test's project, and the result of its ``up``.

@@ -17,13 +17,9 @@ from thriftpy2.rpc import make_client as make_thrift_client
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
 from thriftpy2.transport import TMemoryBuffer
 
-from metastore_server.server.generations import (
-    ClientGeneration,
-    read_arguments,
-    shape_result,
-    without_catalog_names,
-)
+from metastore_server.server.generations import ClientGeneration, shape_result
 from metastore_server.thrift_api import hms, hms23
+from metastore_server.wire.layouts import read_arguments, without_catalog_names
 
 # --------------------------------------------------------------------------- helpers
 

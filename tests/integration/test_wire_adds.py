@@ -1,5 +1,5 @@
 """``add_partitions`` and ``add_partitions_req`` store each partition's bytes as they came
-(``catalog.basics.wire_partitions``): the rows, answers, events and errors are those of the
+(``wire.partitions``): the rows, answers, events and errors are those of the
 add of the decoded partitions, compared here on two stores driven by the same clock, on many
 shapes of partition; and over sockets the binary protocol takes that path while the compact
 protocol decodes."""
@@ -14,16 +14,16 @@ from typing import Any
 import pytest
 from metastore_server.storage import layout
 from metastore_server.storage.open import open_store
-from metastore_server.storage.row_scan import struct_fields
 
 from metastore_server.api.handler import MetastoreHandler
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
-from metastore_server.catalog.basics.wire_partitions import WirePartition, read_partitions
 from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.facade import Catalog
 from metastore_server.catalog.partitions.adding import Adding
 from metastore_server.thrift_api import hms
+from metastore_server.wire.partitions import WirePartition, read_partitions
+from metastore_server.wire.serde import from_bytes, to_bytes
+from metastore_server.wire.walk import struct_fields
 
 from .conftest import RunningServer, column, make_partition, make_table
 

@@ -137,7 +137,7 @@ def test_the_server_extra_serves_beside_another_storage(
     found = _in_venv(python, """
         import json, storage
         import metastore_server.storage.row_scan as row_scan
-        import metastore_server.server.wire_walk as wire_walk
+        import metastore_server.wire.walk as wire_walk
         print(json.dumps({"owner": storage.OWNER,
                           "compiled": [m.__file__.endswith(".so") for m in (row_scan, wire_walk)]}))
         """, tmp_path)  # fmt: skip

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from thriftpy2.thrift import TType
 
 from metastore_server.api.area import Area
 from metastore_server.api.areas import AREA_OF, AREAS, DECLARED, dispatch_table
@@ -96,6 +97,27 @@ def test_the_facts_declared_are_the_ones_served() -> None:
         "add_package", "create_stored_procedure",
     }  # fmt: skip
     assert {name for name, d in DECLARED.items() if d.since == "3"} == NEWER_METHODS
+    decoded = {name: d.decode for name, d in DECLARED.items() if d.decode}
+    assert decoded == {
+        "add_partitions": "wire_partitions", "add_partitions_req": "wire_partitions",
+        "add_dynamic_partitions": "either_layout", "fire_listener_event": "either_layout",
+    }  # fmt: skip
+
+
+def test_the_replies_declared_catalog_named_can_hold_a_catalog_name() -> None:
+    """Each reply declared ``catalog_named`` can hold a catalog name (unset for a 2.3 client),
+    and is of a method HMS 2.3 has."""
+    from metastore_server.server.generations import CATALOG_NAMED_REPLIES
+    from metastore_server.wire.layouts import _catalog_plan
+
+    assert {name for name, d in DECLARED.items() if d.catalog_named} == CATALOG_NAMED_REPLIES
+    assert len(CATALOG_NAMED_REPLIES) == 13
+    for name in CATALOG_NAMED_REPLIES:
+        assert DECLARED[name].since == "2.3", name
+        result = getattr(hms.ThriftHiveMetastore, name + "_result")
+        success = result.thrift_spec[0]
+        kind = success[2] if success[0] == TType.STRUCT else success[2][1]
+        assert _catalog_plan(kind), name  # a field that is, or can hold, a catalog name
 
 
 def _declared_storage(kind: str) -> set[str]:

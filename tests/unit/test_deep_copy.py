@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from metastore_server.catalog.basics.serde import deep_copy, from_bytes, to_bytes
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import deep_copy, from_bytes, to_bytes
 
 
 def _table() -> hms.Table:

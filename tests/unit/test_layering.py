@@ -36,12 +36,13 @@ RANKS = {
     "metastore_server.timeline": 0,
     "metastore_server.storage": 1,
     "metastore_server.base": 2,  # thrift_api, audit, safe_log, client, the package itself
-    "metastore_server.catalog": 3,
-    "metastore_server.api": 4,
-    "metastore_server.server": 5,
-    "metastore_server.tools": 6,
-    "metastore_server.rest": 6,  # the Iceberg REST catalog: over the server's handler
-    "metastore_server.cli": 7,
+    "metastore_server.wire": 3,  # the Thrift binary codec, stored and kept bytes' shapes
+    "metastore_server.catalog": 4,
+    "metastore_server.api": 5,
+    "metastore_server.server": 6,
+    "metastore_server.tools": 7,
+    "metastore_server.rest": 7,  # the Iceberg REST catalog: over the server's handler
+    "metastore_server.cli": 8,
 }
 
 #: The catalog's sub-rooms: a module may import sub-rooms of its rank or lower. Modules right

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from metastore_server.api import listing_replies
 from metastore_server.api.listing_replies import ListingReplies
-from metastore_server.catalog.basics.encoded import EncodedNames
+from metastore_server.wire.encoded import EncodedNames
 
 
 class _Maker:

@@ -1,4 +1,4 @@
-"""``server.stored_replies``: a reply framed around stored partition bytes reads back, with a
+"""``wire.stored_replies``: a reply framed around stored partition bytes reads back, with a
 stock Thrift decoder, as the reply of the decoded partitions; a reply of stored structs is the
 bytes encoding the objects gives; the announced sizes are exact."""
 
@@ -9,21 +9,21 @@ from thriftpy2.protocol import TBinaryProtocol
 from thriftpy2.thrift import TMessageType
 from thriftpy2.transport import TMemoryBuffer
 
-from metastore_server.catalog.basics.encoded import (
+from metastore_server.catalog.objects.table_index import meta_column, table_meta_blobs
+from metastore_server.thrift_api import ThriftHiveMetastore, hms
+from metastore_server.wire.encoded import (
     EncodedNames,
     EncodedPartitions,
     EncodedStructs,
     string_field,
 )
-from metastore_server.catalog.basics.serde import stored_partition_bytes, to_bytes
-from metastore_server.catalog.objects.table_index import meta_column, table_meta_blobs
-from metastore_server.server.stored_replies import (
+from metastore_server.wire.serde import stored_partition_bytes, to_bytes
+from metastore_server.wire.stored_replies import (
     binary_reply,
     binary_reply_size,
     structs_reply,
     structs_reply_size,
 )
-from metastore_server.thrift_api import ThriftHiveMetastore, hms
 
 SERVICE = ThriftHiveMetastore
 

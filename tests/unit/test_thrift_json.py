@@ -13,8 +13,8 @@ from support.tjson import TJSONError, decode
 from thriftpy2.protocol import TApacheJSONProtocol
 from thriftpy2.transport import TMemoryBuffer
 
-from metastore_server.catalog.events.thrift_json import to_json
 from metastore_server.thrift_api import hms
+from metastore_server.wire.thrift_json import to_json
 
 
 def _thriftpy2(obj: Any) -> str:

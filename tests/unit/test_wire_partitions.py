@@ -1,4 +1,4 @@
-"""Partitions of an add read from their wire bytes (catalog/basics/wire_partitions.py), as
+"""Partitions of an add read from their wire bytes (wire/partitions.py), as
 compiled at install and as plain Python: what is read, and the stored bytes spliced from them,
 are what a decoder reads and an encoder writes."""
 
@@ -7,12 +7,12 @@ from __future__ import annotations
 from types import ModuleType
 
 import pytest
-from metastore_server.storage.row_scan import struct_fields
 from support.plain_python import plain_python, variants
 
-from metastore_server.catalog.basics import wire_partitions
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.thrift_api import hms
+from metastore_server.wire import partitions as wire_partitions
+from metastore_server.wire.serde import from_bytes, to_bytes
+from metastore_server.wire.walk import struct_fields
 
 VARIANTS = variants(wire_partitions, plain_python(wire_partitions))
 

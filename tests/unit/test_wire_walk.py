@@ -1,4 +1,4 @@
-"""The wire walker (metastore_server/server/wire_walk.py), compiled at install and plain Python:
+"""The wire walker (metastore_server/wire/walk.py), compiled at install and plain Python:
 it accepts every message thriftpy2 writes, fed in any chunking, and refuses at the right byte
 every container thriftpy2's decoder would skip without reading."""
 
@@ -24,8 +24,8 @@ from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.thrift import TMessageType
 from thriftpy2.transport import TMemoryBuffer
 
-from metastore_server.server import wire_walk
 from metastore_server.thrift_api import hms
+from metastore_server.wire import walk as wire_walk
 
 PLAIN = plain_python(wire_walk)
 VARIANTS = variants(wire_walk, PLAIN)
@@ -223,7 +223,7 @@ def test_the_old_unversioned_header_is_followed(module: ModuleType) -> None:
 def test_the_installed_walker_is_compiled_where_a_compiler_is_at_hand() -> None:
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler here: the walker runs as plain Python")
-    assert wire_walk.compiled(), "reinstall (make install) to compile server/wire_walk.py"
+    assert wire_walk.compiled(), "reinstall (make install) to compile wire/walk.py"
     assert not PLAIN.compiled()
 
 
@@ -281,3 +281,37 @@ def test_value_left_is_what_a_cut_string_still_declares(module: ModuleType) -> N
     assert walker.value_left() == len(data) - 1 - 100  # all but its stop byte and the 100
     walker.feed(data[100:])
     assert walker.value_left() == 0 and walker.messages == 1
+
+
+@pytest.mark.parametrize("scan", VARIANTS, ids=lambda m: m.__name__)
+def test_struct_fields_finds_each_field_of_a_thrift_struct_and_refuses_a_cut_one(
+    scan: ModuleType,
+) -> None:
+    from metastore_server.thrift_api import hms
+    from metastore_server.wire.serde import to_bytes
+
+    part = hms.Partition(
+        values=["a", "é"],
+        createTime=5,
+        sd=hms.StorageDescriptor(cols=[hms.FieldSchema("x", "int")], location="l"),
+        parameters={"k": "v"},
+    )
+    data = to_bytes(part)
+    fields, end = scan.struct_fields(data, 0)
+    assert end == len(data)
+    assert [(fid, ftype) for fid, ftype, _, _ in fields] == [
+        (1, 15), (4, 8), (6, 12), (7, 13), (10, 10)
+    ]  # fmt: skip
+    _, _, at, stop = fields[1]
+    assert int.from_bytes(data[at:stop], "big") == 5
+    _, _, at, stop = fields[2]
+    sd_fields, sd_end = scan.struct_fields(data, at)
+    assert [(fid, ftype) for fid, ftype, _, _ in sd_fields] == [(1, 15), (2, 11)]
+    assert sd_end == stop and data[sd_fields[1][2] + 4 : sd_fields[1][3]] == b"l"
+    for cut in (len(data) - 1, len(data) // 2, 3):
+        with pytest.raises(ValueError):
+            scan.struct_fields(data[:cut], 0)
+    with pytest.raises(ValueError):  # a list of 2^31 - 1 elements of no type: refused
+        scan.struct_fields(b"\x0f\x00\x01\x00\x7f\xff\xff\xff\x00", 0)
+    with pytest.raises(ValueError):  # a negative string length
+        scan.struct_fields(b"\x0b\x00\x02\xff\xff\xff\xff\x00", 0)

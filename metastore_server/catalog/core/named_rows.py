@@ -14,10 +14,10 @@ from functools import partial
 from typing import Generic, TypeVar
 
 from metastore_server.catalog.basics import names
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.storage import layout
 from metastore_server.storage.port import Condition, Delete, Put, StoragePort
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes, to_bytes
 
 T = TypeVar("T")
 

@@ -28,6 +28,7 @@ import stat
 from collections.abc import Mapping, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import structlog
 
@@ -36,6 +37,25 @@ from metastore_server.catalog.data.filesystems import Place
 from metastore_server.catalog.data.operations import DataOperations
 from metastore_server.catalog.data.underway import SeenDirs
 from metastore_server.thrift_api import hms
+
+
+class _Located(Protocol):
+    """A storage descriptor as counting reads it."""
+
+    @property
+    def location(self) -> str | None: ...
+
+
+class AddedPartition(Protocol):
+    """A partition being added as counting reads and writes it: an ``hms.Partition``, or an
+    add's partition that came as wire bytes (``partitions.wire_adding.WireAnswer``)."""
+
+    @property
+    def parameters(self) -> dict[str, str] | None: ...
+    @parameters.setter
+    def parameters(self, value: dict[str, str]) -> None: ...
+    @property
+    def sd(self) -> _Located | None: ...
 
 log = structlog.get_logger(__name__)
 
@@ -280,7 +300,7 @@ class FastStats:
         if counted is not None:
             _put(params, counted, context)
 
-    def partition_added(self, part: hms.Partition, table: hms.Table) -> None:
+    def partition_added(self, part: AddedPartition, table: hms.Table) -> None:
         """``add_partition(s)``: a partition over an existing location that does not carry
         both statistics gets them counted."""
         params = _params(part)
@@ -291,7 +311,7 @@ class FastStats:
             _put(params, counted, None)
 
     def partitions_added(
-        self, parts: Sequence[hms.Partition], table: hms.Table, seen: SeenDirs | None = None
+        self, parts: Sequence[AddedPartition], table: hms.Table, seen: SeenDirs | None = None
     ) -> None:
         """``partition_added`` for each of ``parts``: local locations one after the other (a
         few system calls each), the others side by side (as HMS does, in up to
@@ -347,12 +367,12 @@ class FastStats:
             _put(params, counted, context)
 
 
-def _params(obj: hms.Table | hms.Partition) -> dict[str, str]:
+def _params(obj: hms.Table | AddedPartition) -> dict[str, str]:
     """The object's parameters, as a dict of its own (set on it)."""
     params = dict(obj.parameters or {})
     obj.parameters = params
     return params
 
 
-def _location(obj: hms.Table | hms.Partition) -> str | None:
+def _location(obj: hms.Table | AddedPartition) -> str | None:
     return obj.sd.location if obj.sd is not None else None

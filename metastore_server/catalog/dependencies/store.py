@@ -34,7 +34,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from metastore_server.catalog.basics import names
-from metastore_server.catalog.basics.serde import from_bytes, stored_partition_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.warehouse import local_path
 from metastore_server.catalog.dependencies.guard import DependencyGuard
@@ -74,6 +73,7 @@ from metastore_server.planner.plan import plan_filter
 from metastore_server.storage import layout
 from metastore_server.storage.port import Put
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes, stored_partition_bytes
 
 
 @dataclass(frozen=True)

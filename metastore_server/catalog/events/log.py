@@ -30,13 +30,13 @@ import structlog
 from thriftpy2.thrift import TPayload, TType
 
 from metastore_server.catalog.basics.bounded_cache import BoundedCache
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.events import formats
 from metastore_server.catalog.events.messages import Event, render
 from metastore_server.storage import layout, retrying
 from metastore_server.storage.port import Capabilities, Condition, Delete, Put, StoragePort
 from metastore_server.storage.retrying import LOST, Lost
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes, to_bytes
 
 log = structlog.get_logger(__name__)
 

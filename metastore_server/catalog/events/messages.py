@@ -21,10 +21,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from metastore_server.catalog.basics.serde import from_bytes, shallow_copy, to_bytes
 from metastore_server.catalog.events import formats
-from metastore_server.catalog.events.thrift_json import to_json
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes, shallow_copy, to_bytes
+from metastore_server.wire.thrift_json import to_json
 
 #: The catalog of objects that name none (rows written before catalogs).
 DEFAULT_CATALOG = "hive"

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from metastore_server.catalog.events.messages import Event, body, catalog_of
-from metastore_server.catalog.events.thrift_json import to_json
 from metastore_server.thrift_api import hms
+from metastore_server.wire.thrift_json import to_json
 
 UPDATE_TABLE_STATS = "UPDATE_TBL_COL_STAT_EVENT"
 UPDATE_PARTITION_STATS = "UPDATE_PART_COL_STAT_EVENT"

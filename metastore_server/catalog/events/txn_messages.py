@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from metastore_server.catalog.events.messages import DEFAULT_CATALOG, Event, body
-from metastore_server.catalog.events.thrift_json import to_json
 from metastore_server.thrift_api import hms
+from metastore_server.wire.thrift_json import to_json
 
 OPEN_TXN = "OPEN_TXN"
 COMMIT_TXN = "COMMIT_TXN"

@@ -15,12 +15,12 @@ from typing import Protocol
 import structlog
 
 from metastore_server.catalog.basics import names
-from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.core.named_rows import SingleNameRows
 from metastore_server.catalog.events import txn_messages as messages
 from metastore_server.storage import layout
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes
 
 DEFAULT_CATALOG = names.DEFAULT_CATALOG
 DEFAULT_DESCRIPTION = "Default catalog for Hive"

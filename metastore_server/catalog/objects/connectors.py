@@ -15,12 +15,12 @@ import copy
 import structlog
 
 from metastore_server.catalog.basics import names
-from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.core.named_rows import SingleNameRows
 from metastore_server.catalog.events import txn_messages as messages
 from metastore_server.storage import layout
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes
 
 _log = structlog.get_logger(__name__)
 

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 from thriftpy2.thrift import TPayload, TType
 
 from metastore_server.catalog.basics import names
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.events import table_messages
 from metastore_server.catalog.events.messages import Event
@@ -30,6 +29,7 @@ from metastore_server.catalog.objects.tables import TableRef, Tables
 from metastore_server.storage import layout
 from metastore_server.storage.port import Condition, Delete, Put, StoragePort
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes, to_bytes
 
 
 class Entry(Protocol):

@@ -12,7 +12,6 @@ from thriftpy2.thrift import TPayload, TType
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import ALTER, CREATE, DATABASE, Change
-from metastore_server.catalog.basics.serde import deep_copy, from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.catalogs import DEFAULT_CATALOG, Catalogs, catalog_of
 from metastore_server.catalog.objects.connectors import DataConnectors
@@ -20,6 +19,7 @@ from metastore_server.catalog.objects.table_checks import refuse_code_properties
 from metastore_server.storage import layout
 from metastore_server.storage.port import Condition, Delete, Put
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import deep_copy, from_bytes, to_bytes
 
 DEFAULT_DATABASE = "default"
 DEFAULT_DESCRIPTION = "Default Hive database"

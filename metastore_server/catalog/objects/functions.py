@@ -6,12 +6,12 @@ import copy
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import CREATE, DROP, FUNCTION, Change
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.databases import Databases
 from metastore_server.storage import layout
 from metastore_server.storage.port import Condition, Delete, Put
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes, to_bytes
 
 
 class Functions:

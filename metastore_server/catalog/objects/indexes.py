@@ -15,7 +15,6 @@ import copy
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import ALTER, CREATE, DROP, INDEX, Change
 from metastore_server.catalog.basics.java_text import thrift_struct_text
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.tables import (
     DDL_TIME,
@@ -28,6 +27,7 @@ from metastore_server.storage import layout, retrying
 from metastore_server.storage.port import Condition, Delete, Put, StoragePort
 from metastore_server.storage.retrying import LOST, Lost
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes, to_bytes
 
 
 def forget_table(store: StoragePort, table_id: int) -> None:

@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import DROP, RENAME, TABLE, Change, PartitionChange
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.events import table_messages
 from metastore_server.catalog.events.messages import Event
@@ -29,6 +28,7 @@ from metastore_server.catalog.objects.tables import TableRef, Tables
 from metastore_server.storage import layout
 from metastore_server.storage.port import Delete, Put, StoragePort
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes, to_bytes
 
 #: ColumnStatisticsData member of each statistics kind.
 _KINDS = ("booleanStats", "longStats", "doubleStats", "stringStats", "binaryStats",

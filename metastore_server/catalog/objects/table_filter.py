@@ -22,7 +22,6 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.planner import java_regex
 from metastore_server.planner.ast import And, Expr, Leaf, LiteralKind, Op, iter_leaves
 from metastore_server.planner.errors import FilterError
@@ -30,6 +29,7 @@ from metastore_server.planner.grammar import parse_filter
 from metastore_server.storage import layout
 from metastore_server.storage.port import StoragePort
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes
 
 OWNER = "hive_filter_field_owner__"
 LAST_ACCESS = "hive_filter_field_last_access__"

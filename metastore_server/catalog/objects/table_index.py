@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from typing import cast
 
 from metastore_server.catalog.basics import names
-from metastore_server.catalog.basics.encoded import string_field
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.storage import layout
 from metastore_server.thrift_api import hms
+from metastore_server.wire.encoded import string_field
+from metastore_server.wire.serde import from_bytes, to_bytes
 
 _STRING, _STOP = 11, 0
 _FIELD = struct.Struct("!bhi")

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, cast
 
 from thriftpy2.thrift import TPayload, TType
 
-from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.tables import table_owns_data
 from metastore_server.storage import layout
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes
 
 
 class _Skipped(TPayload):

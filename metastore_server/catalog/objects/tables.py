@@ -18,7 +18,6 @@ from metastore_server.catalog.basics.changes import (
     TableListeners,
     truncating,
 )
-from metastore_server.catalog.basics.serde import deep_copy, from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.fast_stats import Context, FastStats
 from metastore_server.catalog.data.operations import DataOperations, MadeDirs
@@ -37,6 +36,7 @@ from metastore_server.storage.codec import encode_id
 from metastore_server.storage.port import Condition, Delete, Put, Row
 from metastore_server.storage.retrying import LOST, Lost
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import deep_copy, from_bytes, to_bytes
 
 DDL_TIME = "transient_lastDdlTime"
 MANAGED_TABLE = "MANAGED_TABLE"

@@ -12,11 +12,11 @@ from __future__ import annotations
 import copy
 import re
 
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.storage import layout
 from metastore_server.storage.port import Condition, Delete, Put
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes, to_bytes
 
 #: HMS validates type names with ``[\w_]+`` and no configuration: ASCII word characters.
 _TYPE_NAME = re.compile(r"[A-Za-z0-9_]+")

@@ -13,12 +13,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import ADD, PARTITION, PartitionChange
 from metastore_server.catalog.basics.java_text import thrift_struct_text
-from metastore_server.catalog.basics.serde import shallow_copy
-from metastore_server.catalog.basics.wire_partitions import WirePartition
 from metastore_server.catalog.core.claims import Claims, TooSlowToClaim
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.underway import SeenDirs
@@ -51,6 +50,8 @@ from metastore_server.storage import layout, retrying
 from metastore_server.storage.port import Condition, Put
 from metastore_server.storage.retrying import LOST, Lost
 from metastore_server.thrift_api import hms
+from metastore_server.wire.partitions import WirePartition
+from metastore_server.wire.serde import shallow_copy
 
 #: How often an add is tried when other server processes create its partitions meanwhile.
 ADD_ATTEMPTS = retrying.ADD_PARTITIONS_ATTEMPTS
@@ -126,12 +127,16 @@ class _EarlyAdd:
         )
 
 
+#: What an add answers each partition with: the partition, or a wire add's answer to it.
+_Answer = TypeVar("_Answer", hms.Partition, wire_adding.WireAnswer)
+
+
 @dataclass
-class _AddPlan:
+class _AddPlan(Generic[_Answer]):
     """What one attempt of an add writes."""
 
     #: The new partitions in the request's order: key, values, and the answer to send back.
-    to_store: list[tuple[bytes, list[str], hms.Partition]] = field(default_factory=list)
+    to_store: list[tuple[bytes, list[str], _Answer]] = field(default_factory=list)
     #: Row columns made before the lock, by key (the others are made when written).
     stored_columns: dict[bytes, dict[bytes, bytes]] = field(default_factory=dict)
     #: Row writes made before the lock, by key (``stored_columns`` written as they are).
@@ -249,15 +254,14 @@ class Adding(PartitionWriter):
         ref = self._tables.find(db, table)
         if ref is None or dependent_spec(ref.table) is not None:
             return None
-        plan = _AddPlan()
+        plan: _AddPlan[wire_adding.WireAnswer] = _AddPlan()
         prepared = wire_adding.prepared(ref, parts, (db, table), now)
         if prepared is None:
             return None
         answers, plan.spelled = prepared
         if count_stats:  # every location read at once, before any directory is made
             plan.seen = self._ctx.data.seeing()
-            # A WireAnswer reads as the Partition it answers (parameters, sd.location).
-            self._stats.partitions_added(answers, ref.table, plan.seen)  # type: ignore[arg-type]
+            self._stats.partitions_added(answers, ref.table, plan.seen)
         table_name = layout.PARTITIONS
         puts = {answer.key: Put(table_name, answer.key, answer.columns()) for answer in answers}
         if len(puts) != len(answers):
@@ -281,12 +285,10 @@ class Adding(PartitionWriter):
             for answer in answers:
                 if answer.key not in present:
                     plan.stored_puts[answer.key] = puts[answer.key]
-                    # (a WireAnswer stands for its Partition: see partitions_added above)
-                    plan.to_store.append((answer.key, answer.values, answer))  # type: ignore[arg-type]
+                    plan.to_store.append((answer.key, answer.values, answer))
             if plan.to_store:
                 self._store(ref, plan)
-        # The WireAnswers put in to_store above.
-        return wire_adding.AddedWire([answer for _, _, answer in plan.to_store])  # type: ignore[misc]
+        return wire_adding.AddedWire([answer for _, _, answer in plan.to_store])
 
     def _present(self, keys: list[bytes]) -> set[bytes]:
         """Which of these partition rows exist."""
@@ -301,10 +303,10 @@ class Adding(PartitionWriter):
         if_not_exists: bool,
         now: int,
         count_stats: bool = True,
-    ) -> _AddPlan:
+    ) -> _AddPlan[hms.Partition]:
         """Check every partition of the request, in order, and make what is written."""
         spec = dependent_spec(ref.table)
-        plan = _AddPlan(seen=early.seen if early is not None else None)
+        plan: _AddPlan[hms.Partition] = _AddPlan(seen=early.seen if early is not None else None)
         seen: set[bytes] = set()
         keyed = early.keyed if early is not None else self._keyed(ref, parts)
         present = {key for key, _ in self._ctx.store.get_many(
@@ -344,7 +346,7 @@ class Adding(PartitionWriter):
         values: list[str],
         answer: hms.Partition,
         key: bytes,
-        plan: _AddPlan,
+        plan: _AddPlan[hms.Partition],
     ) -> None:
         """Record a new dependent partition's dependency (``_depend``) and note its base."""
         dependency, on_base_location = self._depend(ref, spec, part, values, answer)
@@ -354,7 +356,7 @@ class Adding(PartitionWriter):
         if spec is None or dependency.base != spec.base:
             plan.other_bases.add(dependency.base)
 
-    def _store(self, ref: TableRef, plan: _AddPlan) -> None:
+    def _store(self, ref: TableRef, plan: _AddPlan[_Answer]) -> None:
         """Make the new partitions' directories, then write their rows (each still absent) and
         their event; the directories go again when the rows cannot be written."""
         ops: list[Put] = []
@@ -363,6 +365,8 @@ class Adding(PartitionWriter):
             if put is None:
                 columns = plan.stored_columns.get(key)
                 if columns is None:
+                    # (never of a wire add: it makes every row's put before: stored_puts)
+                    assert isinstance(answer, hms.Partition)
                     columns = self._stored_columns(ref, answer, values)
                 put = Put(layout.PARTITIONS, key, columns)
             ops.append(put)
@@ -397,7 +401,7 @@ class Adding(PartitionWriter):
             raise
 
     def _write_absent(
-        self, ref: TableRef, puts: list[Put], action: str, plan: _AddPlan | None = None
+        self, ref: TableRef, puts: list[Put], action: str, plan: _AddPlan[_Answer] | None = None
     ) -> bool:
         """Write new partition rows, each only if it is still absent; False (nothing written)
         when another server process created one of them (MetaException when other processes

@@ -17,7 +17,6 @@ from metastore_server.catalog.basics.changes import (
     truncating,
 )
 from metastore_server.catalog.basics.java_text import java_list
-from metastore_server.catalog.basics.serde import stored_partition_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.fast_stats import Context
 from metastore_server.catalog.data.moves import Move
@@ -42,6 +41,7 @@ from metastore_server.catalog.reads.partition_rows import (
 from metastore_server.storage import layout
 from metastore_server.storage.port import Delete, Put
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import stored_partition_bytes
 
 #: Rows written per store write when every partition of a table changes.
 _BATCH = 1000

@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator, Sequence
 
 from metastore_server.catalog.basics.changes import DROP, PARTITION, PartitionChange
 from metastore_server.catalog.basics.java_text import java_list
-from metastore_server.catalog.basics.serde import partition_location
 from metastore_server.catalog.data.deletions import Deletion
 from metastore_server.catalog.data.guard_index import GuardSet
 from metastore_server.catalog.data.operations import Guards, Refusal
@@ -36,6 +35,7 @@ from metastore_server.catalog.reads.scan import values_of
 from metastore_server.storage import layout
 from metastore_server.storage.port import Condition, Delete, Put
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import partition_location
 
 #: Rows deleted per store write when every partition of a table goes.
 _BATCH = 1000

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from metastore_server.catalog.basics.serde import stored_partition_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.tables import TableRef, Tables
 from metastore_server.catalog.reads.partition_rows import partition_name
@@ -16,6 +15,7 @@ from metastore_server.storage import layout
 from metastore_server.storage.codec import has_spelling
 from metastore_server.storage.port import Condition, Delete, PartialWriteError, Put
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import stored_partition_bytes
 
 
 def row_columns(

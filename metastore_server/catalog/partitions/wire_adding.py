@@ -1,4 +1,4 @@
-"""The add of partitions that came as Thrift binary bytes (``basics.wire_partitions``): each
+"""The add of partitions that came as Thrift binary bytes (``wire.partitions``): each
 partition checked and prepared as ``adding.Adding`` prepares a decoded one, its row holding its
 bytes as they came with the fields the add sets encoded anew. Anything out of the ordinary (an
 error of any partition, a dependent table, a partition without a storage descriptor, one that
@@ -11,13 +11,6 @@ from collections.abc import Sequence
 from typing import TypeGuard, overload
 
 from metastore_server.catalog.basics import names
-from metastore_server.catalog.basics.serde import from_bytes
-from metastore_server.catalog.basics.wire_partitions import (
-    NotFast,
-    WirePartition,
-    WireSd,
-    stored_bytes,
-)
 from metastore_server.catalog.data.warehouse import Warehouse
 from metastore_server.catalog.dependencies.model import DEPENDS_ON_KEY
 from metastore_server.catalog.objects.tables import DDL_TIME, TableRef
@@ -31,6 +24,13 @@ from metastore_server.storage import layout
 from metastore_server.storage.codec import encode_id, order_part
 from metastore_server.storage.port import MAX_ROW_KEY
 from metastore_server.thrift_api import hms
+from metastore_server.wire.partitions import (
+    NotFast,
+    WirePartition,
+    WireSd,
+    stored_bytes,
+)
+from metastore_server.wire.serde import from_bytes
 
 
 class _Keyed:

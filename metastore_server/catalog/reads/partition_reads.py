@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
 from metastore_server.catalog.basics.java_text import java_list
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.tables import TableRef, Tables
@@ -23,6 +22,7 @@ from metastore_server.catalog.reads.scan import KeyRange
 from metastore_server.planner.plan import MultiScanPlan
 from metastore_server.storage import layout
 from metastore_server.thrift_api import hms
+from metastore_server.wire.encoded import EncodedNames, EncodedPartitions
 
 
 class PartitionReads:

@@ -9,12 +9,12 @@ from collections.abc import Sequence
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.java_text import java_items
-from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.objects.tables import TableRef
 from metastore_server.storage import layout
 from metastore_server.storage.codec import encode_values
 from metastore_server.storage.port import MAX_ROW_KEY
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes
 
 
 def checked_values(ref: TableRef, values: Sequence[str] | None) -> list[str]:

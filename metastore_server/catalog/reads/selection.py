@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Protocol, cast
 
 from metastore_server import audit
-from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.core.listing_cache import Listing
 from metastore_server.catalog.objects.tables import TableRef
@@ -38,6 +37,7 @@ from metastore_server.catalog.reads.whole_listing import (
 )
 from metastore_server.storage import layout
 from metastore_server.thrift_api import hms
+from metastore_server.wire.encoded import EncodedNames, EncodedPartitions
 
 #: Partitions read from the store at a time for a listing (each batch then joins the sort).
 PARTITION_BATCH = 100_000

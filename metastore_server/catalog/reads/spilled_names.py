@@ -19,9 +19,9 @@ import tempfile
 from collections.abc import Generator, Iterator, Sequence
 from typing import IO, cast
 
-from metastore_server.catalog.basics.encoded import EncodedNames, EncodedPartitions
 from metastore_server.storage.row_scan import length_prefixed
 from metastore_server.thrift_api import hms
+from metastore_server.wire.encoded import EncodedNames, EncodedPartitions
 
 #: Names sorted in memory before they go to a run on disk.
 RUN_NAMES = 1_000_000

@@ -39,7 +39,6 @@ from metastore_server.catalog.basics.changes import (
     TableChange,
     TableListener,
 )
-from metastore_server.catalog.basics.serde import to_bytes
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.objects.tables import TableRef, Tables, next_stamp, row_condition
 from metastore_server.catalog.timelines.parameters import (
@@ -66,6 +65,7 @@ from metastore_server.storage.port import Delete, Put
 from metastore_server.storage.retrying import LOST, Lost
 from metastore_server.thrift_api import hms
 from metastore_server.timeline import PartitionTimeline, class_key, timeline_type
+from metastore_server.wire.serde import to_bytes
 
 log = structlog.get_logger(__name__)
 

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 
 import structlog
 
-from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.objects.tables import TableRef
 from metastore_server.catalog.reads.scan import (
     KeyRange,
@@ -33,6 +32,7 @@ from metastore_server.storage import layout
 from metastore_server.storage.port import StoragePort
 from metastore_server.thrift_api import hms
 from metastore_server.timeline import TimePartition, new_timeline
+from metastore_server.wire.serde import from_bytes
 
 log = structlog.get_logger(__name__)
 

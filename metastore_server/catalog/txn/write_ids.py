@@ -22,10 +22,8 @@ import json
 from typing import Any
 
 from metastore_server.catalog.basics import names
-from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.catalog.core import shared_value
 from metastore_server.catalog.events import txn_messages as messages
-from metastore_server.catalog.events.thrift_json import to_json
 from metastore_server.catalog.objects.tables import TableRef, Tables
 from metastore_server.catalog.txn import write_id_state as wid
 from metastore_server.catalog.txn.transactions import LockTable, Transactions
@@ -39,6 +37,8 @@ from metastore_server.storage import layout, retrying
 from metastore_server.storage.port import Put, StoragePort
 from metastore_server.storage.retrying import LOST, Lost
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes
+from metastore_server.wire.thrift_json import to_json
 
 _STATS_PREFIX = b"txnstats\x00"
 _INSERTED, _UPDATED, _DELETED = b"c:ins", b"c:upd", b"c:del"

@@ -26,7 +26,7 @@ from typing import Any
 
 from thriftpy2.thrift import TMessageType
 
-from metastore_server.catalog.basics.encoded import (
+from metastore_server.wire.encoded import (
     EncodedNames,
     EncodedPartitions,
     EncodedStructs,

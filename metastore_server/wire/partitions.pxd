@@ -1,7 +1,7 @@
 # Static types for wire_partitions.py when Cython compiles it (pure Python mode); plain Python
 # ignores this file.
 cimport cython
-from metastore_server.storage.row_scan cimport _value_end
+from metastore_server.wire.walk cimport value_end
 
 cdef int _STRING, _I32, _BOOL, _MAP, _LIST, _PARAMETERS, _SD_LOCATION, _SD_SKEWED, _SD_SUBDIRS
 cdef object _I32_FIELD, _STRING_HEAD, _LIST_HEAD, _MAP_HEAD, _LENGTH

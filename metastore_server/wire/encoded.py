@@ -4,7 +4,7 @@ are stored as their Thrift binary encoding and passed through to the wire").
 A partition row holds the partition's Thrift binary encoding without its database and table
 names (a table rename then rewrites one row, not every partition). The catalog answers a listing
 as those bytes with the two names (``EncodedPartitions``); the server frames them into a reply
-as they are (``metastore_server.server.stored_replies``), and decodes them only for protocols
+as they are (``metastore_server.wire.stored_replies``), and decodes them only for protocols
 other than binary.
 """
 
@@ -17,9 +17,9 @@ from typing import Any
 
 from thriftpy2.thrift import TPayload
 
-from metastore_server.catalog.basics.serde import from_bytes
 from metastore_server.storage.row_scan import length_prefixed
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes
 
 
 @dataclass(frozen=True)

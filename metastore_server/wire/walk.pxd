@@ -37,3 +37,12 @@ cdef class WireWalker:
     cdef Py_ssize_t _wait(self, bytes buf, Py_ssize_t p, int depth, Py_ssize_t size)
 
     cdef Py_ssize_t _fail(self, Py_ssize_t p, Py_ssize_t base, str error)
+
+@cython.locals(value=cython.longlong)
+cdef long long _s32(bytes buf, Py_ssize_t p)
+
+@cython.locals(size=Py_ssize_t, w=int, n=cython.longlong, ft=int, e=int, k=int, v=int)
+cpdef Py_ssize_t value_end(bytes buf, Py_ssize_t p, int t, int depth)
+
+@cython.locals(fields=list, size=Py_ssize_t, t=int, fid=int, end=Py_ssize_t)
+cpdef tuple struct_fields(bytes buf, Py_ssize_t p)

@@ -17,9 +17,9 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Mapping, Sequence
 
-from metastore_server.catalog.basics.serde import from_bytes, to_bytes
-from metastore_server.storage.row_scan import _value_end, struct_fields
 from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes, to_bytes
+from metastore_server.wire.walk import struct_fields, value_end
 
 _STRING = 11
 _I32 = 8
@@ -271,7 +271,7 @@ def _sd(buf: bytes, p: int) -> WireSd:
         fid = (buf[p + 1] << 8) | buf[p + 2]
         if fid >= 32768:
             fid -= 65536
-        end = _value_end(buf, p + 3, ftype, 0)
+        end = value_end(buf, p + 3, ftype, 0)
         if end < 0:
             raise ValueError("a malformed or cut Thrift struct")
         if _SD_TYPES.get(fid) != ftype:
