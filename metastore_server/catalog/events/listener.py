@@ -34,14 +34,18 @@ def _added(c: PartitionChange) -> Iterable[Event]:
 
 def _altered(c: PartitionChange) -> Iterable[Event]:
     table = c.table.table
+    fields = messages.table_fields(table)  # the table's JSON once, not once an event
     pairs = zip(c.before, c.after, strict=True)
-    return (messages.alter_partition(table, old, new, c.when, truncate=c.truncate)
+    return (messages.alter_partition(table, old, new, c.when, truncate=c.truncate,
+                                     fields=fields)
             for old, new in pairs)  # fmt: skip
 
 
 def _dropped(c: PartitionChange) -> Iterable[Event]:
     table = c.table.table
-    return (messages.drop_partition(table, [partition], c.when) for partition in c.before)
+    fields = messages.table_fields(table)
+    return (messages.drop_partition(table, [partition], c.when, fields)
+            for partition in c.before)  # fmt: skip
 
 
 #: The events of each kind of change that has some.

@@ -2,11 +2,13 @@
 through any server process on the store, read by replication tools and Impala
 (``get_next_notification``, ``get_current_notificationEventId``).
 
-Each event is one row of ``meta`` keyed by its id (``layout.event_key``). An event takes the id
-one above the newest event row, written with a compare-and-set on that row's mark
-(``layout.EVENT_MARK``) being absent: two writers (threads or processes, embedded or HBase)
-never share an id, and an id is taken only once every smaller id has its row, so ids strictly
-increase with no gaps and a reader that sees an event has seen every event before it.
+Each event is one row of ``meta`` keyed by its id (``layout.event_key``). The events of one
+change take the ids above the newest event row, written with a compare-and-set on the first
+one's mark (``layout.EVENT_MARK``) being absent (on the embedded store: every one's); each
+mark says how many ids of the block remain from its row, so the newest row written tells the
+block's last id: two writers (threads or processes, embedded or HBase) never share an id, and
+ids strictly increase with no gaps. A reader sees a change's events together, when the change
+commits (see ``docs/storage.md``: what a reader may see).
 Retention (HMS's ``hive.metastore.event.db.listener.timetolive``) removes the events older than
 the time to live, never the newest, and keeps their marks (a few bytes each), so that a writer
 that stalled past the time to live still finds its id taken.
@@ -108,6 +110,9 @@ class NotificationLog:
         self._token = capabilities.change_token
         #: The newest event row's key found without reading the row, where the store can.
         self._last_key = capabilities.last_key
+        #: Whether events are taken in blocks under one condition (:meth:`_block`): on a
+        #: store without atomic batches, where the newest row's mark is read.
+        self._blocks = not store.atomic_batches and self._last_key is None
         self._newest: tuple[int, int] | None = None
         #: Events whose message is rendered when read, as rendered (``_rendered_event``).
         self._rendered: BoundedCache[bytes] = BoundedCache(RENDERED_BYTES)
@@ -115,20 +120,22 @@ class NotificationLog:
     # -- writing ---------------------------------------------------------------------------
 
     def record(self, events: Iterable[Event]) -> list[int]:
-        """Append ``events`` in order; their ids (none when the log is off: ``events`` is not
-        even iterated). Called inside the change's transaction: an event that cannot be
-        written raises, and the change is rolled back with it, as HMS's transactional
-        listener does (a change is never kept without its events)."""
-        ids: list[int] = []
+        """Append ``events`` in order, at consecutive ids taken at once; their ids (none when
+        the log is off: ``events`` is not even iterated). Called inside the change's
+        transaction: events that cannot be written raise, and the change is rolled back with
+        them, as HMS's transactional listener does (a change is never kept without its
+        events)."""
         if not self.enabled:
-            return ids
+            return []
+        batch = list(events)
         with self._lock:
-            for event in events:
+            ids: list[int] = []
+            if batch:
                 try:
-                    ids.append(self._append(event))
+                    ids = self._append(batch)
                 except Exception as exc:
-                    log.error("notification_event_failed", event_type=event.event_type,
-                              db=event.db, table=event.table,
+                    log.error("notification_event_failed", event_type=batch[0].event_type,
+                              events=len(batch), db=batch[0].db, table=batch[0].table,
                               error=f"{type(exc).__name__}: {exc}")  # fmt: skip
                     raise
             try:
@@ -144,24 +151,38 @@ class NotificationLog:
         return self._store.atomic_batches or conditions == 0
 
     def rows(self, events: Sequence[Event]) -> tuple[list[Put], list[Condition]]:
-        """The rows that append ``events`` at the next ids, and the conditions (each id's mark
-        absent) under which they may be written, to join another change's ``mutate`` (see
-        :meth:`joins`): all-or-nothing with it. When a condition fails (another writer took
-        an id meanwhile), the caller reads again and retries. At most one event (one
-        condition) unless the store has atomic batches."""
-        first = self.current_id() + 1
+        """The rows that append ``events`` at the next ids, and the conditions under which
+        they may be written, to join another change's ``mutate`` (see :meth:`joins`):
+        all-or-nothing with it. When a condition fails (another writer took an id
+        meanwhile), the caller reads again and retries (:meth:`_block`)."""
+        return self._block(self.current_id() + 1, events)
+
+    def _block(self, first: int, events: Sequence[Event]) -> tuple[list[Put], list[Condition]]:
+        """The rows of ``events`` at ids ``first``, ``first + 1``, ... and their conditions.
+
+        Each row's mark says how many ids of its block remain from it (1 for the last): the
+        newest row written, whichever has landed, tells the block's last id
+        (:meth:`current_id`). On a store with atomic batches each id's mark must be absent;
+        on one without (HBase: one condition a ``mutate``), the first id's alone: taking it
+        takes the block, and its other rows are written after it in the same change."""
         now = self._now()
+        blocks = self._blocks
         puts: list[Put] = []
         conditions: list[Condition] = []
-        for event_id, event in enumerate(events, start=first):
+        for index, event in enumerate(events):
+            event_id = first + index
             key = layout.event_key(event_id)
-            row = {layout.EVENT_MARK: b"1",
+            mark = b"%d" % (len(events) - index) if blocks else b"1"
+            row = {layout.EVENT_MARK: mark,
                    layout.OBJECT: to_bytes(event.to_thrift(event_id, now,
                                                            self.message_format))}  # fmt: skip
             if event.payload is not None:
                 row[layout.EVENT_PAYLOAD] = event.payload
             puts.append(Put(layout.META, key, row))
-            conditions.append(Condition(layout.META, key, layout.EVENT_MARK, None, creates=True))
+            if not blocks or index == 0:
+                conditions.append(
+                    Condition(layout.META, key, layout.EVENT_MARK, None, creates=True)
+                )
         return puts, conditions
 
     def written(self) -> None:
@@ -172,35 +193,27 @@ class NotificationLog:
             except Exception as exc:  # noqa: BLE001 - retried at the next change
                 log.warning("notification_expiry_failed", error=f"{type(exc).__name__}: {exc}")
 
-    def _append(self, event: Event) -> int:
-        event_id = self.current_id() + 1
+    def _append(self, events: Sequence[Event]) -> list[int]:
+        """Write ``events`` at the next ids, taken at once; again at the ids after the newest
+        while other writers take them first."""
+        first = self.current_id() + 1
 
-        def attempt() -> int | Lost:
-            nonlocal event_id
-            key = layout.event_key(event_id)
-            row = {
-                layout.EVENT_MARK: b"1",
-                layout.OBJECT: to_bytes(
-                    event.to_thrift(event_id, self._now(), self.message_format)
-                ),
-            }
-            if event.payload is not None:
-                row[layout.EVENT_PAYLOAD] = event.payload
+        def attempt() -> list[int] | Lost:
+            nonlocal first
             # The mark, not the event, decides: expiry removes the event and keeps the mark,
             # so an id once taken is never taken again, however long a writer stalled.
-            # An event row is new while its mark is absent (see above).
-            fresh = Condition(layout.META, key, layout.EVENT_MARK, None, creates=True)
-            if self._store.mutate([Put(layout.META, key, row)], fresh):
-                return event_id
-            event_id = max(event_id, self.current_id()) + 1
+            puts, conditions = self._block(first, events)
+            if self._store.mutate(puts, conditions):
+                return list(range(first, first + len(events)))
+            first = max(first, self.current_id()) + 1
             return LOST
 
         appended = retrying.race(retrying.EVENT_ID, attempt)
         if appended is not LOST:
             return appended
         raise hms.MetaException(
-            message=f"Could not record a {event.event_type} event: other writers kept taking "
-            f"the next event id ({_APPEND_ATTEMPTS} attempts)"
+            message=f"Could not record a {events[0].event_type} event: other writers kept "
+            f"taking the next event id ({_APPEND_ATTEMPTS} attempts)"
         )
 
     def _expire_if_due(self) -> None:
@@ -249,10 +262,10 @@ class NotificationLog:
         if self._last_key is not None:  # (every event row holds its mark: expiry keeps it)
             last = self._last_key(layout.META, start, stop)
             found = 0 if last is None else layout.event_id(last)
-        else:
-            for key, _row in self._store.scan(layout.META, start, stop, reverse=True, limit=1,
-                                              columns=[layout.EVENT_MARK]):  # fmt: skip
-                found = layout.event_id(key)
+        else:  # the newest row's mark: how many ids of its block remain from it
+            for key, row in self._store.scan(layout.META, start, stop, reverse=True, limit=1,
+                                             columns=[layout.EVENT_MARK]):  # fmt: skip
+                found = layout.event_id(key) + _remaining(row.get(layout.EVENT_MARK)) - 1
         if token is not None:
             self._newest = (token, found)
         return found
@@ -333,3 +346,8 @@ class NotificationLog:
 def _rendered(event: hms.NotificationEvent, payload: bytes) -> str:
     """The message of an event stored with a payload, in the event's format."""
     return formats.encode(render(event.eventType, payload, event.eventTime), event.messageFormat)
+
+
+def _remaining(mark: bytes | None) -> int:
+    """The ids of its block a row's mark says remain from it (1: a block of its own)."""
+    return int(mark) if mark and mark.isdigit() else 1

@@ -246,11 +246,13 @@ def render(event_type: str, payload: bytes, timestamp: int) -> str:
 
 def alter_partition(
     table: hms.Table, before: hms.Partition, after: hms.Partition, now: int,
-    *, truncate: bool = False,
+    *, truncate: bool = False, fields: dict[str, Any] | None = None,
 ) -> Event:  # fmt: skip
-    """ALTER_PARTITION of one partition (``keyValues`` of its values before the change)."""
+    """ALTER_PARTITION of one partition (``keyValues`` of its values before the change);
+    ``fields``: the table's ``table_fields``, when made once for many events."""
     message = body(
-        now, cat=catalog_of(table), **table_fields(table), isTruncateOp=flag(truncate),
+        now, cat=catalog_of(table), **(fields or table_fields(table)),
+        isTruncateOp=flag(truncate),
         timestamp=now, writeId=after.writeId if after.writeId is not None else -1,
         keyValues=key_values(table, before.values or []),
         partitionObjBeforeJson=to_json(_partition_of(table, before)),
@@ -259,9 +261,13 @@ def alter_partition(
     return Event(ALTER_PARTITION, table.dbName, table.tableName, message, cat=catalog_of(table))
 
 
-def drop_partition(table: hms.Table, partitions: Iterable[hms.Partition], now: int) -> Event:
+def drop_partition(
+    table: hms.Table, partitions: Iterable[hms.Partition], now: int,
+    fields: dict[str, Any] | None = None,
+) -> Event:  # fmt: skip
+    """DROP_PARTITION of ``partitions``; ``fields`` as for :func:`alter_partition`."""
     message = body(
-        now, cat=catalog_of(table), **table_fields(table), timestamp=now,
+        now, cat=catalog_of(table), **(fields or table_fields(table)), timestamp=now,
         partitions=[key_values(table, p.values or []) for p in partitions],
     )  # fmt: skip
     return Event(DROP_PARTITION, table.dbName, table.tableName, message, cat=catalog_of(table))

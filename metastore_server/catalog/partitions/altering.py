@@ -41,7 +41,7 @@ from metastore_server.catalog.reads.partition_rows import (
 from metastore_server.storage import layout
 from metastore_server.storage.port import Delete, Put
 from metastore_server.thrift_api import hms
-from metastore_server.wire.serde import stored_partition_bytes
+from metastore_server.wire.serde import deep_copy, stored_partition_bytes
 
 #: Rows written per store write when every partition of a table changes.
 _BATCH = 1000
@@ -109,12 +109,10 @@ class Altering(PartitionWriter):
             removed: list[tuple[list[str], dict[str, str] | None]] = []
             marks: set[TableName] = set()
             changes: list[tuple[hms.Partition, hms.Partition]] = []
-            for part in new_parts or []:
-                if part is None:
-                    raise hms.InvalidOperationException(message="Partition cannot be null.")
-                values = checked_values(ref, part.values)
-                key = row_key(ref, values)
-                row = self._ctx.store.get(layout.PARTITIONS, key)
+            wanted, failure = _keyed(ref, new_parts)
+            rows = dict(self._ctx.store.get_many(layout.PARTITIONS, [k for _, _, k in wanted]))
+            for part, values, key in wanted:
+                row = rows.get(key)
                 if row is None:
                     raise hms.InvalidOperationException(
                         message=missing_in_batch(values) if batch else "alter is not possible"
@@ -128,6 +126,8 @@ class Altering(PartitionWriter):
                 # The update period may change: the old partition leaves, the new one comes.
                 removed.append((values, old.parameters))
                 added.append((values, updated.parameters))
+            if failure is not None:
+                raise failure
             if ops:
                 mark_bases(self._ctx.store, ref, marks)  # before the rows: stale, not missing
                 change = PartitionChange(
@@ -144,7 +144,7 @@ class Altering(PartitionWriter):
         """The partition ``new`` asks for, as stored in place of ``old``: of this table, with
         ``old``'s creation time, and its storage descriptor (or location) unless ``new`` gives
         one; a missing DDL time is set."""
-        updated = copy.deepcopy(new)
+        updated = deep_copy(new)
         updated.dbName, updated.tableName, updated.catName = ref.db, ref.name, None
         updated.createTime = old.createTime
         if updated.sd is None:
@@ -326,3 +326,21 @@ class Altering(PartitionWriter):
                 Put(layout.PARTITIONS, key, {layout.OBJECT: stored_partition_bytes(partition)})
             )
         return ops
+
+
+def _keyed(
+    ref: TableRef, parts: Sequence[hms.Partition] | None
+) -> tuple[list[tuple[hms.Partition, list[str], bytes]], Exception | None]:
+    """Each partition to alter with its checked values and row key (their rows then read in
+    one request), up to the first that cannot be: the error it raises, raised once those
+    before it are checked, as when each is read in turn."""
+    wanted: list[tuple[hms.Partition, list[str], bytes]] = []
+    for part in parts or []:
+        try:
+            if part is None:
+                raise hms.InvalidOperationException(message="Partition cannot be null.")
+            values = checked_values(ref, part.values)
+        except Exception as exc:  # noqa: BLE001 - raised in its turn (see above)
+            return wanted, exc
+        wanted.append((part, values, row_key(ref, values)))
+    return wanted, None

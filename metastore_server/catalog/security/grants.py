@@ -40,6 +40,10 @@ def forget_table_grants(store: StoragePort, table_id: int) -> None:
     _delete_range(store, layout.grant_range(layout.table_objects(table_id)))
 
 
+#: Up to this many dropped partitions, their grants are looked up one partition at a time.
+_FEW_PARTITIONS = 8
+
+
 def forget_database_grants(store: StoragePort, db: str) -> None:
     """Remove a dropped database's grants."""
     _delete_range(store, layout.grant_range(layout.database_object(db)))
@@ -47,11 +51,21 @@ def forget_database_grants(store: StoragePort, db: str) -> None:
 
 def forget_partition_grants(store: StoragePort, table_id: int, part_names: Iterable[str]) -> None:
     """Remove the grants of dropped partitions (their columns' too). Optional: a partition's
-    grants are not seen once it is gone; this only frees their rows."""
+    grants are not seen once it is gone; this only frees their rows. A few partitions' are
+    looked up each; for more, the table's partition grants are read once (usually none)."""
     prefix = layout.table_objects(table_id)
-    for name in part_names:
-        for kind in (b"p", b"c"):
-            _delete_range(store, layout.grant_range(prefix + kind + name.encode() + b"\x00"))
+    names = {name.encode() for name in part_names}
+    for kind in (b"p", b"c"):
+        if len(names) <= _FEW_PARTITIONS:
+            for name in names:
+                _delete_range(store, layout.grant_range(prefix + kind + name + b"\x00"))
+            continue
+        start = len(layout.grant_range(prefix + kind)[0])
+        keys = [key for key, _row in store.scan(layout.META, *layout.grant_range(prefix + kind),
+                                                 columns=[layout.OBJECT])
+                if key[start:key.find(b"\x00", start)] in names]  # fmt: skip
+        if keys:
+            store.mutate([Delete(layout.META, key) for key in keys])
 
 
 def _delete_range(store: StoragePort, bounds: tuple[bytes, bytes]) -> None:

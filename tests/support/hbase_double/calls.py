@@ -160,12 +160,7 @@ class _Handler(ScannerCalls):
         ]
         errors = []
         with self.d._lock:  # every row's deletes, then every row's puts
-            for row, deletes, _puts in split:
-                try:
-                    if deletes:
-                        self.d._write_deletes(table, row, deletes)
-                except hbase_thrift.IOError as error:
-                    errors.append(f"{row!r}: {error.message}")
+            errors += self.d._write_many_deletes(table, [(r, d) for r, d, _ in split if d])
             errors += self.d._write_many_puts(table, [(r, puts) for r, _, puts in split if puts])
         if errors:
             raise io_error(

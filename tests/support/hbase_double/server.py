@@ -203,6 +203,29 @@ class HBaseDouble(FaultHooks, Scanning):
         if doomed:
             self._store_().mutate([Delete(table.store_name, row, sorted(doomed))])
 
+    def _write_many_deletes(
+        self, table: Table, rows: Sequence[tuple[bytes, Sequence[bytes]]]
+    ) -> list[str]:
+        """The deletes of many rows (as :meth:`_write_deletes` each), those the failure
+        budget lets through written together; the errors of the others."""
+        errors, writes = [], []
+        for row, deletes in rows:
+            try:
+                self._spend()
+            except hbase_thrift.IOError as error:
+                errors.append(f"{row!r}: {error.message}")
+                continue
+            families = [column for column in deletes if b":" not in column]
+            doomed = {column for column in deletes if b":" in column}
+            if families:
+                stored = self._read(table, row)
+                doomed.update(c for c in stored if c.partition(b":")[0] in families)
+            if doomed:
+                writes.append(Delete(table.store_name, row, sorted(doomed)))
+        if writes:
+            self._store_().mutate(writes)
+        return errors
+
     def _write_puts(self, table: Table, row: bytes, puts: Mapping[bytes, bytes]) -> None:
         self._spend()
         self._store_().mutate([Put(table.store_name, row, dict(puts))])
