@@ -18,7 +18,7 @@ from typing import Protocol
 import structlog
 from metastore_server.storage import intent_entries
 from metastore_server.storage.intent_entries import RowImage
-from metastore_server.storage.port import Condition, Delete, Put, Row, TableSpec
+from metastore_server.storage.port import Condition, Delete, Put, Row, StorageError, TableSpec
 
 log = structlog.get_logger(__name__)
 
@@ -87,7 +87,7 @@ def steps(row: Row) -> list[tuple[int, bytes]]:
     return [(int(seq), name) for seq, name in sorted(found)]
 
 
-class TakenOver(Exception):
+class TakenOver(StorageError):
     """Another process took the intent this one was undoing (it finishes the rollback)."""
 
 

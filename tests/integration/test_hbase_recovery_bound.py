@@ -36,9 +36,8 @@ def double() -> Iterator[HBaseDouble]:
 
 
 def _server(double: HBaseDouble, workdir: Path) -> OurServer:
-    server = OurServer(workdir, extra_args=["--workers", "1", "--writer-lease", str(LEASE_S)])
-    server.storage = double.url(prefix=PREFIX)
-    server._double = None  # the test's double  # noqa: SLF001
+    server = OurServer(workdir, extra_args=["--workers", "1", "--writer-lease", str(LEASE_S)],
+                       storage=double.url(prefix=PREFIX))  # fmt: skip
     server.start()
     return server
 

@@ -45,9 +45,8 @@ def double() -> Iterator[HBaseDouble]:
 def server(double: HBaseDouble, tmp_path: Path) -> Iterator[OurServer]:
     """One worker under a supervisor, on the double, with a short call timeout."""
     options = ["--workers", "1", "--call-timeout", str(CALL_TIMEOUT_S)]
-    running = OurServer(tmp_path / "server", extra_args=[*options, "--writer-lease", str(LEASE_S)])
-    running.storage = double.url(prefix="sick_")
-    running._double = None  # the test's double, not one of its own  # noqa: SLF001
+    running = OurServer(tmp_path / "server", extra_args=[*options, "--writer-lease", str(LEASE_S)],
+                        storage=double.url(prefix="sick_"))  # fmt: skip
     running.start()
     yield running
     running.stop()
