@@ -127,3 +127,7 @@ def test_a_call_limit_bounds_the_requests_and_their_retries(double: HBaseDouble)
         assert double.stalled == 1
         double.heal()
         assert store.get("t", b"k") == {b"c:a": b"1"}
+        double.stall({"getRowWithColumns"}, delay_s=0.2)  # a late answer, within the limit
+        with deadline.limit(0.2 * SLACK):
+            assert store.get("t", b"k") == {b"c:a": b"1"}
+        assert double.stalled == 2
