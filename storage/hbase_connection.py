@@ -13,6 +13,11 @@ transaction then rolls back whatever landed; a scan resumes after the last row i
 ``storage.hbase_scans``). A server that cannot be reached when the pool opens is retried the
 same way before ``HBaseUnavailableError`` names the address.
 
+Within a client call (``storage.deadline``), each request's socket timeout is what is left of
+the call's limit (at most ``timeout_ms``), and no retry starts past it: a gateway that takes
+requests but never answers (HBase's master and region servers down) makes the call answer
+``HBaseTimeoutError`` before its worker would be replaced.
+
 HBase's answers and errors map to the port's: ``row_of`` makes a row of a Thrift result, and a
 refusal is ``HBaseError`` (or ValueError for an illegal argument).
 """
@@ -32,7 +37,7 @@ from typing import Any, TypeVar
 import happybase
 import structlog
 import tenacity
-from metastore_server.storage import retrying, telemetry
+from metastore_server.storage import deadline, retrying, telemetry
 from metastore_server.storage.hbase_settings import HBaseSettings
 from metastore_server.storage.port import Row, StorageError
 from thriftpy2.protocol.exc import TProtocolException
@@ -45,6 +50,8 @@ log = structlog.get_logger(__name__)
 THRIFT: Any = importlib.import_module("Hbase_thrift")
 
 T = TypeVar("T")
+#: Seconds of a call's limit below which it has run out (a request's least socket timeout).
+_TIME_UP_S = 0.01
 
 _CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     TTransportException,
@@ -70,6 +77,10 @@ class HBaseUnavailableError(HBaseError):
     """The HBase Thrift gateway could not be reached, or the connection was lost."""
 
 
+class HBaseTimeoutError(HBaseUnavailableError):
+    """HBase did not answer within the call's time limit (``storage.deadline``)."""
+
+
 class _Lost(Exception):
     """A call's connection lost (``error``), before the request was sent or after."""
 
@@ -92,6 +103,7 @@ class HBaseConnection:
         self._resending = retrying.policy(
             retrying.hbase_resending(settings.connect_retries, settings.retry_backoff_ms),
             retry=tenacity.retry_if_exception(lambda e: isinstance(e, _Lost) and e.retryable),
+            left=deadline.remaining,
             before_sleep=self._retry_lost,
         )
 
@@ -157,11 +169,17 @@ class HBaseConnection:
         taken effect or may take effect twice (a gateway restarting)."""
         if self._closed:
             raise RuntimeError("the store is closed")
+        left = deadline.remaining()
+        if left is not None and left <= 0:
+            raise self._out_of_time(what, None)
         try:
             return self._resending(lambda: self._try(what, request, idempotent))
         except _Lost as lost:
             s = self.settings
             where = f"the HBase Thrift gateway at {s.address}"
+            left = deadline.remaining()
+            if left is not None and left <= _TIME_UP_S and isinstance(lost.error, TimeoutError):
+                raise self._out_of_time(what, lost) from lost.error
             if not lost.sent:
                 message = f"cannot reach {where} for {what}: {lost.error}"
             elif idempotent:  # retried until the tries ran out
@@ -176,15 +194,36 @@ class HBaseConnection:
                 )
             raise HBaseUnavailableError(message) from lost.error
 
+    def _out_of_time(self, what: str, lost: _Lost | None) -> HBaseTimeoutError:
+        """The error of a request that did not end within the call's limit."""
+        limit = deadline.seconds()
+        gateway = f"the HBase Thrift gateway at {self.settings.address}"
+        if lost is None:
+            said = f"{what} was not sent to {gateway}: earlier requests used it up"
+        elif lost.sent:
+            said = (
+                f"{gateway} took {what} but gave no answer (are HBase's master and region "
+                f"servers up?)" + ("" if lost.retryable else "; whether it took effect is unknown")
+            )
+        else:
+            said = f"{gateway} did not take {what}: {lost.error}"
+        return HBaseTimeoutError(f"HBase did not answer within this call's time limit "
+                                 f"({limit:g} s): {said}")  # fmt: skip
+
     def _try(self, what: str, request: Callable[[Any], T], idempotent: bool) -> T:
         """One try of ``_request``: HBase's errors mapped to the port's; a lost connection is
         ``_Lost`` (retried by ``_request`` when it may be)."""
         s = self.settings
         sent = False
+        wait_s = s.timeout_ms / 1000
+        left = deadline.remaining()
+        if left is not None:
+            wait_s = max(min(wait_s, left), _TIME_UP_S)
         try:
-            with self._pool.connection(timeout=s.timeout_ms / 1000) as connection:
+            with self._pool.connection(timeout=wait_s) as connection:
                 if _peer_closed(connection):
                     _reconnect(connection)
+                _bound(connection, wait_s)
                 sent = True
                 return request(connection.client)
         except THRIFT.IOError as error:
@@ -250,6 +289,15 @@ class HBaseConnection:
         for connection in list(getattr(queue, "queue", ())):
             with contextlib.suppress(Exception):
                 connection.close()
+
+
+def _bound(connection: Any, seconds: float) -> None:
+    """Let the next request on ``connection`` wait ``seconds`` for its answer at most."""
+    sock = getattr(getattr(connection, "transport", None), "sock", None)
+    if sock is not None and not isinstance(sock, socket.socket):  # a TSocket (pure Python)
+        sock = getattr(sock, "sock", None)
+    if isinstance(sock, socket.socket) and sock.gettimeout() != seconds:
+        sock.settimeout(seconds)
 
 
 def row_of(result: Any) -> Row:

@@ -3,20 +3,22 @@
 An intent is one row keyed by a random id (``STATE``, entries ``i:e<seq>``, notes ``i:n<seq>``,
 voided entries ``i:v<seq>``), with the entries too large for a cell in chunk rows
 ``<id>/<seq><n>``. ``IntentRows`` reads and writes them over a store's reads and its unlogged
-write, and undoes one entry's rows with ``intent_entries.restore``.
+write, and undoes entries' rows with ``intent_entries.restore``: many entries at once
+(``undo_all``: one read and one write per batch of entries that touch distinct rows, so a
+rollback of thousands of entries is a handful of round trips, not two an entry).
 """
 
 from __future__ import annotations
 
 import struct
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
 import structlog
 from metastore_server.storage import intent_entries
 from metastore_server.storage.intent_entries import RowImage
-from metastore_server.storage.port import Condition, Delete, Put, Row, TableSpec
+from metastore_server.storage.port import Condition, Delete, Put, Row, StorageError, TableSpec
 
 log = structlog.get_logger(__name__)
 
@@ -29,6 +31,11 @@ VOID = b"i:v"
 NOTE = b"i:n"
 _CHUNK = b"i:c"
 OPEN, UNDO, DONE = b"open", b"undo", b"done"
+#: The state of an intent rolled back, whose rows are about to be deleted (like ``DONE``,
+#: nobody reads its entries any more: whoever finds it deletes it).
+UNDONE = b"undone"
+#: Rows of entries undone together (one read, one write).
+UNDO_BATCH_ROWS = 1000
 _INLINE = b"\x00"
 _CHUNKED = b"\x01"
 #: Entries larger than this go to chunk rows of at most ``CHUNK_BYTES`` (HBase refuses cells
@@ -78,6 +85,49 @@ def steps(row: Row) -> list[tuple[int, bytes]]:
     voids = {c[3:] for c in row if c.startswith(VOID)}
     found = [(c[3:], c) for c in row if c[:3] in (ENTRY, NOTE) and c[3:] not in voids]
     return [(int(seq), name) for seq, name in sorted(found)]
+
+
+class TakenOver(StorageError):
+    """Another process took the intent this one was undoing (it finishes the rollback)."""
+
+
+class Holding:
+    """An ``undo`` state a process holds on an intent while it rolls it back: rewritten (a
+    compare-and-set) when a third of the lease has passed since, between batches, so that no
+    other process takes the intent while it works; ``TakenOver`` once another did."""
+
+    def __init__(self, rows: IntentRows, key: bytes, held: bytes, writer: bytes,
+                 lease_s: float) -> None:  # fmt: skip
+        self._rows, self.key, self.held = rows, key, held
+        self._writer, self._lease_s = writer, lease_s
+        self._since = time.monotonic()
+
+    def __call__(self) -> None:
+        """Rewrite the state if it is due (``between`` of ``IntentRows.undo_all``)."""
+        if time.monotonic() - self._since < self._lease_s / 3:
+            return
+        fresh = state(UNDO, self._writer)
+        if not self._cas(fresh):
+            raise TakenOver(self.key.hex())
+        self.held, self._since = fresh, time.monotonic()
+
+    def finish(self, chunks: Sequence[bytes]) -> None:
+        """Mark the intent undone (so nobody reads its entries again), then delete it and its
+        chunk rows; ``TakenOver`` when another process holds it."""
+        if not self._cas(UNDONE):
+            raise TakenOver(self.key.hex())
+        self.held = UNDONE
+        self._rows.delete(self.key, chunks)
+
+    def _cas(self, value: bytes) -> bool:
+        return self._rows.write([Put(INTENTS, self.key, {STATE: value})],
+                                Condition(INTENTS, self.key, STATE, self.held))  # fmt: skip
+
+
+def held_by(value: bytes | None, writer: bytes, kind: bytes = UNDO) -> bool:
+    """Whether ``value`` is a state of ``kind`` (``undo`` or ``open``) ``writer`` put there."""
+    parts = (value or b"").split(b" ")
+    return len(parts) == 3 and parts[0] == kind and parts[2] == writer
 
 
 class IntentRows:
@@ -139,9 +189,38 @@ class IntentRows:
             for key, found in self.reads.get_many(table, keys)
         }
 
+    def undo_all(self, steps: Iterable[Sequence[RowImage] | Callable[[], None]],
+                 between: Callable[[], None] | None = None) -> None:  # fmt: skip
+        """Undo ``steps``, newest first: entries in batches of entries that touch distinct
+        rows (their order within a batch does not matter), a callable (a note's undoing) run
+        in its turn; ``between`` is called after each batch (it may raise to stop)."""
+        batch: list[RowImage] = []
+        slots: set[tuple[str, bytes]] = set()
+
+        def flush() -> None:
+            if batch:
+                self.undo(batch)
+                batch.clear()
+                slots.clear()
+                if between is not None:
+                    between()
+
+        for step in steps:
+            if callable(step):
+                flush()
+                step()
+                continue
+            touched = {(row.table, row.key) for row in step}
+            if touched & slots or len(slots) + len(touched) > UNDO_BATCH_ROWS:
+                flush()
+            batch.extend(step)
+            slots.update(touched)
+        flush()
+
     def undo(self, images: Sequence[RowImage]) -> None:
-        """Put the rows of one entry back as they were before it (``restore``); a row another
-        writer changed since is left as they left it, and logged."""
+        """Put the rows of one entry (or of entries touching distinct rows) back as they were
+        before it (``restore``); a row another writer changed since is left as they left it,
+        and logged."""
         current = self.current_rows([(row.table, row.key) for row in images])
         ops: list[Put | Delete] = []
         for row in images:

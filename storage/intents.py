@@ -8,8 +8,9 @@ a mutate writes, its entry (``intent_entries``: every row it touches, with the t
 as they were and digests of what it writes) is added to the transaction's intent, one row of
 the ``intents`` table keyed by a random id:
 
-* ``i:state``: ``open <beat> <writer>``, ``undo <beat> <writer>`` or ``done``; ``<beat>`` is
-  the wall-clock millisecond its holder last showed it was alive;
+* ``i:state``: ``open <beat> <writer>``, ``undo <beat> <writer>``, ``done`` or ``undone``
+  (rolled back, its rows about to go); ``<beat>`` is the wall-clock millisecond its holder
+  last showed it was alive;
 * ``i:e<seq>``: entry ``seq``, inline, or in chunk rows ``<id>/<seq><n>`` when it is large;
   ``i:v<seq>``: entry ``seq`` wrote nothing (its compare-and-set failed);
 * ``i:n<seq>``: a note (``note``): something done outside the store (a directory moved) and
@@ -25,8 +26,11 @@ background thread, and writes a row only while its last beat is younger than hal
 Commit: ``state := done``, the commit point; the row is deleted afterwards, in the background.
 Rollback (the writer's transaction ends with an exception, or any process finds an intent
 whose beat is older than the lease: ``recover``): ``state := undo <now> <who>``, then every
-entry, newest first, is undone row by row with ``intent_entries.restore`` (a row changed by
-someone else since is left as it is, and logged), then the intent row goes. When one of the
+entry, newest first, is undone with ``intent_entries.restore``, in batches of entries that
+touch distinct rows (a row changed by someone else since is left as it is, and logged), the
+undoer rewriting its state every third of the lease so nobody takes the intent while it works
+(``intent_rows.Holding``); then ``state := undone`` and the intent's rows go. Whoever loses
+one of these compare-and-sets stops quietly: another process finishes. When one of the
 writes had failed (its outcome unknown: a gateway may still hold it and apply it later), the
 writer leaves the intent in ``undo``, so that it is undone once more after the lease.
 
@@ -46,6 +50,7 @@ processes must agree within half the lease.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 import time
@@ -53,7 +58,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import structlog
-from metastore_server.storage import intent_entries, telemetry
+from metastore_server.storage import deadline, intent_entries, telemetry
 from metastore_server.storage.intent_entries import RowChange, RowImage
 from metastore_server.storage.intent_rows import (
     DONE,
@@ -63,12 +68,16 @@ from metastore_server.storage.intent_rows import (
     OPEN,
     STATE,
     UNDO,
+    UNDONE,
     VOID,
+    Holding,
     IntentRows,
     Reads,
+    TakenOver,
     Write,
     beat_of,
     column,
+    held_by,
     state,
     steps,
 )
@@ -137,8 +146,10 @@ class IntentLog:
         #: This process's rollbacks that failed (HBase down), retried before its next call.
         self._unfinished: list[_Transaction] = []
         self._next_retry = 0.0
-        #: Intents this process rolled back for writers that died (for tests and logs).
+        #: Intents this process rolled back for writers that died, and its recovery passes
+        #: (for tests and logs).
         self.recovered = 0
+        self.sweeps = 0
 
     # -- transactions -----------------------------------------------------------------------
 
@@ -352,7 +363,8 @@ class IntentLog:
             current.ended = True
             self._unregister(current)
             try:
-                self._undo_own(current)
+                with deadline.grace():  # a call out of time still tries its rollback
+                    self._undo_own(current)
             except (StorageError, ValueError) as error:
                 log.warning("storage.intent_rollback_unfinished", intent=current.key.hex(),
                             error=str(error), left_to="this process's next call")  # fmt: skip
@@ -360,21 +372,36 @@ class IntentLog:
                     self._unfinished.append(current)
 
     def _undo_own(self, current: _Transaction) -> None:
-        """Take the intent for undoing (unless it committed after all) and undo it."""
-        if current.state != UNDO:
-            took = self._write([Put(INTENTS, current.key, {STATE: self._state(UNDO)})],
-                               Condition(INTENTS, current.key, STATE, current.state))  # fmt: skip
-            if not took and self._rows.state_of(current.key) == DONE:
-                return  # a commit whose answer was lost had landed: nothing to undo
-            current.state = UNDO
-        if current.spilled:
-            self._undo_stored(current.key, notes=False)
-        while current.entries:
-            self._rows.undo(current.entries[-1])
-            current.entries.pop()
-        if current.in_doubt:  # undone again after the lease, by whoever recovers it then
-            return
-        self._rows.delete(current.key, current.chunks)
+        """Take the intent for undoing and undo it, unless it committed after all (a lost
+        commit answer) or another process took it (it rolls it back)."""
+        found = current.state
+        for _ in range(3):  # (a state of ours other than the one known: a lost answer landed)
+            if held_by(found, self.writer):
+                break
+            if not held_by(found, self.writer, OPEN):
+                return
+            taken = self._state(UNDO)
+            if self._write([Put(INTENTS, current.key, {STATE: taken})],
+                           Condition(INTENTS, current.key, STATE, found)):  # fmt: skip
+                found = taken
+                break
+            found = self._rows.state_of(current.key)
+        else:
+            return  # (its state keeps changing: left to a recoverer after the lease)
+        assert found is not None
+        current.state = found
+        holding = Holding(self._rows, current.key, current.state, self.writer, self.lease_s)
+        try:
+            if current.spilled:
+                self._undo_stored(current.key, notes=False, between=holding)
+            self._rows.undo_all(reversed(current.entries), holding)
+            current.entries.clear()
+            if not current.in_doubt:  # else undone again after the lease, by a recoverer
+                holding.finish(current.chunks)
+        except TakenOver:
+            log.info("storage.intent_rollback_taken_over", intent=current.key.hex())
+        finally:
+            current.state = holding.held
 
     def _retry_unfinished(self) -> None:
         """Finish this process's rollbacks that failed (called before its reads and writes)."""
@@ -419,15 +446,17 @@ class IntentLog:
         """Finish what dead writers left: delete committed intents, roll back those whose
         beat is older than the lease. Seconds until the next recovery is due."""
         self._rows.ensure()
+        self.sweeps += 1
         now_ms = time.time() * 1000
         due = self.lease_s / 2
         with self._open_lock:
             mine = {*self._open, *(t.key for t in self._unfinished)}
-        for key, row in self._reads.scan(INTENTS, columns=[STATE], limit=_SWEEP_ROWS):
+        found = list(self._reads.scan(INTENTS, columns=[STATE], limit=_SWEEP_ROWS))
+        for key, row in found:  # (read first: a long rollback would outlive a scanner)
             held = row.get(STATE, b"")
-            if key in mine:
+            if key in mine or not held:
                 continue
-            if held == DONE:
+            if held in (DONE, UNDONE):
                 self._rows.delete(key, self._rows.chunk_keys(key))
                 continue
             beat = beat_of(held)
@@ -435,33 +464,43 @@ class IntentLog:
             if waited_ms <= self.lease_s * 1000:
                 due = min(due, (self.lease_s * 1000 - waited_ms) / 1000 + 0.001)
                 continue
-            took = self._write([Put(INTENTS, key, {STATE: self._state(UNDO)})],
-                               Condition(INTENTS, key, STATE, held))  # fmt: skip
-            if took:
-                self._roll_back_dead(key)
+            taken = self._state(UNDO)
+            if self._write([Put(INTENTS, key, {STATE: taken})],
+                           Condition(INTENTS, key, STATE, held)):  # fmt: skip
+                self._roll_back_dead(Holding(self._rows, key, taken, self.writer, self.lease_s))
         return max(due, 0.001)
 
-    def _roll_back_dead(self, key: bytes) -> None:
+    def _roll_back_dead(self, holding: Holding) -> None:
         """Undo every entry and note of a dead writer's intent, newest first, then delete
-        it."""
-        standing = self._undo_stored(key, notes=True)
-        self._rows.delete(key, self._rows.chunk_keys(key))
+        it; nothing more once another process took it (it was slow: it finishes)."""
+        key = holding.key
+        try:
+            standing = self._undo_stored(key, notes=True, between=holding)
+            holding.finish(self._rows.chunk_keys(key))
+        except (TakenOver, ValueError):
+            if self._rows.state_of(key) == holding.held:
+                raise  # still ours: the intent itself is damaged
+            log.info("storage.intent_recovered_elsewhere", intent=key.hex())
+            return
         self.recovered += 1
         telemetry.intent("recovery")
         log.warning("storage.intent_rolled_back", intent=key.hex(), steps=standing,
                     reason="its writer's lease ran out")  # fmt: skip
 
-    def _undo_stored(self, key: bytes, *, notes: bool) -> int:
-        """Undo the entries (and ``notes``) an intent holds, newest first; how many."""
+    def _undo_stored(self, key: bytes, *, notes: bool, between: Holding) -> int:
+        """Undo the entries (and ``notes``) an intent holds, newest first, in batches
+        (``IntentRows.undo_all``); how many."""
         row = self._reads.get(INTENTS, key) or {}
         standing = steps(row)
-        for seq, name in reversed(standing):
-            if name.startswith(NOTE):
-                if notes:
-                    self._undo_note(key, row[name])
-                continue
-            data = self._rows.entry_bytes(key, seq, row[name])
-            self._rows.undo(intent_entries.decode(data))
+
+        def newest_first() -> Iterator[list[RowImage] | Callable[[], None]]:
+            for seq, name in reversed(standing):
+                if not name.startswith(NOTE):
+                    yield intent_entries.decode(self._rows.entry_bytes(key, seq, row[name]))
+                elif notes:
+                    yield functools.partial(self._undo_note, key, row[name])
+
+        self._rows.undo_all(newest_first(), between)
         return len(standing)
 
     def _undo_note(self, key: bytes, value: bytes) -> None:

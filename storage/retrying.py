@@ -6,7 +6,8 @@ claim it holds) is tried again after a random pause below a bound that doubles f
 ``first_s`` up to ``cap_s``, so that processes racing for one row drift apart (``race``). A
 call to HBase that lost its connection is tried again after pauses that double from the
 storage URL's ``retry_backoff_ms`` (``hbase_opening``, ``hbase_resending``, run by
-``policy``)."""
+``policy``); with a time limit (``policy``'s ``left``), no retry starts whose pause would
+outlast it."""
 
 from __future__ import annotations
 
@@ -132,8 +133,21 @@ class _Pauses(wait_base):
         return self._limits.pause(retry_state.attempt_number)
 
 
-def _stop(limits: Limits, within_s: float | None) -> stop_base:
-    stops: list[stop_base] = []
+class _OutOfTime(stop_base):
+    """tenacity's stop: the pause before the next try would reach the end of the time left."""
+
+    def __init__(self, left: Callable[[], float | None]) -> None:
+        self._left = left
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+        left = self._left()
+        return left is not None and left <= (retry_state.upcoming_sleep or 0.0)
+
+
+def _stop(
+    limits: Limits, within_s: float | None, left: Callable[[], float | None] | None = None
+) -> stop_base:
+    stops: list[stop_base] = [] if left is None else [_OutOfTime(left)]
     if limits.attempts is not None:
         stops.append(tenacity.stop_after_attempt(limits.attempts))
     if within_s is not None:
@@ -152,15 +166,17 @@ def policy(
     *,
     retry: retry_base,
     within_s: float | None = None,
+    left: Callable[[], float | None] | None = None,
     before_sleep: Callable[[tenacity.RetryCallState], None] | None = None,
     sleep: Callable[[float], None] | None = None,
 ) -> tenacity.Retrying:
     """A tenacity ``Retrying`` under ``limits``: tries again while ``retry`` says so, within
-    ``within_s`` seconds when given; once it gives up, the last try's exception is raised (or
-    its result returned) as is. One call at a time per thread (tenacity keeps its state in
-    thread-locals), so one may serve a store's calls."""
+    ``within_s`` seconds when given, and while ``left()`` (seconds left of a limit that runs
+    on, as ``deadline.remaining``; None: no limit) exceeds the pause; once it gives up, the
+    last try's exception is raised (or its result returned) as is. One call at a time per
+    thread (tenacity keeps its state in thread-locals), so one may serve a store's calls."""
     return tenacity.Retrying(
-        stop=_stop(limits, within_s),
+        stop=_stop(limits, within_s, left),
         wait=_Pauses(limits),
         retry=retry,
         before_sleep=before_sleep,

@@ -210,6 +210,7 @@ def build_server(config: ServerConfig) -> tuple[MetastoreServer, Callable[[], No
         max_connections=config.max_connections,
         max_message_size=config.max_message_size,
         message_timeout=config.message_timeout,
+        call_timeout=config.call_timeout,
         tls_cert=config.tls_cert,
         tls_key=config.tls_key,
         sasl=build_sasl_server(

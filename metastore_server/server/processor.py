@@ -1,6 +1,8 @@
 """One call on a connection: its arguments read within the connection's limits (in the
 layout the client's generation sends), the handler method run, and the reply written in the
-layout the client reads. Errors of a call never drop the connection: an exception the method
+layout the client reads, its store requests bounded by a share of the call timeout
+(``storage.deadline``: a store that does not answer makes the call answer an error before its
+worker would be replaced). Errors of a call never drop the connection: an exception the method
 declares is returned as such, an HMS exception it does not declare becomes a MetaException when
 the method declares that, and anything else becomes a TApplicationException. Every call
 produces one audit line."""
@@ -44,6 +46,7 @@ from metastore_server.server.kept_wire import (
 )
 from metastore_server.server.text_check import undecoded_field
 from metastore_server.server.transport_limits import DecodeLimitExceeded, LimitedSocket
+from metastore_server.storage import deadline
 from metastore_server.storage.port import ValueTooLargeError
 from metastore_server.thrift_api import hms
 from metastore_server.wire.adds import decode_call
@@ -108,8 +111,10 @@ class _Authorizing(Protocol):
 class CallProcessor:
     """Reads one call from a protocol, runs the handler method, writes the reply."""
 
-    def __init__(self, service: Any, handler: object, *, binary_output: bool = True) -> None:
+    def __init__(self, service: Any, handler: object, *, binary_output: bool = True,
+                 call_timeout: float = 0.0) -> None:  # fmt: skip
         self._service = service
+        self._call_timeout = call_timeout
         self._handler = handler
         self._binary_output = binary_output
         #: Thread id -> monotonic start of the call it is serving (from its message's start).
@@ -155,7 +160,8 @@ class CallProcessor:
                      generation if generation is not None else ClientGeneration(),
                      session if session is not None else Session())  # fmt: skip
         try:
-            self._process(call, msg_type, iprot, oprot, frame_writer)
+            with deadline.for_call(self._call_timeout):
+                self._process(call, msg_type, iprot, oprot, frame_writer)
         finally:
             self._in_flight.pop(me, None)
 

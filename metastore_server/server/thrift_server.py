@@ -126,11 +126,12 @@ class MetastoreServer:
         tls_handshake_timeout: float = 30.0,
         message_timeout: float = DEFAULT_MESSAGE_TIMEOUT,
         sasl: SaslServer | None = None,
+        call_timeout: float = 0.0,
     ) -> None:
         install_decode_metering(hms.ThriftHiveMetastore)
-        self._processor = CallProcessor(
-            hms.ThriftHiveMetastore, handler, binary_output=protocol != "compact"
-        )
+        self._processor = CallProcessor(hms.ThriftHiveMetastore, handler,
+                                        binary_output=protocol != "compact",
+                                        call_timeout=call_timeout)  # fmt: skip
         self._host, self._port = host, port
         self._transport_factory = (
             TFramedTransportFactory() if transport == "framed" else TBufferedTransportFactory()

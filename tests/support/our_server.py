@@ -48,6 +48,7 @@ class OurServer(StartedByWith):
         extra_args: list[str] | None = None,
         startup_timeout: float = STARTUP_TIMEOUT_S,
         env: dict[str, str] | None = None,
+        storage: str | None = None,
     ) -> None:
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="our-metastore-")).resolve()
         self.port = port or free_port(LOOPBACK)
@@ -59,7 +60,10 @@ class OurServer(StartedByWith):
         self.stdout_path = self.workdir / "server.stdout.log"
         self.stderr_path = self.workdir / "server.stderr.log"
         self.process: subprocess.Popen[bytes] | None = None
-        self.storage = f"sqlite:///{self.workdir}/metastore.db"
+        #: A storage URL the test gave (its own HBase double, say): used whatever the test
+        #: storage.
+        self._given_storage = storage is not None
+        self.storage = storage or f"sqlite:///{self.workdir}/metastore.db"
         self._double: HBaseDouble | None = None
 
     @property
@@ -102,7 +106,7 @@ class OurServer(StartedByWith):
         """Start the server process and return at once (``start`` also waits for the port);
         ``stop`` ends it."""
         self.workdir.mkdir(parents=True, exist_ok=True)
-        chosen = test_storage.kind()
+        chosen = "given" if self._given_storage else test_storage.kind()
         if chosen == "hbase-double" and self._double is None:
             self._double = HBaseDouble().start()
             self.storage = storage_url(*self._double.address)

@@ -234,3 +234,25 @@ def test_a_race_lost_once_tries_again_after_the_first_pause() -> None:
     assert retrying.race(retrying.CLAIMS, lambda: next(answers), within_s=60.0,
                          sleep=sleeps) == "won"  # fmt: skip
     assert len(sleeps) == 1
+
+
+def test_no_retry_starts_whose_pause_outlasts_the_time_left() -> None:
+    sleeps = Sleeps()
+    left = iter([1.0, 0.15, 0.15])  # seconds left after each failed try
+    limits = retrying.hbase_resending(connect_retries=5, retry_backoff_ms=100)
+    policy = retrying.policy(limits, retry=tenacity.retry_if_exception_type(OSError),
+                             left=lambda: next(left), sleep=sleeps)  # fmt: skip
+    calls: list[int] = []
+
+    def unreachable() -> None:
+        calls.append(1)
+        raise OSError(f"refused {len(calls)}")
+
+    with pytest.raises(OSError, match="refused 3"):
+        policy(unreachable)
+    assert sleeps == [0.0, 0.1]  # the third pause (0.2 s) would pass the 0.15 s left
+    no_limit = retrying.policy(limits, retry=tenacity.retry_if_exception_type(OSError),
+                               left=lambda: None, sleep=Sleeps())  # fmt: skip
+    calls.clear()
+    with pytest.raises(OSError, match="refused 7"):
+        no_limit(unreachable)

@@ -56,8 +56,10 @@ IOError until ``heal()``), ``drop_connection(method, when=..., count=...)`` (clo
 connection before or after doing a call, without answering), ``crash_before_write(n, crash)``
 (call ``crash``, which kills the writing process, when the n-th write call arrives; ``writes``
 counts them), ``restart_gateway(down_s)``, ``pause_regions(seconds, give_up_s=...)`` (a region
-server restarting), ``calls`` (a Counter of method names), ``scans`` (the TScan objects received)
-and ``scanner_batches`` (the nbRows asked for).
+server restarting), ``stall(methods, delay_s=...)`` (a gateway that takes calls but answers none
+until ``heal()``: HBase's master and region servers down; ``stalled`` counts them), ``calls`` (a
+Counter of method names), ``scans`` (the TScan objects received) and ``scanner_batches`` (the
+nbRows asked for).
 
 Modules, one job each: ``server`` (``HBaseDouble``: listening, connections, the backing
 store; ``storage_url``, ``running_double``), ``calls`` (the service calls on tables, rows and

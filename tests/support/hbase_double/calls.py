@@ -251,6 +251,7 @@ class Guard:
             double.calls[name] += 1
             double._maybe_crash(name)
             double._maybe_drop(name, "before")
+            double._maybe_stall(name)
             double._wait_for_regions(name)
             if method is None:
                 raise TApplicationException(

@@ -1,7 +1,8 @@
-"""The HBase test double's fault injection (see the package docstring): failed writes,
-dropped connections, a crash at the n-th write, a gateway restart, a region server pause; and
-the state they keep. Mixed into ``HBaseDouble`` (``FaultHooks``); the call guard
-(``calls.Guard``) runs the ``_maybe_*`` / ``_wait_for_regions`` checks before each call."""
+"""The HBase test double's fault injection (see the package docstring): failed writes, dropped
+connections, a crash at the n-th write, a gateway restart, a region server pause, a gateway that
+takes calls but does not answer them (``stall``); and the state they keep. Mixed into
+``HBaseDouble`` (``FaultHooks``); the call guard (``calls.Guard``) runs the ``_maybe_*`` /
+``_wait_for_regions`` checks before each call."""
 
 from __future__ import annotations
 
@@ -32,6 +33,13 @@ class _DropRule:
     count: int
 
 
+@dataclass
+class _StallRule:
+    methods: frozenset[str] | None
+    released: threading.Event
+    delay_s: float | None
+
+
 class FaultHooks:
     """The fault hooks of ``HBaseDouble`` and their state (``_init_faults``)."""
 
@@ -51,6 +59,9 @@ class FaultHooks:
         self._regions_give_up_s: float | None = None
         self._drops: list[_DropRule] = []
         self._restarts = 0  # the latest restart_gateway's number (only it listens again)
+        self._stall: _StallRule | None = None
+        #: Calls that waited in a stall (see ``stall``).
+        self.stalled = 0
 
     def fail_writes_after(self, rows: int) -> None:
         """Let ``rows`` more row writes succeed, then fail every write with IOError."""
@@ -119,10 +130,42 @@ class FaultHooks:
             self._crash = (nth, crash)
 
     def heal(self) -> None:
-        """Undo ``fail_writes_after`` and pending ``drop_connection`` rules."""
+        """Undo ``fail_writes_after``, pending ``drop_connection`` rules and a ``stall`` (the
+        calls it holds are then done, their answers sent to whoever still listens)."""
         with self._lock:
             self._write_budget = None
             self._drops.clear()
+            stall, self._stall = self._stall, None
+        if stall is not None:
+            stall.released.set()
+
+    def stall(self, methods: set[str] | None = None, *, delay_s: float | None = None) -> None:
+        """HBase's master and region servers down behind a gateway that still answers: the
+        gateway takes calls (those named in ``methods``; None: every call that needs a region
+        server) but answers none until ``heal`` (or ``delay_s`` later), as its own HBase client
+        retries inside; then each call is done (a write lands late) and answered."""
+        with self._lock:
+            old = self._stall
+            self._stall = _StallRule(None if methods is None else frozenset(methods),
+                                     threading.Event(), delay_s)  # fmt: skip
+        if old is not None:
+            old.released.set()
+
+    def _maybe_stall(self, method: str) -> None:
+        with self._lock:
+            rule = self._stall
+        if rule is None:
+            return
+        if rule.methods is None and method in _GATEWAY_CALLS:
+            return
+        if rule.methods is not None and method not in rule.methods:
+            return
+        with self._lock:
+            self.stalled += 1
+        started = time.monotonic()
+        while not rule.released.wait(0.05) and not self._closed.is_set():
+            if rule.delay_s is not None and time.monotonic() - started >= rule.delay_s:
+                return
 
     def drop_connection(
         self, method: str | None = None, *, when: str = "after", count: int = 1
