@@ -39,6 +39,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """On HBase, how many stores the servers leased and how many of them were new table
+    prefixes (their tables created); on the run's double, the tables it created."""
+    if not ON_HBASE or not test_storage.leases["leased"]:
+        return
+    made = f"; the double created {len(_double.tables_created)} tables" if _double else ""
+    terminalreporter.write_line(
+        f"HBase stores: {test_storage.leases['leased']} leased, "
+        f"{test_storage.leases['new']} of them new table prefixes{made}"
+    )
+
+
 def _storage_url(tmp: Path) -> str:
     """A store of its own for one server on the storage the run is configured for (on HBase an
     emptied prefix of an earlier server, or a new one: ``test_storage.lease_url``). The run's

@@ -41,6 +41,8 @@ _cleanup_registered: list[tuple[str, int]] = []
 _owned: dict[str, int] = {}  # storage URL of an owned prefix -> servers running on it
 _deferring = [0]
 _free: dict[tuple[str, int], list[str]] = {}  # HBase address -> emptied prefixes to lease
+#: Leases handed out, and how many of them were new prefixes (tables made anew).
+leases = {"leased": 0, "new": 0}
 
 
 def kind() -> str:
@@ -79,6 +81,8 @@ def lease_url(host: str, port: int) -> str:
     from .hbase_double import storage_url
 
     free = _free.get((host, port))
+    leases["leased"] += 1
+    leases["new"] += not free
     prefix = free.pop() if free else server_prefix()
     return storage_url(host, port, prefix=prefix)
 
