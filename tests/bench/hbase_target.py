@@ -1,6 +1,6 @@
 """Our server's storage for a benchmark run on HBase: a real HBase Thrift1 gateway
 (``--hbase HOST:PORT``) or the HBase test double started in a process of its own
-(``--hbase-double``), under a fresh table prefix."""
+(``--hbase-double``), under a fresh table prefix whose tables are dropped at the end."""
 
 from __future__ import annotations
 
@@ -20,20 +20,37 @@ def hbase_storage(
     """The storage URL of our server on HBase (``hbase`` as host:port, or the double when
     ``double``, stopped with ``stack``), under a fresh table prefix; None: the embedded
     store."""
+    address = hbase_address(hbase, double, stack, log)
+    return None if address is None else bench_url(*address, stack)
+
+
+def bench_url(host: str, port: int, stack: contextlib.ExitStack, name: str = "") -> str:
+    """The storage URL of a fresh table prefix (``bench<token>_[name_]``) on the HBase at
+    host:port, its tables dropped when ``stack`` closes (after the servers on it stop, when
+    they were entered later)."""
+    from support.hbase_cleanup import drop_tables
     from support.hbase_double import storage_url  # (tests/ is on the path once a bench runs)
 
-    prefix = f"bench{secrets.token_hex(3)}_"
+    prefix = f"bench{secrets.token_hex(3)}_" + (f"{name}_" if name else "")
+    stack.callback(drop_tables, host, port, prefix)
+    return storage_url(host, port, prefix=prefix)
+
+
+def hbase_address(
+    hbase: str | None, double: bool, stack: contextlib.ExitStack, log: Callable[[str], None]
+) -> tuple[str, int] | None:
+    """(host, port) of the HBase Thrift gateway to run on: ``hbase`` as host:port, or the
+    double started in a process of its own (``python -m support.hbase_double``, stopped with
+    ``stack``) when ``double``; None: the embedded store."""
     if hbase:
         host, _, port = hbase.rpartition(":")
-        return storage_url(host, int(port), prefix=prefix)
+        return host, int(port)
     if not double:
         return None
-    code = ("import sys; from support.hbase_double import HBaseDouble; "
-            "d = HBaseDouble().start(); print('PORT', d.address[1], flush=True); sys.stdin.read(); "
-            "import os; os._exit(0)")  # fmt: skip
+    command = [sys.executable, "-m", "support.hbase_double", "--port", "0",
+               "--until-stdin-closes"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, env=env)  # fmt: skip
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     stack.callback(process.wait, 30)
     stack.callback(process.stdin.close)  # type: ignore[union-attr]  # its end: stdin closes
     port = 0
@@ -44,7 +61,7 @@ def hbase_storage(
     if not port:
         raise SystemExit("the HBase double did not start")
     log(f"HBase double on 127.0.0.1:{port} (pid {process.pid})")
-    return storage_url("127.0.0.1", port, prefix=prefix)
+    return "127.0.0.1", port
 
 
 def add_hbase_arguments(parser: argparse.ArgumentParser) -> None:

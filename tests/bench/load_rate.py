@@ -19,9 +19,17 @@ measured just before each ``make-dirs`` load): what the file system itself takes
 directories per second (their parents made on the way, as the server makes them);
 ``make-dirs`` is compared with it.
 
+``--hbase HOST:PORT`` runs the servers on a real HBase Thrift1 gateway instead (each its own
+table prefix, its tables dropped at the end), ``--hbase-double`` on the HBase test double in a
+process of its own. Then each round also puts the partition rows of its first load again, raw
+(``hbase-puts``: HBase's own ``mutateRows`` of the same rows, ``--batch`` a call over
+``--connections`` connections, into a scratch table; ``hbase_limit``), the limit each case is
+shown beside (``limit / case``).
+
 It prints figures and never asserts anything; it is not collected by pytest::
 
     .venv/bin/python tests/bench/load_rate.py --size 20000 --batch 1000 --repeat 3
+    .venv/bin/python tests/bench/load_rate.py --hbase hbase-host:9090 --cases data-off
 """
 
 from __future__ import annotations
@@ -33,15 +41,21 @@ import shutil
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_report import log, machine_info  # noqa: E402
 from bench_targets import Target  # noqa: E402
+from hbase_limit import raw_put_rate, read_rows  # noqa: E402
+from hbase_target import (  # noqa: E402
+    add_hbase_arguments,
+    bench_url,
+    check_hbase_arguments,
+    hbase_address,
+)
 from partition_dataset import DB, LoadDataset, encoded_adds, make_table  # noqa: E402
 from partition_load import count_partitions, send_adds  # noqa: E402
 
@@ -118,8 +132,15 @@ def fresh_table(target: Target, ds: LoadDataset, case: Case, external_root: Path
         return str(client.get_table(DB, ds.table).sd.location)
 
 
-def run_case(target: Target, case: Case, args: argparse.Namespace, external_root: Path) -> float:
-    """One load of the case; partitions per second."""
+def run_case(
+    target: Target,
+    case: Case,
+    args: argparse.Namespace,
+    external_root: Path,
+    loaded: Callable[[], None] | None = None,
+) -> float:
+    """One load of the case; partitions per second. ``loaded`` is called once the partitions
+    are in, before the table is dropped (untimed)."""
     ds = LoadDataset(args.size)
     location = fresh_table(target, ds, case, external_root)
     if case.precreate:
@@ -129,6 +150,8 @@ def run_case(target: Target, case: Case, args: argparse.Namespace, external_root
     settle()
     seconds = send_adds(target, messages, args.connections)
     present = count_partitions(target, ds)
+    if loaded is not None:
+        loaded()
     with target.connected() as client:
         client.drop_table(DB, ds.table, True)
     if present != ds.size:
@@ -157,7 +180,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default="",
         help="extra command-line options for the servers started here (space-separated)",
     )
+    add_hbase_arguments(parser)
     args = parser.parse_args(argv)
+    check_hbase_arguments(parser, args)
     args.case_list = [c.strip() for c in args.cases.split(",") if c.strip()]
     unknown = sorted(set(args.case_list) - set(CASES))
     if unknown:
@@ -167,14 +192,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def start_server(kind: str, data_dir: Path, extra: list[str], stack: contextlib.ExitStack) -> Any:
-    """A server of ours on a fresh SQLite store: ``plain``, ``roots`` (data roots = its
-    warehouse) or ``off`` (``--data-operations off``)."""
+def start_server(
+    kind: str,
+    data_dir: Path,
+    extra: list[str],
+    stack: contextlib.ExitStack,
+    hbase: tuple[str, int] | None = None,
+) -> tuple[Target, str]:
+    """A server of ours (and its storage URL) on a fresh store: ``plain``, ``roots`` (data
+    roots = its warehouse) or ``off`` (``--data-operations off``); the store a SQLite file, or
+    a fresh table prefix on the HBase at ``hbase`` (host, port)."""
     from support.our_server import OurServer
 
     workdir = data_dir / kind
     shutil.rmtree(workdir, ignore_errors=True)
     server = OurServer(workdir)
+    store = f"SQLite store {workdir / 'metastore.db'}"
+    if hbase is not None:  # (its tables dropped once the server has stopped)
+        server.storage = bench_url(*hbase, stack, kind)
+        store = f"HBase store {server.storage}"
     options = {
         "plain": [],
         "roots": ["--data-roots", f"file:{server.warehouse}"],
@@ -183,14 +219,33 @@ def start_server(kind: str, data_dir: Path, extra: list[str], stack: contextlib.
     server.extra_args = [*options, "--log-level", "warning", *extra]
     server.warehouse.mkdir(parents=True, exist_ok=True)
     endpoint = stack.enter_context(server)
-    return Target(
+    target = Target(
         f"ours-{kind}",
         endpoint.host,
         endpoint.port,
-        f"hbase-metastore {OUR_VERSION}, SQLite store {workdir / 'metastore.db'} "
-        f"{' '.join(options) or '(default options)'}",
+        f"hbase-metastore {OUR_VERSION}, {store} {' '.join(options) or '(default options)'}",
         timeout_ms=600_000,
     )
+    return target, server.storage
+
+
+def hbase_limit(
+    hbase: tuple[str, int], storage: str, args: argparse.Namespace, rates: list[float]
+) -> Callable[[], None]:
+    """What measures the limit once a load of the server on ``storage`` is in: its partition
+    rows, put again raw."""
+    from metastore_server.storage import layout
+    from metastore_server.storage.hbase import HBaseSettings
+
+    table = HBaseSettings.from_url(storage).table_name(layout.PARTITIONS)
+
+    def measure() -> None:
+        rows = read_rows(*hbase, table)
+        rate = raw_put_rate(*hbase, table, rows, batch=args.batch, connections=args.connections)
+        rates.append(rate)
+        log(f"  hbase-puts {rate:,.0f} rows/s ({len(rows):,} rows)")
+
+    return measure
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -201,10 +256,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     external_root.mkdir(parents=True, exist_ok=True)
     extra = args.ours_args.split()
     with contextlib.ExitStack() as stack:
-        servers = {
-            kind: start_server(kind, data_dir, extra, stack)
+        hbase = hbase_address(args.hbase, args.hbase_double, stack, log)
+        started = {
+            kind: start_server(kind, data_dir, extra, stack, hbase)
             for kind in sorted({CASE_TABLE[c].server for c in args.case_list})
         }
+        servers = {kind: target for kind, (target, _) in started.items()}
         print("\n".join(machine_info()))
         for target in servers.values():
             print(f"{target.name}: {target.description}")
@@ -213,32 +270,53 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"encoded beforehand, over {args.connections} connections; median of {args.repeat}"
         )
         sys.stdout.flush()
-        rates: dict[str, list[float]] = {c: [] for c in [*args.case_list, "mkdir"]}
+        rates: dict[str, list[float]] = {c: [] for c in [*args.case_list, "mkdir", "hbase-puts"]}
         ds = LoadDataset(args.size)
         for run in range(args.repeat):  # interleaved: each round runs every case once
             if "make-dirs" not in args.case_list:
                 rates["mkdir"].append(mkdir_rate(ds, data_dir))
-            for name in args.case_list:
+            for index, name in enumerate(args.case_list):
                 case = CASE_TABLE[name]
                 if name == "make-dirs":  # the file system's rate just before, for the ratio
                     rates["mkdir"].append(mkdir_rate(ds, data_dir))
-                rate = run_case(servers[case.server], case, args, external_root)
+                target, storage = started[case.server]
+                limit = None
+                if hbase is not None and index == 0:  # the limit, once a round
+                    limit = hbase_limit(hbase, storage, args, rates["hbase-puts"])
+                rate = run_case(target, case, args, external_root, limit)
                 rates[name].append(rate)
                 log(f"  run {run + 1}: {name} {rate:,.0f} partitions/s")
-        mkdir = statistics.median(rates["mkdir"])
-        for name in [*args.case_list, "mkdir"]:
-            median = statistics.median(rates[name])
-            runs = ", ".join(f"{r:,.0f}" for r in rates[name])
-            line = f"{name:<11} {median:>9,.0f} partitions/s  (runs: {runs})"
-            if name == "make-dirs":
-                line += f"  mkdir / make-dirs = {mkdir / median:.2f}x"
-            if name == "mkdir":
-                line = (
-                    f"{'mkdir':<11} {median:>9,.0f} partition directories/s "
-                    f"(os.makedirs of the same tree, runs: {runs})"
-                )
-            print(line, flush=True)
+        print_figures(args, rates)
     return 0
+
+
+def print_figures(args: argparse.Namespace, rates: dict[str, list[float]]) -> None:
+    """Each case's median beside the file system's rate (make-dirs) and, on HBase, beside
+    HBase's own (every case)."""
+    mkdir = statistics.median(rates["mkdir"])
+    limit = statistics.median(rates["hbase-puts"]) if rates["hbase-puts"] else None
+    for name in [*args.case_list, "mkdir", "hbase-puts"]:
+        if not rates[name]:
+            continue
+        median = statistics.median(rates[name])
+        runs = ", ".join(f"{r:,.0f}" for r in rates[name])
+        line = f"{name:<11} {median:>9,.0f} partitions/s  (runs: {runs})"
+        if name == "make-dirs":
+            line += f"  mkdir / make-dirs = {mkdir / median:.2f}x"
+        if limit is not None and name in args.case_list:
+            line += f"  limit / {name} = {limit / median:.2f}x"
+        if name == "mkdir":
+            line = (
+                f"{'mkdir':<11} {median:>9,.0f} partition directories/s "
+                f"(os.makedirs of the same tree, runs: {runs})"
+            )
+        if name == "hbase-puts":
+            line = (
+                f"{name:<11} {median:>9,.0f} rows/s (the limit: HBase's own mutateRows of the "
+                f"partition rows a load wrote, {args.batch} a call over {args.connections} "
+                f"connections, runs: {runs})"
+            )
+        print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,10 @@ as ``add_partitions`` calls of ``--batch`` partitions encoded by a client thread
 It prints figures and asserts nothing; it is not collected by pytest. The store stays in
 ``--data-dir`` (default /tmp/scale-partitions) for a re-run with the same size (the load is
 skipped when the table is complete) unless ``--drop``. ``--hbase-double`` (or ``--hbase
-HOST:PORT``) runs it on the HBase backend instead (the double holds everything in its
-process's memory: about 1,000,000 partitions is what it holds on a machine of 24 GiB)::
+HOST:PORT``) runs it on the HBase backend instead, under a fresh table prefix dropped at the
+end (the double holds everything in its process's memory: about 1,000,000 partitions is what
+it holds on a machine of 24 GiB); the load rate is then printed beside the limit, HBase's own
+``mutateRows`` of up to ``LIMIT_ROWS`` of the partition rows written (``hbase_limit``)::
 
     .venv/bin/python tests/bench/scale_partitions.py --size 1000000
 """
@@ -43,6 +45,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from filter_shapes import latest_ds_request  # noqa: E402
+from hbase_limit import store_limit  # noqa: E402
 from hbase_target import add_hbase_arguments, check_hbase_arguments, hbase_storage  # noqa: E402
 from partition_dataset import DB, Dataset, hms, make_partition, make_table  # noqa: E402
 from process_memory import peak_kib, reset_peak, rss_kib  # noqa: E402
@@ -53,6 +56,9 @@ from thriftpy2.transport import TMemoryBuffer  # noqa: E402
 from timing_clients import raw_call  # noqa: E402
 
 from metastore_server import thrift_api  # noqa: E402
+
+#: Partition rows put again raw for HBase's own rate (on HBase): enough for a steady rate.
+LIMIT_ROWS = 200_000
 
 
 class ScaleDataset(Dataset):
@@ -323,6 +329,11 @@ def run(server: OurServer, ds: ScaleDataset, args: argparse.Namespace) -> int:
                 f"partitions/s ({args.connections} connections, {args.batch} per call, "
                 "encoded by one client thread meanwhile, no directories)"
             )
+            if server.storage.startswith("hbase:"):
+                log("HBase's own rate (the limit) ...")
+                line = store_limit(server.storage, loaded / seconds, batch=args.batch,
+                                   connections=args.connections, max_rows=LIMIT_ROWS)
+                print(line)
         log("restart ...")
         ready, memory, first = restart(server, ds)
         print(

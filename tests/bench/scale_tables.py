@@ -16,17 +16,22 @@ store already holds them, then times on our server:
 Each ``create_table`` commits with a synchronous write (the embedded store's durability), so the
 load runs at the disk's flush rate: the default store lives in ``/dev/shm`` (memory, where a
 flush costs nothing) to load 200,000 tables in minutes; ``--data-dir`` puts it elsewhere (a
-store there is reused when it holds the tables). ``--hbase-double`` runs on the HBase backend
-against the protocol-level HBase double in this process (use fewer tables: it keeps its data in
-memory and is slower). It prints figures and asserts nothing; pytest does not collect it::
+store there is reused when it holds the tables). ``--hbase HOST:PORT`` runs on the HBase
+backend against a real HBase Thrift1 gateway, ``--hbase-double`` against the HBase test double
+in a process of its own (use fewer tables: it keeps its data in memory and is slower), each
+under a fresh table prefix dropped at the end; the load rate is then printed beside the limit,
+HBase's own ``mutateRows`` of the table rows written (``hbase_limit``). It prints figures and
+asserts nothing; pytest does not collect it::
 
     unshare -n bash -c 'ip link set lo up; .venv/bin/python tests/bench/scale_tables.py'
     .venv/bin/python tests/bench/scale_tables.py --tables 20000 --hbase-double
+    .venv/bin/python tests/bench/scale_tables.py --tables 20000 --hbase hbase-host:9090
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import socket
@@ -46,6 +51,11 @@ from thriftpy2.transport import TCyBufferedTransport, TMemoryBuffer, TSocket
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "bench"))
+
+from bench_report import log  # noqa: E402
+from hbase_limit import store_limit  # noqa: E402
+from hbase_target import add_hbase_arguments, check_hbase_arguments, hbase_storage  # noqa: E402
 
 from metastore_server.thrift_api import hms, make_client  # noqa: E402
 
@@ -289,40 +299,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=2, help="loading connections")
     parser.add_argument("--repeat", type=int, default=5, help="calls per listing (median)")
     parser.add_argument("--workers", type=int, help="the server's --workers (default: its own)")
-    parser.add_argument("--hbase-double", action="store_true", help="on the HBase double")
+    add_hbase_arguments(parser)
     args = parser.parse_args(argv)
+    check_hbase_arguments(parser, args)
     shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
     workdir = Path(args.data_dir or tempfile.mkdtemp(prefix="scale-tables-", dir=shm))
     workdir.mkdir(parents=True, exist_ok=True)
-    double = None
-    if args.hbase_double:
-        from support.hbase_double import HBaseDouble
-
-        double = HBaseDouble().start()
-        storage = double.url(prefix="scale_")
-    else:
-        storage = f"sqlite:///{workdir.resolve() / 'metastore.db'}"
-    server = Server(storage, workdir, args.workers)
-    try:
-        server.start()
-        rate = load(server.port, args.tables, args.connections)
-        backend = "HBase double" if double else f"embedded store in {workdir}"
-        print(
-            f"{args.tables} tables in {DB}, {backend}; "
-            + (f"loaded at {rate:.0f} tables/s" if rate else "already loaded")
-        )
-        measure(server, args.tables, args.repeat)
-        before = server.rss()[0]
-        server.stop()
-        seconds = server.start()
-        print(f"restart: {seconds:.2f} s until the first get_table answered; RSS before "
-              f"{before:.0f} MiB, after {server.rss()[0]:.0f} MiB")  # fmt: skip
-        measure(server, args.tables, args.repeat)
-    finally:
-        server.stop()
-        if double is not None:
-            double.stop()
+    with contextlib.ExitStack() as stack:
+        hbase = hbase_storage(args.hbase, args.hbase_double, stack, log)
+        storage = hbase or f"sqlite:///{workdir.resolve() / 'metastore.db'}"
+        server = Server(storage, workdir, args.workers)
+        stack.callback(server.stop)  # (before the tables of its prefix are dropped)
+        run(server, args, "HBase store " + hbase if hbase else f"embedded store in {workdir}")
     return 0
+
+
+def run(server: Server, args: argparse.Namespace, backend: str) -> None:
+    """Load, measure, restart and measure again on ``server``."""
+    server.start()
+    rate = load(server.port, args.tables, args.connections)
+    print(
+        f"{args.tables} tables in {DB}, {backend}; "
+        + (f"loaded at {rate:.0f} tables/s" if rate else "already loaded")
+    )
+    if rate and server.storage.startswith("hbase:"):
+        print(store_limit(server.storage, rate, batch=1000, connections=args.connections,
+                          max_rows=200_000, what="table"))  # fmt: skip
+    measure(server, args.tables, args.repeat)
+    before = server.rss()[0]
+    server.stop()
+    seconds = server.start()
+    print(f"restart: {seconds:.2f} s until the first get_table answered; RSS before "
+          f"{before:.0f} MiB, after {server.rss()[0]:.0f} MiB")  # fmt: skip
+    measure(server, args.tables, args.repeat)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from support import test_storage
-from support.hbase_double import HBaseDouble, storage_url
+from support.hbase_double import HBaseDouble
 
 from metastore_server.server.app import build_server
 from metastore_server.server.config import ServerConfig
@@ -38,8 +39,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """On HBase, how many stores the servers leased and how many of them were new table
+    prefixes (their tables created); on the run's double, the tables it created."""
+    if not ON_HBASE or not test_storage.leases["leased"]:
+        return
+    made = f"; the double created {len(_double.tables_created)} tables" if _double else ""
+    terminalreporter.write_line(
+        f"HBase stores: {test_storage.leases['leased']} leased, "
+        f"{test_storage.leases['new']} of them new table prefixes{made}"
+    )
+
+
 def _storage_url(tmp: Path) -> str:
-    """A fresh store for one server on the storage the run is configured for."""
+    """A store of its own for one server on the storage the run is configured for (on HBase an
+    emptied prefix of an earlier server, or a new one: ``test_storage.lease_url``). The run's
+    double charges ``METASTORE_TEST_HBASE_DDL_S`` seconds a table operation (default 0; about 1
+    is a real HBase's cost)."""
     global _double
     if TEST_STORAGE == "embedded":
         return f"sqlite:///{tmp / 'metastore.db'}"
@@ -49,11 +65,10 @@ def _storage_url(tmp: Path) -> str:
             pytest.skip(test_storage.SKIP_REASON)
         return url
     if _double is None:
-        _double = HBaseDouble()
+        _double = HBaseDouble(table_ddl_s=float(os.environ.get("METASTORE_TEST_HBASE_DDL_S", 0)))
         _double.start()
         atexit.register(_double.stop)
-    host, port = _double.address
-    return storage_url(host, port, prefix=test_storage.server_prefix())
+    return test_storage.lease_url(*_double.address)
 
 
 class RunningServer:
@@ -61,7 +76,7 @@ class RunningServer:
 
     def __init__(self, tmp: Path, **config: object) -> None:
         self.warehouse = tmp / "warehouse"
-        if "storage" not in config:  # a store of its own: on HBase, dropped when done
+        if "storage" not in config:  # a store of its own: on HBase, emptied when done
             url = _storage_url(tmp)
             config["storage"] = test_storage.own(url) if ON_HBASE else url
         self.config = ServerConfig(
@@ -84,7 +99,8 @@ class RunningServer:
 
     def stop(self) -> None:
         """Stop serving and close the store; on HBase, a store of its own that no other server
-        uses has its tables dropped (at the end of the test when stopped within one)."""
+        uses has its tables emptied and its prefix leased again (at the end of the test when
+        stopped within one)."""
         if self._stopped:
             return
         self._stopped = True
@@ -96,10 +112,10 @@ class RunningServer:
 
 
 @pytest.fixture(autouse=True)
-def _drops_after_the_test() -> Iterator[None]:
-    """Tables of servers stopped during a test are dropped at its end (it may restart a server
-    on the same store)."""
-    with test_storage.deferred_drops():
+def _release_after_the_test() -> Iterator[None]:
+    """Stores of servers stopped during a test are emptied and released at its end (it may
+    restart a server on the same store)."""
+    with test_storage.deferred_release():
         yield
 
 

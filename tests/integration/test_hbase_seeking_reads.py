@@ -76,3 +76,23 @@ def test_a_listing_still_reads_whole_batches(on_double) -> None:
     before = len(double.scanner_batches)
     assert len(client.get_partition_names("sdb", "t", -1)) == ROWS
     assert max(double.scanner_batches[before:]) > SEEKING_BATCH
+
+
+def test_latest_values_under_a_filter_are_right_on_hbase_1_2(on_double) -> None:
+    """HBase 1.2.x fails a reversed scan with a filter on the region server; the store reads
+    on without the filter and the answers are those of a healthy HBase."""
+    double, client = on_double
+    asks = [
+        {"ascending": False, "maxParts": 3, "filter": 'region = "r3"'},
+        {"ascending": False, "maxParts": 2, "filter": 'hr > 20 and region = "r7"'},
+        {"ascending": False, "applyDistinct": True, "filter": 'region = "r1" and hr = 5'},
+    ]
+    healthy = [_values(client, **ask) for ask in asks]
+    assert healthy[0] == [[day] for day in DAYS[:-4:-1]]
+    failures = double.reverse_scan_failures
+    double.reverse_filter_bug = True
+    try:
+        assert [_values(client, **ask) for ask in asks] == healthy
+    finally:
+        double.reverse_filter_bug = False
+    assert double.reverse_scan_failures > failures  # the bug was met, and gone round

@@ -27,6 +27,7 @@ from metastore_server.timeline import (
     timeline_to_table_properties,
     timeline_type,
 )
+from support import test_storage
 from support.our_server import OurServer
 
 from metastore_server.catalog.data.warehouse import Warehouse
@@ -303,7 +304,7 @@ def test_renaming_the_table_keeps_its_timelines(client, running) -> None:
 def test_two_processes_on_one_store_agree(tmp_path: Path, monkeypatch) -> None:
     """Two server processes on one store (the SQLite file, or the HBase double both reach over
     the network) add and drop partitions of one table, alternately and then at once."""
-    url = _storage_url(tmp_path)
+    url = test_storage.own(_storage_url(tmp_path))  # on HBase: emptied when both are done
     # Both processes use ``url``; neither starts an HBase double of its own.
     monkeypatch.setenv("METASTORE_TEST_STORAGE", "embedded")
     first, second = OurServer(tmp_path / "a"), OurServer(tmp_path / "b")

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import structlog
+from support import test_storage
 from support.tls import make_certificate
 from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.thrift import TApplicationException, TMessageType
@@ -460,16 +461,19 @@ HALF_MESSAGE = b"\x80\x01"
 def _server(tmp: Path, **options: Any) -> Iterator[MetastoreServer]:
     """A server over the run's store, built as ``serve`` builds it, with settings such as
     ``message_timeout``."""
-    config = ServerConfig(
-        storage=_storage_url(tmp), warehouse=str(tmp / "warehouse"), port=0, **options
-    )
+    url = test_storage.own(_storage_url(tmp))  # on HBase: emptied when it stops
+    config = ServerConfig(storage=url, warehouse=str(tmp / "warehouse"), port=0, **options)
     server, close = build_server(config)
+    test_storage.server_started(url)
     server.start()
     try:
         yield server
     finally:
-        server.stop()
-        close()
+        try:
+            server.stop()
+            close()
+        finally:
+            test_storage.server_stopped(url)
 
 
 def _serves_soon(server: MetastoreServer, **kwargs: Any) -> None:

@@ -162,3 +162,91 @@ def test_the_default_cell_limit_is_hbases() -> None:
     assert HBaseSettings.from_url("hbase://hb?max_cell_bytes=5").max_cell_bytes == 5
     with pytest.raises(ValueError, match="max_cell_bytes"):
         HBaseSettings(max_cell_bytes=0)
+
+
+# -- HBase 1.2.x: a reversed scan with a filter fails on the region server ------------------------
+
+#: Rows whose d:s is below 5: half the rows, at most 5 rejected in a row (within the budget).
+HALF = b"SingleColumnValueFilter('d', 's', <, 'binary:\x05', true, true)"
+
+
+@contextlib.contextmanager
+def reverse_filter_bug(double: HBaseDouble) -> Iterator[None]:
+    double.reverse_filter_bug = True
+    try:
+        yield
+    finally:
+        double.reverse_filter_bug = False
+
+
+def test_the_double_fails_reversed_filtered_scans_as_hbase_1_2_does(double, store) -> None:
+    rows(store)
+    table = store.settings.table_name(T)
+    failures = double.reverse_scan_failures
+    with reverse_filter_bug(double), contextlib.closing(
+        happybase.Connection(*double.address)
+    ) as connection:
+        client = connection.client
+
+        def first(**scan: object) -> list[bytes]:
+            scanner = client.scannerOpenWithScan(table, HBASE_THRIFT.TScan(**scan), {})
+            try:
+                return [item.row for item in client.scannerGetList(scanner, 3)]
+            finally:
+                client.scannerClose(scanner)
+
+        with pytest.raises(HBASE_THRIFT.IOError) as failed:
+            first(filterString=HALF, reversed=True)
+        message = failed.value.message.decode()
+        assert "requestSeek cannot be called on ReversedKeyValueHeap" in message
+        assert "OutOfOrderScannerNextException" in message
+        assert first(filterString=HALF) == [b"r000", b"r001", b"r002"]  # forward: fine
+        assert first(reversed=True) == [b"r039", b"r038", b"r037"]  # no filter: fine
+    assert double.reverse_scan_failures == failures + 1
+
+
+def latest_accepted(
+    store: HBaseStore, start: bytes, stop: bytes | None, n: int, batch: int
+) -> list[bytes]:
+    """The ``n`` highest keys in the range whose row HALF accepts, as a caller reads them: a
+    reversed filtered scan of ``n`` rows, each row re-checked, on from the last key until it
+    has ``n`` (the port's contract for a limited filtered scan)."""
+    found: list[bytes] = []
+    while len(found) < n:
+        asked = n - len(found)
+        got = list(store.scan(T, start, stop, reverse=True, limit=asked, filter=HALF,
+                              batch_size=batch))  # fmt: skip
+        found += [key for key, row in got if row[b"d:s"][0] < 5]
+        if len(got) < asked:  # the range is done
+            break
+        stop = got[-1][0]  # a reversed scan's next part ends below the last key
+    return found[:n]
+
+
+@pytest.mark.parametrize(
+    ("start", "stop", "limit", "batch"),
+    [(b"", None, None, 4), (b"r005", b"r031", None, 3), (b"", None, 6, 2), (b"r010", None, 1, 1)],
+)
+def test_a_reversed_filtered_scan_on_hbase_1_2_gives_the_right_rows(
+    double, store, start, stop, limit, batch
+) -> None:
+    rows(store)
+    upper = int(stop[1:]) if stop else 40
+    lower = int(start[1:]) if start else 0
+    accepted_keys = [b"r%03d" % i for i in reversed(range(lower, upper)) if i % 10 < 5]
+    before, failures = len(double.scans), double.reverse_scan_failures
+    with reverse_filter_bug(double):
+        got = list(store.scan(T, start, stop, reverse=True, limit=limit, filter=HALF,
+                              batch_size=batch))  # fmt: skip
+        latest = latest_accepted(store, start, stop, limit or 40, batch)
+    keys = [key for key, _ in got]
+    assert keys == sorted(set(keys), reverse=True)  # in order, each once
+    assert all(start <= key and (stop is None or key < stop) for key in keys)
+    assert limit is None or len(keys) <= limit
+    # every accepted row down to the last one returned; and what a caller reads is exact
+    down_to_last = [key for key in accepted_keys if key >= keys[-1]]
+    assert [key for key, row in got if row[b"d:s"][0] < 5] == down_to_last
+    assert latest == accepted_keys[:limit]
+    assert double.reverse_scan_failures > failures  # the bug was met, and gone round
+    retried = double.scans[before:][-1]
+    assert retried.reversed and retried.filterString is None

@@ -3,15 +3,18 @@
 * ``embedded`` (default): SQLite in each test's scratch directory;
 * ``hbase-double``: the HBase backend against the HBase test double started for the run;
 * ``hbase``: the HBase backend against a real HBase Thrift1 gateway, ``HBASE_THRIFT=host:port``.
-  Every server of the run gets its own table prefix (the run's random token, then a counter),
-  so that runs sharing one HBase never collide; the run's tables are dropped at its end. Without
-  ``HBASE_THRIFT`` the integration tests are skipped, saying so.
+  Table prefixes are the run's random token, then a counter, so that runs sharing one HBase
+  never collide; the run's tables are dropped at its end. Without ``HBASE_THRIFT`` the
+  integration tests are skipped, saying so.
 
-A server that made its own table prefix (``own``) has its tables dropped once the last server on
-that store stops (``server_started`` / ``server_stopped``), so a run keeps only the tables of the
-servers still running (a 1 GB HBase runs out of memory near 900 tables). Within
-``deferred_drops`` (each integration test) the drops wait for its end, so a test may stop a
-server and start another on the same store.
+Prefixes are leased (``lease_url``): a server that needs a store of its own gets a prefix no
+running server uses, either an emptied one of an earlier server (its tables kept: a real HBase
+takes about a second to create a table, and as long to drop one) or a new one. A leased prefix
+marked ``own`` goes back to the pool once the last server on it stops (``server_started`` /
+``server_stopped``): its tables are emptied (``hbase_cleanup.empty_tables``), or dropped if that
+fails. So a run creates each table once per prefix, and has as many prefixes as servers run at
+once, where it had one per server. Within ``deferred_release`` (each integration test) the
+release waits for its end, so a test may stop a server and start another on the same store.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import itertools
 import os
 import secrets
 from collections.abc import Iterator
+
+from .hbase_cleanup import drop_tables, empty_tables
 
 KINDS = ("embedded", "hbase-double", "hbase")
 SKIP_REASON = (
@@ -35,6 +40,9 @@ _servers = itertools.count()
 _cleanup_registered: list[tuple[str, int]] = []
 _owned: dict[str, int] = {}  # storage URL of an owned prefix -> servers running on it
 _deferring = [0]
+_free: dict[tuple[str, int], list[str]] = {}  # HBase address -> emptied prefixes to lease
+#: Leases handed out, and how many of them were new prefixes (tables made anew).
+leases = {"leased": 0, "new": 0}
 
 
 def kind() -> str:
@@ -66,23 +74,39 @@ def server_prefix() -> str:
     return f"{RUN_PREFIX}{next(_servers)}_"
 
 
-def real_hbase_url() -> str | None:
-    """The storage URL of a new server on the real HBase (its own table prefix), the run's
-    tables to be dropped when the run ends; None without ``HBASE_THRIFT``."""
+def lease_url(host: str, port: int) -> str:
+    """The storage URL of a store of its own for a server on the HBase at host:port: a prefix
+    no running server uses, emptied (see the module docstring). Mark it ``own`` for it to go
+    back to the pool when the server stops."""
     from .hbase_double import storage_url
 
+    free = _free.get((host, port))
+    leases["leased"] += 1
+    leases["new"] += not free
+    prefix = free.pop() if free else server_prefix()
+    return storage_url(host, port, prefix=prefix)
+
+
+def forget(host: str, port: int) -> None:
+    """Forget the free prefixes of an HBase that is gone (a test's own double)."""
+    _free.pop((host, port), None)
+
+
+def real_hbase_url() -> str | None:
+    """The storage URL of a new server on the real HBase (a leased table prefix), the run's
+    tables to be dropped when the run ends; None without ``HBASE_THRIFT``."""
     address = real_hbase()
     if address is None:
         return None
     if not _cleanup_registered:
         _cleanup_registered.append(address)
         atexit.register(drop_run_tables, *address)
-    return storage_url(*address, prefix=server_prefix())
+    return lease_url(*address)
 
 
 @contextlib.contextmanager
 def shared_hbase_url() -> Iterator[str]:
-    """A storage URL for several server processes to share: a new table prefix on the real
+    """A storage URL for several server processes to share: a leased table prefix on the real
     HBase (METASTORE_TEST_STORAGE=hbase), else an HBase double started for the block."""
     from .hbase_double import running_double, storage_url
 
@@ -95,16 +119,18 @@ def shared_hbase_url() -> Iterator[str]:
         try:
             yield url
         finally:  # every server of the block is done with it
-            drop_store_tables(url)
+            recycle(url)
         return
     with running_double() as address:
         yield storage_url(*address)
 
 
 def own(url: str) -> str:
-    """Mark an ``hbase://`` store (its table prefix) as made for one server: its tables are
-    dropped once no server runs on it any more (see the module docstring)."""
-    _owned.setdefault(url, 0)
+    """Mark an ``hbase://`` store (its table prefix) as made for one server: emptied and
+    leased again once no server runs on it any more (see the module docstring). Any other
+    store is returned as it is."""
+    if url.startswith("hbase:"):
+        _owned.setdefault(url, 0)
     return url
 
 
@@ -115,67 +141,53 @@ def server_started(url: str) -> None:
 
 
 def server_stopped(url: str) -> None:
-    """A server on ``url`` stopped: drop the store's tables if it was the last (unless drops
-    are deferred)."""
+    """A server on ``url`` stopped: release the store's prefix if it was the last (unless
+    releases are deferred)."""
     if url in _owned:
         _owned[url] -= 1
         if not _deferring[0]:
-            drop_released()
+            release_unused()
 
 
 @contextlib.contextmanager
-def deferred_drops() -> Iterator[None]:
-    """Drops wait until the block ends (a test may restart a server on the same store)."""
+def deferred_release() -> Iterator[None]:
+    """Releases wait until the block ends (a test may restart a server on the same store)."""
     _deferring[0] += 1
     try:
         yield
     finally:
         _deferring[0] -= 1
         if not _deferring[0]:
-            drop_released()
+            release_unused()
 
 
-def drop_released() -> int:
-    """Drop the tables of every owned store no server runs on; how many tables."""
-    dropped = 0
+def release_unused() -> int:
+    """Empty the tables of every owned store no server runs on, and offer their prefixes to
+    the next servers; how many tables."""
+    emptied = 0
     for url, users in list(_owned.items()):
         if users <= 0:
             del _owned[url]
-            dropped += drop_store_tables(url)
-    return dropped
+            emptied += recycle(url)
+    return emptied
 
 
-def drop_store_tables(url: str) -> int:
-    """Drop the tables of an ``hbase://`` store URL's prefix (best effort); how many."""
+def recycle(url: str) -> int:
+    """Empty the tables of an ``hbase://`` store URL's prefix and put the prefix back in the
+    pool; when emptying fails, drop them instead (best effort). How many tables."""
     from metastore_server.storage.hbase import HBaseSettings
 
     settings = HBaseSettings.from_url(url)
-    return drop_tables(settings.host, settings.port, settings.prefix)
+    try:
+        emptied = empty_tables(settings.host, settings.port, settings.prefix)
+    except Exception:  # noqa: BLE001 - cleanup must not fail a run; a fresh prefix will do
+        return drop_tables(settings.host, settings.port, settings.prefix)
+    _free.setdefault((settings.host, settings.port), []).append(settings.prefix)
+    return emptied
 
 
 def drop_run_tables(host: str, port: int) -> int:
     """Drop this run's tables (those of ``RUN_PREFIX``) from the HBase at host:port; how many.
     Best effort: an HBase gone meanwhile drops nothing."""
+    forget(host, port)
     return drop_tables(host, port, RUN_PREFIX)
-
-
-def drop_tables(host: str, port: int, prefix: str) -> int:
-    """Disable and delete the tables whose names start with ``prefix`` from the HBase at
-    host:port; how many. Best effort: an HBase gone meanwhile drops nothing."""
-    import happybase
-
-    try:
-        connection = happybase.Connection(host, port, autoconnect=True, timeout=30_000)
-    except Exception:  # noqa: BLE001 - cleanup must not fail a run
-        return 0
-    dropped = 0
-    try:
-        for name in connection.tables():
-            if name.decode("utf-8", "replace").startswith(prefix):
-                connection.delete_table(name, disable=True)
-                dropped += 1
-    except Exception:  # noqa: BLE001
-        pass
-    finally:
-        connection.close()
-    return dropped

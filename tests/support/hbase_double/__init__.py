@@ -48,6 +48,17 @@ qualifier + value + ``CELL_OVERHEAD`` bytes) is longer than ``max_cell_bytes`` (
 ``MAX_CELL_BYTES``, 10,485,760, hbase.client.keyvalue.maxsize) is refused as HBase's client
 refuses it: IllegalArgument ``java.lang.IllegalArgumentException: KeyValue size too large``.
 
+Table operations: a real HBase master takes about a second to create, enable, disable or
+delete a table; the double takes ``table_ddl_s`` seconds (default 0, so the suite stays fast)
+and lists the tables createTable made in ``tables_created`` (a test asserts the suite creates
+its tables once per table prefix).
+
+HBase 1.2.x's reverse-scan bug (``reverse_filter_bug``, off by default): a reversed scan with a
+filter fails on the region server (``java.lang.IllegalStateException: requestSeek cannot be
+called on ReversedKeyValueHeap``), seen by the client as IOError ``DoNotRetryIOException:
+Failed after retry of OutOfOrderScannerNextException`` (``REVERSE_SCAN_BUG_MESSAGE``) at the
+scanner's first scannerGetList; ``reverse_scan_failures`` counts them.
+
 Not emulated: versions and timestamps (one version per cell; TCell timestamps are the write
 clock), TTLs, regions and splits, same-millisecond delete/put masking.
 
@@ -69,12 +80,17 @@ budget), ``faults`` (the hooks and their state), ``limits`` (row key and cell si
 HBase's exceptions).
 
 Use: ``with HBaseDouble() as double: url = double.url(prefix="t_")``, or
-``with running_double() as (host, port): url = storage_url(host, port)``.
+``with running_double() as (host, port): url = storage_url(host, port)``, or as a process of
+its own: ``cd tests && python -m support.hbase_double --port 9090`` (``__main__``).
 """
 
 from support.hbase_double.idl import HBASE_IDL, hbase_thrift, illegal_argument, io_error
 from support.hbase_double.limits import CELL_OVERHEAD, MAX_CELL_BYTES, MAX_ROW_KEY
-from support.hbase_double.scanners import DEFAULT_SCAN_ROWS_PER_CALL, SCAN_TIMEOUT_MESSAGE
+from support.hbase_double.scanners import (
+    DEFAULT_SCAN_ROWS_PER_CALL,
+    REVERSE_SCAN_BUG_MESSAGE,
+    SCAN_TIMEOUT_MESSAGE,
+)
 from support.hbase_double.server import HBaseDouble, running_double, storage_url
 
 __all__ = [
@@ -83,6 +99,7 @@ __all__ = [
     "HBASE_IDL",
     "MAX_CELL_BYTES",
     "MAX_ROW_KEY",
+    "REVERSE_SCAN_BUG_MESSAGE",
     "SCAN_TIMEOUT_MESSAGE",
     "HBaseDouble",
     "hbase_thrift",

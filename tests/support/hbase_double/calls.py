@@ -53,6 +53,7 @@ class _Handler(ScannerCalls):
             families.add(family)
         if not families:
             raise illegal_argument("Table should have at least one column family.")
+        self.d._table_ddl()
         with self.d._lock:
             if name in self.d._tables:
                 raise hbase_thrift.AlreadyExists(message="table name already in use")
@@ -61,8 +62,10 @@ class _Handler(ScannerCalls):
                 [TableSpec(store_name, tuple(f.decode() for f in families))]
             )
             self.d._tables[name] = Table(store_name, frozenset(families))
+            self.d.tables_created.append(name)
 
     def deleteTable(self, tableName: bytes) -> None:
+        self.d._table_ddl()
         with self.d._lock:
             table = self.d._tables.get(tableName)
             if table is None:
@@ -72,10 +75,14 @@ class _Handler(ScannerCalls):
             del self.d._tables[tableName]
 
     def enableTable(self, tableName: bytes) -> None:
-        self.d._table(tableName, enabled=None).enabled = True
+        table = self.d._table(tableName, enabled=None)
+        self.d._table_ddl()
+        table.enabled = True
 
     def disableTable(self, tableName: bytes) -> None:
-        self.d._table(tableName, enabled=None).enabled = False
+        table = self.d._table(tableName, enabled=None)
+        self.d._table_ddl()
+        table.enabled = False
 
     def isTableEnabled(self, tableName: bytes) -> bool:
         return self.d._table(tableName, enabled=None).enabled

@@ -34,6 +34,14 @@ SCAN_TIMEOUT_MESSAGE = (
     "OutOfOrderScannerNextException: was there a rpc timeout?"
 )
 
+#: What a reversed scan with a filter fails with on HBase 1.2.x (``reverse_filter_bug``): the
+#: region server's IllegalStateException, reached through the client's retries.
+REVERSE_SCAN_BUG_MESSAGE = (
+    "org.apache.hadoop.hbase.DoNotRetryIOException: Failed after retry of "
+    "OutOfOrderScannerNextException: was there a rpc timeout? Caused by: "
+    "java.lang.IllegalStateException: requestSeek cannot be called on ReversedKeyValueHeap"
+)
+
 
 @dataclass
 class Scanner:
@@ -43,6 +51,8 @@ class Scanner:
     touched: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
     broken: bool = False
+    reversed_filtered: bool = False
+    """A reversed scan with a filter (what HBase 1.2.x's region server cannot serve)."""
 
 
 class ScannerCalls:
@@ -114,6 +124,10 @@ class ScannerCalls:
         with scanner.lock:
             if scanner.broken:
                 raise io_error(SCAN_TIMEOUT_MESSAGE)
+            if scanner.reversed_filtered and self.d.reverse_filter_bug:
+                scanner.broken = True
+                self.d.reverse_scan_failures += 1
+                raise io_error(REVERSE_SCAN_BUG_MESSAGE)
             scanner.touched = time.monotonic()
             return self.d._next_results(scanner, max(nbRows, 1))
 
@@ -143,6 +157,8 @@ class Scanning:
         self.scanner_batches: list[int] = []
         self.scan_rows_examined: list[int] = []
         self.scan_timeouts = 0
+        #: Scanner calls failed by ``reverse_filter_bug``.
+        self.reverse_scan_failures = 0
 
     @property
     def open_scanners(self) -> int:
@@ -194,7 +210,9 @@ class Scanning:
                     close()
 
         scanner_id = next(self._scanner_ids)
-        self._scanners[scanner_id] = Scanner(results())
+        self._scanners[scanner_id] = Scanner(
+            results(), reversed_filtered=reverse and test is not None
+        )
         return scanner_id
 
     def _next_results(self, scanner: Scanner, wanted: int) -> list[Any]:

@@ -9,6 +9,7 @@ import itertools
 import logging
 import socket
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
@@ -50,6 +51,8 @@ class HBaseDouble(FaultHooks, Scanning):
         scanner_lease_s: float = 60.0,
         scan_rows_per_call: int | None = DEFAULT_SCAN_ROWS_PER_CALL,
         max_cell_bytes: int | None = MAX_CELL_BYTES,
+        table_ddl_s: float = 0.0,
+        reverse_filter_bug: bool = False,
     ) -> None:
         self.host = host
         self._requested_port = port
@@ -57,6 +60,13 @@ class HBaseDouble(FaultHooks, Scanning):
         self._transport = _TRANSPORTS[transport]()
         self._protocol = _PROTOCOLS[protocol]()
         self.max_cell_bytes = max_cell_bytes
+        #: Seconds each createTable, disableTable, enableTable and deleteTable takes (a real
+        #: HBase master takes about a second); 0 by default, to keep the suite fast.
+        self.table_ddl_s = table_ddl_s
+        #: HBase 1.2.x's bug: a reversed scan with a filter fails on the region server.
+        self.reverse_filter_bug = reverse_filter_bug
+        #: The names of the tables createTable made, in order (the table-creation counter).
+        self.tables_created: list[bytes] = []
         self._store: SqliteStore | None = None
         self._tables: dict[bytes, Table] = {}
         self._namespaces = {b"default", b"hbase"}
@@ -185,6 +195,12 @@ class HBaseDouble(FaultHooks, Scanning):
             raise io_error(f"org.apache.hadoop.hbase.TableNotEnabledException: {name.decode()}")
         return table
 
+    def _table_ddl(self) -> None:
+        """The time a table operation of the master takes (``table_ddl_s``), outside the
+        double's lock (other calls go on meanwhile, as on HBase)."""
+        if self.table_ddl_s > 0:
+            time.sleep(self.table_ddl_s)
+
     def _read(self, table: Table, key: bytes) -> Row:
         if not key:
             return {}
@@ -260,6 +276,6 @@ def storage_url(host: str, port: int, prefix: str = "hms_", **params: object) ->
 def running_double(**options: Any) -> Iterator[tuple[str, int]]:
     """A started HBase double for the duration of the block: yields (host, port). ``options``
     go to ``HBaseDouble`` (host, port, transport, protocol, scanner_lease_s, scan_rows_per_call,
-    max_cell_bytes)."""
+    max_cell_bytes, table_ddl_s, reverse_filter_bug)."""
     with HBaseDouble(**options) as double:
         yield double.address
