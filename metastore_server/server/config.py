@@ -142,6 +142,9 @@ class ServerConfig:
     fs_options: dict[str, dict[str, object]] = field(default_factory=dict)
     #: The Iceberg REST catalog's port on ``host`` (0: not served; ``metastore_server.rest``).
     rest_port: int = 0
+    #: Seconds the REST catalog keeps the answer of a request sent with an Idempotency-Key
+    #: (advertised as ``idempotency-key-lifetime``; 0: keys not taken).
+    rest_idempotency_lifetime: int = 1800
     #: The port of /health, /ready and /metrics on ``host`` (0: not served;
     #: ``metastore_server.server.monitoring``).
     metrics_port: int = 0
@@ -238,6 +241,7 @@ class ServerConfig:
             "partition_request_limit",
             "listing_cache_mb",
             "rest_port",
+            "rest_idempotency_lifetime",
             "metrics_port",
         ):
             value = env.get(ENV_PREFIX + name.upper())
@@ -272,6 +276,9 @@ class ServerConfig:
             raise ValueError(f"port out of range: {self.port}")
         if not 0 <= self.rest_port <= 65535:
             raise ValueError(f"rest_port out of range: {self.rest_port}")
+        if not 0 <= self.rest_idempotency_lifetime <= 7 * 86400:
+            raise ValueError("rest_idempotency_lifetime must be 0 to 604800 seconds, not "
+                             f"{self.rest_idempotency_lifetime}")  # fmt: skip
         if self.rest_port and self.rest_port == self.port:
             raise ValueError(f"rest_port {self.rest_port} is the Thrift port too")
         if not 0 <= self.metrics_port <= 65535:
