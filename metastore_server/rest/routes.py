@@ -467,12 +467,14 @@ def _authenticated_answer(context: RestContext, authorization: str | None, call:
     """Who is calling (401 when credentials are needed and wrong), then ``_answer`` (a kept
     answer for a retried ``Idempotency-Key``): one hand-over to a worker thread a request."""
     try:
-        user = context.auth.caller(authorization)
+        user, groups = context.auth.identity(authorization)
     except RestError as exc:
-        return JSONResponse(exc.body(), status_code=exc.code,
-                            headers={"WWW-Authenticate": 'Basic realm="iceberg"'})
+        challenge = {"WWW-Authenticate": context.auth.challenge()} if exc.code == 401 else None
+        return JSONResponse(exc.body(), status_code=exc.code, headers=challenge)
     if user is not None:
-        call.calls.session.authenticated_user, call.calls.session.mechanism = user, "REST"
+        session = call.calls.session
+        session.authenticated_user, session.mechanism = user, "REST"
+        session.proven_groups = groups
     key = call.headers.get(idempotency.HEADER)
     if key is None or not served.mutates or not context.idempotency.offered:
         return _answer(call, served.operation, served.ok)
