@@ -7,7 +7,10 @@ metadata file, the databases and their owners)."""
 
 from __future__ import annotations
 
+import base64
+import json
 import uuid
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,8 @@ from support.rest_attacks import namespace as _namespace  # noqa: E402
 from support.rest_attacks import secured as secured_setting  # noqa: E402
 from support.rest_attacks import token as _token  # noqa: E402
 from support.rest_catalog import Both, ready  # noqa: E402
+
+from metastore_server.rest.idempotency import Request  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -146,8 +151,6 @@ def test_one_callers_key_never_replays_to_another(secured: Setting, mode: str) -
     """bob sends alice's key with her very request: it runs as bob (refused: he may not write
     under her warehouse, or the namespace is hers already), never her kept 200; and his own
     use of the key is kept apart from hers."""
-    import base64
-
     both = secured.both
 
     def creds(user: str, password: str) -> dict[str, str]:
@@ -179,7 +182,28 @@ def test_one_callers_key_never_replays_to_another(secured: Setting, mode: str) -
         assert client.get_database(name + "_bob").ownerName == "bob"
     # Without credentials the key is never looked at: 401.
     assert send(both, "POST", "/v1/namespaces", body, shared)[0] == 401
+    # In the store: each caller's entry under the key is under his own row, naming him.
+    kept = kept_entries(both)
+    for caller, answer in (("alice", hers), ("bob", his)):
+        entry = kept[Request(caller, shared, "").row()]
+        assert entry["caller"] == caller and entry["state"] == "done"
+        assert json.loads(zlib.decompress(base64.b64decode(entry["body"]))) == answer
+    assert all(entry["caller"] in ("alice", "bob") for entry in kept.values())
     secured.untouched()
+
+
+def kept_entries(both: Both) -> dict[bytes, dict[str, Any]]:
+    """The kept replies in the server's store, by their row's digest."""
+    from metastore_server.storage import layout
+    from metastore_server.storage.open import open_store
+
+    store = open_store(both.server.storage)
+    try:
+        start, stop = layout.idempotency_range()
+        return {key[len(start):]: json.loads(row[layout.OBJECT])
+                for key, row in store.scan(layout.META, start, stop)}  # fmt: skip
+    finally:
+        getattr(store, "close", lambda: None)()
 
 
 def test_a_key_without_the_store_is_ignored(tmp_path: Path) -> None:

@@ -56,10 +56,22 @@ class Issuer:
 
 def unsigned(claims: dict[str, Any]) -> str:
     """A token with ``alg: none`` and no signature."""
-    def part(document: dict[str, Any]) -> str:
-        return base64.urlsafe_b64encode(json.dumps(document).encode()).rstrip(b"=").decode()
+    return f"{_part({'alg': 'none', 'typ': 'JWT', 'kid': 'k1'})}.{_part(claims)}."
 
-    return f"{part({'alg': 'none', 'typ': 'JWT', 'kid': 'k1'})}.{part(claims)}."
+
+def hs256_with_public_key(issuer: Issuer, claims: dict[str, Any]) -> str:
+    """A token MACed with HS256 under the issuer's public key (PEM) as the secret: what an
+    attacker makes against a server that lets the token choose the algorithm."""
+    import hashlib
+    import hmac
+
+    signing = f"{_part({'alg': 'HS256', 'typ': 'JWT', 'kid': 'k1'})}.{_part(claims)}"
+    mac = hmac.new(issuer.public_pem(), signing.encode(), hashlib.sha256).digest()
+    return signing + "." + base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
+
+
+def _part(document: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(document).encode()).rstrip(b"=").decode()
 
 
 @contextmanager

@@ -12,7 +12,14 @@ import pytest
 
 jwt = pytest.importorskip("jwt", reason="the 'rest' extra is not installed")
 from cryptography.hazmat.primitives.asymmetric import rsa  # noqa: E402
-from support.jwt_issuer import AUDIENCE, ISSUER, Issuer, serving, unsigned  # noqa: E402
+from support.jwt_issuer import (  # noqa: E402
+    AUDIENCE,
+    ISSUER,
+    Issuer,
+    hs256_with_public_key,
+    serving,
+    unsigned,
+)
 from support.net import LOOPBACK, free_port  # noqa: E402
 
 from metastore_server.rest import jwt_auth  # noqa: E402
@@ -54,21 +61,10 @@ def test_forged_tokens_are_refused(verifier: JwtVerifier, issuer: Issuer) -> Non
     refused(verifier, f"{head}.{issuer.token('root').split('.')[1]}.{sig}")  # swapped body
     refused(verifier, unsigned({"iss": ISSUER, "aud": AUDIENCE, "sub": "root",
                                 "exp": int(time.time()) + 600}))  # alg none
-    # HS256 with the issuer's public key as the HMAC secret (PyJWT refuses PEM secrets; sign
-    # by hand as an attacker would).
-    import base64
-    import hashlib
-    import hmac
-    import json
-
-    def part(doc: dict[str, object]) -> str:
-        return base64.urlsafe_b64encode(json.dumps(doc).encode()).rstrip(b"=").decode()
-
-    signing = (part({"alg": "HS256", "typ": "JWT", "kid": "k1"}) + "."
-               + part({"iss": ISSUER, "aud": AUDIENCE, "sub": "root",
-                       "exp": int(time.time()) + 600}))  # fmt: skip
-    mac = hmac.new(issuer.public_pem(), signing.encode(), hashlib.sha256).digest()
-    refused(verifier, signing + "." + base64.urlsafe_b64encode(mac).rstrip(b"=").decode())
+    # HS256 with the issuer's public key as the HMAC secret (signed by hand, as an attacker).
+    refused(verifier, hs256_with_public_key(issuer, {"iss": ISSUER, "aud": AUDIENCE,
+                                                     "sub": "root",
+                                                     "exp": int(time.time()) + 600}))
 
 
 @pytest.mark.parametrize("claims", [
@@ -135,3 +131,24 @@ def test_rest_auth_takes_jwts_beside_its_own_credentials(verifier: JwtVerifier,
     with pytest.raises(Exception):  # noqa: B017 - the endpoint issues nothing without --auth
         only_jwt.issue({"grant_type": "client_credentials", "client_id": "a",
                         "client_secret": "b"})  # fmt: skip
+
+
+@pytest.mark.parametrize(("settings", "wrong"), [
+    ({"rest_jwt_issuer": ISSUER}, "rest_jwt_jwks_url"),
+    ({"rest_jwt_issuer": ISSUER, "rest_jwt_jwks_url": "https://idp/jwks"}, "rest_jwt_audience"),
+    ({"rest_jwt_issuer": ISSUER, "rest_jwt_jwks_url": "http://idp.example.test/jwks",
+      "rest_jwt_audience": AUDIENCE}, "https"),
+    ({"rest_oauth_tokens": "maybe"}, "rest_oauth_tokens"),
+    ({"rest_jwt_leeway": 3600.0}, "rest_jwt_leeway"),
+])  # fmt: skip
+def test_settings_that_would_take_tokens_unsafely_are_refused(
+    settings: dict[str, object], wrong: str
+) -> None:
+    from metastore_server.server.config import ServerConfig
+
+    config = ServerConfig(**settings)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=wrong):
+        config.validate()
+    fine = ServerConfig(rest_jwt_issuer=ISSUER, rest_jwt_audience=AUDIENCE,
+                        rest_jwt_jwks_url=f"http://{LOOPBACK}:1/jwks.json")  # fmt: skip
+    fine.validate()
