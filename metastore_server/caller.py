@@ -35,6 +35,9 @@ class Session:
     #: The user and groups named by ``set_ugi`` (only believed without authentication).
     claimed_user: str | None = None
     claimed_groups: tuple[str, ...] = field(default_factory=tuple)
+    #: The groups an identity provider vouched for in the token that authenticated the user
+    #: (a signed claim, unlike ``set_ugi``'s): the REST catalog's bearer JWTs.
+    proven_groups: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def authenticated(self) -> bool:

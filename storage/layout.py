@@ -135,6 +135,11 @@ _MASTER_KEY_PREFIX = b"masterkey\x00"
 #: In ``meta``: rows of keys the server signs with (the REST catalog's bearer tokens), one a
 #: purpose, ``c:o`` holding the key; made once by the first process that needs it.
 _SIGNING_KEY_PREFIX = b"signingkey\x00"
+#: In ``meta``: rows of the REST catalog's kept replies (``idempotency_row``), one a caller's
+#: ``Idempotency-Key``: ``c:o`` holds the entry, ``KEPT_UNTIL`` when it expires.
+_IDEMPOTENCY_PREFIX = b"idempotency\x00"
+#: In a kept reply's row: the second it expires at (ASCII digits), read alone by the sweep.
+KEPT_UNTIL = b"c:e"
 
 TABLE_SPECS = (
     TableSpec(DATABASES, ("c",)),
@@ -326,6 +331,16 @@ def grant_range(obj_prefix: bytes = b"") -> tuple[bytes, bytes]:
 def signing_key_row(purpose: str) -> bytes:
     """Row key (in ``meta``) of the signing key of ``purpose``; ``c:o`` holds it."""
     return _SIGNING_KEY_PREFIX + purpose.encode("utf-8")
+
+
+def idempotency_row(digest: bytes) -> bytes:
+    """Row key (in ``meta``) of a kept reply, by the digest of its caller and key."""
+    return _IDEMPOTENCY_PREFIX + digest
+
+
+def idempotency_range() -> tuple[bytes, bytes]:
+    """[start, stop) of the kept replies' rows."""
+    return _IDEMPOTENCY_PREFIX, prefix_successor(_IDEMPOTENCY_PREFIX) or b""
 
 
 def token_key(identifier: str) -> bytes:

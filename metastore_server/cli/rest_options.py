@@ -20,15 +20,64 @@ def add_rest_options(group: Any, defaults: ServerConfig) -> None:
         "with --tls-cert/--tls-key; the same store and rules as the Thrift API; needs the "
         "'rest' extra); 0: not served (default %(default)s)",
     )
+    group.add_argument(
+        "--rest-idempotency-lifetime",
+        type=int,
+        default=defaults.rest_idempotency_lifetime,
+        metavar="SECONDS",
+        help="keep the answer of a REST request sent with an Idempotency-Key this long, in the "
+        "store, so that a retry is answered without running again (advertised in /v1/config); "
+        "0: keys not taken (default %(default)s)",
+    )
+    _add_jwt_options(group, defaults)
     group.add_argument("--rest-process", action="store_true", help=argparse.SUPPRESS)
+
+
+def _add_jwt_options(group: Any, defaults: ServerConfig) -> None:
+    """The REST catalog's identity-provider options (bearer JWTs) and the token endpoint's."""
+    texts = {
+        "issuer": ("URL", "take bearer JWTs issued by this issuer (their iss) on the REST "
+                   "catalog, checked against --rest-jwt-jwks-url; '': none taken"),
+        "jwks-url": ("URL", "the issuer's JWKS (https; http only on loopback)"),
+        "audience": ("AUD", "the audience (aud) a JWT must name"),
+        "user-claim": ("CLAIM", "the JWT claim naming the user"),
+        "groups-claim": ("CLAIM", "the JWT claim naming the user's groups ('': none)"),
+    }
+    for name, (metavar, text) in texts.items():
+        field_name = "rest_jwt_" + name.replace("-", "_")
+        group.add_argument(f"--rest-jwt-{name}", default=getattr(defaults, field_name),
+                           metavar=metavar, help=f"{text} (default %(default)r)")  # fmt: skip
+    group.add_argument("--rest-jwt-leeway", type=float, default=defaults.rest_jwt_leeway,
+                       metavar="SECONDS", help="clock skew allowed on a JWT's exp and nbf "
+                       "(default %(default)s)")  # fmt: skip
+    group.add_argument("--rest-oauth-tokens", choices=("on", "off"),
+                       default=defaults.rest_oauth_tokens,
+                       help="issue and take the tokens of the deprecated POST /v1/oauth/tokens "
+                       "under --auth password/ldap (default %(default)s)")  # fmt: skip
 
 
 class RestArguments(TypedDict):
     """The ``ServerConfig`` fields of the REST options."""
 
     rest_port: int
+    rest_idempotency_lifetime: int
+    rest_jwt_issuer: str
+    rest_jwt_jwks_url: str
+    rest_jwt_audience: str
+    rest_jwt_user_claim: str
+    rest_jwt_groups_claim: str
+    rest_jwt_leeway: float
+    rest_oauth_tokens: str
 
 
 def rest_arguments(args: argparse.Namespace) -> RestArguments:
     """The ``ServerConfig`` fields of the REST options."""
-    return {"rest_port": args.rest_port}
+    return {"rest_port": args.rest_port,
+            "rest_idempotency_lifetime": args.rest_idempotency_lifetime,
+            "rest_jwt_issuer": args.rest_jwt_issuer,
+            "rest_jwt_jwks_url": args.rest_jwt_jwks_url,
+            "rest_jwt_audience": args.rest_jwt_audience,
+            "rest_jwt_user_claim": args.rest_jwt_user_claim,
+            "rest_jwt_groups_claim": args.rest_jwt_groups_claim,
+            "rest_jwt_leeway": args.rest_jwt_leeway,
+            "rest_oauth_tokens": args.rest_oauth_tokens}

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import structlog
 
 from metastore_server.rest.errors import RestError, unauthorized
+from metastore_server.rest.jwt_auth import JwtSettings, JwtVerifier, looks_like_jwt
 from metastore_server.server.sasl_plain import CredentialChecker
 
 log = structlog.get_logger(__name__)
@@ -63,39 +64,71 @@ class UserDirectory(CredentialChecker, Protocol):
 
 
 class RestAuth:
-    """Checks requests' credentials (``checker`` None: ``--auth none``, nothing checked)."""
+    """Checks requests' credentials (``checker`` None: ``--auth none``, no password checked;
+    ``jwt``: bearer JWTs of the users' identity provider taken too; ``own_tokens``: the
+    tokens of ``POST /v1/oauth/tokens`` issued and taken)."""
 
-    def __init__(self, checker: UserDirectory | None, key: bytes | None = None) -> None:
+    def __init__(self, checker: UserDirectory | None, key: bytes | None = None,
+                 jwt: JwtVerifier | None = None, own_tokens: bool = True) -> None:  # fmt: skip
         self._checker = checker
         self._key = key
+        self._jwt = jwt
+        self.own_tokens = own_tokens and checker is not None
         self._warned_unchecked = False
 
     @property
     def required(self) -> bool:
         """Whether requests must carry credentials."""
-        return self._checker is not None
+        return self._checker is not None or self._jwt is not None
 
     def caller(self, authorization: str | None) -> str | None:
         """The authenticated user of a request's ``Authorization`` header (None without
         authentication); 401 when credentials are needed and missing or wrong."""
-        if self._checker is None:
-            return None
+        return self.identity(authorization)[0]
+
+    def identity(self, authorization: str | None) -> tuple[str | None, tuple[str, ...]]:
+        """The authenticated user of a request's ``Authorization`` header and the groups its
+        identity provider vouches for (None and none without authentication); 401 when
+        credentials are needed and missing or wrong, 503 when the provider's keys cannot be
+        had."""
+        if not self.required:
+            return None, ()
         scheme, _, value = (authorization or "").strip().partition(" ")
-        if scheme.lower() == "bearer" and value.strip():
-            return self._token_user(value.strip())
-        if scheme.lower() == "basic" and value.strip():
-            user, password = _basic(value.strip())
+        value = value.strip()
+        if scheme.lower() == "bearer" and value:
+            if self._jwt is not None and looks_like_jwt(value):
+                return self._jwt.identity(value)
+            if self.own_tokens:
+                return self._token_user(value), ()
+            raise unauthorized("The bearer token is not valid here")
+        if scheme.lower() == "basic" and value and self._checker is not None:
+            user, password = _basic(value)
             self._verify(user, password)
-            return user
-        raise unauthorized("Credentials are required: HTTP Basic, or a bearer token from "
-                           "POST /v1/oauth/tokens")  # fmt: skip
+            return user, ()
+        raise unauthorized(f"Credentials are required: {self.accepted()}")
+
+    def accepted(self) -> str:
+        """The credentials taken, as a 401 names them."""
+        kinds = []
+        if self._checker is not None:
+            kinds.append("HTTP Basic")
+        if self.own_tokens:
+            kinds.append("a bearer token from POST /v1/oauth/tokens")
+        if self._jwt is not None:
+            kinds.append(f"a bearer JWT of {self._jwt.settings.issuer}")
+        return ", or ".join(kinds)
+
+    def challenge(self) -> str:
+        """The ``WWW-Authenticate`` of a 401."""
+        return ", ".join((['Basic realm="iceberg"'] if self._checker is not None else [])
+                         + (['Bearer realm="iceberg"'] if self.own_tokens or self._jwt else []))
 
     def issue(self, form: Mapping[str, str]) -> dict[str, Any]:
         """A token for the client credentials of an OAuth2 token request (``client_id`` the
         user, ``client_secret`` the password); OAuthError when refused."""
-        if self._checker is None or self._key is None:
-            raise OAuthError(400, "invalid_request", "This server does not authenticate "
-                             "(--auth none): no token is needed")  # fmt: skip
+        if self._checker is None or self._key is None or not self.own_tokens:
+            raise OAuthError(400, "invalid_request", "This server issues no tokens (--auth "
+                             "none, or --rest-oauth-tokens off)")  # fmt: skip
         if form.get("grant_type") != "client_credentials":
             raise OAuthError(400, "unsupported_grant_type",
                              "Only grant_type=client_credentials is supported")  # fmt: skip
@@ -188,10 +221,19 @@ def _unb64(text: str) -> bytes:
 
 
 def build_rest_auth(config: Any, handler: Any) -> RestAuth:
-    """The REST catalog's authentication for the server's ``--auth`` (``kerberos``: not
-    served over HTTP yet; ValueError, so that the catalog does not start open)."""
+    """The REST catalog's authentication for the server's ``--auth`` and its JWT settings
+    (``kerberos``: not served over HTTP yet; ValueError, so that the catalog does not start
+    open)."""
+    verifier = None
+    if config.rest_jwt_issuer:
+        verifier = JwtVerifier(JwtSettings(
+            issuer=config.rest_jwt_issuer, jwks_url=config.rest_jwt_jwks_url,
+            audience=config.rest_jwt_audience, user_claim=config.rest_jwt_user_claim,
+            groups_claim=config.rest_jwt_groups_claim,
+            leeway_s=config.rest_jwt_leeway))  # fmt: skip
+    own_tokens = config.rest_oauth_tokens == "on"
     if config.auth == "none":
-        return RestAuth(None)
+        return RestAuth(None, jwt=verifier)
     if config.auth == "password":
         from metastore_server.server.passwords import PasswordFile
 
@@ -203,4 +245,5 @@ def build_rest_auth(config: Any, handler: Any) -> RestAuth:
     else:
         raise ValueError(f"--auth {config.auth} is not offered by the REST catalog (use "
                          "password or ldap with --rest-port)")  # fmt: skip
-    return RestAuth(checker, handler.catalog.secrets.signing_key(SIGNING_PURPOSE))
+    return RestAuth(checker, handler.catalog.secrets.signing_key(SIGNING_PURPOSE), verifier,
+                    own_tokens)  # fmt: skip

@@ -48,7 +48,7 @@ def health_routes(handler: Any, auth: RestAuth) -> list[Route]:
                 await run_in_threadpool(auth.caller, request.headers.get("authorization"))
             except RestError as exc:
                 return JSONResponse(exc.body(), status_code=exc.code,
-                                    headers={"WWW-Authenticate": 'Basic realm="iceberg"'})
+                                    headers={"WWW-Authenticate": auth.challenge()})
         return await plain("/metrics")(request)
 
     return [

@@ -17,6 +17,7 @@ from metastore_server.rest.errors import (
     from_metastore,
     no_such_namespace,
 )
+from metastore_server.rest.paging import WHOLE, Page, of_names
 from metastore_server.thrift_api import hms
 
 COMMENT = "comment"
@@ -34,12 +35,16 @@ def database_name(namespace: Sequence[str]) -> str:
     return namespace[0]
 
 
-def list_namespaces(calls: MetastoreCalls, parent: Sequence[str] | None) -> list[list[str]]:
-    """Every namespace, or those below ``parent`` (none: namespaces do not nest)."""
+def list_namespaces(
+    calls: MetastoreCalls, parent: Sequence[str] | None, page: Page = WHOLE
+) -> tuple[list[list[str]], str | None]:
+    """Every namespace, or those below ``parent`` (none: namespaces do not nest), in name
+    order: the page asked and the next page's token."""
     if parent:
         load_database(calls, database_name(parent))
-        return []
-    return [[name] for name in calls.get_all_databases()]
+        return [], None
+    found, token = of_names(calls.get_all_databases(), page)
+    return [[name] for name in found], token
 
 
 def load_database(calls: MetastoreCalls, name: str) -> Any:

@@ -35,9 +35,11 @@ def run_rest_catalog(config: ServerConfig) -> bool:
     OSError (with the reason) when it cannot be set up."""
     import uvicorn
 
+    from metastore_server.catalog.core.kept_replies import KeptReplies
     from metastore_server.rest.auth import build_rest_auth
     from metastore_server.rest.boundary import FileBoundary
     from metastore_server.rest.iceberg_tables import MetadataFiles
+    from metastore_server.rest.idempotency import Idempotency
     from metastore_server.rest.routes import RestContext, build_app
     from metastore_server.server.app import build_handler
 
@@ -48,9 +50,11 @@ def run_rest_catalog(config: ServerConfig) -> bool:
         close()
         raise
     files = MetadataFiles(file_io_properties(config), FileBoundary.of(handler))
+    kept = Idempotency(KeptReplies(handler.catalog.ctx), config.rest_idempotency_lifetime)
     app = build_app(RestContext(handler, files, auth,
                                 max_body=config.max_message_size,
-                                body_timeout=config.message_timeout))  # fmt: skip
+                                body_timeout=config.message_timeout,
+                                idempotency=kept))  # fmt: skip
     tls: dict[str, Any] = {}
     if config.tls_cert:
         tls = {"ssl_certfile": config.tls_cert, "ssl_keyfile": config.tls_key}

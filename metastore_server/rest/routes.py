@@ -9,6 +9,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
@@ -21,13 +22,14 @@ from starlette.routing import Route
 
 from metastore_server import metrics
 from metastore_server.caller import Session
-from metastore_server.rest import namespaces, tables, views
+from metastore_server.rest import freshness, idempotency, namespaces, paging, tables, views
 from metastore_server.rest.auth import OAuthError, RestAuth
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.commits import commit_table, parse_commit
 from metastore_server.rest.errors import RestError, bad_request, from_metastore, not_found
 from metastore_server.rest.health import health_routes
 from metastore_server.rest.iceberg_tables import MetadataFiles, NotMetadata
+from metastore_server.rest.idempotency import Idempotency
 from metastore_server.rest.transactions import commit_transaction
 from metastore_server.thrift_api import hms
 
@@ -52,6 +54,8 @@ class RestContext:
     max_body: int = 256 * 1024 * 1024
     #: Seconds a begun body may take to arrive (``--message-timeout``; 0: no limit): 408.
     body_timeout: float = 60.0
+    #: The kept replies of ``Idempotency-Key`` requests (none kept: keys not taken).
+    idempotency: Idempotency = field(default_factory=lambda: Idempotency(None))
 
 
 @dataclass
@@ -63,6 +67,13 @@ class Call:
     path: dict[str, str]
     query: dict[str, str]
     body: bytes
+    #: The request's headers (names in lower case).
+    headers: dict[str, str] = field(default_factory=dict)
+    #: The request's method and target (its path and query, as sent).
+    method: str = "GET"
+    target: str = ""
+    #: What ``GET /v1/config`` advertises beside the endpoints (the key lifetime).
+    advertised: dict[str, str] = field(default_factory=dict)
 
     def namespace(self) -> list[str]:
         """The path's namespace, its levels split."""
@@ -86,23 +97,39 @@ class Call:
 Operation = Callable[[Call], Any]
 
 
-def loaded(location: str | None, metadata: Any) -> Response:
+def loaded(location: str | None, metadata: Any, kind: str = "table",
+           form: str = freshness.ALL_SNAPSHOTS) -> Response:  # fmt: skip
     """A LoadTableResult or LoadViewResult (also a CommitTableResponse: it carries these two
-    fields); ``metadata``: the model, or its JSON already made."""
+    fields) with its ETag; ``metadata``: the model, or its JSON already made."""
     document = metadata if isinstance(metadata, str) else metadata.model_dump_json()
     text = (f'{{"metadata-location":{json.dumps(location)},'
             f'"metadata":{document},"config":{{}}}}')  # fmt: skip
-    return Response(text, media_type="application/json")
+    tag = freshness.etag(kind, location, form)
+    return Response(text, media_type="application/json",
+                    headers={"ETag": tag} if tag else None)  # fmt: skip
+
+
+def _not_modified(call: Call, kind: str, location: str, form: str) -> Response | None:
+    """A 304 when the request's ``If-None-Match`` names the current version (None: answer
+    the whole load)."""
+    tag = freshness.etag(kind, location, form)
+    if not freshness.may_answer_not_modified({}):  # the answer's config: nothing vended yet
+        return None
+    if freshness.matches(call.headers.get("if-none-match"), tag):
+        return Response(status_code=304, headers={"ETag": tag} if tag else None)
+    return None
 
 
 def _config(call: Call) -> Any:
-    return {"defaults": dict(call.files.properties), "overrides": {}, "endpoints": ENDPOINTS}
+    return {"defaults": dict(call.files.properties), "overrides": {}, "endpoints": ENDPOINTS,
+            **call.advertised}
 
 
 def _list_namespaces(call: Call) -> Any:
     parent = call.query.get("parent")
     levels = unquote(parent).split(SEPARATOR) if parent else None
-    return {"namespaces": namespaces.list_namespaces(call.calls, levels)}
+    found, token = namespaces.list_namespaces(call.calls, levels, paging.requested(call.query))
+    return {"namespaces": found, "next-page-token": token}
 
 
 def _create_namespace(call: Call) -> Any:
@@ -140,7 +167,8 @@ def _drop_namespace(call: Call) -> Any:
 
 
 def _list_tables(call: Call) -> Any:
-    return {"identifiers": tables.list_tables(call.calls, call.db())}
+    found, token = tables.list_tables(call.calls, call.db(), paging.requested(call.query))
+    return {"identifiers": found, "next-page-token": token}
 
 
 def _create_table(call: Call) -> Any:
@@ -153,8 +181,13 @@ def _register_table(call: Call) -> Any:
 
 def _load_table(call: Call) -> Any:
     table = tables.load_table(call.calls, call.files, call.db(), unquote(call.path["table"]))
-    if call.query.get("snapshots", "all").lower() == "refs":
-        return loaded(table.metadata_location, tables.only_referenced_snapshots(table.metadata))
+    form = "refs" if call.query.get("snapshots", "all").lower() == "refs" else "all"
+    unchanged = _not_modified(call, "table", table.metadata_location, form)
+    if unchanged is not None:
+        return unchanged
+    if form == "refs":
+        return loaded(table.metadata_location, tables.only_referenced_snapshots(table.metadata),
+                      form=form)  # fmt: skip
     return loaded(table.metadata_location, call.files.read_with_json(table.metadata_location)[1])
 
 
@@ -204,20 +237,21 @@ def _view_name(call: Call) -> str:
 
 
 def _list_views(call: Call) -> Any:
-    return {"identifiers": views.list_views(call.calls, call.db())}
+    found, token = views.list_views(call.calls, call.db(), paging.requested(call.query))
+    return {"identifiers": found, "next-page-token": token}
 
 
 def _create_view(call: Call) -> Any:
-    return loaded(*views.create_view(call.calls, call.files, call.db(), call.json()))
+    return loaded(*views.create_view(call.calls, call.files, call.db(), call.json()), "view")
 
 
 def _register_view(call: Call) -> Any:
-    return loaded(*views.register_view(call.calls, call.files, call.db(), call.json()))
+    return loaded(*views.register_view(call.calls, call.files, call.db(), call.json()), "view")
 
 
 def _load_view(call: Call) -> Any:
     _, location, metadata = views.load_view(call.calls, call.files, call.db(), _view_name(call))
-    return loaded(location, metadata)
+    return _not_modified(call, "view", location, "all") or loaded(location, metadata, "view")
 
 
 def _view_exists(call: Call) -> Any:
@@ -226,7 +260,7 @@ def _view_exists(call: Call) -> Any:
 
 def _replace_view(call: Call) -> Any:
     return loaded(*views.replace_view(call.calls, call.files, call.db(),
-                                           _view_name(call), call.json()))  # fmt: skip
+                                      _view_name(call), call.json()), "view")  # fmt: skip
 
 
 def _drop_view(call: Call) -> Any:
@@ -281,7 +315,11 @@ def build_app(context: RestContext) -> Starlette:
     """The Starlette application of the catalog over ``context``."""
 
     def route(path: str, method: str, operation: Operation, ok: int = 200) -> Route:
-        return Route(path, _endpoint(context, operation, ok, path), methods=[method])
+        return Route(path, _endpoint(context, operation, ok, path, _mutates(method, path)),
+                     methods=[method])  # fmt: skip
+
+    if context.idempotency.rebuild is None:
+        context.idempotency.rebuild = partial(_rebuild, context.files)
 
     routes = [route("/v1/config", "GET", _config)]
     routes.extend(route(path, method, operation, ok) for path, method, operation, ok in CATALOG)
@@ -306,14 +344,31 @@ async def _no_route(request: Request, exc: Exception) -> Response:
 UNMATCHED = "unmatched"
 
 
+def _mutates(method: str, path: str) -> bool:
+    """Whether a route changes the catalog (takes an ``Idempotency-Key``): every POST and
+    DELETE but a metrics report."""
+    return method in ("POST", "DELETE") and not path.endswith("/metrics")
+
+
+def _rebuild(files: MetadataFiles, status: int, location: str, target: str) -> Response:
+    """A kept LoadTableResult (LoadViewResult) too large to keep whole, made again from its
+    metadata file."""
+    with files.io(location).new_input(location).open() as stream:
+        document = stream.read().decode("utf-8")
+    kind = "view" if "/views" in target or "/register-view" in target else "table"
+    answer = loaded(location, document, kind)
+    answer.status_code = status
+    return answer
+
+
 def _endpoint(
-    context: RestContext, operation: Operation, ok: int, route: str
+    context: RestContext, operation: Operation, ok: int, route: str, mutates: bool = False
 ) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         started = time.perf_counter()
         client = request.client
         peer = f"{client.host}:{client.port}" if client is not None else "unknown"
-        response = await _respond(context, operation, ok, request, peer)
+        response = await _respond(context, Served(operation, ok, mutates), request, peer)
         seconds = time.perf_counter() - started
         metrics.rest_request(route, request.method, response.status_code, seconds)
         log.info("rest_request", method=request.method, path=request.url.path,
@@ -323,7 +378,16 @@ def _endpoint(
     return endpoint
 
 
-async def _respond(context: RestContext, operation: Operation, ok: int, request: Request,
+@dataclass(frozen=True)
+class Served:
+    """A route's operation, its success status, and whether it changes the catalog."""
+
+    operation: Operation
+    ok: int
+    mutates: bool
+
+
+async def _respond(context: RestContext, served: Served, request: Request,
                    peer: str) -> Response:  # fmt: skip
     """The answer to one request: its body read within the limits, then the operation run
     as its caller."""
@@ -340,10 +404,17 @@ async def _respond(context: RestContext, operation: Operation, ok: int, request:
     client = request.client
     session = Session(address=client.host if client is not None else None)
     call = Call(MetastoreCalls(context.handler, session, peer), context.files,
-                dict(request.path_params), dict(request.query_params), body)  # fmt: skip
-    return await run_in_threadpool(_authenticated_answer, context.auth,
-                                   request.headers.get("authorization"), call,
-                                   operation, ok)  # fmt: skip
+                dict(request.path_params), dict(request.query_params), body,
+                dict(request.headers), request.method, _target(request),
+                context.idempotency.advertised())  # fmt: skip
+    return await run_in_threadpool(_authenticated_answer, context,
+                                   request.headers.get("authorization"), call, served)
+
+
+def _target(request: Request) -> str:
+    """The request's path and query as sent."""
+    query = request.url.query
+    return request.url.path + ("?" + query if query else "")
 
 
 async def _body(request: Request, limit: int) -> bytes:
@@ -391,18 +462,29 @@ async def _token_answer(context: RestContext, request: Request) -> Response:
     return JSONResponse(answer, headers={"Cache-Control": "no-store"})
 
 
-def _authenticated_answer(auth: RestAuth, authorization: str | None, call: Call,
-                          operation: Operation, ok: int) -> Response:  # fmt: skip
-    """Who is calling (401 when credentials are needed and wrong), then ``_answer``: one
-    hand-over to a worker thread a request."""
+def _authenticated_answer(context: RestContext, authorization: str | None, call: Call,
+                          served: Served) -> Response:  # fmt: skip
+    """Who is calling (401 when credentials are needed and wrong), then ``_answer`` (a kept
+    answer for a retried ``Idempotency-Key``): one hand-over to a worker thread a request."""
     try:
-        user = auth.caller(authorization)
+        user, groups = context.auth.identity(authorization)
     except RestError as exc:
-        return JSONResponse(exc.body(), status_code=exc.code,
-                            headers={"WWW-Authenticate": 'Basic realm="iceberg"'})
+        challenge = {"WWW-Authenticate": context.auth.challenge()} if exc.code == 401 else None
+        return JSONResponse(exc.body(), status_code=exc.code, headers=challenge)
     if user is not None:
-        call.calls.session.authenticated_user, call.calls.session.mechanism = user, "REST"
-    return _answer(call, operation, ok)
+        session = call.calls.session
+        session.authenticated_user, session.mechanism = user, "REST"
+        session.proven_groups = groups
+    key = call.headers.get(idempotency.HEADER)
+    if key is None or not served.mutates or not context.idempotency.offered:
+        return _answer(call, served.operation, served.ok)
+    try:
+        request = idempotency.Request.of(user, idempotency.checked_key(key), call.method,
+                                         call.target, call.body)  # fmt: skip
+    except RestError as exc:
+        return JSONResponse(exc.body(), status_code=exc.code)
+    return context.idempotency.run(request, call.target,
+                                   lambda: _answer(call, served.operation, served.ok))
 
 
 def _answer(call: Call, operation: Operation, ok: int) -> Response:

@@ -4,7 +4,7 @@ load, create (and stage-create), register, drop (and purge), rename."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -14,6 +14,7 @@ from pyiceberg.table.metadata import TableMetadata, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
 
 from metastore_server.catalog.basics import code_properties, names
+from metastore_server.rest import paging
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.errors import (
     RestError,
@@ -38,6 +39,7 @@ from metastore_server.rest.iceberg_tables import (
 )
 from metastore_server.rest.locks import table_lock
 from metastore_server.rest.namespaces import LOCATION, load_database, properties_of
+from metastore_server.rest.paging import WHOLE, Page
 from metastore_server.thrift_api import hms
 
 #: Table objects read per call when listing a namespace's Iceberg tables.
@@ -48,23 +50,28 @@ DEFAULT_PROPERTIES = {"write.parquet.compression-codec": "zstd"}
 NO_STATS = hms.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"})
 
 
-def list_tables(calls: MetastoreCalls, db: str) -> list[dict[str, Any]]:
-    """The namespace's Iceberg tables as identifiers; 404 when it does not exist."""
-    return identifiers(calls, db, is_iceberg)
+def list_tables(
+    calls: MetastoreCalls, db: str, page: Page = WHOLE
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The namespace's Iceberg tables as identifiers (a page of them, and the next page's
+    token); 404 when it does not exist."""
+    return identifiers(calls, db, is_iceberg, page)
 
 
 def identifiers(
-    calls: MetastoreCalls, db: str, keep: Callable[[Any], bool]
-) -> list[dict[str, Any]]:
-    """The namespace's HMS tables that ``keep`` keeps, as identifiers (read a chunk at a
-    time); 404 when the namespace does not exist."""
+    calls: MetastoreCalls, db: str, keep: Callable[[Any], bool], page: Page = WHOLE
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The namespace's HMS tables that ``keep`` keeps, as identifiers, in name order: the
+    page asked (read a chunk at a time, only as far as the page needs) and the next page's
+    token; 404 when the namespace does not exist."""
     load_database(calls, db)
-    names = calls.get_all_tables(db)
-    found: list[str] = []
-    for start in range(0, len(names), LIST_CHUNK):
-        tables = calls.get_table_objects_by_name(db, names[start : start + LIST_CHUNK])
-        found += [t.tableName for t in tables if keep(t)]
-    return [{"namespace": [db], "name": name} for name in sorted(found)]
+
+    def kept(chunk: Sequence[str]) -> list[str]:
+        tables = calls.get_table_objects_by_name(db, list(chunk))
+        return sorted(t.tableName for t in tables if keep(t))
+
+    found, token = paging.collect(calls.get_all_tables(db), page, kept, LIST_CHUNK)
+    return [{"namespace": [db], "name": name} for name in found], token
 
 
 def find_table(

@@ -34,6 +34,7 @@ from metastore_server.rest.iceberg_tables import (
 )
 from metastore_server.rest.locks import table_lock
 from metastore_server.rest.namespaces import load_database
+from metastore_server.rest.paging import WHOLE, Page
 from metastore_server.rest.tables import (
     checked_name,
     create_in_metastore,
@@ -61,9 +62,12 @@ def is_iceberg_view(table: Any) -> bool:
     return table.tableType == VIRTUAL_VIEW and kind == ICEBERG_VIEW
 
 
-def list_views(calls: MetastoreCalls, db: str) -> list[dict[str, Any]]:
-    """The namespace's Iceberg views as identifiers; 404 when it does not exist."""
-    return identifiers(calls, db, is_iceberg_view)
+def list_views(
+    calls: MetastoreCalls, db: str, page: Page = WHOLE
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The namespace's Iceberg views as identifiers (a page, and the next page's token); 404
+    when it does not exist."""
+    return identifiers(calls, db, is_iceberg_view, page)
 
 
 def load_view(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 import tomllib
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import cast
@@ -142,6 +143,21 @@ class ServerConfig:
     fs_options: dict[str, dict[str, object]] = field(default_factory=dict)
     #: The Iceberg REST catalog's port on ``host`` (0: not served; ``metastore_server.rest``).
     rest_port: int = 0
+    #: Seconds the REST catalog keeps the answer of a request sent with an Idempotency-Key
+    #: (advertised as ``idempotency-key-lifetime``; 0: keys not taken).
+    rest_idempotency_lifetime: int = 1800
+    #: Bearer JWTs of the users' identity provider for the REST catalog: its issuer (``iss``;
+    #: '': none taken), its JWKS URL, the audience (``aud``) tokens must name, the claims
+    #: naming the user and the groups, and the clock skew allowed (s).
+    rest_jwt_issuer: str = ""
+    rest_jwt_jwks_url: str = ""
+    rest_jwt_audience: str = ""
+    rest_jwt_user_claim: str = "sub"
+    rest_jwt_groups_claim: str = ""
+    rest_jwt_leeway: float = 30.0
+    #: on: the REST catalog's deprecated ``POST /v1/oauth/tokens`` issues tokens (under
+    #: ``--auth password``/``ldap``); off: it issues none and its tokens are not taken.
+    rest_oauth_tokens: str = "on"
     #: The port of /health, /ready and /metrics on ``host`` (0: not served;
     #: ``metastore_server.server.monitoring``).
     metrics_port: int = 0
@@ -226,6 +242,12 @@ class ServerConfig:
             "data_roots",
             "s3_endpoint",
             "s3_region",
+            "rest_jwt_issuer",
+            "rest_jwt_jwks_url",
+            "rest_jwt_audience",
+            "rest_jwt_user_claim",
+            "rest_jwt_groups_claim",
+            "rest_oauth_tokens",
         ):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
@@ -238,6 +260,7 @@ class ServerConfig:
             "partition_request_limit",
             "listing_cache_mb",
             "rest_port",
+            "rest_idempotency_lifetime",
             "metrics_port",
         ):
             value = env.get(ENV_PREFIX + name.upper())
@@ -249,6 +272,7 @@ class ServerConfig:
             "txn_timeout",
             "event_ttl",
             "call_timeout",
+            "rest_jwt_leeway",
             *DELEGATION_SETTINGS,
             "ldap_timeout",
         ):
@@ -272,6 +296,10 @@ class ServerConfig:
             raise ValueError(f"port out of range: {self.port}")
         if not 0 <= self.rest_port <= 65535:
             raise ValueError(f"rest_port out of range: {self.rest_port}")
+        if not 0 <= self.rest_idempotency_lifetime <= 7 * 86400:
+            raise ValueError("rest_idempotency_lifetime must be 0 to 604800 seconds, not "
+                             f"{self.rest_idempotency_lifetime}")  # fmt: skip
+        self._check_rest_jwt()
         if self.rest_port and self.rest_port == self.port:
             raise ValueError(f"rest_port {self.rest_port} is the Thrift port too")
         if not 0 <= self.metrics_port <= 65535:
@@ -373,6 +401,25 @@ class ServerConfig:
                 f"authorization must be one of {', '.join(AUTHORIZATION_CHOICES)}, "
                 f"not {self.authorization!r}"
             )
+
+    def _check_rest_jwt(self) -> None:
+        """ValueError for REST JWT settings that would take tokens unsafely: an issuer
+        without a JWKS URL or an audience, a JWKS fetched over plain HTTP from another host
+        than this one's loopback."""
+        if self.rest_oauth_tokens not in ("on", "off"):
+            raise ValueError(f"rest_oauth_tokens must be on or off, not {self.rest_oauth_tokens!r}")
+        if not 0 <= self.rest_jwt_leeway <= 600:
+            raise ValueError(f"rest_jwt_leeway must be 0 to 600 s, not {self.rest_jwt_leeway}")
+        if not self.rest_jwt_issuer:
+            return
+        if not self.rest_jwt_jwks_url or not self.rest_jwt_audience:
+            raise ValueError("rest_jwt_issuer needs rest_jwt_jwks_url and rest_jwt_audience")
+        if not self.rest_jwt_user_claim:
+            raise ValueError("rest_jwt_user_claim must name a claim")
+        parsed = urllib.parse.urlsplit(self.rest_jwt_jwks_url)
+        loopback = parsed.hostname in ("127.0.0.1", "::1", "localhost")
+        if parsed.scheme != "https" and not (parsed.scheme == "http" and loopback):
+            raise ValueError("rest_jwt_jwks_url must be https (plain http only on loopback)")
 
     def proxy_user_rules(self) -> ProxyUsers:
         """The proxy-user rules of ``proxy_users`` (ValueError on a bad one)."""

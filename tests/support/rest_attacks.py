@@ -60,9 +60,11 @@ class Setting:
             client.close()
 
 
-def start(work: Path, extra: list[str] | None = None) -> Iterator[Setting]:
-    """A server with its REST catalog and ``--data-roots`` (``extra``: more flags) over
-    ``work``: the setting while it runs."""
+def start(work: Path, extra: list[str] | None = None,
+          status: int | None = None) -> Iterator[Setting]:  # fmt: skip
+    """A server with its REST catalog and ``--data-roots`` (``extra``: more flags; then
+    ``/v1/config`` answers 401 unless ``status`` says otherwise) over ``work``: the setting
+    while it runs."""
     outside = work / "outside"
     outside.mkdir()
     (outside / "sentinel").write_text("keep")
@@ -72,7 +74,8 @@ def start(work: Path, extra: list[str] | None = None) -> Iterator[Setting]:
     args = ["--rest-port", str(rest_port), "--data-roots", str(root), *(extra or [])]
     server = OurServer(server_dir, extra_args=args)
     with server:
-        yield Setting(ready(Both(server, rest_port), 401 if extra else 200), root, outside)
+        expected = status if status is not None else (401 if extra else 200)
+        yield Setting(ready(Both(server, rest_port), expected), root, outside)
 
 
 def namespace(both: Both, name: str, token: str = "", **properties: str) -> None:

@@ -56,6 +56,28 @@ class Both:
             text = error.read()
             return error.code, json.loads(text) if text else None
 
+    def exchange(
+        self, method: str, path: str, body: Any = None, token: str = "",
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, dict[str, str], Any]:  # fmt: skip
+        """A raw request with ``headers``: status, the answer's headers (names in lower
+        case) and decoded JSON body (None when empty)."""
+        data = None if body is None else json.dumps(body).encode()
+        sent = {"Content-Type": "application/json", **(headers or {})}
+        if token:
+            sent["Authorization"] = f"Bearer {token}"
+        request = urllib.request.Request(self.uri + path, data=data, method=method,
+                                         headers=sent)  # fmt: skip
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                text = answer.read()
+                got = {k.lower(): v for k, v in answer.headers.items()}
+                return answer.status, got, json.loads(text) if text else None
+        except urllib.error.HTTPError as error:
+            text = error.read()
+            got = {k.lower(): v for k, v in error.headers.items()}
+            return error.code, got, json.loads(text) if text else None
+
     def token(self, grant: str, client: str, secret: str) -> tuple[int, Any]:
         """A request to the OAuth2 token endpoint (a form, as clients send it)."""
         form = urllib.parse.urlencode({"grant_type": grant, "client_id": client,

@@ -5,8 +5,9 @@ is an administrator.
 - The user is the session's (:attr:`Session.user`): the authenticated one, else ``set_ugi``'s
   claim, else nobody (the anonymous caller, who has only ``public``'s privileges).
 - Its groups are the operating system's groups of that user name where such a user exists on
-  this host (as Hadoop's shell group mapping finds them), and, on a connection that did not
-  authenticate, the groups ``set_ugi`` named (a claim like the user itself).
+  this host (as Hadoop's shell group mapping finds them), the groups of the identity provider's
+  signed token that authenticated it (the REST catalog's JWTs), and, on a connection that did
+  not authenticate, the groups ``set_ugi`` named (a claim like the user itself).
 - An administrator holds the ``admin`` role (directly or through a group or role), or is named
   by ``--admin-users`` (HMS's ``hive.users.in.admin.role``).
 
@@ -117,6 +118,7 @@ def resolve(
     groups = set(groups_of(user)) if user is not None else set()
     if not session.authenticated:
         groups.update(session.groups)
+    groups.update(session.proven_groups)
     held = set(roles.closure(user, sorted(groups)))
     held.add(PUBLIC)
     admin = ADMIN in held or (user is not None and user in admin_users)
