@@ -95,14 +95,17 @@ class Dropping(PartitionWriter):
         with self._ctx.write_lock:
             ref = self._tables.get(db, table)
             found: list[tuple[bytes, hms.Partition]] = []
-            for name in part_names or []:
-                key = row_key(ref, values_from_name(ref, name))
-                row = self._ctx.store.get(layout.PARTITIONS, key)
+            keys, failure = _keys_of(ref, part_names)
+            rows = dict(self._ctx.store.get_many(layout.PARTITIONS, keys))  # one request
+            for key in keys:
+                row = rows.get(key)
                 if row is None:
                     if if_exists:
                         continue
                     raise hms.NoSuchObjectException(message="Some partitions to drop are missing")
                 found.append((key, decoded(ref, row[layout.OBJECT])))
+            if failure is not None:
+                raise failure
             if found:
                 deletes: list[Put | Delete] = [Delete(layout.PARTITIONS, k) for k, _ in found]
 
@@ -238,3 +241,16 @@ class Dropping(PartitionWriter):
             if table_place is not None and place is not None and table_place.contains(place):
                 continue
             yield key, blob, location
+
+
+def _keys_of(ref: TableRef, names: Sequence[str] | None) -> tuple[list[bytes], Exception | None]:
+    """The row keys of partitions named, up to the first name that is not one of the table's:
+    the error it raises, raised once those before it are looked up, as when each is read in
+    turn."""
+    keys: list[bytes] = []
+    for name in names or []:
+        try:
+            keys.append(row_key(ref, values_from_name(ref, name)))
+        except Exception as exc:  # noqa: BLE001 - raised in its turn (see above)
+            return keys, exc
+    return keys, None
