@@ -2,13 +2,16 @@
 through any server process on the store, read by replication tools and Impala
 (``get_next_notification``, ``get_current_notificationEventId``).
 
-Each event is one row of ``meta`` keyed by its id (``layout.event_key``). The events of one
-change take the ids above the newest event row, written with a compare-and-set on the first
-one's mark (``layout.EVENT_MARK``) being absent (on the embedded store: every one's); each
-mark says how many ids of the block remain from its row, so the newest row written tells the
-block's last id: two writers (threads or processes, embedded or HBase) never share an id, and
-ids strictly increase with no gaps. A reader sees a change's events together, when the change
-commits (see ``docs/storage.md``: what a reader may see).
+Each event is one row of ``meta`` keyed by its id (``layout.event_key``). An event takes the id
+one above the newest event row, written with a compare-and-set on that row's mark
+(``layout.EVENT_MARK``) being absent: two writers (threads or processes, embedded or HBase)
+never share an id, and an id is taken only once every smaller id has its row, so ids strictly
+increase with no gaps and a reader that sees an event has seen every event before it. On the
+embedded store a change's events are written in one transaction, each id's mark checked. With
+``blocks`` (a store without atomic batches whose readers see a change's rows together) a
+change's events take their ids as one block under one compare-and-set on the first id's mark;
+each mark says how many ids of its block remain from its row, so the newest row written tells
+the block's last id.
 Retention (HMS's ``hive.metastore.event.db.listener.timetolive``) removes the events older than
 the time to live, never the newest, and keeps their marks (a few bytes each), so that a writer
 that stalled past the time to live still finds its id taken.
@@ -93,6 +96,7 @@ class NotificationLog:
         *,
         enabled: bool = True,
         message_format: str = formats.JSON,
+        blocks: bool = False,
     ) -> None:
         #: Off: nothing is recorded (HMS without its database listener); reads see what
         #: was recorded before.
@@ -110,9 +114,12 @@ class NotificationLog:
         self._token = capabilities.change_token
         #: The newest event row's key found without reading the row, where the store can.
         self._last_key = capabilities.last_key
-        #: Whether events are taken in blocks under one condition (:meth:`_block`): on a
-        #: store without atomic batches, where the newest row's mark is read.
-        self._blocks = not store.atomic_batches and self._last_key is None
+        #: Whether a change's events are taken as one block under one condition
+        #: (:meth:`_block`) on a store without atomic batches (where the newest row's mark is
+        #: read): only where readers see a change's rows together. Without that, a block's rows
+        #: landing in any order could show a reader a later event before an earlier one, which
+        #: it would then skip; so off by default, each event then taken on its own.
+        self._blocks = blocks and not store.atomic_batches and self._last_key is None
         self._newest: tuple[int, int] | None = None
         #: Events whose message is rendered when read, as rendered (``_rendered_event``).
         self._rendered: BoundedCache[bytes] = BoundedCache(RENDERED_BYTES)
@@ -194,6 +201,13 @@ class NotificationLog:
                 log.warning("notification_expiry_failed", error=f"{type(exc).__name__}: {exc}")
 
     def _append(self, events: Sequence[Event]) -> list[int]:
+        """Write ``events`` at the next ids: at once on a store with atomic batches or in
+        blocks, else one after another (each a block of one)."""
+        if self._store.atomic_batches or self._blocks or len(events) == 1:
+            return self._append_block(events)
+        return [event_id for event in events for event_id in self._append_block([event])]
+
+    def _append_block(self, events: Sequence[Event]) -> list[int]:
         """Write ``events`` at the next ids, taken at once; again at the ids after the newest
         while other writers take them first."""
         first = self.current_id() + 1
