@@ -364,15 +364,19 @@ class Supervisor:
         log.info("supervisor_stopped")
 
     def _stop_workers(self) -> None:
-        """SIGTERM every worker, wait up to ``STOP_TIMEOUT_S`` for them to exit (they finish
-        their calls in flight), kill those still running; one line for each."""
+        """SIGTERM every worker (SIGINT after Ctrl-C), wait up to ``STOP_TIMEOUT_S`` for them
+        to exit (they finish their calls in flight), kill those still running; one line for
+        each."""
         # Once is enough: a worker takes it even if sent while it is being forked (its stop
         # signals are blocked then, see stop_signals.blocked), and takes one stop only.
         deadline = time.monotonic() + STOP_TIMEOUT_S
         running = list(self._workers)
+        # After Ctrl-C (which the workers got too) the same signal: a worker that has not yet
+        # taken its own then stops for the reason the user gave, whichever arrives first.
+        sent = signal.SIGINT if self._stop_reason == "SIGINT" else signal.SIGTERM
         for worker in running:
             with contextlib.suppress(OSError):
-                worker.process.send_signal(signal.SIGTERM)
+                worker.process.send_signal(sent)
         while running and time.monotonic() < deadline:
             time.sleep(0.01)
             running = [w for w in running if w.process.poll() is None]
