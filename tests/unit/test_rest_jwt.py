@@ -110,7 +110,8 @@ def test_a_jwks_that_cannot_be_had_is_a_503_at_once(issuer: Issuer) -> None:
     verifier = JwtVerifier(JwtSettings(ISSUER, url, AUDIENCE))
     started = time.monotonic()
     refused(verifier, issuer.token(), 503)
-    assert time.monotonic() - started < jwt_auth.FETCH_TIMEOUT_S * 4  # a bound, not a race
+    # a bound (10x the fetch timeout, for a loaded machine), not a race
+    assert time.monotonic() - started < jwt_auth.FETCH_TIMEOUT_S * 10
 
     def garbage(_url: str) -> bytes:
         return b"<html>not json</html>"
