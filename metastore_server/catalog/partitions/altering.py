@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from metastore_server.catalog.basics.changes import (
     ALTER,
@@ -30,7 +31,7 @@ from metastore_server.catalog.partitions.dependency_records import (
     partition_owns_data,
 )
 from metastore_server.catalog.partitions.row_writes import row_columns, write_rows
-from metastore_server.catalog.partitions.writer import PartitionWriter
+from metastore_server.catalog.partitions.writer import PartitionWriter, each_until_failure
 from metastore_server.catalog.reads.partition_rows import (
     checked_values,
     decoded,
@@ -109,7 +110,7 @@ class Altering(PartitionWriter):
             removed: list[tuple[list[str], dict[str, str] | None]] = []
             marks: set[TableName] = set()
             changes: list[tuple[hms.Partition, hms.Partition]] = []
-            wanted, failure = _keyed(ref, new_parts)
+            wanted, failure = each_until_failure(new_parts or [], partial(_keyed, ref))
             rows = dict(self._ctx.store.get_many(layout.PARTITIONS, [k for _, _, k in wanted]))
             for part, values, key in wanted:
                 row = rows.get(key)
@@ -328,19 +329,9 @@ class Altering(PartitionWriter):
         return ops
 
 
-def _keyed(
-    ref: TableRef, parts: Sequence[hms.Partition] | None
-) -> tuple[list[tuple[hms.Partition, list[str], bytes]], Exception | None]:
-    """Each partition to alter with its checked values and row key (their rows then read in
-    one request), up to the first that cannot be: the error it raises, raised once those
-    before it are checked, as when each is read in turn."""
-    wanted: list[tuple[hms.Partition, list[str], bytes]] = []
-    for part in parts or []:
-        try:
-            if part is None:
-                raise hms.InvalidOperationException(message="Partition cannot be null.")
-            values = checked_values(ref, part.values)
-        except Exception as exc:  # noqa: BLE001 - raised in its turn (see above)
-            return wanted, exc
-        wanted.append((part, values, row_key(ref, values)))
-    return wanted, None
+def _keyed(ref: TableRef, part: hms.Partition | None) -> tuple[hms.Partition, list[str], bytes]:
+    """A partition to alter with its checked values and row key."""
+    if part is None:
+        raise hms.InvalidOperationException(message="Partition cannot be null.")
+    values = checked_values(ref, part.values)
+    return part, values, row_key(ref, values)

@@ -23,7 +23,7 @@ from metastore_server.catalog.partitions.dependency_records import (
     partition_owns_data,
 )
 from metastore_server.catalog.partitions.row_writes import write_rows
-from metastore_server.catalog.partitions.writer import PartitionWriter
+from metastore_server.catalog.partitions.writer import PartitionWriter, each_until_failure
 from metastore_server.catalog.reads.partition_rows import (
     checked_values,
     decoded,
@@ -95,7 +95,9 @@ class Dropping(PartitionWriter):
         with self._ctx.write_lock:
             ref = self._tables.get(db, table)
             found: list[tuple[bytes, hms.Partition]] = []
-            keys, failure = _keys_of(ref, part_names)
+            keys, failure = each_until_failure(
+                part_names or [], lambda name: row_key(ref, values_from_name(ref, name))
+            )
             rows = dict(self._ctx.store.get_many(layout.PARTITIONS, keys))  # one request
             for key in keys:
                 row = rows.get(key)
@@ -241,16 +243,3 @@ class Dropping(PartitionWriter):
             if table_place is not None and place is not None and table_place.contains(place):
                 continue
             yield key, blob, location
-
-
-def _keys_of(ref: TableRef, names: Sequence[str] | None) -> tuple[list[bytes], Exception | None]:
-    """The row keys of partitions named, up to the first name that is not one of the table's:
-    the error it raises, raised once those before it are looked up, as when each is read in
-    turn."""
-    keys: list[bytes] = []
-    for name in names or []:
-        try:
-            keys.append(row_key(ref, values_from_name(ref, name)))
-        except Exception as exc:  # noqa: BLE001 - raised in its turn (see above)
-            return keys, exc
-    return keys, None

@@ -4,6 +4,9 @@ announced through ``ctx.changes.writing`` (timelines, statistics, grants and eve
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
 from metastore_server.catalog.core.context import CatalogContext
 from metastore_server.catalog.data.fast_stats import FastStats
 from metastore_server.catalog.dependencies.store import Dependencies
@@ -20,3 +23,22 @@ class PartitionWriter:
         #: while new dependent partitions are written.
         self._dependencies = dependencies
         self._stats = FastStats(ctx.data, autogather=ctx.stats_autogather)
+
+
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
+
+
+def each_until_failure(
+    items: Iterable[_In], make: Callable[[_In], _Out]
+) -> tuple[list[_Out], Exception | None]:
+    """``make`` of each item, up to the first it raises for: those made and that error (to be
+    raised once the ones before it are dealt with, as when each is handled in turn, so a
+    batch can read all their rows in one request)."""
+    made: list[_Out] = []
+    for item in items:
+        try:
+            made.append(make(item))
+        except Exception as exc:  # noqa: BLE001 - raised by the caller in its turn
+            return made, exc
+    return made, None
