@@ -39,7 +39,8 @@ from operator import methodcaller
 from typing import Any, ClassVar
 
 import structlog
-from metastore_server.storage import hbase_keys, hbase_scans, intents
+from metastore_server.storage import hbase_keys, hbase_scans, intent_rows, intents
+from metastore_server.storage.committed_reads import Register
 from metastore_server.storage.hbase_connection import (
     HBaseConnection,
     row_of,
@@ -50,6 +51,7 @@ from metastore_server.storage.hbase_connection import (
 from metastore_server.storage.hbase_connection import (
     HBaseUnavailableError as HBaseUnavailableError,  # re-exported
 )
+from metastore_server.storage.hbase_reads import CommittedReads, ScanRange
 from metastore_server.storage.hbase_settings import DEFAULT_PORT as DEFAULT_PORT  # re-exported
 from metastore_server.storage.hbase_settings import HBaseSettings
 from metastore_server.storage.hbase_settings import shell_script as shell_script  # re-exported
@@ -71,9 +73,11 @@ class HBaseStore:
     atomic_batches: ClassVar[bool] = False
     snapshot_scans: ClassVar[bool] = False
     filters_scans: ClassVar[bool] = True
-    #: Transactions through an intent log (``storage.intents``), notes in them, and writes
-    #: outside them.
-    offers: ClassVar[frozenset[str]] = frozenset({"transaction", "undo_note", "untracked"})
+    #: Transactions through an intent log (``storage.intents``), notes in them, writes
+    #: outside them, and scans of a log that stop before a row still to be committed.
+    offers: ClassVar[frozenset[str]] = frozenset(
+        {"transaction", "undo_note", "untracked", "scan_until_pending"}
+    )
 
     def __init__(
         self,
@@ -87,11 +91,18 @@ class HBaseStore:
         #: The gateway's connections, the store's tables, and its writes over both.
         self.connection = HBaseConnection(self.settings)
         self.tables = HBaseTables(self.connection)
-        self.writer = Writer(self.connection, self.tables, self.get)
+        #: The store's reads as rows land (the intents' own, and a transaction's).
+        self.raw = _RawReads(self)
+        self.writer = Writer(self.connection, self.tables, self.raw.get)
         #: The intents of this store's transactions; an unfinished one older than
         #: ``writer_lease_s`` is a dead server process's and is rolled back.
         self.intents = intents.IntentLog(
-            self, self.writer.mutate, lease_s=writer_lease_s, undoers=undoers
+            self.raw, self.writer.mutate, lease_s=writer_lease_s, undoers=undoers
+        )
+        #: Reads outside a transaction: committed changes only (``storage.committed_reads``).
+        self.committed = CommittedReads(
+            Register(self.raw, allowance_s=writer_lease_s / 2),
+            self.raw.get, self.raw.get_many, self.raw.scan,
         )
         log.info("storage.opened", backend="hbase", where=self.settings.describe())
 
@@ -128,40 +139,23 @@ class HBaseStore:
     # -- reads ------------------------------------------------------------------------------
 
     def get(self, table: str, key: bytes) -> Row | None:
-        """The row at ``key``, or None. One round trip."""
+        """The row at ``key``, or None: as committed changes left it (outside a transaction;
+        inside one, as it is). One round trip, and one to the register."""
         self.intents.maybe_recover()
-        name, _ = self.tables.lookup(table)
-        if hbase_keys.too_long(key):
-            return None  # no row has it, and HBase would refuse the Get
-        hbase_keys.check_key(key)
-        found = self.connection.call(
-            "get", lambda c: c.getRowWithColumns(name, key, None, {}), idempotent=True
-        )
-        rows = [row_of(result) for result in found]
-        return rows[0] if rows and rows[0] else None
+        if self.intents.active() is not None:
+            return self.raw.get(table, key)
+        self.tables.lookup(table)
+        return self.committed.get(table, key)
 
     def get_many(self, table: str, keys: Sequence[bytes]) -> list[tuple[bytes, Row]]:
         """The rows that exist among ``keys``, in the order of ``keys`` (a key listed twice
-        comes twice). One round trip per 1000 distinct keys; not one snapshot."""
+        comes twice), committed only outside a transaction. One round trip per 1000 distinct
+        keys; not one snapshot."""
         self.intents.maybe_recover()
-        name, _ = self.tables.lookup(table)
-        for key in keys:
-            if not hbase_keys.too_long(key):
-                hbase_keys.check_key(key)
-        unique = [key for key in dict.fromkeys(keys) if not hbase_keys.too_long(key)]
-        found: dict[bytes, Row] = {}
-        for first in range(0, len(unique), _GET_BATCH):
-            chunk = unique[first : first + _GET_BATCH]
-            results = self.connection.call(
-                "get_many",
-                methodcaller("getRowsWithColumns", name, chunk, None, {}),
-                idempotent=True,
-            )
-            for result in results:
-                row = row_of(result)
-                if row:
-                    found[result.row] = row
-        return [(key, found[key]) for key in keys if key in found]
+        if self.intents.active() is not None or not keys:
+            return self.raw.get_many(table, keys)
+        self.tables.lookup(table)
+        return self.committed.get_many(table, keys)
 
     def scan(
         self,
@@ -179,16 +173,37 @@ class HBaseStore:
         """Rows with ``start <= key < stop`` (see the port); the filter runs on the region
         servers, ``key_filter`` here on each row they return. Arguments are checked now; rows
         are fetched lazily, ``batch_size`` (default ``scan_batch``) per round trip. Not one
-        snapshot (``snapshot_scans = False``)."""
+        snapshot (``snapshot_scans = False``), but committed changes only outside a
+        transaction (``storage.hbase_reads``)."""
         self.intents.maybe_recover()
+        args = dict(reverse=reverse, limit=limit, columns=columns, filter=filter,
+                    batch_size=batch_size, key_filter=key_filter)  # fmt: skip
+        if self.intents.active() is not None:
+            return self.raw.scan(table, start, stop, **args)  # type: ignore[arg-type]
+        return self._committed_scan(table, start, stop, args, until_pending=False)
+
+    def scan_until_pending(
+        self, table: str, start: bytes = b"", stop: bytes | None = None, *,
+        limit: int | None = None, columns: Sequence[bytes] | None = None,
+    ) -> Iterator[tuple[bytes, Row]]:  # fmt: skip
+        """``scan``, ending before the first row that a change not yet committed made (a
+        reader following a log must not pass a row still to come)."""
+        self.intents.maybe_recover()
+        args = dict(reverse=False, limit=limit, columns=columns, filter=None,
+                    batch_size=None, key_filter=None)  # fmt: skip
+        return self._committed_scan(table, start, stop, args, until_pending=True)
+
+    def _committed_scan(self, table: str, start: bytes, stop: bytes | None,
+                        args: dict[str, Any], *, until_pending: bool,
+                        ) -> Iterator[tuple[bytes, Row]]:  # fmt: skip
         query = hbase_scans.query(
-            self.tables, table, start, stop, reverse=reverse, limit=limit, columns=columns,
-            filter=filter, batch_size=batch_size, key_filter=key_filter,
-            default_batch=self.settings.scan_batch,
-        )  # fmt: skip
+            self.tables, table, start, stop, default_batch=self.settings.scan_batch, **args
+        )
         if query is None:
             return iter(())
-        return hbase_scans.scan_rows(self.connection, query)
+        asked = ScanRange(table, start, stop, args["reverse"], args["limit"], args["columns"],
+                          args["filter"], query.caching, args["key_filter"])  # fmt: skip
+        return self.committed.scan(asked, until_pending=until_pending)
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -232,6 +247,90 @@ class HBaseStore:
         self.intents.close()
         self.connection.close()
         log.info("storage.closed", backend="hbase", address=self.settings.address)
+
+
+class _RawReads:
+    """The store's reads as rows land, with no intent resolved: those of the intent log, of a
+    transaction (its own rows and its compare-and-sets' view), and under the committed reads."""
+
+    def __init__(self, store: HBaseStore) -> None:
+        self._store = store
+
+    def ensure_tables(self, specs: Iterable[TableSpec]) -> None:
+        self._store.ensure_tables(specs)
+
+    def get(self, table: str, key: bytes) -> Row | None:
+        """The row at ``key`` as it is. One round trip."""
+        store = self._store
+        name, _ = store.tables.lookup(table)
+        if hbase_keys.too_long(key):
+            return None  # no row has it, and HBase would refuse the Get
+        hbase_keys.check_key(key)
+        found = store.connection.call(
+            "get", lambda c: c.getRowWithColumns(name, key, None, {}), idempotent=True
+        )
+        rows = [row_of(result) for result in found]
+        return rows[0] if rows and rows[0] else None
+
+    def get_columns(self, table: str, key: bytes, columns: Sequence[bytes]) -> Row | None:
+        """The named columns of the row at ``key`` that it holds (None: none)."""
+        name, _ = self._store.tables.lookup(table)
+        found = self._store.connection.call(
+            "get", lambda c: c.getRowWithColumns(name, key, list(columns), {}), idempotent=True
+        )
+        rows = [row_of(result) for result in found]
+        return rows[0] if rows and rows[0] else None
+
+    def get_many(self, table: str, keys: Sequence[bytes]) -> list[tuple[bytes, Row]]:
+        """The rows that exist among ``keys`` as they are, in the order of ``keys``."""
+        store = self._store
+        name, _ = store.tables.lookup(table)
+        for key in keys:
+            if not hbase_keys.too_long(key):
+                hbase_keys.check_key(key)
+        unique = [key for key in dict.fromkeys(keys) if not hbase_keys.too_long(key)]
+        found: dict[bytes, Row] = {}
+        for first in range(0, len(unique), _GET_BATCH):
+            chunk = unique[first : first + _GET_BATCH]
+            results = store.connection.call(
+                "get_many",
+                methodcaller("getRowsWithColumns", name, chunk, None, {}),
+                idempotent=True,
+            )
+            for result in results:
+                row = row_of(result)
+                if row:
+                    found[result.row] = row
+        return [(key, found[key]) for key in keys if key in found]
+
+    def scan(
+        self, table: str, start: bytes = b"", stop: bytes | None = None, *,
+        reverse: bool = False, limit: int | None = None, columns: Sequence[bytes] | None = None,
+        filter: bytes | None = None, batch_size: int | None = None,
+        key_filter: Callable[[bytes], bool] | None = None,
+    ) -> Iterator[tuple[bytes, Row]]:  # fmt: skip
+        """The rows of a port scan as they are (see ``HBaseStore.scan``)."""
+        store = self._store
+        query = hbase_scans.query(
+            store.tables, table, start, stop, reverse=reverse, limit=limit, columns=columns,
+            filter=filter, batch_size=batch_size, key_filter=key_filter,
+            default_batch=store.settings.scan_batch,
+        )  # fmt: skip
+        if query is None:
+            return iter(())
+        return hbase_scans.scan_rows(store.connection, query)
+
+    def scan_states(self, filter: bytes) -> list[tuple[bytes, bytes]]:
+        """(key, state) of the intents ``filter`` lets through; one whose rows were put back
+        (``RESTORED``) reads as ``undone`` then."""
+        self._store.intents.rows.ensure()
+        state, restored = intent_rows.STATE, intent_rows.RESTORED
+        rows = self.scan(intent_rows.INTENTS, columns=[state, restored], filter=filter)
+        return [(key, intent_rows.UNDONE + b" " + row[restored] if restored in row else row[state])
+                for key, row in rows if state in row]  # fmt: skip
+
+    def entry_bytes(self, key: bytes, seq: int, value: bytes) -> bytes:
+        return self._store.intents.rows.entry_bytes(key, seq, value)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -29,10 +29,15 @@ STATE = b"i:state"
 ENTRY = b"i:e"
 VOID = b"i:v"
 NOTE = b"i:n"
+#: When (wall-clock ms) an intent left in ``undo`` had its rows put back (``mark_restored``):
+#: readers then read its rows as they are (``storage.committed_reads``).
+RESTORED = b"i:restored"
 _CHUNK = b"i:c"
 OPEN, UNDO, DONE = b"open", b"undo", b"done"
-#: The state of an intent rolled back, whose rows are about to be deleted (like ``DONE``,
-#: nobody reads its entries any more: whoever finds it deletes it).
+#: The state of an intent rolled back. Like ``DONE`` (committed), it is written with the
+#: wall-clock millisecond it ended (``ended``) and lingers for the writer lease, so that reads
+#: that began before it ended still find its entries (``storage.committed_reads``); then
+#: whoever finds it deletes it.
 UNDONE = b"undone"
 #: Rows of entries undone together (one read, one write).
 UNDO_BATCH_ROWS = 1000
@@ -56,7 +61,7 @@ class Reads(Protocol):
 
     def scan(self, table: str, start: bytes = b"", stop: bytes | None = None, *,
              limit: int | None = None, columns: Sequence[bytes] | None = None,
-             ) -> Iterator[tuple[bytes, Row]]: ...  # fmt: skip
+             filter: bytes | None = None) -> Iterator[tuple[bytes, Row]]: ...  # fmt: skip
 
     def ensure_tables(self, specs: Sequence[TableSpec]) -> None: ...
 
@@ -69,6 +74,23 @@ def column(prefix: bytes, seq: int) -> bytes:
 def state(kind: bytes, writer: bytes) -> bytes:
     """An ``open`` or ``undo`` state, beating now."""
     return b"%s %d %s" % (kind, time.time() * 1000, writer)
+
+
+def ended(kind: bytes) -> bytes:
+    """A ``done`` or ``undone`` state, ending now (13 digits: states compare as bytes)."""
+    return b"%s %013d" % (kind, time.time() * 1000)
+
+
+def ended_at(value: bytes) -> float | None:
+    """When (wall-clock ms) a ``done`` or ``undone`` state ended (0 for one written without
+    it), or None when ``value`` is another state."""
+    kind, _, when = value.partition(b" ")
+    if kind not in (DONE, UNDONE):
+        return None
+    try:
+        return float(when) if when else 0.0
+    except ValueError:
+        return 0.0
 
 
 def beat_of(value: bytes) -> float:
@@ -111,13 +133,19 @@ class Holding:
             raise TakenOver(self.key.hex())
         self.held, self._since = fresh, time.monotonic()
 
-    def finish(self, chunks: Sequence[bytes]) -> None:
-        """Mark the intent undone (so nobody reads its entries again), then delete it and its
-        chunk rows; ``TakenOver`` when another process holds it."""
-        if not self._cas(UNDONE):
+    def finish(self) -> None:
+        """Mark the intent undone (nobody undoes it again; it lingers for readers and is
+        deleted later); ``TakenOver`` when another process holds it."""
+        undone = ended(UNDONE)
+        if not self._cas(undone):
             raise TakenOver(self.key.hex())
-        self.held = UNDONE
-        self._rows.delete(self.key, chunks)
+        self.held = undone
+
+    def mark_restored(self) -> None:
+        """Record that the intent's rows are put back, while it stays in ``undo`` (to be
+        undone again after the lease: a write whose outcome is unknown may still land)."""
+        self._rows.write([Put(INTENTS, self.key, {RESTORED: b"%013d" % (time.time() * 1000)})],
+                         Condition(INTENTS, self.key, STATE, self.held))  # fmt: skip
 
     def _cas(self, value: bytes) -> bool:
         return self._rows.write([Put(INTENTS, self.key, {STATE: value})],

@@ -23,7 +23,8 @@ holding what the writer last put there, so once anyone else changed the state th
 add nothing more. A writer beats (rewrites its state) every third of the writer lease from a
 background thread, and writes a row only while its last beat is younger than half the lease.
 
-Commit: ``state := done``, the commit point; the row is deleted afterwards, in the background.
+Commit: ``state := done <ms>``, the commit point; the row is deleted a lease later, in the
+background.
 Rollback (the writer's transaction ends with an exception, or any process finds an intent
 whose beat is older than the lease: ``recover``): ``state := undo <now> <who>``, then every
 entry, newest first, is undone with ``intent_entries.restore``, in batches of entries that
@@ -40,11 +41,14 @@ still free), so what an unfinished call would have written cannot be known, let 
 replayed; and the client of a call that did not commit was never told it succeeded, so undoing
 it loses nothing acknowledged (HMS's database rolls back an uncommitted transaction alike).
 
+Readers outside a transaction see only committed changes: they resolve the intents
+(``storage.committed_reads``), for which ``done`` and ``undone`` states carry the millisecond
+they ended and linger for the lease before they are deleted. A transaction's own reads see
+rows as they land (its own, and other open changes', whose compare-and-sets decide).
+
 What is not covered: ``increment`` (a counter bumped is never taken back, like a database
-sequence), writes made outside a transaction, and other processes' reads, which see a
-transaction's rows as they land (a crashed writer's until the next ``recover`` after its lease
-ran out: at most 1.5 leases, while any server process is serving). Clocks of the server
-processes must agree within half the lease.
+sequence) and writes made outside a transaction. Clocks of the server processes must agree
+within half the lease.
 """
 
 from __future__ import annotations
@@ -68,7 +72,6 @@ from metastore_server.storage.intent_rows import (
     OPEN,
     STATE,
     UNDO,
-    UNDONE,
     VOID,
     Holding,
     IntentRows,
@@ -77,6 +80,8 @@ from metastore_server.storage.intent_rows import (
     Write,
     beat_of,
     column,
+    ended,
+    ended_at,
     held_by,
     state,
     steps,
@@ -94,6 +99,14 @@ _RETRY_S = 0.2  # between tries of a rollback that failed
 
 #: Undoes what a note of its kind describes, given the note's payload.
 Undoer = Callable[[bytes], None]
+
+
+def _unsettled(ended_before_ms: float) -> bytes:
+    """The recovery sweep's filter: intents open or being undone, and those that ended
+    before ``ended_before_ms`` (not those still lingering)."""
+    when = b"%s %013d" % (DONE, max(ended_before_ms, 0))
+    return (b"SingleColumnValueFilter('i', 'state', <, 'binary:" + when + b"', true, true)"
+            b" OR SingleColumnValueFilter('i', 'state', >=, 'binary:o', true, true)")
 
 
 class IntentLost(StorageError):
@@ -130,14 +143,16 @@ class IntentLog:
             raise ValueError("the writer lease must be positive")
         self._reads = reads
         self._write = write
-        self._rows = IntentRows(reads, write)
+        self.rows = IntentRows(reads, write)
         self.lease_s = lease_s
         self._undoers = dict(undoers or {})
         self.writer = (writer or os.urandom(8).hex()).encode()
         self._local = threading.local()
         self._open: dict[bytes, _Transaction] = {}
         self._open_lock = threading.Lock()
-        self._cleanup: list[bytes] = []
+        #: Rows of ended intents to delete, each once its time (``time.monotonic()``) comes:
+        #: they linger for the lease, for reads that began before they ended.
+        self._cleanup: list[tuple[float, list[bytes]]] = []
         self._wake = threading.Event()
         self._stopped = threading.Event()
         self._beater: threading.Thread | None = None
@@ -196,7 +211,7 @@ class IntentLog:
         except BaseException:
             undone, current.entries = current.entries[savepoint:], current.entries[:savepoint]
             for images in reversed(undone):
-                self._rows.undo(images)
+                self.rows.undo(images)
             raise
 
     def logged(self, changes: Sequence[RowChange], apply: Callable[[], bool],
@@ -271,18 +286,18 @@ class IntentLog:
         return None
 
     def _images(self, changes: Sequence[RowChange]) -> list[RowImage]:
-        found = self._rows.current_rows([(c.table, c.key) for c in changes])
+        found = self.rows.current_rows([(c.table, c.key) for c in changes])
         return [intent_entries.image(c, found.get((c.table, c.key))) for c in changes]
 
     def _append(self, current: _Transaction, entry: bytes, prefix: bytes = ENTRY) -> int:
         """Add an entry (or a note) to the intent (creating its row with the first); its
         number."""
-        self._rows.ensure()
+        self.rows.ensure()
         seq = current.seq + 1
         if prefix == NOTE:
             value = entry
         else:
-            value, chunks = self._rows.entry_value(current.key, seq, entry)
+            value, chunks = self.rows.entry_value(current.key, seq, entry)
             current.chunks += chunks
         name = column(prefix, seq)
         if current.state is None:
@@ -335,14 +350,14 @@ class IntentLog:
 
     def _finish(self, current: _Transaction) -> bool:
         """The commit point: ``state := done`` if the state is still the writer's."""
-        done = Put(INTENTS, current.key, {STATE: DONE})
+        done = Put(INTENTS, current.key, {STATE: ended(DONE)})
         return self._write([done], Condition(INTENTS, current.key, STATE, current.state))
 
     def _commit_outcome(self, current: _Transaction, error: StorageError) -> bool:
         """Whether a commit whose answer was lost took effect (read back; tried once more
         when it did not); raises when that cannot be found out."""
         try:
-            found = self._rows.state_of(current.key)
+            found = self.rows.state_of(current.key)
             if found == current.state:
                 return self._finish(current)
         except StorageError:
@@ -351,7 +366,7 @@ class IntentLog:
                 f"land, the change is rolled back {self.lease_s:g} s (the writer lease) after "
                 f"its last write"
             ) from error
-        return found == DONE
+        return found is not None and found.partition(b" ")[0] == DONE
 
     def _rollback(self, current: _Transaction) -> None:
         """Undo the transaction's writes; when that fails (HBase down), it is tried again
@@ -385,19 +400,22 @@ class IntentLog:
                            Condition(INTENTS, current.key, STATE, found)):  # fmt: skip
                 found = taken
                 break
-            found = self._rows.state_of(current.key)
+            found = self.rows.state_of(current.key)
         else:
             return  # (its state keeps changing: left to a recoverer after the lease)
         assert found is not None
         current.state = found
-        holding = Holding(self._rows, current.key, current.state, self.writer, self.lease_s)
+        holding = Holding(self.rows, current.key, current.state, self.writer, self.lease_s)
         try:
             if current.spilled:
                 self._undo_stored(current.key, notes=False, between=holding)
-            self._rows.undo_all(reversed(current.entries), holding)
+            self.rows.undo_all(reversed(current.entries), holding)
             current.entries.clear()
             if not current.in_doubt:  # else undone again after the lease, by a recoverer
-                holding.finish(current.chunks)
+                holding.finish()
+                self._later_delete([*current.chunks, current.key])
+            else:  # (readers may read its rows as they are: put back, but for a late write)
+                holding.mark_restored()
         except TakenOver:
             log.info("storage.intent_rollback_taken_over", intent=current.key.hex())
         finally:
@@ -445,19 +463,23 @@ class IntentLog:
     def recover(self) -> float:
         """Finish what dead writers left: delete committed intents, roll back those whose
         beat is older than the lease. Seconds until the next recovery is due."""
-        self._rows.ensure()
+        self.rows.ensure()
         self.sweeps += 1
         now_ms = time.time() * 1000
         due = self.lease_s / 2
         with self._open_lock:
             mine = {*self._open, *(t.key for t in self._unfinished)}
-        found = list(self._reads.scan(INTENTS, columns=[STATE], limit=_SWEEP_ROWS))
+        linger_ms = self.lease_s * 1000
+        found = list(self._reads.scan(INTENTS, columns=[STATE], limit=_SWEEP_ROWS,
+                                      filter=_unsettled(now_ms - linger_ms)))  # fmt: skip
         for key, row in found:  # (read first: a long rollback would outlive a scanner)
             held = row.get(STATE, b"")
             if key in mine or not held:
                 continue
-            if held in (DONE, UNDONE):
-                self._rows.delete(key, self._rows.chunk_keys(key))
+            when = ended_at(held)
+            if when is not None:  # ended: deleted once it lingered for the lease
+                if now_ms - when > linger_ms:
+                    self.rows.delete(key, self.rows.chunk_keys(key))
                 continue
             beat = beat_of(held)
             waited_ms = now_ms - beat
@@ -467,7 +489,7 @@ class IntentLog:
             taken = self._state(UNDO)
             if self._write([Put(INTENTS, key, {STATE: taken})],
                            Condition(INTENTS, key, STATE, held)):  # fmt: skip
-                self._roll_back_dead(Holding(self._rows, key, taken, self.writer, self.lease_s))
+                self._roll_back_dead(Holding(self.rows, key, taken, self.writer, self.lease_s))
         return max(due, 0.001)
 
     def _roll_back_dead(self, holding: Holding) -> None:
@@ -476,9 +498,10 @@ class IntentLog:
         key = holding.key
         try:
             standing = self._undo_stored(key, notes=True, between=holding)
-            holding.finish(self._rows.chunk_keys(key))
+            holding.finish()
+            self._later_delete([*self.rows.chunk_keys(key), key])
         except (TakenOver, ValueError):
-            if self._rows.state_of(key) == holding.held:
+            if self.rows.state_of(key) == holding.held:
                 raise  # still ours: the intent itself is damaged
             log.info("storage.intent_recovered_elsewhere", intent=key.hex())
             return
@@ -496,11 +519,11 @@ class IntentLog:
         def newest_first() -> Iterator[list[RowImage] | Callable[[], None]]:
             for seq, name in reversed(standing):
                 if not name.startswith(NOTE):
-                    yield intent_entries.decode(self._rows.entry_bytes(key, seq, row[name]))
+                    yield intent_entries.decode(self.rows.entry_bytes(key, seq, row[name]))
                 elif notes:
                     yield functools.partial(self._undo_note, key, row[name])
 
-        self._rows.undo_all(newest_first(), between)
+        self.rows.undo_all(newest_first(), between)
         return len(standing)
 
     def _undo_note(self, key: bytes, value: bytes) -> None:
@@ -536,6 +559,10 @@ class IntentLog:
     def _register(self, current: _Transaction) -> None:
         with self._open_lock:
             self._open[current.key] = current
+        self._ensure_beater()
+
+    def _ensure_beater(self) -> None:
+        with self._open_lock:
             if self._beater is None:
                 self._beater = threading.Thread(target=self._beats, name="intent-beats",
                                                 daemon=True)  # fmt: skip
@@ -546,26 +573,33 @@ class IntentLog:
             self._open.pop(current.key, None)
 
     def _later(self, current: _Transaction) -> None:
-        """Delete a committed intent's rows in the background."""
+        """Delete a committed intent's rows in the background, once they lingered."""
+        self._later_delete([*current.chunks, current.key])
+
+    def _later_delete(self, keys: list[bytes]) -> None:
+        """Delete an ended intent's rows after the lease (by the background thread)."""
         with self._open_lock:
-            self._cleanup += [*current.chunks, current.key]
-        self._wake.set()
+            self._cleanup.append((time.monotonic() + self.lease_s, keys))
+        self._ensure_beater()
 
     def _beats(self) -> None:
         """The background thread: beats open intents, deletes committed ones."""
         while not self._stopped.is_set():
             self._wake.wait(self.lease_s / 3)
             self._wake.clear()
+            now = time.monotonic()
             with self._open_lock:
-                doomed, self._cleanup = self._cleanup, []
+                due = [item for item in self._cleanup if item[0] <= now]
+                self._cleanup = [item for item in self._cleanup if item[0] > now]
                 beating = list(self._open.values())
+            doomed = [key for _, keys in due for key in keys]
             try:
                 if doomed:
                     try:
                         self._write([Delete(INTENTS, k) for k in doomed], None)
                     except (StorageError, ValueError):
                         with self._open_lock:
-                            self._cleanup += doomed
+                            self._cleanup += due
                         raise
                 for current in beating:
                     with current.lock:
@@ -583,7 +617,8 @@ class IntentLog:
         if self._beater is not None:
             self._beater.join(timeout=5)
         with self._open_lock:
-            doomed, self._cleanup = self._cleanup, []
+            doomed = [key for _, keys in self._cleanup for key in keys]
+            self._cleanup = []
         if doomed:
             with contextlib.suppress(StorageError, ValueError, RuntimeError):
                 self._write([Delete(INTENTS, k) for k in doomed], None)

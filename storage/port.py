@@ -32,6 +32,11 @@ one place they are looked up by name), which gives each as the bound method or N
   row as large as the batch of partitions it records).
 * ``scan_columns`` (``ScanColumns``): the columns of a range's rows read in one compiled loop,
   with key needles tested below it. Without it big reads go through ``scan``, row by row.
+* ``scan_until_pending`` (``ScanUntilPending``): a scan that ends before the first row a change
+  not yet committed made (a store whose changes commit in another order than they take their
+  keys: a follower of the notification log waits for such an event instead of passing it).
+  Without it the store's changes become visible in the order of their keys (embedded: one
+  writer at a time).
 * ``transaction`` (``Transaction``): writes of one thread commit together or not at all. The
   catalog needs it (each of its changes is one transaction).
 * ``untracked`` (``Untracked``): inside this thread's transaction, writes that are not part of
@@ -48,10 +53,10 @@ one place they are looked up by name), which gives each as the bound method or N
   Without it (HBase) changes of different processes interleave and compare-and-set claims guard
   what must not.
 
-The embedded store offers all but ``undo_note`` and ``untracked``; HBase offers ``transaction``
-(an intent log, ``storage.intents``: its writes are seen by others as they land, and a dead
-process's are rolled back by the next process after the writer lease), ``undo_note`` and
-``untracked``.
+The embedded store offers all but ``undo_note``, ``untracked`` and ``scan_until_pending``; HBase
+offers ``transaction`` (an intent log, ``storage.intents``: other readers see only committed
+changes, ``storage.committed_reads``, and a dead process's are rolled back by the next process
+after the writer lease), ``undo_note``, ``untracked`` and ``scan_until_pending``.
 """
 
 from __future__ import annotations
@@ -325,6 +330,17 @@ class ScanColumns(Protocol):
     ) -> tuple[list[tuple[bytes | None, ...]], int, int]: ...
 
 
+class ScanUntilPending(Protocol):
+    """``store.scan_until_pending(table, start, stop, limit=, columns=)``: the rows ``scan``
+    would give, ending before the first row that a change not yet committed made, so that a
+    reader following an ordered log never passes a row still to come."""
+
+    def __call__(
+        self, table: str, start: bytes = b"", stop: bytes | None = None, *,
+        limit: int | None = None, columns: Sequence[bytes] | None = None,
+    ) -> Iterator[tuple[bytes, Row]]: ...  # fmt: skip
+
+
 class Transaction(Protocol):
     """``with store.transaction():`` every write this thread makes inside commits at the end,
     together, or none when it ends with an exception. Reentrant: an inner one that ends with an
@@ -367,6 +383,7 @@ class Capabilities:
     count_range: CountRange | None = None
     last_key: LastKey | None = None
     scan_columns: ScanColumns | None = None
+    scan_until_pending: ScanUntilPending | None = None
     transaction: Transaction | None = None
     undo_note: UndoNote | None = None
     untracked: Untracked | None = None

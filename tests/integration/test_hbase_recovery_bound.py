@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from metastore_server.storage import layout
 from metastore_server.storage.hbase import HBaseStore
-from metastore_server.storage.intent_rows import INTENTS, STATE, beat_of
+from metastore_server.storage.intent_rows import INTENTS, STATE, beat_of, ended_at
 from support.hbase_double import HBaseDouble
 from support.our_server import OurServer
 
@@ -57,7 +57,7 @@ def _altered(client: Any, value: str) -> list[hms.Partition]:
 def _counting_batches(store: HBaseStore) -> list[int]:
     """The sizes (rows) of the undo batches the store's intent log sends from now on."""
     sizes: list[int] = []
-    rows = store.intents._rows  # noqa: SLF001
+    rows = store.intents.rows
     undo = rows.undo
 
     def counted(images: Any) -> None:
@@ -68,13 +68,24 @@ def _counting_batches(store: HBaseStore) -> list[int]:
     return sizes
 
 
+def _unfinished(double: HBaseDouble) -> list[bytes]:
+    """Intents neither committed nor rolled back (ended ones linger for a lease)."""
+    rows = double.rows((PREFIX + INTENTS).encode())
+    return [key for key, row in rows if STATE in row and ended_at(row[STATE]) is None]
+
+
+def _read(store: HBaseStore) -> dict[str, list[tuple[bytes, Any]]]:
+    """The tables and partitions rows as a reader sees them (committed only)."""
+    return {t: list(store.scan(t)) for t in (layout.TABLES, layout.PARTITIONS)}
+
+
 def _settle(double: HBaseDouble, store: HBaseStore, before: dict[str, Any]) -> float:
     """Poll (each read runs the store's recovery when due) until the change is undone: the
     wall-clock ms then."""
     ends = time.monotonic() + LEASE_S * 1.5 * SLACK
     while True:
         store.get(layout.TABLES, b"-")
-        if not double.rows((PREFIX + INTENTS).encode()) and _state(double) == before:
+        if not _unfinished(double) and _state(double) == before:
             return time.time() * 1000
         assert time.monotonic() < ends, "the change was never undone"
         time.sleep(0.02)
@@ -98,13 +109,17 @@ def test_a_long_alter_killed_at_chosen_writes_settles_within_the_bound(
         client = make_client("127.0.0.1", server.port, timeout_ms=120_000)
         parts = _altered(client, f"kill{step}")
         before = _state(double)
-        double.crash_before_write(step, server.kill)
-        with pytest.raises(Exception):  # noqa: B017, PT011 - its server was killed
-            client.alter_partitions("db", "t", parts)
-        intents = double.rows((PREFIX + INTENTS).encode())
-        beats = [beat_of(row.get(STATE, b"")) for _, row in intents if row.get(STATE)]
-        assert beats, "the killed change left its intent"
         with HBaseStore.from_url(double.url(prefix=PREFIX), writer_lease_s=LEASE_S) as store:
+            seen = _read(store)
+            double.crash_before_write(step, server.kill)
+            with pytest.raises(Exception):  # noqa: B017, PT011 - its server was killed
+                client.alter_partitions("db", "t", parts)
+            intents = double.rows((PREFIX + INTENTS).encode())
+            beats = [beat_of(row.get(STATE, b"")) for _, row in intents if row.get(STATE)]
+            assert any(beats), "the killed change left its intent"
+            if step > 2:
+                assert _state(double) != before  # half the change has landed...
+            assert _read(store) == seen  # ...and readers see none of it
             batches = _counting_batches(store)
             settled_ms = _settle(double, store, before)
             leases = (settled_ms - max(beats)) / 1000 / LEASE_S

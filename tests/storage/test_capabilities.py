@@ -15,8 +15,8 @@ from metastore_server.storage.port import (
 )
 
 T = "t"
-ON_HBASE = frozenset({"transaction", "undo_note", "untracked"})
-EMBEDDED = CAPABILITY_NAMES - {"undo_note", "untracked"}
+ON_HBASE = frozenset({"transaction", "undo_note", "untracked", "scan_until_pending"})
+EMBEDDED = CAPABILITY_NAMES - {"undo_note", "untracked", "scan_until_pending"}
 EXPECTED = {"embedded": EMBEDDED, "hbase-double": ON_HBASE, "hbase": ON_HBASE}
 
 

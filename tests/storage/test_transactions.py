@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from metastore_server.storage import intents
 from metastore_server.storage.hbase import HBaseStore
-from metastore_server.storage.intent_rows import INLINE_BYTES, INTENTS
+from metastore_server.storage.intent_rows import INLINE_BYTES, INTENTS, STATE, ended_at
 from metastore_server.storage.intents import IntentLost
 from metastore_server.storage.port import (
     Condition,
@@ -121,13 +121,22 @@ def hbase(hbase_backend: Backend) -> Iterator[tuple[Backend, HBaseStore]]:
 
 
 def _intents(store: HBaseStore) -> list[bytes]:
-    return [key for key, _ in store.scan(INTENTS)]
+    """The intents' rows still in the table (ended ones linger for the lease)."""
+    return [key for key, _ in store.raw.scan(INTENTS)]
+
+
+def _unfinished(store: HBaseStore) -> list[bytes]:
+    """The intents neither committed nor rolled back."""
+    return [key for key, row in store.raw.scan(INTENTS, columns=[STATE])
+            if ended_at(row[STATE]) is None]  # fmt: skip
 
 
 def _settled(store: HBaseStore) -> None:
-    """Wait out the lease, then read once: the read rolls back what dead writers left."""
-    time.sleep(LEASE_S * 1.5)
-    store.get(T, b"a")
+    """Wait out the lease, then read once: the read rolls back what dead writers left; then
+    once more, for the ended intents to have lingered (for readers) and be deleted."""
+    for _ in range(2):
+        time.sleep(LEASE_S * 1.5)
+        store.get(T, b"a")
 
 
 def test_a_killed_writers_change_is_rolled_back_by_the_next_reader(
@@ -151,9 +160,12 @@ def test_a_killed_writers_change_is_rolled_back_by_the_next_reader(
     """)
     finished = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
     assert finished.returncode == -9, finished.stderr.decode()[-2000:]
-    assert store.get(T, b"d") == {b"c:x": b"replaced"}  # half a change, while the lease runs
-    assert store.get(T, b"big0") is None
-    assert len(list(store.scan(INTENTS))) > 1  # the intent, and chunk rows of an entry
+    # Half a change has landed, while the lease runs; readers see none of it.
+    assert store.raw.get(T, b"d") == {b"c:x": b"replaced"}
+    assert store.raw.get(T, b"big0") is None
+    assert store.get(T, b"d") == before[b"d"] and store.get(T, b"big0") == before[b"big0"]
+    assert _rows(store) == before
+    assert len(list(store.raw.scan(INTENTS))) > 1  # the intent, and chunk rows of an entry
     _settled(store)
     assert _rows(store) == before
     assert _intents(store) == []
@@ -171,7 +183,8 @@ def test_a_live_writer_that_outlasts_its_lease_keeps_its_change(
             writer.mutate([Put(T, b"slow", {b"c:x": b"1"})])
             for _ in range(4):  # three leases: its beats keep it alive
                 time.sleep(LEASE_S * 0.75)
-                assert store.get(T, b"slow") == {b"c:x": b"1"}
+                assert store.raw.get(T, b"slow") == {b"c:x": b"1"}  # (not rolled back)
+                assert store.get(T, b"slow") is None  # (not committed)
             writer.mutate([Put(T, b"slow2", {b"c:x": b"2"})])
         assert store.intents.recovered == 0
     assert store.get(T, b"slow") == {b"c:x": b"1"}
@@ -234,7 +247,7 @@ def test_a_rollback_too_big_to_keep_in_memory_reads_its_entries_back(
         _change_everything(store)
         raise Undo
     assert _rows(store) == before
-    assert _intents(store) == []
+    assert _unfinished(store) == []
 
 
 def test_a_row_another_writer_changed_meanwhile_is_left_as_they_left_it(
@@ -262,8 +275,10 @@ def test_a_change_cut_by_failing_hbase_is_undone_once_hbase_is_back(
         store.mutate([Put(T, b"a", {b"c:x": b"9"})])
         backend.double.fail_writes_after(2)  # the next entry, then one of the two rows
         store.mutate([Put(T, b"b", {b"c:x": b"9"}), Put(T, b"new", {b"c:x": b"9"})])
-    # The rollback failed too (HBase still refuses writes): the change stays half done...
-    assert store.get(T, b"a") == {b"c:x": b"9", b"c:y": b"2"}
+    # The rollback failed too (HBase still refuses writes): the change stays half done (not
+    # seen by readers)...
+    assert store.raw.get(T, b"a") == {b"c:x": b"9", b"c:y": b"2"}
+    assert store.get(T, b"a") == before[b"a"]
     backend.double.heal()
     time.sleep(0.3)
     assert _rows(store) == before  # ...until HBase is back: the next call finishes it first

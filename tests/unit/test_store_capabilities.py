@@ -46,7 +46,9 @@ def test_the_embedded_store_offers_all_but_undo_notes(store: SqliteStore) -> Non
 
 
 def test_hbase_offers_transactions_undo_notes_and_untracked_writes() -> None:
-    assert HBaseStore.offers == frozenset({"transaction", "undo_note", "untracked"})
+    assert HBaseStore.offers == frozenset(
+        {"transaction", "undo_note", "untracked", "scan_until_pending"}
+    )
 
 
 class _Store:

@@ -114,12 +114,17 @@ class NotificationLog:
         self._token = capabilities.change_token
         #: The newest event row's key found without reading the row, where the store can.
         self._last_key = capabilities.last_key
+        #: A scan of the log that ends before an event still to be committed (HBase, whose
+        #: changes commit in another order than they take their ids).
+        self._until_pending = capabilities.scan_until_pending
         #: Whether a change's events are taken as one block under one condition
         #: (:meth:`_block`) on a store without atomic batches (where the newest row's mark is
-        #: read): only where readers see a change's rows together. Without that, a block's rows
-        #: landing in any order could show a reader a later event before an earlier one, which
-        #: it would then skip; so off by default, each event then taken on its own.
-        self._blocks = blocks and not store.atomic_batches and self._last_key is None
+        #: read): only where readers see a change's rows together (HBase's committed reads,
+        #: which also offer ``scan_until_pending``). Without that, a block's rows landing in
+        #: any order could show a reader a later event before an earlier one, which it would
+        #: then skip; there each event is taken on its own.
+        self._blocks = ((blocks or self._until_pending is not None)
+                        and not store.atomic_batches and self._last_key is None)  # fmt: skip
         self._newest: tuple[int, int] | None = None
         #: Events whose message is rendered when read, as rendered (``_rendered_event``).
         self._rendered: BoundedCache[bytes] = BoundedCache(RENDERED_BYTES)
@@ -335,8 +340,11 @@ class NotificationLog:
             return
         if last_event is not None and last_event >= 0:
             start = layout.event_key(last_event + 1)
-        rows = self._store.scan(layout.META, start, stop, limit=limit,
-                                columns=[layout.OBJECT, layout.EVENT_PAYLOAD])  # fmt: skip
+        columns = [layout.OBJECT, layout.EVENT_PAYLOAD]
+        if self._until_pending is not None:  # (a follower waits for an event still to come)
+            rows = self._until_pending(layout.META, start, stop, limit=limit, columns=columns)
+        else:
+            rows = self._store.scan(layout.META, start, stop, limit=limit, columns=columns)
         for key, row in rows:  # an expired event's mark holds no event: skipped
             data = row.get(layout.OBJECT)
             if data is not None:

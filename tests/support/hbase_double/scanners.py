@@ -53,6 +53,10 @@ class Scanner:
     broken: bool = False
     reversed_filtered: bool = False
     """A reversed scan with a filter (what HBase 1.2.x's region server cannot serve)."""
+    counted: bool = True
+    """Whether its calls are recorded in ``scans``/``scanner_batches``/``scan_rows_examined``
+    (not those of the intents table: its register reads and recovery sweeps, in
+    ``intent_scans``)."""
 
 
 class ScannerCalls:
@@ -62,7 +66,8 @@ class ScannerCalls:
 
     def scannerOpenWithScan(self, tableName: bytes, scan: Any, attributes: Any) -> int:
         table = self.d._table(tableName)
-        self.d.scans.append(scan)
+        counted = not tableName.endswith(b"intents")
+        (self.d.scans if counted else self.d.intent_scans).append(scan)
         test = None
         if scan.filterString is not None:
             try:
@@ -73,7 +78,7 @@ class ScannerCalls:
                     f"Internal error processing scannerOpenWithScan: "
                     f"java.lang.IllegalArgumentException: {error}",
                 ) from error
-        return self.d._open_scanner(
+        opened = self.d._open_scanner(
             table,
             start=scan.startRow or b"",
             stop=scan.stopRow or b"",
@@ -83,6 +88,8 @@ class ScannerCalls:
             batch=scan.batchSize,
             sort_columns=bool(scan.sortColumns),
         )
+        self.d._scanners[opened].counted = counted
+        return opened
 
     def scannerOpen(
         self, tableName: bytes, startRow: bytes, columns: Sequence[bytes], attributes: Any
@@ -117,8 +124,9 @@ class ScannerCalls:
         return self.scannerGetList(id, 1)
 
     def scannerGetList(self, id: int, nbRows: int) -> list[Any]:
-        self.d.scanner_batches.append(nbRows)
         scanner = self.d._scanners.get(id)
+        if scanner is None or scanner.counted:
+            self.d.scanner_batches.append(nbRows)
         if scanner is None:
             raise illegal_argument("scanner ID is invalid")
         with scanner.lock:
@@ -154,6 +162,7 @@ class Scanning:
         #: The TScan objects received, the nbRows asked for, the rows each scannerGetList
         #: examined, and the calls that failed as a scanner RPC timeout.
         self.scans: list[Any] = []
+        self.intent_scans: list[Any] = []
         self.scanner_batches: list[int] = []
         self.scan_rows_examined: list[int] = []
         self.scan_timeouts = 0
@@ -237,7 +246,8 @@ class Scanning:
                 self.scan_timeouts += 1
                 raise io_error(SCAN_TIMEOUT_MESSAGE)
             scanner.pending.extend(step)
-        self.scan_rows_examined.append(examined)
+        if scanner.counted:
+            self.scan_rows_examined.append(examined)
         return found
 
     def _expire_scanners(self) -> None:
