@@ -53,7 +53,7 @@ _KEPT_INTENTS = 4096
 class RawReads(Protocol):
     """The store's reads as they land (no intent resolved)."""
 
-    def scan_states(self, filter: bytes) -> list[tuple[bytes, bytes]]: ...
+    def scan_states(self, filter: bytes) -> list[tuple[bytes, bytes, int]]: ...
 
     def get_columns(self, table: str, key: bytes, columns: Sequence[bytes]) -> Row | None: ...
 
@@ -86,20 +86,25 @@ class Register:
         #: Register reads made (tests and benchmarks).
         self.reads = 0
 
-    def states(self, threshold_ms: int) -> dict[bytes, bytes]:
-        """Every intent's state, but those committed before ``threshold_ms``."""
+    def states(self, threshold_ms: int) -> dict[bytes, tuple[bytes, int]]:
+        """Every intent's state and newest entry, but those ended before ``threshold_ms``."""
         self.reads += 1
-        return dict(self._raw.scan_states(done_since_filter(threshold_ms)))
+        found = self._raw.scan_states(done_since_filter(threshold_ms))
+        return {key: (state, seq) for key, state, seq in found}
 
-    def rows_of(self, key: bytes) -> Mapping[tuple[str, bytes], list[RowImage]]:
-        """The rows intent ``key`` touched, with their images in write order (entries read
-        since the last time are read now)."""
+    def rows_of(self, key: bytes, seq: int | None = None,
+                ) -> Mapping[tuple[str, bytes], list[RowImage]]:  # fmt: skip
+        """The rows intent ``key`` touched, with their images in write order; its entries
+        up to ``seq`` (None: all it has) that were not read yet are read now."""
         with self._lock:
             known = self._intents.pop(key, None) or _Intent()
             self._intents[key] = known  # (the most recently seen last)
             while len(self._intents) > _KEPT_INTENTS:
                 del self._intents[next(iter(self._intents))]
-        self._read_new(key, known)
+        if seq is None or seq >= known.next_seq:
+            self._read_new(key, known)
+            if seq is not None:  # (written with its entry: the numbers up to it are read)
+                known.next_seq = max(known.next_seq, seq + 1)
         return known.rows
 
     def _read_new(self, key: bytes, known: _Intent) -> None:
@@ -138,25 +143,22 @@ class Snapshot:
         """Read the register before the read's first rows."""
         now_ms = int(time.time() * 1000)
         self._threshold_ms = now_ms - int(self._register.allowance_s * 1000)
-        for key, state in self._register.states(self._threshold_ms).items():
+        for key, (state, seq) in self._register.states(self._threshold_ms).items():
             if ended_at(state) is not None:  # committed, or rolled back and its rows restored
                 self._past.add(key)
             else:
-                self._take(key)
+                self._take(key, seq)
         return self
 
     def refresh(self) -> None:
         """Read the register again, after rows were read: changes begun since join the
         read's future."""
-        for key in self._register.states(self._threshold_ms):
-            if key not in self._past and key not in self._future:
-                self._take(key)
-        for key in self._future:  # (their new entries)
-            self._future[key] = self._register.rows_of(key)
-        self._sorted = None
+        for key, (_, seq) in self._register.states(self._threshold_ms).items():
+            if key not in self._past:  # (new ones, and new entries of those known)
+                self._take(key, seq)
 
-    def _take(self, key: bytes) -> None:
-        self._future[key] = self._register.rows_of(key)
+    def _take(self, key: bytes, seq: int) -> None:
+        self._future[key] = self._register.rows_of(key, seq)
         self._sorted = None
 
     @property

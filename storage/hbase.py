@@ -320,13 +320,14 @@ class _RawReads:
             return iter(())
         return hbase_scans.scan_rows(store.connection, query)
 
-    def scan_states(self, filter: bytes) -> list[tuple[bytes, bytes]]:
-        """(key, state) of the intents ``filter`` lets through; one whose rows were put back
-        (``RESTORED``) reads as ``undone`` then."""
+    def scan_states(self, filter: bytes) -> list[tuple[bytes, bytes, int]]:
+        """(key, state, newest entry) of the intents ``filter`` lets through; one whose rows
+        were put back (``RESTORED``) reads as ``undone`` then."""
         self._store.intents.rows.ensure()
-        state, restored = intent_rows.STATE, intent_rows.RESTORED
-        rows = self.scan(intent_rows.INTENTS, columns=[state, restored], filter=filter)
-        return [(key, intent_rows.UNDONE + b" " + row[restored] if restored in row else row[state])
+        state, restored, seq = intent_rows.STATE, intent_rows.RESTORED, intent_rows.SEQ
+        rows = self.scan(intent_rows.INTENTS, columns=[state, restored, seq], filter=filter)
+        return [(key, intent_rows.UNDONE + b" " + row[restored] if restored in row else row[state],
+                 int(row.get(seq) or b"0"))
                 for key, row in rows if state in row]  # fmt: skip
 
     def entry_bytes(self, key: bytes, seq: int, value: bytes) -> bytes:

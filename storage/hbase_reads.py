@@ -109,7 +109,7 @@ class CommittedReads:
             if ended:
                 return
             edge = last if last is not None else edge
-            if raw_left == 0:  # rows left out: read on after the last one
+            if raw_left == 0 and asked.limit is not None:  # rows left out: read on after
                 raw, raw_left = self._raw_from(asked, edge, asked.limit - returned)
 
     def _raw_from(self, asked: ScanRange, edge: bytes | None, limit: int | None,

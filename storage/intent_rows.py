@@ -29,6 +29,9 @@ STATE = b"i:state"
 ENTRY = b"i:e"
 VOID = b"i:v"
 NOTE = b"i:n"
+#: The number of the intent's newest entry or note, written with it (readers read an intent's
+#: entries again only when it grew: ``storage.committed_reads``).
+SEQ = b"i:seq"
 #: When (wall-clock ms) an intent left in ``undo`` had its rows put back (``mark_restored``):
 #: readers then read its rows as they are (``storage.committed_reads``).
 RESTORED = b"i:restored"
@@ -69,6 +72,11 @@ class Reads(Protocol):
 def column(prefix: bytes, seq: int) -> bytes:
     """The column of entry, note or void ``seq``."""
     return prefix + b"%08d" % seq
+
+
+def seq_value(seq: int) -> bytes:
+    """``SEQ``'s value for entry ``seq``."""
+    return b"%08d" % seq
 
 
 def state(kind: bytes, writer: bytes) -> bytes:

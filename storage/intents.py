@@ -70,6 +70,7 @@ from metastore_server.storage.intent_rows import (
     INTENTS,
     NOTE,
     OPEN,
+    SEQ,
     STATE,
     UNDO,
     VOID,
@@ -83,6 +84,7 @@ from metastore_server.storage.intent_rows import (
     ended,
     ended_at,
     held_by,
+    seq_value,
     state,
     steps,
 )
@@ -302,10 +304,11 @@ class IntentLog:
         name = column(prefix, seq)
         if current.state is None:
             fresh = self._state(OPEN)
-            self._write([Put(INTENTS, current.key, {STATE: fresh, name: value})], None)
+            first = {STATE: fresh, name: value, SEQ: seq_value(seq)}
+            self._write([Put(INTENTS, current.key, first)], None)
             current.state, current.beaten = fresh, time.monotonic()
             self._register(current)
-        elif not self._write([Put(INTENTS, current.key, {name: value})],
+        elif not self._write([Put(INTENTS, current.key, {name: value, SEQ: seq_value(seq)})],
                              Condition(INTENTS, current.key, STATE, current.state)):  # fmt: skip
             current.lost = True
             raise IntentLost(self._lost_message())
