@@ -19,10 +19,13 @@ readers do:
 So a read never returns a row of a change that has not committed, nor misses a row such a
 change deleted, and a change that commits while a read runs is seen whole or not at all. The
 register read after the batch sees every change that touched the batch's rows before they were
-read (its intent was written first). Committed and rolled-back intents linger for the writer
-lease before they are deleted, so that a read that began before they ended still finds their
-entries; a single read longer than half the lease may see a change that ended during it in
-part. Clocks of the server processes must agree within half the lease (as for the lease).
+read (its intent was written first). Committed and rolled-back intents linger (10 s, or the
+writer lease when shorter: ``intents.LINGER_S``) before they are deleted, so that a read that
+began before they ended still finds their entries; a single read longer than that may see a
+change that ended during it in part. The register reads only intents that ended less than
+``allowance_s`` (2 s, ``intents.CLOCK_ALLOWANCE_S``) before the read began, by the reader's
+clock: a writer's clock running more than that behind could let a change begun and ended
+within one batch be seen in part.
 
 ``view`` follows each column back through the images of the read's future: while the value a
 column holds is what one of them wrote (its digest), the column takes that image's before
@@ -33,9 +36,10 @@ ago takes nothing back.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -128,6 +132,36 @@ class Register:
                 self._intents.pop(key, None)
 
 
+@dataclass
+class _Scope:
+    """The register as the last read of a client call left it: (threshold, states)."""
+
+    last: tuple[int, dict[bytes, tuple[bytes, int]]] | None = None
+
+
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def call_scope() -> Iterator[None]:
+    """The reads of one client call: each read begins from the register read that ended the
+    read before it (read after that read's rows, so before this one's), one register read a
+    read instead of two; a change of the call's own ending starts afresh (``forget``)."""
+    outer = getattr(_local, "scope", None)
+    _local.scope = _Scope()
+    try:
+        yield
+    finally:
+        _local.scope = outer
+
+
+def forget() -> None:
+    """This thread's change ended: its next read reads the register first (to see it)."""
+    scope: _Scope | None = getattr(_local, "scope", None)
+    if scope is not None:
+        scope.last = None
+
+
 class Snapshot:
     """One read's view of the intents: its past (intents done when it began) and its future
     (every other intent seen while it runs)."""
@@ -140,10 +174,16 @@ class Snapshot:
         self._sorted: dict[str, list[bytes]] | None = None
 
     def start(self) -> Snapshot:
-        """Read the register before the read's first rows."""
-        now_ms = int(time.time() * 1000)
-        self._threshold_ms = now_ms - int(self._register.allowance_s * 1000)
-        for key, (state, seq) in self._register.states(self._threshold_ms).items():
+        """Read the register before the read's first rows (or take the one the call's last
+        read ended with)."""
+        scope: _Scope | None = getattr(_local, "scope", None)
+        if scope is not None and scope.last is not None:
+            self._threshold_ms, states = scope.last
+        else:
+            now_ms = int(time.time() * 1000)
+            self._threshold_ms = now_ms - int(self._register.allowance_s * 1000)
+            states = self._register.states(self._threshold_ms)
+        for key, (state, seq) in states.items():
             if ended_at(state) is not None:  # committed, or rolled back and its rows restored
                 self._past.add(key)
             else:
@@ -153,9 +193,13 @@ class Snapshot:
     def refresh(self) -> None:
         """Read the register again, after rows were read: changes begun since join the
         read's future."""
-        for key, (_, seq) in self._register.states(self._threshold_ms).items():
+        states = self._register.states(self._threshold_ms)
+        for key, (_, seq) in states.items():
             if key not in self._past:  # (new ones, and new entries of those known)
                 self._take(key, seq)
+        scope: _Scope | None = getattr(_local, "scope", None)
+        if scope is not None:
+            scope.last = (self._threshold_ms, states)
 
     def _take(self, key: bytes, seq: int) -> None:
         self._future[key] = self._register.rows_of(key, seq)

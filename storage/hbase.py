@@ -39,7 +39,13 @@ from operator import methodcaller
 from typing import Any, ClassVar
 
 import structlog
-from metastore_server.storage import hbase_keys, hbase_scans, intent_rows, intents
+from metastore_server.storage import (
+    committed_reads,
+    hbase_keys,
+    hbase_scans,
+    intent_rows,
+    intents,
+)
 from metastore_server.storage.committed_reads import Register
 from metastore_server.storage.hbase_connection import (
     HBaseConnection,
@@ -101,7 +107,7 @@ class HBaseStore:
         )
         #: Reads outside a transaction: committed changes only (``storage.committed_reads``).
         self.committed = CommittedReads(
-            Register(self.raw, allowance_s=writer_lease_s / 2),
+            Register(self.raw, allowance_s=min(writer_lease_s / 2, intents.CLOCK_ALLOWANCE_S)),
             self.raw.get, self.raw.get_many, self.raw.scan,
         )
         log.info("storage.opened", backend="hbase", where=self.settings.describe())
@@ -111,9 +117,14 @@ class HBaseStore:
         """The store a ``hbase://`` URL names."""
         return cls(HBaseSettings.from_url(url), **options)
 
-    def transaction(self) -> contextlib.AbstractContextManager[None]:
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
         """Every ``mutate`` of this thread inside lands, or none (``storage.intents``)."""
-        return self.intents.transaction()
+        try:
+            with self.intents.transaction():
+                yield
+        finally:
+            committed_reads.forget()  # (the thread's next read sees how it ended)
 
     def untracked(self) -> contextlib.AbstractContextManager[None]:
         """This thread's writes inside are not part of its transaction (marks that expire on

@@ -23,8 +23,8 @@ holding what the writer last put there, so once anyone else changed the state th
 add nothing more. A writer beats (rewrites its state) every third of the writer lease from a
 background thread, and writes a row only while its last beat is younger than half the lease.
 
-Commit: ``state := done <ms>``, the commit point; the row is deleted a lease later, in the
-background.
+Commit: ``state := done <ms>``, the commit point; the row is deleted in the background once
+it lingered (``LINGER_S``).
 Rollback (the writer's transaction ends with an exception, or any process finds an intent
 whose beat is older than the lease: ``recover``): ``state := undo <now> <who>``, then every
 entry, newest first, is undone with ``intent_entries.restore``, in batches of entries that
@@ -43,7 +43,7 @@ it loses nothing acknowledged (HMS's database rolls back an uncommitted transact
 
 Readers outside a transaction see only committed changes: they resolve the intents
 (``storage.committed_reads``), for which ``done`` and ``undone`` states carry the millisecond
-they ended and linger for the lease before they are deleted. A transaction's own reads see
+they ended and linger (``LINGER_S``) before they are deleted. A transaction's own reads see
 rows as they land (its own, and other open changes', whose compare-and-sets decide).
 
 What is not covered: ``increment`` (a counter bumped is never taken back, like a database
@@ -96,6 +96,12 @@ log = structlog.get_logger(__name__)
 MEMORY_BYTES = 32 * 1024 * 1024
 #: The writer lease when none is given (the server's ``--writer-lease``).
 DEFAULT_LEASE_S = 30.0
+#: How long at most an ended (committed or rolled back) intent stays before it is deleted, for
+#: reads that began before it ended (``storage.committed_reads``); the lease when shorter.
+LINGER_S = 10.0
+#: How far readers' clocks may run ahead of writers' (``storage.committed_reads``); half the
+#: lease when shorter.
+CLOCK_ALLOWANCE_S = 2.0
 _SWEEP_ROWS = 1000
 _RETRY_S = 0.2  # between tries of a rollback that failed
 
@@ -147,6 +153,8 @@ class IntentLog:
         self._write = write
         self.rows = IntentRows(reads, write)
         self.lease_s = lease_s
+        #: How long an ended intent stays for readers that began before it ended.
+        self.linger_s = min(lease_s, LINGER_S)
         self._undoers = dict(undoers or {})
         self.writer = (writer or os.urandom(8).hex()).encode()
         self._local = threading.local()
@@ -472,7 +480,7 @@ class IntentLog:
         due = self.lease_s / 2
         with self._open_lock:
             mine = {*self._open, *(t.key for t in self._unfinished)}
-        linger_ms = self.lease_s * 1000
+        linger_ms = self.linger_s * 1000
         found = list(self._reads.scan(INTENTS, columns=[STATE], limit=_SWEEP_ROWS,
                                       filter=_unsettled(now_ms - linger_ms)))  # fmt: skip
         for key, row in found:  # (read first: a long rollback would outlive a scanner)
@@ -582,7 +590,7 @@ class IntentLog:
     def _later_delete(self, keys: list[bytes]) -> None:
         """Delete an ended intent's rows after the lease (by the background thread)."""
         with self._open_lock:
-            self._cleanup.append((time.monotonic() + self.lease_s, keys))
+            self._cleanup.append((time.monotonic() + self.linger_s, keys))
         self._ensure_beater()
 
     def _beats(self) -> None:

@@ -46,7 +46,7 @@ from metastore_server.server.kept_wire import (
 )
 from metastore_server.server.text_check import undecoded_field
 from metastore_server.server.transport_limits import DecodeLimitExceeded, LimitedSocket
-from metastore_server.storage import deadline
+from metastore_server.storage import committed_reads, deadline
 from metastore_server.storage.port import ValueTooLargeError
 from metastore_server.thrift_api import hms
 from metastore_server.wire.adds import decode_call
@@ -160,7 +160,7 @@ class CallProcessor:
                      generation if generation is not None else ClientGeneration(),
                      session if session is not None else Session())  # fmt: skip
         try:
-            with deadline.for_call(self._call_timeout):
+            with deadline.for_call(self._call_timeout), committed_reads.call_scope():
                 self._process(call, msg_type, iprot, oprot, frame_writer)
         finally:
             self._in_flight.pop(me, None)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from metastore_server.storage.committed_reads import call_scope
 from metastore_server.storage.hbase import HBaseStore
 from metastore_server.storage.port import Capabilities, Delete, Put, TableSpec
 
@@ -210,3 +211,21 @@ def test_a_dead_writers_rows_are_never_seen(pair, hbase_backend) -> None:
         assert dict(short.raw.scan(T)) == {k: dict(v) for k, v in ROWS.items()}
     finally:
         short.close()
+
+
+def test_a_calls_reads_share_register_reads_and_see_its_own_change(pair) -> None:
+    writer, reader = pair
+    register = reader.committed.register
+    with call_scope():
+        before = register.reads
+        for _ in range(5):
+            reader.get(T, b"k00")
+        assert register.reads - before == 6  # one before the first read, then one after each
+        held = Held(writer, lambda s: s.mutate([Put(T, b"k01", {b"c:x": b"other's"})]))
+        assert reader.get(T, b"k01") is None  # another's change in flight: not seen
+        held.commit()
+        reader.get(T, b"k00")  # (a read of the call after the other's commit...)
+        assert reader.get(T, b"k01") == {b"c:x": b"other's"}  # (...and the next sees it)
+        with reader.transaction():  # the call's own change...
+            reader.mutate([Put(T, b"k03", {b"c:x": b"mine"})])
+        assert reader.get(T, b"k03") == {b"c:x": b"mine"}  # ...is seen by its next read
