@@ -23,6 +23,8 @@ class HBaseTables:
     def __init__(self, connection: HBaseConnection) -> None:
         self._connection = connection
         self._families: dict[str, frozenset[bytes]] = {}
+        #: (HBase name, families) of each port table looked up (``lookup``, once a row).
+        self._found: dict[str, tuple[bytes, frozenset[bytes]]] = {}
 
     def ensure(self, specs: Iterable[TableSpec]) -> None:
         """Create missing tables with their families (idempotent). A table that exists but
@@ -88,10 +90,15 @@ class HBaseTables:
 
     def lookup(self, table: str) -> tuple[bytes, frozenset[bytes]]:
         """(HBase name, families) of a port table; KeyError when it does not exist."""
+        found = self._found.get(table)
+        if found is not None and self._families.get(table) is found[1]:
+            return found
         families = self._families.get(table)
         if families is None:
             families = self._load_families(table)
-        return self._connection.settings.table_name(table), families
+        found = (self._connection.settings.table_name(table), families)
+        self._found[table] = found
+        return found
 
 
 def check_column(column: bytes, families: frozenset[bytes], table: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from thriftpy2.protocol import TCyBinaryProtocolFactory
@@ -71,6 +72,16 @@ def from_bytes(cls: type[T], data: bytes) -> T:
         decoded: T = deserialize(cls(), data, _FAST)
     except TypeError:
         decoded = deserialize(cls(), data, thrift_api.binary_protocol_factory())
+    return decoded
+
+
+def from_bytes_into(make: Callable[[], T], data: bytes) -> T:
+    """Decode a struct into one ``make`` gives (fields the encoding leaves out keep its
+    values), as :func:`from_bytes`."""
+    try:
+        decoded: T = deserialize(make(), data, _FAST)
+    except TypeError:
+        decoded = deserialize(make(), data, thrift_api.binary_protocol_factory())
     return decoded
 
 

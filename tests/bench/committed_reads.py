@@ -30,7 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_path  # noqa: E402, F401 - puts the repository on sys.path
 from bench_report import log, machine_info  # noqa: E402
 from hbase_target import add_hbase_arguments, check_hbase_arguments, hbase_storage  # noqa: E402
-
 from metastore_server.storage.hbase import HBaseStore  # noqa: E402
 from metastore_server.storage.port import Put, TableSpec  # noqa: E402
 

@@ -26,6 +26,7 @@ from metastore_server.catalog.basics.changes import (
 from metastore_server.catalog.events import messages
 from metastore_server.catalog.events.log import NotificationLog
 from metastore_server.catalog.events.messages import Event
+from metastore_server.wire.serde import to_bytes
 
 
 def _added(c: PartitionChange) -> Iterable[Event]:
@@ -34,10 +35,10 @@ def _added(c: PartitionChange) -> Iterable[Event]:
 
 def _altered(c: PartitionChange) -> Iterable[Event]:
     table = c.table.table
-    fields = messages.table_fields(table)  # the table's JSON once, not once an event
+    table_data = to_bytes(table)  # the table's encoding once, not once an event
     pairs = zip(c.before, c.after, strict=True)
     return (messages.alter_partition(table, old, new, c.when, truncate=c.truncate,
-                                     fields=fields)
+                                     table_data=table_data)
             for old, new in pairs)  # fmt: skip
 
 

@@ -19,12 +19,14 @@ import json
 import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from metastore_server.catalog.events import formats
 from metastore_server.thrift_api import hms
-from metastore_server.wire.serde import from_bytes, shallow_copy, to_bytes
+from metastore_server.wire.serde import from_bytes, from_bytes_into, shallow_copy, to_bytes
 from metastore_server.wire.thrift_json import to_json
+
+T = TypeVar("T")
 
 #: The catalog of objects that name none (rows written before catalogs).
 DEFAULT_CATALOG = "hive"
@@ -58,8 +60,9 @@ ALTER_INDEX = "ALTER_INDEX"
 class Event:
     """An event before the log numbers it. ``payload``: what the message is rendered from when
     it is read, kept instead of the message where building it would slow the change down
-    (``added_partitions``); the message is then empty until :func:`render`. ``cat``: the
-    catalog HMS records it under (None for the transaction events HMS writes without one)."""
+    (``added_partitions``, ``alter_partition``); the message is then empty until
+    :func:`render`. ``cat``: the catalog HMS records it under (None for the transaction events
+    HMS writes without one)."""
 
     event_type: str
     db: str | None
@@ -228,10 +231,13 @@ def _unframe(payload: bytes) -> Iterator[bytes]:
 
 
 def render(event_type: str, payload: bytes, timestamp: int) -> str:
-    """The JSON message of an event stored as a payload (see :func:`added_partitions`,
-    :func:`create_table`, :func:`alter_table`; these keep the time of their change)."""
+    """The JSON message of an event stored as a payload (see :func:`added_partitions`;
+    :func:`create_table`, :func:`alter_table` and :func:`alter_partition` keep the time of their
+    change)."""
     if event_type in (CREATE_TABLE, ALTER_TABLE):
         return _table_message(event_type, payload)
+    if event_type == ALTER_PARTITION:
+        return _alter_partition_message(payload)
     if event_type != ADD_PARTITION:
         raise ValueError(f"no payload rendering for {event_type}")
     pieces = _unframe(payload)
@@ -246,19 +252,40 @@ def render(event_type: str, payload: bytes, timestamp: int) -> str:
 
 def alter_partition(
     table: hms.Table, before: hms.Partition, after: hms.Partition, now: int,
-    *, truncate: bool = False, fields: dict[str, Any] | None = None,
+    *, truncate: bool = False, table_data: bytes | None = None,
 ) -> Event:  # fmt: skip
-    """ALTER_PARTITION of one partition (``keyValues`` of its values before the change);
-    ``fields``: the table's ``table_fields``, when made once for many events."""
-    message = body(
-        now, cat=catalog_of(table), **(fields or table_fields(table)),
-        isTruncateOp=flag(truncate),
+    """ALTER_PARTITION of one partition (``keyValues`` of its values before the change),
+    rendered when read (:func:`render`): the change pays an encoding of each partition, not
+    its JSON. ``table_data``: the table's encoding, when made once for many events."""
+    payload = b"".join((
+        _frame(_TIME.pack(now)), _frame(table_data or to_bytes(table)),
+        _frame(to_bytes(before)), _frame(to_bytes(after)), _frame(_TRUNCATE) if truncate else b"",
+    ))  # fmt: skip
+    return Event(ALTER_PARTITION, table.dbName, table.tableName, "", payload, catalog_of(table))
+
+
+def _as_encoded(cls: type[T], data: bytes) -> T:
+    """The struct ``data`` encodes, each field it leaves out None (not the IDL's default, e.g.
+    a partition's ``writeId`` -1): as it was when encoded, so that its JSON is the same."""
+    fields = {name: None for name, _ in cls.default_spec}  # type: ignore[attr-defined]
+    return from_bytes_into(lambda: cls(**fields), data)
+
+
+def _alter_partition_message(payload: bytes) -> str:
+    """The message of an ALTER_PARTITION event from its payload (:func:`alter_partition`)."""
+    pieces = _unframe(payload)
+    (now,) = _TIME.unpack(next(pieces))
+    table = _as_encoded(hms.Table, next(pieces))
+    before = _as_encoded(hms.Partition, next(pieces))
+    after = _as_encoded(hms.Partition, next(pieces))
+    truncate = next(pieces, b"") == _TRUNCATE
+    return body(
+        now, cat=catalog_of(table), **table_fields(table), isTruncateOp=flag(truncate),
         timestamp=now, writeId=after.writeId if after.writeId is not None else -1,
         keyValues=key_values(table, before.values or []),
         partitionObjBeforeJson=to_json(_partition_of(table, before)),
         partitionObjAfterJson=to_json(_partition_of(table, after)),
     )  # fmt: skip
-    return Event(ALTER_PARTITION, table.dbName, table.tableName, message, cat=catalog_of(table))
 
 
 def drop_partition(
