@@ -68,10 +68,18 @@ def _find(calls: MetastoreCalls, name: str) -> Any:
 
 
 def _by_location(calls: MetastoreCalls, location: str) -> Any:
-    """The catalog at ``location`` (a trailing ``/`` ignored), or None."""
-    wanted = location.rstrip("/")
+    """The catalog at ``location`` (a trailing ``/`` ignored, ``file:///p`` as ``file:/p``),
+    or None."""
+    wanted = same_place(location)
     for name in calls.get_catalogs().names or []:
         found = _find(calls, name)
-        if found is not None and (found.locationUri or "").rstrip("/") == wanted:
+        if found is not None and same_place(found.locationUri or "") == wanted:
             return found
     return None
+
+
+def same_place(location: str) -> str:
+    """``location`` in one spelling: no trailing ``/``, a local URI as ``file:/path``."""
+    if location.startswith("file:///"):
+        location = "file:/" + location.removeprefix("file:///")
+    return location.rstrip("/")

@@ -52,7 +52,7 @@ def make_catalog(setting: Setting, name: str, user: str = "") -> Path:
 def test_config_names_the_prefix_of_a_known_warehouse(setting: Setting) -> None:
     both = setting.both
     place = make_catalog(setting, "lake")
-    for warehouse in ("lake", "LAKE", f"file:{place}", f"file:{place}/"):
+    for warehouse in ("lake", "LAKE", f"file:{place}", f"file:{place}/", f"file://{place}"):
         status, config = both.http("GET", f"/v1/config?warehouse={warehouse}")
         assert status == 200 and config["overrides"] == {"prefix": "lake"}, (warehouse, config)
     assert both.http("GET", "/v1/config?warehouse=hive")[1]["overrides"] == {"prefix": "hive"}
