@@ -22,7 +22,17 @@ from starlette.routing import Route
 
 from metastore_server import metrics
 from metastore_server.caller import Session
-from metastore_server.rest import freshness, idempotency, namespaces, paging, tables, views
+from metastore_server.catalog.core.metrics_reports import MetricsReports
+from metastore_server.rest import (
+    freshness,
+    idempotency,
+    metrics_reports,
+    namespaces,
+    paging,
+    tables,
+    views,
+    warehouses,
+)
 from metastore_server.rest.auth import OAuthError, RestAuth
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.commits import commit_table, parse_commit
@@ -56,6 +66,8 @@ class RestContext:
     body_timeout: float = 60.0
     #: The kept replies of ``Idempotency-Key`` requests (none kept: keys not taken).
     idempotency: Idempotency = field(default_factory=lambda: Idempotency(None))
+    #: The kept metrics reports (None: made from the handler's store by ``build_app``).
+    reports: Any = None
 
 
 @dataclass
@@ -74,6 +86,8 @@ class Call:
     target: str = ""
     #: What ``GET /v1/config`` advertises beside the endpoints (the key lifetime).
     advertised: dict[str, str] = field(default_factory=dict)
+    #: The kept metrics reports (``catalog.core.metrics_reports.MetricsReports``).
+    reports: Any = None
 
     def namespace(self) -> list[str]:
         """The path's namespace, its levels split."""
@@ -121,8 +135,9 @@ def _not_modified(call: Call, kind: str, location: str, form: str) -> Response |
 
 
 def _config(call: Call) -> Any:
-    return {"defaults": dict(call.files.properties), "overrides": {}, "endpoints": ENDPOINTS,
-            **call.advertised}
+    overrides = warehouses.overrides(call.calls, call.query.get("warehouse"))
+    return {"defaults": dict(call.files.properties), "overrides": overrides,
+            "endpoints": ENDPOINTS, **call.advertised}
 
 
 def _list_namespaces(call: Call) -> Any:
@@ -214,8 +229,20 @@ def _rename_table(call: Call) -> Any:
 
 
 def _report_metrics(call: Call) -> Any:
-    tables.load_table(call.calls, call.files, call.db(), unquote(call.path["table"]))
-    log.debug("iceberg_metrics_report", table=f"{call.db()}.{call.path['table']}")
+    metrics_reports.post(call.reports, call.calls, call.files, call.db(),
+                         unquote(call.path["table"]), call.body)  # fmt: skip
+
+
+def _list_metrics(call: Call) -> Any:
+    return metrics_reports.listed(call.reports, call.calls, call.files, call.db(),
+                                  unquote(call.path["table"]), call.query.get("limit"))
+
+
+def _unregister_table(call: Call) -> Any:
+    location, document = tables.unregister_table(call.calls, call.files, call.db(),
+                                                 unquote(call.path["table"]))  # fmt: skip
+    text = f'{{"metadata-location":{json.dumps(location)},"metadata":{document}}}'
+    return Response(text, media_type="application/json")
 
 
 def _commit_transaction(call: Call) -> Any:
@@ -289,6 +316,7 @@ CATALOG: tuple[tuple[str, str, Operation, int], ...] = (
     (TABLE, "DELETE", _drop_table, 204),
     (NS + "/register", "POST", _register_table, 200),
     (TABLE + "/metrics", "POST", _report_metrics, 204),
+    (TABLE + "/unregister", "POST", _unregister_table, 200),
     ("/v1/tables/rename", "POST", _rename_table, 204),
     ("/v1/transactions/commit", "POST", _commit_transaction, 204),
     (NS + "/views", "GET", _list_views, 200),
@@ -302,9 +330,21 @@ CATALOG: tuple[tuple[str, str, Operation, int], ...] = (
 )
 
 
+#: Served beyond the spec, never advertised: the kept metrics reports of a table.
+EXTRA: tuple[tuple[str, str, Operation, int], ...] = (
+    (TABLE + "/metrics", "GET", _list_metrics, 200),
+)
+
+
 def advertised(method: str, path: str) -> str:
-    """A served route as the spec's endpoint string: ``METHOD /v1/{prefix}/...``."""
-    return f"{method} /v1/{{prefix}}/{path.removeprefix('/v1/')}"
+    """A served route (with its prefix or without) as the spec's endpoint string:
+    ``METHOD /v1/{prefix}/...``."""
+    return f"{method} /v1/{{prefix}}/{path.removeprefix('/v1/').removeprefix('{prefix}/')}"
+
+
+def prefixed(path: str) -> str:
+    """A catalog route's path under a prefix (a catalog of the metastore)."""
+    return "/v1/{prefix}/" + path.removeprefix("/v1/")
 
 
 #: The endpoints this catalog serves, as ``GET /v1/config`` lists them.
@@ -320,9 +360,15 @@ def build_app(context: RestContext) -> Starlette:
 
     if context.idempotency.rebuild is None:
         context.idempotency.rebuild = partial(_rebuild, context.files)
+    if context.reports is None and hasattr(context.handler, "catalog"):
+        context.reports = MetricsReports(context.handler.catalog.ctx)
 
     routes = [route("/v1/config", "GET", _config)]
-    routes.extend(route(path, method, operation, ok) for path, method, operation, ok in CATALOG)
+    served = CATALOG + EXTRA
+    routes.extend(route(path, method, operation, ok) for path, method, operation, ok in served)
+    # The unprefixed routes first: ``/v1/namespaces/x`` is the default catalog's namespace.
+    routes.extend(route(prefixed(path), method, operation, ok)
+                  for path, method, operation, ok in served)  # fmt: skip
     routes.append(Route(TOKENS, _token_endpoint(context), methods=["POST"]))
     routes.extend(health_routes(context.handler, context.auth))
     app = Starlette(routes=routes)
@@ -401,12 +447,16 @@ async def _respond(context: RestContext, served: Served, request: Request,
                           f"within {context.body_timeout:g} s")  # fmt: skip
         return JSONResponse(error.body(), status_code=error.code,
                             headers={"Connection": "close"})
+    try:
+        catalog = warehouses.catalog_of(request.path_params)
+    except RestError as exc:
+        return JSONResponse(exc.body(), status_code=exc.code)
     client = request.client
     session = Session(address=client.host if client is not None else None)
-    call = Call(MetastoreCalls(context.handler, session, peer), context.files,
+    call = Call(MetastoreCalls(context.handler, session, peer, catalog), context.files,
                 dict(request.path_params), dict(request.query_params), body,
                 dict(request.headers), request.method, _target(request),
-                context.idempotency.advertised())  # fmt: skip
+                context.idempotency.advertised(), context.reports)  # fmt: skip
     return await run_in_threadpool(_authenticated_answer, context,
                                    request.headers.get("authorization"), call, served)
 
@@ -488,8 +538,10 @@ def _authenticated_answer(context: RestContext, authorization: str | None, call:
 
 
 def _answer(call: Call, operation: Operation, ok: int) -> Response:
-    """Run ``operation``; its result as JSON (None: no content), or its error."""
+    """Run ``operation`` (in the path's catalog: 404 when there is none); its result as JSON
+    (None: no content), or its error."""
     try:
+        warehouses.require(call.calls)
         result = operation(call)
     except RestError as exc:
         return JSONResponse(exc.body(), status_code=exc.code)
