@@ -82,8 +82,11 @@ def _vending(config: ServerConfig) -> Any:
     """The catalog's credential vending (off without ``--rest-vend-role-arn``)."""
     from metastore_server.rest.vending import Vending
 
+    properties = file_io_properties(config)
+    if config.s3_endpoint:  # an S3-compatible store: buckets by path (DuckDB's http switch)
+        properties["s3.path-style-access"] = "true"
     return Vending(config.rest_vend_role_arn, config.rest_vend_sts_endpoint, config.s3_region,
-                   config.rest_vend_duration, file_io_properties(config))
+                   config.rest_vend_duration, properties)
 
 
 def _stop_at_end_of_input(stop: Any) -> None:

@@ -44,8 +44,9 @@ def test_config_advertises_the_credentials_endpoint(vend: Vending) -> None:
         config["endpoints"])
 
 
-def test_pyiceberg_writes_and_reads_with_only_vended_credentials(vend: Vending,
-                                                                 no_keys: None) -> None:  # fmt: skip
+def test_pyiceberg_writes_and_reads_with_only_vended_credentials(
+    vend: Vending, no_keys: None
+) -> None:
     import pyarrow as pa
 
     catalog = _catalog(vend)
@@ -78,9 +79,8 @@ def test_without_credentials_of_its_own_the_client_is_refused(vend: Vending,
                                                               no_keys: None) -> None:  # fmt: skip
     """The control: the same client without the header (nothing vended) cannot read the
     table's files: moto refuses unsigned requests, so the writes above used the vended keys."""
-    from pyiceberg.catalog.rest import RestCatalog
-
     import pyarrow as pa
+    from pyiceberg.catalog.rest import RestCatalog
 
     catalog = _catalog(vend)
     catalog.create_namespace("control", {"location": f"s3://{vend.s3.bucket}/wh/control.db"})
@@ -136,3 +136,35 @@ def test_a_local_table_gets_no_credentials(vend: Vending, tmp_path: Path) -> Non
     assert status == 200 and created["config"] == {} and "storage-credentials" not in created
     status, refreshed = both.http("GET", "/v1/namespaces/localns/tables/t/credentials")
     assert (status, refreshed) == (200, {"storage-credentials": []})
+
+
+def _duckdb(vend: Vending) -> Any:
+    """DuckDB with its iceberg extension (loaded offline from the PyPI package's extension
+    directory), the catalog attached with vended credentials and no S3 secret of its own."""
+    duckdb = pytest.importorskip("duckdb", reason="DuckDB is not installed")
+    extensions = pytest.importorskip("duckdb_ext", reason="duckdb-ext-iceberg is not installed")
+    folder = f"{list(extensions.__path__)[0]}/extensions"
+    con = duckdb.connect(config={"extension_directory": folder,
+                                 "autoinstall_known_extensions": False})  # fmt: skip
+    for extension in ("httpfs", "avro", "iceberg"):
+        con.execute(f"LOAD {extension}")
+    con.execute(f"ATTACH 'lake' AS lake (TYPE iceberg, ENDPOINT '{vend.both.uri}', "
+                "AUTHORIZATION_TYPE 'none', ACCESS_DELEGATION_MODE 'vended_credentials')")
+    return con
+
+
+def test_duckdb_writes_and_reads_with_only_vended_credentials(vend: Vending,
+                                                              no_keys: None) -> None:  # fmt: skip
+    import pyarrow as pa
+
+    catalog = _catalog(vend)
+    catalog.create_namespace("duck", {"location": f"s3://{vend.s3.bucket}/wh/duck.db"})
+    schema = pa.schema([pa.field("id", pa.int64())])
+    catalog.create_table("duck.t", schema=schema).append(pa.table({"id": [1, 2]}, schema=schema))
+    con = _duckdb(vend)
+    assert con.execute("SELECT sum(id) FROM lake.duck.t").fetchone() == (3,)
+    con.execute("CREATE TABLE lake.duck.made (id BIGINT)")
+    con.execute("INSERT INTO lake.duck.made VALUES (7), (8)")
+    assert con.execute("SELECT sum(id) FROM lake.duck.made").fetchone() == (15,)
+    assert sorted(catalog.load_table("duck.made").scan().to_arrow()["id"].to_pylist()) == [7, 8]
+    assert any(k.startswith("wh/duck.db/made/data/") for k in vend.s3.keys("wh/duck.db/made/"))
