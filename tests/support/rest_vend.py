@@ -85,7 +85,8 @@ def vend_flags(s3: S3Endpoint, duration: int = 900) -> list[str]:
 @contextlib.contextmanager
 def vending(work: Path, auth: str = "none", vend: bool = True) -> Iterator[Vending]:
     """moto's server with the role, and our server over it (``auth``: ``none``, or
-    ``password`` with ``--authorization privileges``); ``vend``: False leaves it off."""
+    ``password`` with ``--authorization privileges``, alice an administrator); ``vend``: False
+    leaves it off."""
     (work / "moto").mkdir()
     moto = MotoS3(work / "moto", role="vendor")
     with moto as s3:
@@ -97,8 +98,9 @@ def vending(work: Path, auth: str = "none", vend: bool = True) -> Iterator[Vendi
             passwords = work / "passwords"
             passwords.write_text("".join(f"{u}:{hash_password(p)}\n"
                                          for u, p in PASSWORDS.items()))  # fmt: skip
+            # alice, an administrator, may place namespaces on S3 (a location's privilege).
             args += ["--auth", "password", "--password-file", str(passwords),
-                     "--authorization", "privileges"]  # fmt: skip
+                     "--authorization", "privileges", "--admin-users", "alice"]  # fmt: skip
         server = OurServer(work / "server", extra_args=args, env=s3.admin.env(s3.url))
         with server:
             rest_port = int(args[1])
