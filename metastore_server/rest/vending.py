@@ -132,7 +132,7 @@ class Vending:
         """The STS client (made once; boto3 clients are thread-safe), signed with the server's
         own credentials."""
         if self._client is None:
-            import boto3
+            import boto3  # type: ignore[import-untyped]
 
             self._client = boto3.client("sts", endpoint_url=self.sts_endpoint or None,
                                         region_name=self.region or "us-east-1")  # fmt: skip
