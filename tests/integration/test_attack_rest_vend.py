@@ -175,6 +175,16 @@ def test_a_reader_gets_read_only_credentials_and_a_stranger_none(secured_vend: V
     status, _, answer = _exchange(vend, "POST", "/v1/namespaces/owned/tables", {
         "name": "staged", "schema": SCHEMA, "stage-create": True}, bob, ASK)
     assert status == 403 and set(answer) == {"error"}, answer
+    # Nor by moving a table of his own there, then loading it.
+    assert vend.both.http("POST", "/v1/namespaces/bobs/tables", {"name": "mine", "schema": SCHEMA},
+                          token=bob)[0] == 200  # fmt: skip
+    status, answer = vend.both.http("POST", "/v1/namespaces/bobs/tables/mine", {
+        "requirements": [], "updates": [{"action": "set-location",
+                                         "location": f"s3://{vend.s3.bucket}/wh/owned.db/private"}]},
+        token=bob)  # fmt: skip
+    assert status in (400, 403), answer
+    status, _, answer = _exchange(vend, "GET", "/v1/namespaces/bobs/tables/mine", None, bob, ASK)
+    assert status == 200 and "storage-credentials" not in answer  # still local: nothing vended
     assert vend.policies_since(before) == []
 
 
