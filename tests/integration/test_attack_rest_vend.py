@@ -278,3 +278,22 @@ def test_without_a_role_nothing_is_vended(tmp_path: Path) -> None:
         status, answer = vend.both.http("GET", "/v1/namespaces/off/tables/t/credentials")
         assert status == 404 and answer["error"]["type"] == "NotFoundException"
         assert vend.assumed() == []
+
+
+def test_sts_out_of_reach_is_a_503_that_tells_no_secret(tmp_path: Path) -> None:
+    """STS down (nothing listens at its endpoint): a load asking for credentials is a 503 in the
+    spec's error model naming no more than the failure's kind; one not asking is served."""
+    from support.net import LOOPBACK, free_port
+
+    with vending(tmp_path, sts=f"http://{LOOPBACK}:{free_port(LOOPBACK)}") as vend:
+        _namespace(vend, "down")
+        status, _, created = _exchange(vend, "POST", "/v1/namespaces/down/tables",
+                                       {"name": "t", "schema": SCHEMA})  # fmt: skip
+        assert status == 200, created
+        path = "/v1/namespaces/down/tables/t"
+        status, _, answer = _exchange(vend, "GET", path, None, "", ASK)
+        assert status == 503 and answer["error"]["type"] == "ServiceUnavailableException"
+        assert "could not be vended" in answer["error"]["message"]
+        assert "Traceback" not in answer["error"]["message"]
+        assert _exchange(vend, "GET", path)[0] == 200
+        assert "rest_credentials_not_vended" in vend.log_text()
