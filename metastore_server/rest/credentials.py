@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse, Response
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.errors import RestError, not_found
 from metastore_server.rest.iceberg_tables import IcebergTable, MetadataFiles
+from metastore_server.rest.tables import NO_STATS, load_table
 from metastore_server.rest.vending import (
     REFRESH_ENDPOINT,
     Vended,
@@ -42,8 +43,6 @@ def wanted(vending: Vending, headers: Mapping[str, str], location: str | None) -
 def may_write(calls: MetastoreCalls, db: str, name: str, table: IcebergTable) -> bool:
     """Whether the caller may change the table (the authorizer's answer to its commit, an
     ``alter_table``): read-write credentials; else read-only."""
-    from metastore_server.rest.tables import NO_STATS
-
     try:
         calls.authorize("alter_table_with_environment_context", db, name, table.hive, NO_STATS)
     except RestError as exc:
@@ -86,8 +85,6 @@ def after_create(vending: Vending, calls: MetastoreCalls, files: MetadataFiles, 
                  response: Response) -> Response:  # fmt: skip
     """A create answer with the caller's credentials for the new table (made after the answer
     was kept for an ``Idempotency-Key``, so never kept)."""
-    from metastore_server.rest.tables import load_table
-
     if response.status_code != 200 or not vending.offered:
         return response
     document = json.loads(bytes(response.body))
@@ -121,8 +118,6 @@ def load_credentials(vending: Vending, calls: MetastoreCalls, files: MetadataFil
     """The spec's LoadCredentialsResponse for ``db.name``: fresh credentials (none for a
     table not on S3); 404 when vending is off or there is no such table, 403 when the caller
     may not load it."""
-    from metastore_server.rest.tables import load_table
-
     if not vending.offered:
         raise not_found("credential vending (not configured on this catalog)")
     table = load_table(calls, files, db, name)

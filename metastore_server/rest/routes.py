@@ -353,7 +353,8 @@ def build_app(context: RestContext) -> Starlette:
 
     routes = [route("/v1/config", "GET", _config)]
     routes.extend(route(path, method, operation, ok) for path, method, operation, ok in CATALOG)
-    routes.append(route(credentials.CREDENTIALS_PATH, "GET", _load_credentials))
+    if context.vending.offered:  # served and advertised only when on
+        routes.append(route(credentials.CREDENTIALS_PATH, "GET", _load_credentials))
     routes.append(Route(TOKENS, _token_endpoint(context), methods=["POST"]))
     routes.extend(health_routes(context.handler, context.auth))
     app = Starlette(routes=routes)
@@ -528,8 +529,8 @@ def _vended_after(call: Call, served: Served, response: Response) -> Response:
         db, name = call.db(), call.json().get("name")
     except RestError:
         return response
-    return credentials.after_create(call.vending, call.calls, call.files, db, name,
-                                    call.headers, response)
+    return _answer(call, lambda _: credentials.after_create(
+        call.vending, call.calls, call.files, db, name, call.headers, response), 200)
 
 
 def _answer(call: Call, operation: Operation, ok: int) -> Response:
