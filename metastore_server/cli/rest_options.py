@@ -30,6 +30,7 @@ def add_rest_options(group: Any, defaults: ServerConfig) -> None:
         "0: keys not taken (default %(default)s)",
     )
     _add_jwt_options(group, defaults)
+    _add_vend_options(group, defaults)
     group.add_argument("--rest-process", action="store_true", help=argparse.SUPPRESS)
 
 
@@ -56,6 +57,21 @@ def _add_jwt_options(group: Any, defaults: ServerConfig) -> None:
                        "under --auth password/ldap (default %(default)s)")  # fmt: skip
 
 
+def _add_vend_options(group: Any, defaults: ServerConfig) -> None:
+    """The REST catalog's credential-vending options (STS AssumeRole)."""
+    group.add_argument("--rest-vend-role-arn", default=defaults.rest_vend_role_arn,
+                       metavar="ARN", help="vend S3 credentials to REST clients that ask "
+                       "(X-Iceberg-Access-Delegation), minted by STS AssumeRole of this role "
+                       "with a policy limited to the table; '': none vended (default "
+                       "%(default)r)")  # fmt: skip
+    group.add_argument("--rest-vend-sts-endpoint", default=defaults.rest_vend_sts_endpoint,
+                       metavar="URL", help="the STS endpoint ('': AWS's; default "
+                       "%(default)r)")  # fmt: skip
+    group.add_argument("--rest-vend-duration", type=int, default=defaults.rest_vend_duration,
+                       metavar="SECONDS", help="lifetime of a vended credential, 900 to 43200 "
+                       "(default %(default)s)")  # fmt: skip
+
+
 class RestArguments(TypedDict):
     """The ``ServerConfig`` fields of the REST options."""
 
@@ -68,6 +84,9 @@ class RestArguments(TypedDict):
     rest_jwt_groups_claim: str
     rest_jwt_leeway: float
     rest_oauth_tokens: str
+    rest_vend_role_arn: str
+    rest_vend_sts_endpoint: str
+    rest_vend_duration: int
 
 
 def rest_arguments(args: argparse.Namespace) -> RestArguments:
@@ -80,4 +99,7 @@ def rest_arguments(args: argparse.Namespace) -> RestArguments:
             "rest_jwt_user_claim": args.rest_jwt_user_claim,
             "rest_jwt_groups_claim": args.rest_jwt_groups_claim,
             "rest_jwt_leeway": args.rest_jwt_leeway,
-            "rest_oauth_tokens": args.rest_oauth_tokens}
+            "rest_oauth_tokens": args.rest_oauth_tokens,
+            "rest_vend_role_arn": args.rest_vend_role_arn,
+            "rest_vend_sts_endpoint": args.rest_vend_sts_endpoint,
+            "rest_vend_duration": args.rest_vend_duration}

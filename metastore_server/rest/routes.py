@@ -24,6 +24,7 @@ from metastore_server import metrics
 from metastore_server.caller import Session
 from metastore_server.catalog.core.metrics_reports import MetricsReports
 from metastore_server.rest import (
+    credentials,
     freshness,
     idempotency,
     metrics_reports,
@@ -41,6 +42,7 @@ from metastore_server.rest.health import health_routes
 from metastore_server.rest.iceberg_tables import MetadataFiles, NotMetadata
 from metastore_server.rest.idempotency import Idempotency
 from metastore_server.rest.transactions import commit_transaction
+from metastore_server.rest.vending import Vending
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
@@ -68,6 +70,8 @@ class RestContext:
     idempotency: Idempotency = field(default_factory=lambda: Idempotency(None))
     #: The kept metrics reports (None: made from the handler's store by ``build_app``).
     reports: Any = None
+    #: Vended storage credentials (off unless a role is configured).
+    vending: Vending = field(default_factory=Vending)
 
 
 @dataclass
@@ -88,6 +92,8 @@ class Call:
     advertised: dict[str, str] = field(default_factory=dict)
     #: The kept metrics reports (``catalog.core.metrics_reports.MetricsReports``).
     reports: Any = None
+    #: Vended storage credentials (off unless a role is configured).
+    vending: Vending = field(default_factory=Vending)
 
     def namespace(self) -> list[str]:
         """The path's namespace, its levels split."""
@@ -123,11 +129,12 @@ def loaded(location: str | None, metadata: Any, kind: str = "table",
                     headers={"ETag": tag} if tag else None)  # fmt: skip
 
 
-def _not_modified(call: Call, kind: str, location: str, form: str) -> Response | None:
+def _not_modified(call: Call, kind: str, location: str, form: str,
+                  vends: bool = False) -> Response | None:  # fmt: skip
     """A 304 when the request's ``If-None-Match`` names the current version (None: answer
-    the whole load)."""
+    the whole load; always when the answer carries vended credentials)."""
     tag = freshness.etag(kind, location, form)
-    if not freshness.may_answer_not_modified({}):  # the answer's config: nothing vended yet
+    if not freshness.may_answer_not_modified({"storage-credentials": []} if vends else {}):
         return None
     if freshness.matches(call.headers.get("if-none-match"), tag):
         return Response(status_code=304, headers={"ETag": tag} if tag else None)
@@ -136,8 +143,10 @@ def _not_modified(call: Call, kind: str, location: str, form: str) -> Response |
 
 def _config(call: Call) -> Any:
     overrides = warehouses.overrides(call.calls, call.query.get("warehouse"))
+    endpoints = ENDPOINTS + ([advertised("GET", credentials.CREDENTIALS_PATH)]
+                             if call.vending.offered else [])  # fmt: skip
     return {"defaults": dict(call.files.properties), "overrides": overrides,
-            "endpoints": ENDPOINTS, **call.advertised}
+            "endpoints": endpoints, **call.advertised}
 
 
 def _list_namespaces(call: Call) -> Any:
@@ -197,13 +206,28 @@ def _register_table(call: Call) -> Any:
 def _load_table(call: Call) -> Any:
     table = tables.load_table(call.calls, call.files, call.db(), unquote(call.path["table"]))
     form = "refs" if call.query.get("snapshots", "all").lower() == "refs" else "all"
-    unchanged = _not_modified(call, "table", table.metadata_location, form)
+    vends = credentials.wanted(call.vending, call.headers, table.metadata.location)
+    unchanged = _not_modified(call, "table", table.metadata_location, form, vends)
     if unchanged is not None:
         return unchanged
     if form == "refs":
-        return loaded(table.metadata_location, tables.only_referenced_snapshots(table.metadata),
-                      form=form)  # fmt: skip
-    return loaded(table.metadata_location, call.files.read_with_json(table.metadata_location)[1])
+        answer = loaded(table.metadata_location,
+                        tables.only_referenced_snapshots(table.metadata), form=form)
+    else:
+        answer = loaded(table.metadata_location,
+                        call.files.read_with_json(table.metadata_location)[1])
+    if not vends:
+        return answer
+    db, name = call.db(), unquote(call.path["table"])
+    vended = credentials.for_table(call.vending, call.calls, db, name, table)
+    return credentials.with_credentials(answer, vended, call.vending.properties,
+                                        credentials.refresh_path(db, name,
+                                                                 call.path.get("prefix")))
+
+
+def _load_credentials(call: Call) -> Any:
+    return credentials.load_credentials(call.vending, call.calls, call.files, call.db(),
+                                        unquote(call.path["table"]))
 
 
 def _table_exists(call: Call) -> Any:
@@ -365,6 +389,8 @@ def build_app(context: RestContext) -> Starlette:
 
     routes = [route("/v1/config", "GET", _config)]
     served = CATALOG + EXTRA
+    if context.vending.offered:  # served and advertised only when on
+        served += ((credentials.CREDENTIALS_PATH, "GET", _load_credentials, 200),)
     routes.extend(route(path, method, operation, ok) for path, method, operation, ok in served)
     # The unprefixed routes first: ``/v1/namespaces/x`` is the default catalog's namespace.
     routes.extend(route(prefixed(path), method, operation, ok)
@@ -456,7 +482,8 @@ async def _respond(context: RestContext, served: Served, request: Request,
     call = Call(MetastoreCalls(context.handler, session, peer, catalog), context.files,
                 dict(request.path_params), dict(request.query_params), body,
                 dict(request.headers), request.method, _target(request),
-                context.idempotency.advertised(), context.reports)  # fmt: skip
+                context.idempotency.advertised(), context.reports,
+                context.vending)  # fmt: skip
     return await run_in_threadpool(_authenticated_answer, context,
                                    request.headers.get("authorization"), call, served)
 
@@ -527,14 +554,29 @@ def _authenticated_answer(context: RestContext, authorization: str | None, call:
         session.proven_groups = groups
     key = call.headers.get(idempotency.HEADER)
     if key is None or not served.mutates or not context.idempotency.offered:
-        return _answer(call, served.operation, served.ok)
+        return _vended_after(call, served, _answer(call, served.operation, served.ok))
     try:
         request = idempotency.Request.of(user, idempotency.checked_key(key), call.method,
                                          call.target, call.body)  # fmt: skip
     except RestError as exc:
         return JSONResponse(exc.body(), status_code=exc.code)
-    return context.idempotency.run(request, call.target,
+    kept = context.idempotency.run(request, call.target,
                                    lambda: _answer(call, served.operation, served.ok))
+    return _vended_after(call, served, kept)
+
+
+def _vended_after(call: Call, served: Served, response: Response) -> Response:
+    """A create answer with its vended credentials, added after the answer was kept for an
+    ``Idempotency-Key`` (the kept answer never holds them)."""
+    if served.operation is not _create_table or not call.vending.offered:
+        return response
+    try:
+        db, name = call.db(), call.json().get("name")
+    except RestError:
+        return response
+    return _answer(call, lambda _: credentials.after_create(
+        call.vending, call.calls, call.files, db, name, call.headers, response,
+        call.path.get("prefix")), 200)
 
 
 def _answer(call: Call, operation: Operation, ok: int) -> Response:

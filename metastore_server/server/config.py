@@ -158,6 +158,11 @@ class ServerConfig:
     #: on: the REST catalog's deprecated ``POST /v1/oauth/tokens`` issues tokens (under
     #: ``--auth password``/``ldap``); off: it issues none and its tokens are not taken.
     rest_oauth_tokens: str = "on"
+    #: Vended credentials of the REST catalog: the role STS ``AssumeRole`` mints them from
+    #: ('': none vended), the STS endpoint ('': AWS's), their lifetime (s, 900 to 43200).
+    rest_vend_role_arn: str = ""
+    rest_vend_sts_endpoint: str = ""
+    rest_vend_duration: int = 3600
     #: The port of /health, /ready and /metrics on ``host`` (0: not served;
     #: ``metastore_server.server.monitoring``).
     metrics_port: int = 0
@@ -248,6 +253,8 @@ class ServerConfig:
             "rest_jwt_user_claim",
             "rest_jwt_groups_claim",
             "rest_oauth_tokens",
+            "rest_vend_role_arn",
+            "rest_vend_sts_endpoint",
         ):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
@@ -261,6 +268,7 @@ class ServerConfig:
             "listing_cache_mb",
             "rest_port",
             "rest_idempotency_lifetime",
+            "rest_vend_duration",
             "metrics_port",
         ):
             value = env.get(ENV_PREFIX + name.upper())
@@ -300,6 +308,9 @@ class ServerConfig:
             raise ValueError("rest_idempotency_lifetime must be 0 to 604800 seconds, not "
                              f"{self.rest_idempotency_lifetime}")  # fmt: skip
         self._check_rest_jwt()
+        if not 900 <= self.rest_vend_duration <= 43200:
+            raise ValueError("rest_vend_duration must be 900 to 43200 seconds (STS's bounds), "
+                             f"not {self.rest_vend_duration}")  # fmt: skip
         if self.rest_port and self.rest_port == self.port:
             raise ValueError(f"rest_port {self.rest_port} is the Thrift port too")
         if not 0 <= self.metrics_port <= 65535:

@@ -90,3 +90,28 @@ def test_config_reply_lists_the_endpoints() -> None:
     response = asyncio.run(config.endpoint(Request(scope, receive)))
     assert response.status_code == 200
     assert json.loads(bytes(response.body))["endpoints"] == EXPECTED
+
+
+def test_the_credentials_endpoint_is_served_and_advertised_only_with_vending() -> None:
+    from metastore_server.rest.vending import Vending
+
+    credentials = "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials"
+    vending = routes.RestContext(handler=object(), files=MetadataFiles({}),
+                                 vending=Vending(role_arn="arn:aws:iam::1:role/r"))  # fmt: skip
+    for context, served in ((vending, True), (routes.RestContext(object(), MetadataFiles({})),
+                                              False)):  # fmt: skip
+        app = routes.build_app(context)
+        paths = {r.path for r in app.routes if isinstance(r, Route)}
+        assert (routes.credentials.CREDENTIALS_PATH in paths) is served
+        # under a prefix (a catalog) too
+        assert (routes.prefixed(routes.credentials.CREDENTIALS_PATH) in paths) is served
+        config = next(r for r in app.routes if isinstance(r, Route) and r.path == "/v1/config")
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        scope = {"type": "http", "method": "GET", "path": "/v1/config", "headers": [],
+                 "query_string": b"", "path_params": {}}  # fmt: skip
+        response = asyncio.run(config.endpoint(Request(scope, receive)))
+        endpoints = json.loads(bytes(response.body))["endpoints"]
+        assert endpoints == EXPECTED + ([credentials] if served else [])
