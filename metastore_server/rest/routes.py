@@ -22,7 +22,15 @@ from starlette.routing import Route
 
 from metastore_server import metrics
 from metastore_server.caller import Session
-from metastore_server.rest import freshness, idempotency, namespaces, paging, tables, views
+from metastore_server.rest import (
+    freshness,
+    idempotency,
+    namespaces,
+    paging,
+    scan_service,
+    tables,
+    views,
+)
 from metastore_server.rest.auth import OAuthError, RestAuth
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.commits import commit_table, parse_commit
@@ -30,6 +38,7 @@ from metastore_server.rest.errors import RestError, bad_request, from_metastore,
 from metastore_server.rest.health import health_routes
 from metastore_server.rest.iceberg_tables import MetadataFiles, NotMetadata
 from metastore_server.rest.idempotency import Idempotency
+from metastore_server.rest.scan_plans import Planner
 from metastore_server.rest.transactions import commit_transaction
 from metastore_server.thrift_api import hms
 
@@ -40,6 +49,7 @@ SEPARATOR = "\x1f"
 NS = "/v1/namespaces/{namespace}"
 TABLE = NS + "/tables/{table}"
 VIEW = NS + "/views/{view}"
+PLAN = TABLE + "/plan"
 
 
 @dataclass
@@ -56,6 +66,8 @@ class RestContext:
     body_timeout: float = 60.0
     #: The kept replies of ``Idempotency-Key`` requests (none kept: keys not taken).
     idempotency: Idempotency = field(default_factory=lambda: Idempotency(None))
+    #: The scan plans held for callers (server-side scan planning).
+    planner: Planner = field(default_factory=Planner)
 
 
 @dataclass
@@ -74,6 +86,8 @@ class Call:
     target: str = ""
     #: What ``GET /v1/config`` advertises beside the endpoints (the key lifetime).
     advertised: dict[str, str] = field(default_factory=dict)
+    #: The scan plans held for callers.
+    planner: Planner = field(default_factory=Planner)
 
     def namespace(self) -> list[str]:
         """The path's namespace, its levels split."""
@@ -218,6 +232,27 @@ def _report_metrics(call: Call) -> Any:
     log.debug("iceberg_metrics_report", table=f"{call.db()}.{call.path['table']}")
 
 
+def _plan_scan(call: Call) -> Any:
+    return scan_service.plan_table_scan(call.calls, call.files, call.planner, call.db(),
+                                        unquote(call.path["table"]), call.json())  # fmt: skip
+
+
+def _fetch_plan(call: Call) -> Any:
+    return scan_service.fetch_planning_result(call.calls, call.planner, call.db(),
+                                              unquote(call.path["table"]),
+                                              unquote(call.path["plan_id"]))  # fmt: skip
+
+
+def _cancel_plan(call: Call) -> Any:
+    scan_service.cancel_planning(call.calls, call.planner, call.db(),
+                                 unquote(call.path["table"]), unquote(call.path["plan_id"]))
+
+
+def _fetch_tasks(call: Call) -> Any:
+    return scan_service.fetch_scan_tasks(call.calls, call.planner, call.db(),
+                                         unquote(call.path["table"]), call.json())  # fmt: skip
+
+
 def _commit_transaction(call: Call) -> Any:
     changes = call.json().get("table-changes")
     if not isinstance(changes, list) or not changes:
@@ -289,6 +324,10 @@ CATALOG: tuple[tuple[str, str, Operation, int], ...] = (
     (TABLE, "DELETE", _drop_table, 204),
     (NS + "/register", "POST", _register_table, 200),
     (TABLE + "/metrics", "POST", _report_metrics, 204),
+    (PLAN, "POST", _plan_scan, 200),
+    (PLAN + "/{plan_id}", "GET", _fetch_plan, 200),
+    (PLAN + "/{plan_id}", "DELETE", _cancel_plan, 204),
+    (TABLE + "/tasks", "POST", _fetch_tasks, 200),
     ("/v1/tables/rename", "POST", _rename_table, 204),
     ("/v1/transactions/commit", "POST", _commit_transaction, 204),
     (NS + "/views", "GET", _list_views, 200),
@@ -304,7 +343,8 @@ CATALOG: tuple[tuple[str, str, Operation, int], ...] = (
 
 def advertised(method: str, path: str) -> str:
     """A served route as the spec's endpoint string: ``METHOD /v1/{prefix}/...``."""
-    return f"{method} /v1/{{prefix}}/{path.removeprefix('/v1/')}"
+    spec_path = path.removeprefix("/v1/").replace("{plan_id}", "{plan-id}")
+    return f"{method} /v1/{{prefix}}/{spec_path}"
 
 
 #: The endpoints this catalog serves, as ``GET /v1/config`` lists them.
@@ -346,8 +386,9 @@ UNMATCHED = "unmatched"
 
 def _mutates(method: str, path: str) -> bool:
     """Whether a route changes the catalog (takes an ``Idempotency-Key``): every POST and
-    DELETE but a metrics report."""
-    return method in ("POST", "DELETE") and not path.endswith("/metrics")
+    DELETE but a metrics report and scan planning (which changes nothing kept)."""
+    return method in ("POST", "DELETE") and not path.endswith(("/metrics", "/tasks")) \
+        and not path.startswith(PLAN)
 
 
 def _rebuild(files: MetadataFiles, status: int, location: str, target: str) -> Response:
@@ -406,7 +447,7 @@ async def _respond(context: RestContext, served: Served, request: Request,
     call = Call(MetastoreCalls(context.handler, session, peer), context.files,
                 dict(request.path_params), dict(request.query_params), body,
                 dict(request.headers), request.method, _target(request),
-                context.idempotency.advertised())  # fmt: skip
+                context.idempotency.advertised(), context.planner)  # fmt: skip
     return await run_in_threadpool(_authenticated_answer, context,
                                    request.headers.get("authorization"), call, served)
 
