@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import structlog
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
 from pyiceberg.expressions.visitors import bind
 from pyiceberg.io import FileIO, InputFile, OutputFile
@@ -21,6 +22,8 @@ from pyiceberg.table.metadata import TableMetadata
 from metastore_server.rest.boundary import FileBoundary
 from metastore_server.rest.errors import RestError, bad_request, forbidden
 from metastore_server.rest.scan_filters import LONG_MAX, LONG_MIN, MAX_NAME, parse_filter
+
+log = structlog.get_logger(__name__)
 
 #: The most names ``select`` or ``stats-fields`` may list.
 MAX_FIELDS = 10_000
@@ -186,8 +189,11 @@ class GuardedIO(FileIO):
 
     def new_input(self, location: str) -> InputFile:
         reason = self._boundary.outside_table(location, self._location)
-        if reason is not None:
-            raise forbidden(f"Scan planning reads only the table's own files: {reason}")
+        if reason is not None:  # the path is logged, not answered
+            log.warning("scan_plan_file_refused", reason=reason)
+            raise forbidden("Scan planning reads only the table's own files: a manifest list "
+                            "or manifest of this table lies outside its location or the data "
+                            "roots")  # fmt: skip
         return self._io.new_input(location)
 
     def new_output(self, location: str) -> OutputFile:

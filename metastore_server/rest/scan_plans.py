@@ -65,14 +65,16 @@ class Plan:
     future: Future[None] | None = None
 
 
-def no_such_plan(plan_id: str) -> RestError:
-    """404: no plan of this caller and table has that id."""
-    return RestError(404, "NoSuchPlanIdException", f"No such plan: {plan_id[:MAX_ID]}")
+def no_such_plan(_plan_id: str) -> RestError:
+    """404: no plan of this caller and table has that id (never quoted back)."""
+    return RestError(404, "NoSuchPlanIdException",
+                     "No such plan of this table and caller (expired, finished or cancelled?)")
 
 
-def no_such_task(token: str) -> RestError:
-    """404: no plan task of this caller and table has that token."""
-    return RestError(404, "NoSuchPlanTaskException", f"No such plan task: {token[:MAX_ID]}")
+def no_such_task(_token: str) -> RestError:
+    """404: no plan task of this caller and table has that token (never quoted back)."""
+    return RestError(404, "NoSuchPlanTaskException",
+                     "No such plan task of this table and caller (fetched already or expired?)")
 
 
 def busy(message: str) -> RestError:
