@@ -171,12 +171,18 @@ def plan_files(metadata: TableMetadata, io: FileIO, request: ScanRequest) -> lis
 
 
 def _planned(plan: Any) -> list[FileScanTask]:
+    """``plan()``'s tasks; 406 for what pyiceberg's planner does not support (equality
+    deletes), 400 for a scan it refuses (an incremental scan of unrelated snapshots)."""
     try:
         return list(plan())
     except RestError:
         raise
-    except ValueError as exc:  # the planner's refusal of what was asked (an unrelated snapshot)
-        raise bad_request(f"The scan cannot be planned: {str(exc)[:300]}") from None
+    except (NotImplementedError, ValueError) as exc:
+        text = str(exc)[:300]
+        if isinstance(exc, NotImplementedError) or "not yet support" in text:
+            raise RestError(406, "UnsupportedOperationException",
+                            f"This server cannot plan the scan: {text}") from None
+        raise bad_request(f"The scan cannot be planned: {text}") from None
 
 
 class GuardedIO(FileIO):

@@ -208,6 +208,9 @@ def test_incremental_scans_plan_the_appends_between_two_snapshots(batched: Setti
     expected = IncrementalAppendScan(local.metadata, local.io, from_snapshot_id=snapshots[0],
                                      to_snapshot_id=snapshots[2])  # fmt: skip
     assert got == _paths(expected.plan_files()) and len(got) == 6  # two appends, 3 files each
+    status, answer = batched.both.http("POST", PLAN, {"start-snapshot-id": snapshots[2],
+                                                      "end-snapshot-id": snapshots[0]})
+    assert status == 400 and answer["error"]["type"] == "BadRequestException", answer
 
 
 def test_config_advertises_the_planning_endpoints(batched: Setting) -> None:

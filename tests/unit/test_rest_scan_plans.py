@@ -137,3 +137,20 @@ def test_the_filter_parser_takes_the_spec_shapes_and_nothing_else() -> None:
     with pytest.raises(RestError) as refused:
         parse_filter(level[0])
     assert "nodes" in refused.value.message
+
+
+def test_what_the_planner_cannot_do_is_406_and_what_it_refuses_400() -> None:
+    from metastore_server.rest.scan_planning import _planned
+
+    def equality_deletes() -> list[Any]:
+        raise ValueError("PyIceberg does not yet support equality deletes: https://...")
+
+    def unrelated() -> list[Any]:
+        raise ValueError("Snapshot 1 is not an ancestor of 2")
+
+    with pytest.raises(RestError) as unsupported:
+        _planned(equality_deletes)
+    assert (unsupported.value.code, unsupported.value.kind) == (406, "UnsupportedOperationException")
+    with pytest.raises(RestError) as refused:
+        _planned(unrelated)
+    assert refused.value.code == 400
