@@ -29,6 +29,15 @@ def add_rest_options(group: Any, defaults: ServerConfig) -> None:
         "store, so that a retry is answered without running again (advertised in /v1/config); "
         "0: keys not taken (default %(default)s)",
     )
+    group.add_argument(
+        "--rest-plan-async-files", type=int, default=defaults.rest_plan_async_files,
+        metavar="N", help="server-side scan planning: plan in the background (status "
+        "'submitted', polled) when the snapshot scanned holds more than N data files; 0: "
+        "always at once (default %(default)s)")  # fmt: skip
+    group.add_argument(
+        "--rest-plan-batch", type=int, default=defaults.rest_plan_batch, metavar="N",
+        help="server-side scan planning: file scan tasks per answer, more behind plan-task "
+        "tokens (default %(default)s)")  # fmt: skip
     _add_jwt_options(group, defaults)
     _add_vend_options(group, defaults)
     group.add_argument("--rest-process", action="store_true", help=argparse.SUPPRESS)
@@ -77,6 +86,8 @@ class RestArguments(TypedDict):
 
     rest_port: int
     rest_idempotency_lifetime: int
+    rest_plan_async_files: int
+    rest_plan_batch: int
     rest_jwt_issuer: str
     rest_jwt_jwks_url: str
     rest_jwt_audience: str
@@ -93,6 +104,8 @@ def rest_arguments(args: argparse.Namespace) -> RestArguments:
     """The ``ServerConfig`` fields of the REST options."""
     return {"rest_port": args.rest_port,
             "rest_idempotency_lifetime": args.rest_idempotency_lifetime,
+            "rest_plan_async_files": args.rest_plan_async_files,
+            "rest_plan_batch": args.rest_plan_batch,
             "rest_jwt_issuer": args.rest_jwt_issuer,
             "rest_jwt_jwks_url": args.rest_jwt_jwks_url,
             "rest_jwt_audience": args.rest_jwt_audience,

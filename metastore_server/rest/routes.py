@@ -30,6 +30,7 @@ from metastore_server.rest import (
     metrics_reports,
     namespaces,
     paging,
+    scan_service,
     tables,
     views,
     warehouses,
@@ -41,6 +42,7 @@ from metastore_server.rest.errors import RestError, bad_request, from_metastore,
 from metastore_server.rest.health import health_routes
 from metastore_server.rest.iceberg_tables import MetadataFiles, NotMetadata
 from metastore_server.rest.idempotency import Idempotency
+from metastore_server.rest.scan_plans import Planner
 from metastore_server.rest.transactions import commit_transaction
 from metastore_server.rest.vending import Vending
 from metastore_server.thrift_api import hms
@@ -52,6 +54,7 @@ SEPARATOR = "\x1f"
 NS = "/v1/namespaces/{namespace}"
 TABLE = NS + "/tables/{table}"
 VIEW = NS + "/views/{view}"
+PLAN = TABLE + "/plan"
 
 
 @dataclass
@@ -72,6 +75,8 @@ class RestContext:
     reports: Any = None
     #: Vended storage credentials (off unless a role is configured).
     vending: Vending = field(default_factory=Vending)
+    #: The scan plans held for callers (server-side scan planning).
+    planner: Planner = field(default_factory=Planner)
 
 
 @dataclass
@@ -94,6 +99,8 @@ class Call:
     reports: Any = None
     #: Vended storage credentials (off unless a role is configured).
     vending: Vending = field(default_factory=Vending)
+    #: The scan plans held for callers.
+    planner: Planner = field(default_factory=Planner)
 
     def namespace(self) -> list[str]:
         """The path's namespace, its levels split."""
@@ -269,6 +276,27 @@ def _unregister_table(call: Call) -> Any:
     return Response(text, media_type="application/json")
 
 
+def _plan_scan(call: Call) -> Any:
+    return scan_service.plan_table_scan(call.calls, call.files, call.planner, call.db(),
+                                        unquote(call.path["table"]), call.json())  # fmt: skip
+
+
+def _fetch_plan(call: Call) -> Any:
+    return scan_service.fetch_planning_result(call.calls, call.planner, call.db(),
+                                              unquote(call.path["table"]),
+                                              unquote(call.path["plan_id"]))  # fmt: skip
+
+
+def _cancel_plan(call: Call) -> Any:
+    scan_service.cancel_planning(call.calls, call.planner, call.db(),
+                                 unquote(call.path["table"]), unquote(call.path["plan_id"]))
+
+
+def _fetch_tasks(call: Call) -> Any:
+    return scan_service.fetch_scan_tasks(call.calls, call.planner, call.db(),
+                                         unquote(call.path["table"]), call.json())  # fmt: skip
+
+
 def _commit_transaction(call: Call) -> Any:
     changes = call.json().get("table-changes")
     if not isinstance(changes, list) or not changes:
@@ -341,6 +369,10 @@ CATALOG: tuple[tuple[str, str, Operation, int], ...] = (
     (NS + "/register", "POST", _register_table, 200),
     (TABLE + "/metrics", "POST", _report_metrics, 204),
     (TABLE + "/unregister", "POST", _unregister_table, 200),
+    (PLAN, "POST", _plan_scan, 200),
+    (PLAN + "/{plan_id}", "GET", _fetch_plan, 200),
+    (PLAN + "/{plan_id}", "DELETE", _cancel_plan, 204),
+    (TABLE + "/tasks", "POST", _fetch_tasks, 200),
     ("/v1/tables/rename", "POST", _rename_table, 204),
     ("/v1/transactions/commit", "POST", _commit_transaction, 204),
     (NS + "/views", "GET", _list_views, 200),
@@ -363,7 +395,8 @@ EXTRA: tuple[tuple[str, str, Operation, int], ...] = (
 def advertised(method: str, path: str) -> str:
     """A served route (with its prefix or without) as the spec's endpoint string:
     ``METHOD /v1/{prefix}/...``."""
-    return f"{method} /v1/{{prefix}}/{path.removeprefix('/v1/').removeprefix('{prefix}/')}"
+    spec_path = path.removeprefix("/v1/").removeprefix("{prefix}/")
+    return f"{method} /v1/{{prefix}}/{spec_path.replace('{plan_id}', '{plan-id}')}"
 
 
 def prefixed(path: str) -> str:
@@ -418,8 +451,10 @@ UNMATCHED = "unmatched"
 
 def _mutates(method: str, path: str) -> bool:
     """Whether a route changes the catalog (takes an ``Idempotency-Key``): every POST and
-    DELETE but a metrics report."""
-    return method in ("POST", "DELETE") and not path.endswith("/metrics")
+    DELETE but a metrics report and scan planning (which changes nothing kept)."""
+    path = "/v1/" + path.removeprefix("/v1/").removeprefix("{prefix}/")  # a catalog's too
+    return method in ("POST", "DELETE") and not path.endswith(("/metrics", "/tasks")) \
+        and not path.startswith(PLAN)
 
 
 def _rebuild(files: MetadataFiles, status: int, location: str, target: str) -> Response:
@@ -483,7 +518,7 @@ async def _respond(context: RestContext, served: Served, request: Request,
                 dict(request.path_params), dict(request.query_params), body,
                 dict(request.headers), request.method, _target(request),
                 context.idempotency.advertised(), context.reports,
-                context.vending)  # fmt: skip
+                context.vending, context.planner)  # fmt: skip
     return await run_in_threadpool(_authenticated_answer, context,
                                    request.headers.get("authorization"), call, served)
 

@@ -38,6 +38,10 @@ EXPECTED = [
     "POST /v1/{prefix}/namespaces/{namespace}/register",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks",
     "POST /v1/{prefix}/tables/rename",
     "POST /v1/{prefix}/transactions/commit",
     "GET /v1/{prefix}/namespaces/{namespace}/views",
@@ -77,6 +81,10 @@ def test_advertised_endpoints_are_the_served_routes() -> None:
     # every catalog route is served under a prefix (a catalog) and without (``hive``)
     assert {p for p in paths if p.startswith("/v1/{prefix}/")} == {
         routes.prefixed(path) for path, _, _, _ in routes.CATALOG + routes.EXTRA}
+    # and takes an ``Idempotency-Key`` (or not: planning, metrics) the same way under both
+    for path, method, _, _ in routes.CATALOG + routes.EXTRA:
+        assert routes._mutates(method, routes.prefixed(path)) == routes._mutates(method, path)
+    assert not routes._mutates("POST", routes.prefixed(routes.PLAN))
 
 
 def test_config_reply_lists_the_endpoints() -> None:
