@@ -148,7 +148,9 @@ def _duckdb(vend: Vending) -> Any:
                                  "autoinstall_known_extensions": False})  # fmt: skip
     for extension in ("httpfs", "avro", "iceberg"):
         con.execute(f"LOAD {extension}")
-    con.execute(f"ATTACH 'lake' AS lake (TYPE iceberg, ENDPOINT '{vend.both.uri}', "
+    # the warehouse is the catalog ``hive`` (its prefix then in every path, the refresh
+    # endpoint's too): a name of no catalog is a 404 from /v1/config
+    con.execute(f"ATTACH 'hive' AS lake (TYPE iceberg, ENDPOINT '{vend.both.uri}', "
                 "AUTHORIZATION_TYPE 'none', ACCESS_DELEGATION_MODE 'vended_credentials')")
     return con
 
