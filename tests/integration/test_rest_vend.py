@@ -124,6 +124,13 @@ def test_load_answers_carry_the_specs_fields(vend: Vending) -> None:
     # The lifetime asked for (--rest-vend-duration 900) is the credential's.
     left_ms = int(loaded["storage-credentials"][0]["config"][EXPIRES]) - time.time() * 1000
     assert 0 < left_ms <= 900_000
+    # Under a prefix (the catalog ``hive``): the same table, the refresh endpoint under it.
+    status, _, prefixed = both.exchange("GET", "/v1/hive/namespaces/raw/tables/t", headers=ASK)
+    assert status == 200 and prefixed["config"]["client.refresh-credentials-endpoint"] == (
+        "v1/hive/namespaces/raw/tables/t/credentials")
+    status, refreshed = both.http("GET", "/v1/hive/namespaces/raw/tables/t/credentials")
+    assert status == 200 and [c["prefix"] for c in refreshed["storage-credentials"]] == [
+        credential["prefix"]]
 
 
 def test_a_local_table_gets_no_credentials(vend: Vending, tmp_path: Path) -> None:
