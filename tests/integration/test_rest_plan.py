@@ -254,3 +254,16 @@ def test_large_snapshots_are_planned_in_the_background(background: Setting) -> N
     for token in second.get("plan-tasks", []):
         assert both.http("POST", PLAN.rsplit("/plan", 1)[0] + "/tasks",
                          {"plan-task": token})[0] == 404  # fmt: skip
+
+
+def test_planning_is_served_under_a_prefix(batched: Setting) -> None:
+    """``/v1/hive/...`` is the default catalog: the same plan there as unprefixed, its tasks
+    fetched under the prefix; a catalog of no such name is a 404."""
+    local, _ = _events(batched)
+    prefixed = PLAN.replace("/v1/", "/v1/hive/", 1)
+    status, answer = batched.both.http("POST", prefixed, {})
+    assert status == 200, answer
+    got = _collect(batched, answer, prefixed)
+    assert sorted(f["file-path"] for f in got) == _paths(local.scan().plan_files())
+    status, missing = batched.both.http("POST", PLAN.replace("/v1/", "/v1/nocatalog/", 1), {})
+    assert status == 404 and missing["error"]["type"] == "NoSuchWarehouseException", missing
