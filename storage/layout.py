@@ -140,6 +140,9 @@ _SIGNING_KEY_PREFIX = b"signingkey\x00"
 _IDEMPOTENCY_PREFIX = b"idempotency\x00"
 #: In a kept reply's row: the second it expires at (ASCII digits), read alone by the sweep.
 KEPT_UNTIL = b"c:e"
+#: In ``meta``: the Iceberg metrics reports kept of a table (``metrics_report_key``), one a
+#: report, ``c:o`` holding it; gone with the table (keyed by its stable id).
+_METRICS_REPORT_PREFIX = b"metricsreport\x00"
 
 TABLE_SPECS = (
     TableSpec(DATABASES, ("c",)),
@@ -341,6 +344,17 @@ def idempotency_row(digest: bytes) -> bytes:
 def idempotency_range() -> tuple[bytes, bytes]:
     """[start, stop) of the kept replies' rows."""
     return _IDEMPOTENCY_PREFIX, prefix_successor(_IDEMPOTENCY_PREFIX) or b""
+
+
+def metrics_report_key(table_id: int, stamp: bytes) -> bytes:
+    """Row key (in ``meta``) of one kept metrics report of a table; ``stamp`` orders them."""
+    return _METRICS_REPORT_PREFIX + encode_id(table_id) + b"\x00" + stamp
+
+
+def metrics_report_range(table_id: int) -> tuple[bytes, bytes]:
+    """[start, stop) of a table's kept metrics reports."""
+    prefix = _METRICS_REPORT_PREFIX + encode_id(table_id) + b"\x00"
+    return prefix, prefix_successor(prefix) or b""
 
 
 def token_key(identifier: str) -> bytes:

@@ -6,6 +6,7 @@ import copy
 
 from metastore_server.catalog.basics import names
 from metastore_server.catalog.basics.changes import DATABASE, DROP, TABLE, Change, WhenDropped
+from metastore_server.catalog.core import metrics_reports
 from metastore_server.catalog.core.context import WRITER_LEASE_S, CatalogContext
 from metastore_server.catalog.core.listing_cache import DEFAULT_MAX_BYTES, ListingCache
 from metastore_server.catalog.data.deletions import Deletion
@@ -147,6 +148,7 @@ class Catalog:
         changes.register(WhenDropped(TABLE, lambda tid: constraints.forget_table(store, tid)))
         changes.register(GrantsListener(store))
         changes.register(WhenDropped(TABLE, lambda tid: indexes.forget_table(store, tid)))
+        changes.register(WhenDropped(TABLE, lambda t: metrics_reports.forget_table(store, t)))
         changes.register(self.timelines)
         changes.register(NotificationListener(self.ctx.events))
 

@@ -29,7 +29,17 @@ def add_rest_options(group: Any, defaults: ServerConfig) -> None:
         "store, so that a retry is answered without running again (advertised in /v1/config); "
         "0: keys not taken (default %(default)s)",
     )
+    group.add_argument(
+        "--rest-plan-async-files", type=int, default=defaults.rest_plan_async_files,
+        metavar="N", help="server-side scan planning: plan in the background (status "
+        "'submitted', polled) when the snapshot scanned holds more than N data files; 0: "
+        "always at once (default %(default)s)")  # fmt: skip
+    group.add_argument(
+        "--rest-plan-batch", type=int, default=defaults.rest_plan_batch, metavar="N",
+        help="server-side scan planning: file scan tasks per answer, more behind plan-task "
+        "tokens (default %(default)s)")  # fmt: skip
     _add_jwt_options(group, defaults)
+    _add_vend_options(group, defaults)
     group.add_argument("--rest-process", action="store_true", help=argparse.SUPPRESS)
 
 
@@ -56,11 +66,28 @@ def _add_jwt_options(group: Any, defaults: ServerConfig) -> None:
                        "under --auth password/ldap (default %(default)s)")  # fmt: skip
 
 
+def _add_vend_options(group: Any, defaults: ServerConfig) -> None:
+    """The REST catalog's credential-vending options (STS AssumeRole)."""
+    group.add_argument("--rest-vend-role-arn", default=defaults.rest_vend_role_arn,
+                       metavar="ARN", help="vend S3 credentials to REST clients that ask "
+                       "(X-Iceberg-Access-Delegation), minted by STS AssumeRole of this role "
+                       "with a policy limited to the table; '': none vended (default "
+                       "%(default)r)")  # fmt: skip
+    group.add_argument("--rest-vend-sts-endpoint", default=defaults.rest_vend_sts_endpoint,
+                       metavar="URL", help="the STS endpoint ('': AWS's; default "
+                       "%(default)r)")  # fmt: skip
+    group.add_argument("--rest-vend-duration", type=int, default=defaults.rest_vend_duration,
+                       metavar="SECONDS", help="lifetime of a vended credential, 900 to 43200 "
+                       "(default %(default)s)")  # fmt: skip
+
+
 class RestArguments(TypedDict):
     """The ``ServerConfig`` fields of the REST options."""
 
     rest_port: int
     rest_idempotency_lifetime: int
+    rest_plan_async_files: int
+    rest_plan_batch: int
     rest_jwt_issuer: str
     rest_jwt_jwks_url: str
     rest_jwt_audience: str
@@ -68,16 +95,24 @@ class RestArguments(TypedDict):
     rest_jwt_groups_claim: str
     rest_jwt_leeway: float
     rest_oauth_tokens: str
+    rest_vend_role_arn: str
+    rest_vend_sts_endpoint: str
+    rest_vend_duration: int
 
 
 def rest_arguments(args: argparse.Namespace) -> RestArguments:
     """The ``ServerConfig`` fields of the REST options."""
     return {"rest_port": args.rest_port,
             "rest_idempotency_lifetime": args.rest_idempotency_lifetime,
+            "rest_plan_async_files": args.rest_plan_async_files,
+            "rest_plan_batch": args.rest_plan_batch,
             "rest_jwt_issuer": args.rest_jwt_issuer,
             "rest_jwt_jwks_url": args.rest_jwt_jwks_url,
             "rest_jwt_audience": args.rest_jwt_audience,
             "rest_jwt_user_claim": args.rest_jwt_user_claim,
             "rest_jwt_groups_claim": args.rest_jwt_groups_claim,
             "rest_jwt_leeway": args.rest_jwt_leeway,
-            "rest_oauth_tokens": args.rest_oauth_tokens}
+            "rest_oauth_tokens": args.rest_oauth_tokens,
+            "rest_vend_role_arn": args.rest_vend_role_arn,
+            "rest_vend_sts_endpoint": args.rest_vend_sts_endpoint,
+            "rest_vend_duration": args.rest_vend_duration}

@@ -32,6 +32,8 @@ def database_name(namespace: Sequence[str]) -> str:
         shown = ".".join(namespace) or "(empty)"
         raise bad_request(f"Namespace {shown} is not one level: nested namespaces are not "
                           "supported, a namespace is a database")  # fmt: skip
+    if namespace[0].startswith("@"):  # Hive's catalog marker: the path's prefix names one
+        raise bad_request(f"Namespace {namespace[0]} is not a database name")
     return namespace[0]
 
 
@@ -43,7 +45,7 @@ def list_namespaces(
     if parent:
         load_database(calls, database_name(parent))
         return [], None
-    found, token = of_names(calls.get_all_databases(), page)
+    found, token = of_names(calls.all_databases(), page)
     return [[name] for name in found], token
 
 
@@ -76,6 +78,8 @@ def create_namespace(
     name = database_name(namespace)
     if not names.is_valid_name(names.normalize(name)):
         raise bad_request(f"{name} is not a valid database name")
+    if isinstance(properties, Mapping):
+        properties = {**_catalog_location(calls, name), **properties}
     _check_properties(properties, None, boundary, f"Namespace {name}")
     database = hms.Database(name=name, parameters={}, ownerName=calls.session.user,
                             ownerType=hms.PrincipalType.USER)  # fmt: skip
@@ -87,6 +91,16 @@ def create_namespace(
     except (hms.InvalidObjectException, hms.MetaException) as exc:
         raise from_metastore(exc) from None
     return {"namespace": [name], "properties": properties_of(load_database(calls, name))}
+
+
+def _catalog_location(calls: MetastoreCalls, name: str) -> dict[str, str]:
+    """The default location of a new namespace of a catalog other than ``hive``: under the
+    catalog's location, as HMS places its databases (none: the warehouse's, as Thrift)."""
+    if calls.catalog == names.DEFAULT_CATALOG or not isinstance(name, str):
+        return {}
+    catalog = calls.get_catalog(hms.GetCatalogRequest(name=calls.catalog)).catalog
+    place = (catalog.locationUri or "").rstrip("/")
+    return {LOCATION: f"{place}/{names.normalize(name)}.db"} if place else {}
 
 
 def update_properties(

@@ -41,6 +41,7 @@ def run_rest_catalog(config: ServerConfig) -> bool:
     from metastore_server.rest.iceberg_tables import MetadataFiles
     from metastore_server.rest.idempotency import Idempotency
     from metastore_server.rest.routes import RestContext, build_app
+    from metastore_server.rest.scan_plans import Planner, PlanSettings
     from metastore_server.server.app import build_handler
 
     handler, close = build_handler(config)
@@ -54,7 +55,10 @@ def run_rest_catalog(config: ServerConfig) -> bool:
     app = build_app(RestContext(handler, files, auth,
                                 max_body=config.max_message_size,
                                 body_timeout=config.message_timeout,
-                                idempotency=kept))  # fmt: skip
+                                idempotency=kept, vending=_vending(config),
+                                planner=Planner(PlanSettings(
+                                    async_files=config.rest_plan_async_files,
+                                    batch=config.rest_plan_batch))))  # fmt: skip
     tls: dict[str, Any] = {}
     if config.tls_cert:
         tls = {"ssl_certfile": config.tls_cert, "ssl_keyfile": config.tls_key}
@@ -76,6 +80,17 @@ def run_rest_catalog(config: ServerConfig) -> bool:
     finally:
         close()
     return bool(server.started)
+
+
+def _vending(config: ServerConfig) -> Any:
+    """The catalog's credential vending (off without ``--rest-vend-role-arn``)."""
+    from metastore_server.rest.vending import Vending
+
+    properties = file_io_properties(config)
+    if config.s3_endpoint:  # an S3-compatible store: buckets by path (DuckDB's http switch)
+        properties["s3.path-style-access"] = "true"
+    return Vending(config.rest_vend_role_arn, config.rest_vend_sts_endpoint, config.s3_region,
+                   config.rest_vend_duration, properties)
 
 
 def _stop_at_end_of_input(stop: Any) -> None:

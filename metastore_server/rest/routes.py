@@ -22,7 +22,19 @@ from starlette.routing import Route
 
 from metastore_server import metrics
 from metastore_server.caller import Session
-from metastore_server.rest import freshness, idempotency, namespaces, paging, tables, views
+from metastore_server.catalog.core.metrics_reports import MetricsReports
+from metastore_server.rest import (
+    credentials,
+    freshness,
+    idempotency,
+    metrics_reports,
+    namespaces,
+    paging,
+    scan_service,
+    tables,
+    views,
+    warehouses,
+)
 from metastore_server.rest.auth import OAuthError, RestAuth
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.commits import commit_table, parse_commit
@@ -30,7 +42,9 @@ from metastore_server.rest.errors import RestError, bad_request, from_metastore,
 from metastore_server.rest.health import health_routes
 from metastore_server.rest.iceberg_tables import MetadataFiles, NotMetadata
 from metastore_server.rest.idempotency import Idempotency
+from metastore_server.rest.scan_plans import Planner
 from metastore_server.rest.transactions import commit_transaction
+from metastore_server.rest.vending import Vending
 from metastore_server.thrift_api import hms
 
 log = structlog.get_logger(__name__)
@@ -40,6 +54,7 @@ SEPARATOR = "\x1f"
 NS = "/v1/namespaces/{namespace}"
 TABLE = NS + "/tables/{table}"
 VIEW = NS + "/views/{view}"
+PLAN = TABLE + "/plan"
 
 
 @dataclass
@@ -56,6 +71,12 @@ class RestContext:
     body_timeout: float = 60.0
     #: The kept replies of ``Idempotency-Key`` requests (none kept: keys not taken).
     idempotency: Idempotency = field(default_factory=lambda: Idempotency(None))
+    #: The kept metrics reports (None: made from the handler's store by ``build_app``).
+    reports: Any = None
+    #: Vended storage credentials (off unless a role is configured).
+    vending: Vending = field(default_factory=Vending)
+    #: The scan plans held for callers (server-side scan planning).
+    planner: Planner = field(default_factory=Planner)
 
 
 @dataclass
@@ -74,6 +95,12 @@ class Call:
     target: str = ""
     #: What ``GET /v1/config`` advertises beside the endpoints (the key lifetime).
     advertised: dict[str, str] = field(default_factory=dict)
+    #: The kept metrics reports (``catalog.core.metrics_reports.MetricsReports``).
+    reports: Any = None
+    #: Vended storage credentials (off unless a role is configured).
+    vending: Vending = field(default_factory=Vending)
+    #: The scan plans held for callers.
+    planner: Planner = field(default_factory=Planner)
 
     def namespace(self) -> list[str]:
         """The path's namespace, its levels split."""
@@ -109,11 +136,12 @@ def loaded(location: str | None, metadata: Any, kind: str = "table",
                     headers={"ETag": tag} if tag else None)  # fmt: skip
 
 
-def _not_modified(call: Call, kind: str, location: str, form: str) -> Response | None:
+def _not_modified(call: Call, kind: str, location: str, form: str,
+                  vends: bool = False) -> Response | None:  # fmt: skip
     """A 304 when the request's ``If-None-Match`` names the current version (None: answer
-    the whole load)."""
+    the whole load; always when the answer carries vended credentials)."""
     tag = freshness.etag(kind, location, form)
-    if not freshness.may_answer_not_modified({}):  # the answer's config: nothing vended yet
+    if not freshness.may_answer_not_modified({"storage-credentials": []} if vends else {}):
         return None
     if freshness.matches(call.headers.get("if-none-match"), tag):
         return Response(status_code=304, headers={"ETag": tag} if tag else None)
@@ -121,8 +149,11 @@ def _not_modified(call: Call, kind: str, location: str, form: str) -> Response |
 
 
 def _config(call: Call) -> Any:
-    return {"defaults": dict(call.files.properties), "overrides": {}, "endpoints": ENDPOINTS,
-            **call.advertised}
+    overrides = warehouses.overrides(call.calls, call.query.get("warehouse"))
+    endpoints = ENDPOINTS + ([advertised("GET", credentials.CREDENTIALS_PATH)]
+                             if call.vending.offered else [])  # fmt: skip
+    return {"defaults": dict(call.files.properties), "overrides": overrides,
+            "endpoints": endpoints, **call.advertised}
 
 
 def _list_namespaces(call: Call) -> Any:
@@ -182,13 +213,28 @@ def _register_table(call: Call) -> Any:
 def _load_table(call: Call) -> Any:
     table = tables.load_table(call.calls, call.files, call.db(), unquote(call.path["table"]))
     form = "refs" if call.query.get("snapshots", "all").lower() == "refs" else "all"
-    unchanged = _not_modified(call, "table", table.metadata_location, form)
+    vends = credentials.wanted(call.vending, call.headers, table.metadata.location)
+    unchanged = _not_modified(call, "table", table.metadata_location, form, vends)
     if unchanged is not None:
         return unchanged
     if form == "refs":
-        return loaded(table.metadata_location, tables.only_referenced_snapshots(table.metadata),
-                      form=form)  # fmt: skip
-    return loaded(table.metadata_location, call.files.read_with_json(table.metadata_location)[1])
+        answer = loaded(table.metadata_location,
+                        tables.only_referenced_snapshots(table.metadata), form=form)
+    else:
+        answer = loaded(table.metadata_location,
+                        call.files.read_with_json(table.metadata_location)[1])
+    if not vends:
+        return answer
+    db, name = call.db(), unquote(call.path["table"])
+    vended = credentials.for_table(call.vending, call.calls, db, name, table)
+    return credentials.with_credentials(answer, vended, call.vending.properties,
+                                        credentials.refresh_path(db, name,
+                                                                 call.path.get("prefix")))
+
+
+def _load_credentials(call: Call) -> Any:
+    return credentials.load_credentials(call.vending, call.calls, call.files, call.db(),
+                                        unquote(call.path["table"]))
 
 
 def _table_exists(call: Call) -> Any:
@@ -214,8 +260,41 @@ def _rename_table(call: Call) -> Any:
 
 
 def _report_metrics(call: Call) -> Any:
-    tables.load_table(call.calls, call.files, call.db(), unquote(call.path["table"]))
-    log.debug("iceberg_metrics_report", table=f"{call.db()}.{call.path['table']}")
+    metrics_reports.post(call.reports, call.calls, call.files, call.db(),
+                         unquote(call.path["table"]), call.body)  # fmt: skip
+
+
+def _list_metrics(call: Call) -> Any:
+    return metrics_reports.listed(call.reports, call.calls, call.files, call.db(),
+                                  unquote(call.path["table"]), call.query.get("limit"))
+
+
+def _unregister_table(call: Call) -> Any:
+    location, document = tables.unregister_table(call.calls, call.files, call.db(),
+                                                 unquote(call.path["table"]))  # fmt: skip
+    text = f'{{"metadata-location":{json.dumps(location)},"metadata":{document}}}'
+    return Response(text, media_type="application/json")
+
+
+def _plan_scan(call: Call) -> Any:
+    return scan_service.plan_table_scan(call.calls, call.files, call.planner, call.db(),
+                                        unquote(call.path["table"]), call.json())  # fmt: skip
+
+
+def _fetch_plan(call: Call) -> Any:
+    return scan_service.fetch_planning_result(call.calls, call.planner, call.db(),
+                                              unquote(call.path["table"]),
+                                              unquote(call.path["plan_id"]))  # fmt: skip
+
+
+def _cancel_plan(call: Call) -> Any:
+    scan_service.cancel_planning(call.calls, call.planner, call.db(),
+                                 unquote(call.path["table"]), unquote(call.path["plan_id"]))
+
+
+def _fetch_tasks(call: Call) -> Any:
+    return scan_service.fetch_scan_tasks(call.calls, call.planner, call.db(),
+                                         unquote(call.path["table"]), call.json())  # fmt: skip
 
 
 def _commit_transaction(call: Call) -> Any:
@@ -289,6 +368,11 @@ CATALOG: tuple[tuple[str, str, Operation, int], ...] = (
     (TABLE, "DELETE", _drop_table, 204),
     (NS + "/register", "POST", _register_table, 200),
     (TABLE + "/metrics", "POST", _report_metrics, 204),
+    (TABLE + "/unregister", "POST", _unregister_table, 200),
+    (PLAN, "POST", _plan_scan, 200),
+    (PLAN + "/{plan_id}", "GET", _fetch_plan, 200),
+    (PLAN + "/{plan_id}", "DELETE", _cancel_plan, 204),
+    (TABLE + "/tasks", "POST", _fetch_tasks, 200),
     ("/v1/tables/rename", "POST", _rename_table, 204),
     ("/v1/transactions/commit", "POST", _commit_transaction, 204),
     (NS + "/views", "GET", _list_views, 200),
@@ -302,9 +386,22 @@ CATALOG: tuple[tuple[str, str, Operation, int], ...] = (
 )
 
 
+#: Served beyond the spec, never advertised: the kept metrics reports of a table.
+EXTRA: tuple[tuple[str, str, Operation, int], ...] = (
+    (TABLE + "/metrics", "GET", _list_metrics, 200),
+)
+
+
 def advertised(method: str, path: str) -> str:
-    """A served route as the spec's endpoint string: ``METHOD /v1/{prefix}/...``."""
-    return f"{method} /v1/{{prefix}}/{path.removeprefix('/v1/')}"
+    """A served route (with its prefix or without) as the spec's endpoint string:
+    ``METHOD /v1/{prefix}/...``."""
+    spec_path = path.removeprefix("/v1/").removeprefix("{prefix}/")
+    return f"{method} /v1/{{prefix}}/{spec_path.replace('{plan_id}', '{plan-id}')}"
+
+
+def prefixed(path: str) -> str:
+    """A catalog route's path under a prefix (a catalog of the metastore)."""
+    return "/v1/{prefix}/" + path.removeprefix("/v1/")
 
 
 #: The endpoints this catalog serves, as ``GET /v1/config`` lists them.
@@ -320,9 +417,17 @@ def build_app(context: RestContext) -> Starlette:
 
     if context.idempotency.rebuild is None:
         context.idempotency.rebuild = partial(_rebuild, context.files)
+    if context.reports is None and hasattr(context.handler, "catalog"):
+        context.reports = MetricsReports(context.handler.catalog.ctx)
 
     routes = [route("/v1/config", "GET", _config)]
-    routes.extend(route(path, method, operation, ok) for path, method, operation, ok in CATALOG)
+    served = CATALOG + EXTRA
+    if context.vending.offered:  # served and advertised only when on
+        served += ((credentials.CREDENTIALS_PATH, "GET", _load_credentials, 200),)
+    routes.extend(route(path, method, operation, ok) for path, method, operation, ok in served)
+    # The unprefixed routes first: ``/v1/namespaces/x`` is the default catalog's namespace.
+    routes.extend(route(prefixed(path), method, operation, ok)
+                  for path, method, operation, ok in served)  # fmt: skip
     routes.append(Route(TOKENS, _token_endpoint(context), methods=["POST"]))
     routes.extend(health_routes(context.handler, context.auth))
     app = Starlette(routes=routes)
@@ -346,8 +451,10 @@ UNMATCHED = "unmatched"
 
 def _mutates(method: str, path: str) -> bool:
     """Whether a route changes the catalog (takes an ``Idempotency-Key``): every POST and
-    DELETE but a metrics report."""
-    return method in ("POST", "DELETE") and not path.endswith("/metrics")
+    DELETE but a metrics report and scan planning (which changes nothing kept)."""
+    path = "/v1/" + path.removeprefix("/v1/").removeprefix("{prefix}/")  # a catalog's too
+    return method in ("POST", "DELETE") and not path.endswith(("/metrics", "/tasks")) \
+        and not path.startswith(PLAN)
 
 
 def _rebuild(files: MetadataFiles, status: int, location: str, target: str) -> Response:
@@ -401,12 +508,17 @@ async def _respond(context: RestContext, served: Served, request: Request,
                           f"within {context.body_timeout:g} s")  # fmt: skip
         return JSONResponse(error.body(), status_code=error.code,
                             headers={"Connection": "close"})
+    try:
+        catalog = warehouses.catalog_of(request.path_params)
+    except RestError as exc:
+        return JSONResponse(exc.body(), status_code=exc.code)
     client = request.client
     session = Session(address=client.host if client is not None else None)
-    call = Call(MetastoreCalls(context.handler, session, peer), context.files,
+    call = Call(MetastoreCalls(context.handler, session, peer, catalog), context.files,
                 dict(request.path_params), dict(request.query_params), body,
                 dict(request.headers), request.method, _target(request),
-                context.idempotency.advertised())  # fmt: skip
+                context.idempotency.advertised(), context.reports,
+                context.vending, context.planner)  # fmt: skip
     return await run_in_threadpool(_authenticated_answer, context,
                                    request.headers.get("authorization"), call, served)
 
@@ -477,19 +589,36 @@ def _authenticated_answer(context: RestContext, authorization: str | None, call:
         session.proven_groups = groups
     key = call.headers.get(idempotency.HEADER)
     if key is None or not served.mutates or not context.idempotency.offered:
-        return _answer(call, served.operation, served.ok)
+        return _vended_after(call, served, _answer(call, served.operation, served.ok))
     try:
         request = idempotency.Request.of(user, idempotency.checked_key(key), call.method,
                                          call.target, call.body)  # fmt: skip
     except RestError as exc:
         return JSONResponse(exc.body(), status_code=exc.code)
-    return context.idempotency.run(request, call.target,
+    kept = context.idempotency.run(request, call.target,
                                    lambda: _answer(call, served.operation, served.ok))
+    return _vended_after(call, served, kept)
+
+
+def _vended_after(call: Call, served: Served, response: Response) -> Response:
+    """A create answer with its vended credentials, added after the answer was kept for an
+    ``Idempotency-Key`` (the kept answer never holds them)."""
+    if served.operation is not _create_table or not call.vending.offered:
+        return response
+    try:
+        db, name = call.db(), call.json().get("name")
+    except RestError:
+        return response
+    return _answer(call, lambda _: credentials.after_create(
+        call.vending, call.calls, call.files, db, name, call.headers, response,
+        call.path.get("prefix")), 200)
 
 
 def _answer(call: Call, operation: Operation, ok: int) -> Response:
-    """Run ``operation``; its result as JSON (None: no content), or its error."""
+    """Run ``operation`` (in the path's catalog: 404 when there is none); its result as JSON
+    (None: no content), or its error."""
     try:
+        warehouses.require(call.calls)
         result = operation(call)
     except RestError as exc:
         return JSONResponse(exc.body(), status_code=exc.code)

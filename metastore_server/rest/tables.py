@@ -290,6 +290,22 @@ def drop_table(
         purge_files(files, table.metadata_location, table.metadata)
 
 
+def unregister_table(
+    calls: MetastoreCalls, files: MetadataFiles, db: str, name: str
+) -> tuple[str, str]:
+    """Drop the table from the catalog and keep every file (the spec's unregister): the
+    metadata file it pointed at and that file's text, read under the table's lock so no
+    commit lands between. Authorized as a drop; 404 when it does not exist."""
+    with table_lock(calls, db, name):
+        table = load_table(calls, files, db, name)
+        document = files.read_with_json(table.metadata_location)[1]
+        try:
+            calls.drop_table(db, name, False)
+        except hms.NoSuchObjectException:
+            raise no_such_table(f"{db}.{name}") from None
+    return table.metadata_location, document
+
+
 def rename_table(
     calls: MetastoreCalls, source: Mapping[str, Any], target: Mapping[str, Any]
 ) -> None:

@@ -146,6 +146,11 @@ class ServerConfig:
     #: Seconds the REST catalog keeps the answer of a request sent with an Idempotency-Key
     #: (advertised as ``idempotency-key-lifetime``; 0: keys not taken).
     rest_idempotency_lifetime: int = 1800
+    #: Server-side scan planning: plan in the background (``submitted``) when the scanned
+    #: snapshot holds more data files than this (0: never), and file scan tasks an answer
+    #: holds (more behind ``plan-tasks`` tokens).
+    rest_plan_async_files: int = 100_000
+    rest_plan_batch: int = 1000
     #: Bearer JWTs of the users' identity provider for the REST catalog: its issuer (``iss``;
     #: '': none taken), its JWKS URL, the audience (``aud``) tokens must name, the claims
     #: naming the user and the groups, and the clock skew allowed (s).
@@ -158,6 +163,11 @@ class ServerConfig:
     #: on: the REST catalog's deprecated ``POST /v1/oauth/tokens`` issues tokens (under
     #: ``--auth password``/``ldap``); off: it issues none and its tokens are not taken.
     rest_oauth_tokens: str = "on"
+    #: Vended credentials of the REST catalog: the role STS ``AssumeRole`` mints them from
+    #: ('': none vended), the STS endpoint ('': AWS's), their lifetime (s, 900 to 43200).
+    rest_vend_role_arn: str = ""
+    rest_vend_sts_endpoint: str = ""
+    rest_vend_duration: int = 3600
     #: The port of /health, /ready and /metrics on ``host`` (0: not served;
     #: ``metastore_server.server.monitoring``).
     metrics_port: int = 0
@@ -248,6 +258,8 @@ class ServerConfig:
             "rest_jwt_user_claim",
             "rest_jwt_groups_claim",
             "rest_oauth_tokens",
+            "rest_vend_role_arn",
+            "rest_vend_sts_endpoint",
         ):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
@@ -261,6 +273,9 @@ class ServerConfig:
             "listing_cache_mb",
             "rest_port",
             "rest_idempotency_lifetime",
+            "rest_vend_duration",
+            "rest_plan_async_files",
+            "rest_plan_batch",
             "metrics_port",
         ):
             value = env.get(ENV_PREFIX + name.upper())
@@ -299,7 +314,13 @@ class ServerConfig:
         if not 0 <= self.rest_idempotency_lifetime <= 7 * 86400:
             raise ValueError("rest_idempotency_lifetime must be 0 to 604800 seconds, not "
                              f"{self.rest_idempotency_lifetime}")  # fmt: skip
+        if not 0 <= self.rest_plan_async_files <= 10**9 or not 1 <= self.rest_plan_batch <= 100_000:
+            raise ValueError("rest_plan_async_files must be 0 to 10**9 and rest_plan_batch 1 to "
+                             f"100000, not {self.rest_plan_async_files}, {self.rest_plan_batch}")
         self._check_rest_jwt()
+        if not 900 <= self.rest_vend_duration <= 43200:
+            raise ValueError("rest_vend_duration must be 900 to 43200 seconds (STS's bounds), "
+                             f"not {self.rest_vend_duration}")  # fmt: skip
         if self.rest_port and self.rest_port == self.port:
             raise ValueError(f"rest_port {self.rest_port} is the Thrift port too")
         if not 0 <= self.metrics_port <= 65535:

@@ -3,6 +3,9 @@
 Two users are made while the server still takes unauthenticated calls: ``admin`` (every
 action) and ``reader`` (``s3:GetObject`` and ``s3:ListBucket`` only). From then on every call
 must be signed by one of them, and the reader is refused writes and deletes as AWS would.
+With ``role``, a role that ``admin`` may assume (STS AssumeRole) is made too, allowed every S3
+action: the role a catalog vends credentials from, and moto records every request it takes
+(``recording``: one JSON line each), so that a test can read what was asked of STS.
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ class S3Endpoint:
     admin: Credentials
     reader: Credentials
     client: Any  # boto3 S3 client signed by admin
+    #: The ARN of the role admin may assume ('': none made).
+    role_arn: str = ""
 
     def keys(self, prefix: str) -> list[str]:
         """Every object key under ``prefix``, sorted."""
@@ -71,26 +76,45 @@ class S3Endpoint:
         self.client.put_object(Bucket=self.bucket, Key=key, Body=body)
 
 
+def _make_role(iam: Any, name: str) -> str:
+    """Make role ``name``, which ``admin`` may assume, allowed every S3 action: its ARN."""
+    trust = {"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::123456789012:user/admin"},
+        "Action": "sts:AssumeRole"}]}  # fmt: skip
+    role = iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))
+    allow_s3 = {"Version": "2012-10-17",
+                "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
+    iam.put_role_policy(RoleName=name, PolicyName=f"{name}-s3",
+                        PolicyDocument=json.dumps(allow_s3))  # fmt: skip
+    return str(role["Role"]["Arn"])
+
+
 class MotoS3(StartedByWith):
     """``with MotoS3() as s3:`` runs moto's S3/IAM server on a free loopback port."""
 
-    def __init__(self, workdir: Path | None = None, bucket: str = "lake") -> None:
+    def __init__(self, workdir: Path | None = None, bucket: str = "lake",
+                 role: str = "") -> None:  # fmt: skip
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="moto-s3-"))
         self.bucket = bucket
+        self.role = role
         self.port = free_port(LOOPBACK)
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path = self.workdir / "moto.log"
+        #: moto's record of the requests it took (with ``role`` only).
+        self.recording = self.workdir / "recording.jsonl"
 
     def start(self) -> S3Endpoint:
         """Start the server, make the bucket and the users, then enforce IAM."""
         boto3 = pytest.importorskip("boto3", reason="the S3 tests need boto3")
         pytest.importorskip("moto.server", reason="the S3 tests need moto[server]")
         env = {
-            "INITIAL_NO_AUTH_ACTION_COUNT": str(_SETUP_CALLS),
+            "INITIAL_NO_AUTH_ACTION_COUNT": str(_SETUP_CALLS + (2 if self.role else 0)),
             "AWS_ACCESS_KEY_ID": "bootstrap",
             "AWS_SECRET_ACCESS_KEY": "bootstrap",
             "PATH": "/usr/bin:/bin",
         }
+        if self.role:
+            env |= {"MOTO_ENABLE_RECORDING": "true", "MOTO_RECORDER_FILEPATH": str(self.recording)}
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "moto.server", "-H", LOOPBACK, "-p", str(self.port)],
@@ -124,8 +148,11 @@ class MotoS3(StartedByWith):
             )
             key = iam.create_access_key(UserName=user)["AccessKey"]
             made[user] = Credentials(key["AccessKeyId"], key["SecretAccessKey"])
+        role_arn = ""
+        if self.role:
+            role_arn = _make_role(iam, self.role)
         return S3Endpoint(url, self.bucket, made["admin"], made["reader"],
-                          clients("s3", made["admin"]))  # fmt: skip
+                          clients("s3", made["admin"]), role_arn)  # fmt: skip
 
     def stop(self) -> None:
         """Stop the server."""

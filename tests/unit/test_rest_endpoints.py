@@ -18,6 +18,8 @@ from metastore_server.rest.iceberg_tables import MetadataFiles  # noqa: E402
 
 #: Served, never advertised: the config itself, OAuth tokens, the probes and metrics.
 UNADVERTISED = {"/v1/config", "/v1/oauth/tokens", "/health", "/ready", "/metrics"}
+#: Served beyond the spec, never advertised (with a prefix and without).
+BEYOND = {"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics"}
 
 #: The reply's endpoints as they were when kept by hand (the spec's form, this order).
 EXPECTED = [
@@ -35,6 +37,11 @@ EXPECTED = [
     "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "POST /v1/{prefix}/namespaces/{namespace}/register",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks",
     "POST /v1/{prefix}/tables/rename",
     "POST /v1/{prefix}/transactions/commit",
     "GET /v1/{prefix}/namespaces/{namespace}/views",
@@ -68,9 +75,16 @@ def test_advertised_endpoints_are_the_served_routes() -> None:
         if route.path not in UNADVERTISED:
             served |= {routes.advertised(method, route.path) for method in _declared(route)}
     assert paths >= UNADVERTISED
-    assert served == set(routes.ENDPOINTS)
+    assert served == set(routes.ENDPOINTS) | BEYOND
     assert len(routes.ENDPOINTS) == len(set(routes.ENDPOINTS))
     assert routes.ENDPOINTS == EXPECTED
+    # every catalog route is served under a prefix (a catalog) and without (``hive``)
+    assert {p for p in paths if p.startswith("/v1/{prefix}/")} == {
+        routes.prefixed(path) for path, _, _, _ in routes.CATALOG + routes.EXTRA}
+    # and takes an ``Idempotency-Key`` (or not: planning, metrics) the same way under both
+    for path, method, _, _ in routes.CATALOG + routes.EXTRA:
+        assert routes._mutates(method, routes.prefixed(path)) == routes._mutates(method, path)
+    assert not routes._mutates("POST", routes.prefixed(routes.PLAN))
 
 
 def test_config_reply_lists_the_endpoints() -> None:
@@ -84,3 +98,28 @@ def test_config_reply_lists_the_endpoints() -> None:
     response = asyncio.run(config.endpoint(Request(scope, receive)))
     assert response.status_code == 200
     assert json.loads(bytes(response.body))["endpoints"] == EXPECTED
+
+
+def test_the_credentials_endpoint_is_served_and_advertised_only_with_vending() -> None:
+    from metastore_server.rest.vending import Vending
+
+    credentials = "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials"
+    vending = routes.RestContext(handler=object(), files=MetadataFiles({}),
+                                 vending=Vending(role_arn="arn:aws:iam::1:role/r"))  # fmt: skip
+    for context, served in ((vending, True), (routes.RestContext(object(), MetadataFiles({})),
+                                              False)):  # fmt: skip
+        app = routes.build_app(context)
+        paths = {r.path for r in app.routes if isinstance(r, Route)}
+        assert (routes.credentials.CREDENTIALS_PATH in paths) is served
+        # under a prefix (a catalog) too
+        assert (routes.prefixed(routes.credentials.CREDENTIALS_PATH) in paths) is served
+        config = next(r for r in app.routes if isinstance(r, Route) and r.path == "/v1/config")
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        scope = {"type": "http", "method": "GET", "path": "/v1/config", "headers": [],
+                 "query_string": b"", "path_params": {}}  # fmt: skip
+        response = asyncio.run(config.endpoint(Request(scope, receive)))
+        endpoints = json.loads(bytes(response.body))["endpoints"]
+        assert endpoints == EXPECTED + ([credentials] if served else [])
