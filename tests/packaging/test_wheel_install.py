@@ -6,6 +6,7 @@ console script says what to install to serve); the ``server`` extra serves, with
 modules. Neither touches the other distribution's ``storage``. The versions installed are
 uv.lock's (through ``uv export``) when uv is at hand, as ``make`` installs them, taken from
 the uv cache ``make`` filled (``--offline``): the suite runs in a namespace with no network.
+A requirement of ours that the lock's export does not hold fails the offline install.
 """
 
 from __future__ import annotations
@@ -76,12 +77,15 @@ def _venv(where: Path, wheels: dict[str, Path], extra: str | None) -> Path:
     if UV:
         _run(UV, "venv", "--python", sys.executable, where)
         python = where / "bin" / "python"
-        pins = where / "constraints.txt"
+        # uv.lock's versions, as a PEP 751 lock naming each wheel: installed from the cache
+        # with no index page (``make`` fetched the wheels, never the registry's index pages,
+        # which a resolution offline would need). Ours then finds its requirements met.
+        pins = where / "pylock.deps.toml"
         lock = ["--extra", extra] if extra else []
-        _run(UV, "export", "--frozen", "--no-hashes", "--no-emit-project", *lock,
+        _run(UV, "export", "--frozen", "--format", "pylock.toml", "--no-emit-project", *lock,
              "--project", REPO, "--output-file", pins)  # fmt: skip
-        _run(UV, "pip", "install", "--offline", "--python", python, "-c", pins, wheels["owner"],
-             ours)  # fmt: skip
+        _run(UV, "pip", "install", "--offline", "--python", python, "-r", pins)
+        _run(UV, "pip", "install", "--offline", "--python", python, wheels["owner"], ours)
     else:
         _run(sys.executable, "-m", "venv", where)
         python = where / "bin" / "python"
