@@ -127,8 +127,10 @@ class RestAuth:
         """A token for the client credentials of an OAuth2 token request (``client_id`` the
         user, ``client_secret`` the password); OAuthError when refused."""
         if self._checker is None or self._key is None or not self.own_tokens:
-            raise OAuthError(400, "invalid_request", "This server issues no tokens (--auth "
-                             "none, or --rest-oauth-tokens off)")  # fmt: skip
+            raise OAuthError(400, "invalid_request", "This server issues no tokens: the "
+                             "token endpoint is deprecated and off unless the server runs with "
+                             "--rest-oauth-tokens on (under --auth password or ldap); send "
+                             "HTTP Basic or a JWT of the identity provider")  # fmt: skip
         if form.get("grant_type") != "client_credentials":
             raise OAuthError(400, "unsupported_grant_type",
                              "Only grant_type=client_credentials is supported")  # fmt: skip

@@ -161,8 +161,9 @@ class ServerConfig:
     rest_jwt_groups_claim: str = ""
     rest_jwt_leeway: float = 30.0
     #: on: the REST catalog's deprecated ``POST /v1/oauth/tokens`` issues tokens (under
-    #: ``--auth password``/``ldap``); off: it issues none and its tokens are not taken.
-    rest_oauth_tokens: str = "on"
+    #: ``--auth password``/``ldap``); off (the default, as the spec deprecates it): it issues
+    #: none and its tokens are not taken.
+    rest_oauth_tokens: str = "off"
     #: Vended credentials of the REST catalog: the role STS ``AssumeRole`` mints them from
     #: ('': none vended), the STS endpoint ('': AWS's), their lifetime (s, 900 to 43200).
     rest_vend_role_arn: str = ""

@@ -303,7 +303,8 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Both]:
     rest_port = free_port(LOOPBACK)
     server = OurServer(work / "server", extra_args=[
         "--rest-port", str(rest_port), "--auth", "password", "--password-file", str(passwords),
-        "--authorization", "privileges", "--admin-users", "alice"])  # fmt: skip
+        "--authorization", "privileges", "--admin-users", "alice",
+        "--rest-oauth-tokens", "on"])  # fmt: skip
     with server:
         yield ready(Both(server, rest_port), 401)  # it answers, and asks who is calling
 

@@ -54,15 +54,15 @@ def open_jwt(tmp_path_factory: pytest.TempPathFactory, jwks_url: str) -> Iterato
 
 @pytest.fixture(scope="module")
 def password_jwt(tmp_path_factory: pytest.TempPathFactory, jwks_url: str) -> Iterator[Setting]:
-    """``--auth password``, ``--authorization privileges``, JWTs too, no token endpoint."""
+    """``--auth password``, ``--authorization privileges``, JWTs too, and no token endpoint (the
+    default)."""
     from metastore_server.server.passwords import hash_password
 
     work = tmp_path_factory.mktemp("rest-jwt-password")
     passwords = work / "passwords"
     passwords.write_text("".join(f"{u}:{hash_password(p)}\n" for u, p in PASSWORDS.items()))
     yield from start(work, ["--auth", "password", "--password-file", str(passwords),
-                            "--authorization", "privileges", "--rest-oauth-tokens", "off",
-                            *jwt_flags(jwks_url)])  # fmt: skip
+                            "--authorization", "privileges", *jwt_flags(jwks_url)])  # fmt: skip
 
 
 def forged_tokens() -> dict[str, str]:
@@ -135,6 +135,7 @@ def test_basic_still_works_and_the_token_endpoint_is_off(password_jwt: Setting) 
     assert status == 200
     status, issued = both.token("client_credentials", "bob", "builder")
     assert status == 400 and "access_token" not in issued, issued
+    assert "--rest-oauth-tokens on" in issued["error_description"]  # says how to turn it on
 
 
 def test_groups_the_token_vouches_for_are_the_authorizers(password_jwt: Setting) -> None:

@@ -47,7 +47,8 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting]:
     passwords = work / "passwords"
     passwords.write_text("".join(f"{u}:{hash_password(p)}\n" for u, p in PASSWORDS.items()))
     yield from start(work, ["--auth", "password", "--password-file", str(passwords),
-                            "--authorization", "privileges", *PLANNING])  # fmt: skip
+                            "--authorization", "privileges", "--rest-oauth-tokens", "on",
+                            *PLANNING])  # fmt: skip
 
 
 def _table_with_data(setting: Setting, ns: str, name: str, token: str = "") -> str:

@@ -36,7 +36,8 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting]:
     passwords = work / "passwords"
     passwords.write_text("".join(f"{u}:{hash_password(p)}\n" for u, p in PASSWORDS.items()))
     yield from start(work, ["--auth", "password", "--password-file", str(passwords),
-                            "--authorization", "privileges", "--admin-users", "daemon"])
+                            "--authorization", "privileges", "--admin-users", "daemon",
+                            "--rest-oauth-tokens", "on"])  # fmt: skip
 
 
 def make_catalog(setting: Setting, name: str, user: str = "") -> Path:

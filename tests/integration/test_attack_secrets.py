@@ -205,6 +205,8 @@ def test_a_token_of_a_user_removed_from_the_password_file_is_refused_at_once(
             "password",
             "--password-file",
             str(passwords),
+            "--rest-oauth-tokens",
+            "on",
         ],
     )
     with server:

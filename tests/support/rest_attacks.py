@@ -134,10 +134,12 @@ def local(location: str) -> Path:
 
 def secured(work: Path, authorization: str = "privileges") -> Iterator[Setting]:
     """``start`` with ``--auth password`` (the users of ``PASSWORDS``) and ``authorization``
-    (``privileges`` or ``storage``)."""
+    (``privileges`` or ``storage``), and the deprecated token endpoint on (its tokens are
+    attacked too)."""
     from metastore_server.server.passwords import hash_password
 
     passwords = work / "passwords"
     passwords.write_text("".join(f"{u}:{hash_password(p)}\n" for u, p in PASSWORDS.items()))
     yield from start(work, ["--auth", "password", "--password-file", str(passwords),
-                            "--authorization", authorization])  # fmt: skip
+                            "--authorization", authorization,
+                            "--rest-oauth-tokens", "on"])  # fmt: skip

@@ -101,9 +101,11 @@ def vending(work: Path, auth: str = "none", vend: bool = True,
             passwords = work / "passwords"
             passwords.write_text("".join(f"{u}:{hash_password(p)}\n"
                                          for u, p in PASSWORDS.items()))  # fmt: skip
-            # alice, an administrator, may place namespaces on S3 (a location's privilege).
+            # alice, an administrator, may place namespaces on S3 (a location's privilege);
+            # the attacks log in through the (deprecated) token endpoint.
             args += ["--auth", "password", "--password-file", str(passwords),
-                     "--authorization", "privileges", "--admin-users", "alice"]  # fmt: skip
+                     "--authorization", "privileges", "--admin-users", "alice",
+                     "--rest-oauth-tokens", "on"]  # fmt: skip
         server = OurServer(work / "server", extra_args=args, env=s3.admin.env(s3.url))
         with server:
             rest_port = int(args[1])
