@@ -66,6 +66,7 @@ from metastore_server.storage.hbase_settings import (
 )
 from metastore_server.storage.hbase_tables import HBaseTables, check_column
 from metastore_server.storage.hbase_writes import Writer
+from metastore_server.storage.intent_recovery import Undoer
 from metastore_server.storage.port import Condition, Delete, Put, Row, TableSpec
 
 log = structlog.get_logger(__name__)
@@ -90,7 +91,7 @@ class HBaseStore:
         settings: HBaseSettings | None = None,
         *,
         writer_lease_s: float = intents.DEFAULT_LEASE_S,
-        undoers: Mapping[str, intents.Undoer] | None = None,
+        undoers: Mapping[str, Undoer] | None = None,
         **overrides: Any,
     ) -> None:
         self.settings = replace(settings or HBaseSettings(), **overrides)

@@ -54,7 +54,6 @@ within half the lease.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import threading
 import time
@@ -64,6 +63,7 @@ from dataclasses import dataclass, field
 import structlog
 from metastore_server.storage import deadline, intent_entries, telemetry
 from metastore_server.storage.intent_entries import RowChange, RowImage
+from metastore_server.storage.intent_recovery import Recovery, Undoer
 from metastore_server.storage.intent_rows import (
     DONE,
     ENTRY,
@@ -79,14 +79,11 @@ from metastore_server.storage.intent_rows import (
     Reads,
     TakenOver,
     Write,
-    beat_of,
     column,
     ended,
-    ended_at,
     held_by,
     seq_value,
     state,
-    steps,
 )
 from metastore_server.storage.port import Condition, Delete, Put, StorageError
 
@@ -102,20 +99,7 @@ LINGER_S = 10.0
 #: How far readers' clocks may run ahead of writers' (``storage.committed_reads``); half the
 #: lease when shorter.
 CLOCK_ALLOWANCE_S = 2.0
-_SWEEP_ROWS = 1000
 _RETRY_S = 0.2  # between tries of a rollback that failed
-
-#: Undoes what a note of its kind describes, given the note's payload.
-Undoer = Callable[[bytes], None]
-
-
-def _unsettled(ended_before_ms: float) -> bytes:
-    """The recovery sweep's filter: intents open or being undone, and those that ended
-    before ``ended_before_ms`` (not those still lingering)."""
-    when = b"%s %013d" % (DONE, max(ended_before_ms, 0))
-    return (b"SingleColumnValueFilter('i', 'state', <, 'binary:" + when + b"', true, true)"
-            b" OR SingleColumnValueFilter('i', 'state', >=, 'binary:o', true, true)")
-
 
 class IntentLost(StorageError):
     """A transaction's intent was rolled back by another process (its writer lease ran out):
@@ -171,10 +155,9 @@ class IntentLog:
         #: This process's rollbacks that failed (HBase down), retried before its next call.
         self._unfinished: list[_Transaction] = []
         self._next_retry = 0.0
-        #: Intents this process rolled back for writers that died, and its recovery passes
-        #: (for tests and logs).
-        self.recovered = 0
-        self.sweeps = 0
+        self._recovery = Recovery(reads, write, self.rows, writer=self.writer,
+                                  lease_s=lease_s, linger_s=self.linger_s,
+                                  undoers=self._undoers, later_delete=self._later_delete)
 
     # -- transactions -----------------------------------------------------------------------
 
@@ -419,7 +402,7 @@ class IntentLog:
         holding = Holding(self.rows, current.key, current.state, self.writer, self.lease_s)
         try:
             if current.spilled:
-                self._undo_stored(current.key, notes=False, between=holding)
+                self._recovery.undo_stored(current.key, notes=False, between=holding)
             self.rows.undo_all(reversed(current.entries), holding)
             current.entries.clear()
             if not current.in_doubt:  # else undone again after the lease, by a recoverer
@@ -472,84 +455,22 @@ class IntentLog:
             self._sweep_lock.release()
 
     def recover(self) -> float:
-        """Finish what dead writers left: delete committed intents, roll back those whose
-        beat is older than the lease. Seconds until the next recovery is due."""
+        """Finish what dead writers left (``intent_recovery.Recovery.sweep``). Seconds until
+        the next recovery is due."""
         self.rows.ensure()
-        self.sweeps += 1
-        now_ms = time.time() * 1000
-        due = self.lease_s / 2
         with self._open_lock:
             mine = {*self._open, *(t.key for t in self._unfinished)}
-        linger_ms = self.linger_s * 1000
-        found = list(self._reads.scan(INTENTS, columns=[STATE], limit=_SWEEP_ROWS,
-                                      filter=_unsettled(now_ms - linger_ms)))  # fmt: skip
-        for key, row in found:  # (read first: a long rollback would outlive a scanner)
-            held = row.get(STATE, b"")
-            if key in mine or not held:
-                continue
-            when = ended_at(held)
-            if when is not None:  # ended: deleted once it lingered for the lease
-                if now_ms - when > linger_ms:
-                    self.rows.delete(key, self.rows.chunk_keys(key))
-                continue
-            beat = beat_of(held)
-            waited_ms = now_ms - beat
-            if waited_ms <= self.lease_s * 1000:
-                due = min(due, (self.lease_s * 1000 - waited_ms) / 1000 + 0.001)
-                continue
-            taken = self._state(UNDO)
-            if self._write([Put(INTENTS, key, {STATE: taken})],
-                           Condition(INTENTS, key, STATE, held)):  # fmt: skip
-                self._roll_back_dead(Holding(self.rows, key, taken, self.writer, self.lease_s))
-        return max(due, 0.001)
+        return self._recovery.sweep(mine)
 
-    def _roll_back_dead(self, holding: Holding) -> None:
-        """Undo every entry and note of a dead writer's intent, newest first, then delete
-        it; nothing more once another process took it (it was slow: it finishes)."""
-        key = holding.key
-        try:
-            standing = self._undo_stored(key, notes=True, between=holding)
-            holding.finish()
-            self._later_delete([*self.rows.chunk_keys(key), key])
-        except (TakenOver, ValueError):
-            if self.rows.state_of(key) == holding.held:
-                raise  # still ours: the intent itself is damaged
-            log.info("storage.intent_recovered_elsewhere", intent=key.hex())
-            return
-        self.recovered += 1
-        telemetry.intent("recovery")
-        log.warning("storage.intent_rolled_back", intent=key.hex(), steps=standing,
-                    reason="its writer's lease ran out")  # fmt: skip
+    @property
+    def recovered(self) -> int:
+        """Intents this process rolled back for writers that died (for tests and logs)."""
+        return self._recovery.recovered
 
-    def _undo_stored(self, key: bytes, *, notes: bool, between: Holding) -> int:
-        """Undo the entries (and ``notes``) an intent holds, newest first, in batches
-        (``IntentRows.undo_all``); how many."""
-        row = self._reads.get(INTENTS, key) or {}
-        standing = steps(row)
-
-        def newest_first() -> Iterator[list[RowImage] | Callable[[], None]]:
-            for seq, name in reversed(standing):
-                if not name.startswith(NOTE):
-                    yield intent_entries.decode(self.rows.entry_bytes(key, seq, row[name]))
-                elif notes:
-                    yield functools.partial(self._undo_note, key, row[name])
-
-        self.rows.undo_all(newest_first(), between)
-        return len(standing)
-
-    def _undo_note(self, key: bytes, value: bytes) -> None:
-        """Undo what a note describes (a failure is logged: the rows are still rolled back)."""
-        kind, _, payload = value.partition(b"\x00")
-        undoer = self._undoers.get(kind.decode(errors="replace"))
-        if undoer is None:
-            log.error("storage.intent_note_not_undone", intent=key.hex(), kind=kind.decode(
-                errors="replace"), reason="this process has no undoer of that kind")  # fmt: skip
-            return
-        try:
-            undoer(payload)
-        except Exception as error:  # noqa: BLE001 - the rows must still be rolled back
-            log.error("storage.intent_note_undo_failed", intent=key.hex(),
-                      kind=kind.decode(errors="replace"), error=str(error))  # fmt: skip
+    @property
+    def sweeps(self) -> int:
+        """This process's recovery passes (for tests and logs)."""
+        return self._recovery.sweeps
 
     # -- beats and cleaning -----------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """The endpoints ``GET /v1/config`` advertises are the catalog routes the application serves:
-one list (``routes.CATALOG``) makes both."""
+one list (``operations.CATALOG``) makes both."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ pytest.importorskip("starlette", reason="the 'rest' extra is not installed")
 from starlette.requests import Request  # noqa: E402
 from starlette.routing import Route  # noqa: E402
 
-from metastore_server.rest import routes  # noqa: E402
+from metastore_server.rest import operations, routes  # noqa: E402
 from metastore_server.rest.iceberg_tables import MetadataFiles  # noqa: E402
 
 #: Served, never advertised: the config itself, OAuth tokens, the probes and metrics.
@@ -73,18 +73,18 @@ def test_advertised_endpoints_are_the_served_routes() -> None:
         assert isinstance(route, Route)
         paths.add(route.path)
         if route.path not in UNADVERTISED:
-            served |= {routes.advertised(method, route.path) for method in _declared(route)}
+            served |= {operations.advertised(method, route.path) for method in _declared(route)}
     assert paths >= UNADVERTISED
-    assert served == set(routes.ENDPOINTS) | BEYOND
-    assert len(routes.ENDPOINTS) == len(set(routes.ENDPOINTS))
-    assert routes.ENDPOINTS == EXPECTED
+    assert served == set(operations.ENDPOINTS) | BEYOND
+    assert len(operations.ENDPOINTS) == len(set(operations.ENDPOINTS))
+    assert operations.ENDPOINTS == EXPECTED
     # every catalog route is served under a prefix (a catalog) and without (``hive``)
     assert {p for p in paths if p.startswith("/v1/{prefix}/")} == {
-        routes.prefixed(path) for path, _, _, _ in routes.CATALOG + routes.EXTRA}
+        operations.prefixed(path) for path, _, _, _ in operations.CATALOG + operations.EXTRA}
     # and takes an ``Idempotency-Key`` (or not: planning, metrics) the same way under both
-    for path, method, _, _ in routes.CATALOG + routes.EXTRA:
-        assert routes._mutates(method, routes.prefixed(path)) == routes._mutates(method, path)
-    assert not routes._mutates("POST", routes.prefixed(routes.PLAN))
+    for path, method, _, _ in operations.CATALOG + operations.EXTRA:
+        assert routes._mutates(method, operations.prefixed(path)) == routes._mutates(method, path)
+    assert not routes._mutates("POST", operations.prefixed(operations.PLAN))
 
 
 def test_config_reply_lists_the_endpoints() -> None:
@@ -110,9 +110,9 @@ def test_the_credentials_endpoint_is_served_and_advertised_only_with_vending() -
                                               False)):  # fmt: skip
         app = routes.build_app(context)
         paths = {r.path for r in app.routes if isinstance(r, Route)}
-        assert (routes.credentials.CREDENTIALS_PATH in paths) is served
+        assert (operations.credentials.CREDENTIALS_PATH in paths) is served
         # under a prefix (a catalog) too
-        assert (routes.prefixed(routes.credentials.CREDENTIALS_PATH) in paths) is served
+        assert (operations.prefixed(operations.credentials.CREDENTIALS_PATH) in paths) is served
         config = next(r for r in app.routes if isinstance(r, Route) and r.path == "/v1/config")
 
         async def receive() -> dict[str, Any]:
