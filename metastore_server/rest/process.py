@@ -90,7 +90,8 @@ def _vending(config: ServerConfig) -> Any:
     if config.s3_endpoint:  # an S3-compatible store: buckets by path (DuckDB's http switch)
         properties["s3.path-style-access"] = "true"
     return Vending(config.rest_vend_role_arn, config.rest_vend_sts_endpoint, config.s3_region,
-                   config.rest_vend_duration, properties)
+                   config.rest_vend_duration, properties,
+                   reuse=config.rest_vend_reuse == "on")  # fmt: skip
 
 
 def _stop_at_end_of_input(stop: Any) -> None:

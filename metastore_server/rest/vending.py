@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +39,8 @@ READ_ACTIONS = ("s3:GetObject", "s3:GetObjectVersion")
 WRITE_ACTIONS = ("s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
                  "s3:ListMultipartUploadParts")  # fmt: skip
 _SESSION_NAME = re.compile(r"[^\w+=,.@-]")
+#: Minted credentials kept for reuse, at most (the least recently used go first).
+KEPT_CREDENTIALS = 1024
 
 
 def asks_for_credentials(header: str | None) -> bool:
@@ -121,7 +125,14 @@ class Vending:
     #: The S3 settings clients get with each credential (``s3.endpoint``, ``s3.region``).
     properties: dict[str, str] = field(default_factory=dict)
     clock: Callable[[], float] = time.time
+    #: Whether a minted credential is handed again (``mint``; ``--rest-vend-reuse``).
+    reuse: bool = True
     _client: Any = field(default=None, repr=False)
+    #: Credentials minted (with when, by ``clock``), by (location, write, user), reused while
+    #: half their life is left.
+    _kept: OrderedDict[tuple[str, bool, str], tuple[float, Vended]] = field(
+        default_factory=OrderedDict, repr=False)  # fmt: skip
+    _kept_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def offered(self) -> bool:
@@ -139,11 +150,40 @@ class Vending:
         return self._client
 
     def mint(self, location: str, write: bool, user: str | None) -> Vended | None:
-        """A credential for the table at ``location`` (None: not on S3); 503 when STS
-        refuses or cannot be reached (its error code, never its text, is told)."""
+        """A credential for the table at ``location`` (None: not on S3): one minted before
+        for the same location, access and user while at least half its lifetime is left (STS
+        is asked once, not at every load of a busy table), else a new one; 503 when STS
+        refuses or cannot be reached (its error code, never its text, is told). Whether the
+        caller may have it is decided before, at every request."""
         place = s3_place(location)
         if place is None:
             return None
+        kept_as = (location.rstrip("/"), write, user or "")
+        with self._kept_lock:
+            kept = self._kept.get(kept_as)
+            if kept is not None and self.reuse and self._fresh(*kept):
+                self._kept.move_to_end(kept_as)
+                return kept[1]
+        minted_at = self.clock()
+        vended = self._assume(location, place, write, user)
+        with self._kept_lock:
+            self._kept[kept_as] = (minted_at, vended)
+            self._kept.move_to_end(kept_as)
+            while len(self._kept) > KEPT_CREDENTIALS:
+                self._kept.popitem(last=False)
+        return vended
+
+    def _fresh(self, minted_at: float, kept: Vended) -> bool:
+        """Whether a kept credential has at least half its lifetime left, by this server's
+        clock (not compared with STS's: a skew between the two does not matter), and a
+        quarter by its stated expiry."""
+        now = self.clock()
+        return now - minted_at <= self.duration / 2 and (
+            kept.expires_ms - now * 1000 >= self.duration * 1000 / 4)
+
+    def _assume(self, location: str, place: tuple[str, str], write: bool,
+                user: str | None) -> Vended:  # fmt: skip
+        """A new credential from STS (``mint``)."""
         bucket, key = place
         policy = json.dumps(session_policy(bucket, key, write), separators=(",", ":"))
         try:

@@ -169,6 +169,9 @@ class ServerConfig:
     rest_vend_role_arn: str = ""
     rest_vend_sts_endpoint: str = ""
     rest_vend_duration: int = 3600
+    #: on: a credential minted is handed again for the same table, access and user while half
+    #: its lifetime is left (STS asked once, not at every load); off: minted at every request.
+    rest_vend_reuse: str = "on"
     #: The port of /health, /ready and /metrics on ``host`` (0: not served;
     #: ``metastore_server.server.monitoring``).
     metrics_port: int = 0
@@ -319,6 +322,8 @@ class ServerConfig:
             raise ValueError("rest_plan_async_files must be 0 to 10**9 and rest_plan_batch 1 to "
                              f"100000, not {self.rest_plan_async_files}, {self.rest_plan_batch}")
         self._check_rest_jwt()
+        if self.rest_vend_reuse not in ("on", "off"):
+            raise ValueError(f"rest_vend_reuse must be on or off, not {self.rest_vend_reuse!r}")
         if not 900 <= self.rest_vend_duration <= 43200:
             raise ValueError("rest_vend_duration must be 900 to 43200 seconds (STS's bounds), "
                              f"not {self.rest_vend_duration}")  # fmt: skip

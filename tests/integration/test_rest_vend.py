@@ -177,3 +177,32 @@ def test_duckdb_writes_and_reads_with_only_vended_credentials(vend: Vending,
     assert con.execute("SELECT sum(id) FROM lake.duck.made").fetchone() == (15,)
     assert sorted(catalog.load_table("duck.made").scan().to_arrow()["id"].to_pylist()) == [7, 8]
     assert any(k.startswith("wh/duck.db/made/data/") for k in vend.s3.keys("wh/duck.db/made/"))
+
+
+def test_a_busy_table_asks_sts_once_with_reuse_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Users' default (``--rest-vend-reuse on``): pyiceberg's whole cycle on one table takes
+    one credential, handed again at each load and refresh; another table gets its own."""
+    import pyarrow as pa
+
+    without_own_credentials(monkeypatch, tmp_path / "home")
+    (tmp_path / "work").mkdir()
+    with vending(tmp_path / "work", reuse=True) as vend:
+        catalog = _catalog(vend)
+        catalog.create_namespace("busy", {"location": f"s3://{vend.s3.bucket}/wh/busy.db"})
+        schema = pa.schema([pa.field("id", pa.int64())])
+        table = catalog.create_table("busy.t", schema=schema)
+        for batch in range(3):
+            _catalog(vend).load_table("busy.t").append(pa.table({"id": [batch]}, schema=schema))
+        assert sorted(catalog.load_table("busy.t").scan().to_arrow()["id"].to_pylist()) == [
+            0, 1, 2]  # fmt: skip
+        assert len(vend.assumed()) == 1
+        handed = {_catalog(vend).load_credentials("busy.t", table.metadata_location)[ACCESS_KEY]
+                  for _ in range(2)}  # fmt: skip
+        assert len(handed) == 1 and len(vend.assumed()) == 1
+        catalog.create_table("busy.t2", schema=schema)
+        [(session, policy)] = vend.policies_since(1)
+        inside = f"arn:aws:s3:::{vend.s3.bucket}/wh/busy.db/t2/data/x.parquet"
+        assert permits(policy, "s3:PutObject", inside)
+        assert not permits(policy, "s3:GetObject", inside.replace("/t2/", "/t/"))

@@ -75,25 +75,28 @@ def permits(policy: dict[str, Any], action: str, resource: str) -> bool:
         PermissionResult.PERMITTED)
 
 
-def vend_flags(s3: S3Endpoint, duration: int = 900, sts: str = "") -> list[str]:
+def vend_flags(s3: S3Endpoint, duration: int = 900, sts: str = "",
+               reuse: bool = False) -> list[str]:  # fmt: skip
     """The flags of a catalog vending credentials from ``s3``'s role through its STS (or
-    the one at ``sts``)."""
+    the one at ``sts``); ``reuse``: minted credentials handed again (the default of users'
+    servers), else minted at each request (so that a test reads each request's policy)."""
     return ["--s3-endpoint", s3.url, "--s3-region", "us-east-1",
             "--rest-vend-role-arn", s3.role_arn, "--rest-vend-sts-endpoint", sts or s3.url,
-            "--rest-vend-duration", str(duration)]  # fmt: skip
+            "--rest-vend-duration", str(duration),
+            "--rest-vend-reuse", "on" if reuse else "off"]  # fmt: skip
 
 
 @contextlib.contextmanager
 def vending(work: Path, auth: str = "none", vend: bool = True,
-            sts: str = "") -> Iterator[Vending]:  # fmt: skip
+            sts: str = "", reuse: bool = False) -> Iterator[Vending]:  # fmt: skip
     """moto's server with the role, and our server over it (``auth``: ``none``, or
     ``password`` with ``--authorization privileges``, alice an administrator); ``vend``: False
-    leaves it off; ``sts``: another STS endpoint than moto's."""
+    leaves it off; ``sts``: another STS endpoint than moto's; ``reuse``: as ``vend_flags``."""
     (work / "moto").mkdir()
     moto = MotoS3(work / "moto", role="vendor")
     with moto as s3:
         args = ["--rest-port", str(free_port(LOOPBACK)), "--log-level", "debug"]
-        args += (vend_flags(s3, sts=sts) if vend
+        args += (vend_flags(s3, sts=sts, reuse=reuse) if vend
                  else ["--s3-endpoint", s3.url, "--s3-region", "us-east-1"])  # fmt: skip
         if auth == "password":
             from metastore_server.server.passwords import hash_password

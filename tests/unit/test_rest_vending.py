@@ -76,3 +76,9 @@ def test_a_credential_never_prints_its_secrets() -> None:
 def test_the_duration_is_within_stss_bounds(duration: int) -> None:
     with pytest.raises(ValueError, match="rest_vend_duration"):
         ServerConfig(rest_vend_duration=duration).validate()
+
+
+def test_reuse_is_on_or_off() -> None:
+    assert ServerConfig().rest_vend_reuse == "on"
+    with pytest.raises(ValueError, match="rest_vend_reuse must be on or off"):
+        ServerConfig(rest_vend_reuse="sometimes").validate()
