@@ -79,6 +79,12 @@ def _add_vend_options(group: Any, defaults: ServerConfig) -> None:
     group.add_argument("--rest-vend-duration", type=int, default=defaults.rest_vend_duration,
                        metavar="SECONDS", help="lifetime of a vended credential, 900 to 43200 "
                        "(default %(default)s)")  # fmt: skip
+    group.add_argument("--rest-remote-signing", choices=("on", "off"),
+                       default=defaults.rest_remote_signing,
+                       help="sign S3 requests for REST clients that ask (X-Iceberg-Access-"
+                       "Delegation: remote-signing), inside their table's location, with the "
+                       "server's own credentials for --s3-endpoint/--s3-region (default "
+                       "%(default)s)")  # fmt: skip
 
 
 class RestArguments(TypedDict):
@@ -98,6 +104,7 @@ class RestArguments(TypedDict):
     rest_vend_role_arn: str
     rest_vend_sts_endpoint: str
     rest_vend_duration: int
+    rest_remote_signing: str
 
 
 def rest_arguments(args: argparse.Namespace) -> RestArguments:
@@ -115,4 +122,5 @@ def rest_arguments(args: argparse.Namespace) -> RestArguments:
             "rest_oauth_tokens": args.rest_oauth_tokens,
             "rest_vend_role_arn": args.rest_vend_role_arn,
             "rest_vend_sts_endpoint": args.rest_vend_sts_endpoint,
-            "rest_vend_duration": args.rest_vend_duration}
+            "rest_vend_duration": args.rest_vend_duration,
+            "rest_remote_signing": args.rest_remote_signing}

@@ -85,16 +85,18 @@ def vend_flags(s3: S3Endpoint, duration: int = 900, sts: str = "") -> list[str]:
 
 @contextlib.contextmanager
 def vending(work: Path, auth: str = "none", vend: bool = True,
-            sts: str = "") -> Iterator[Vending]:  # fmt: skip
+            sts: str = "", sign: bool = False) -> Iterator[Vending]:  # fmt: skip
     """moto's server with the role, and our server over it (``auth``: ``none``, or
     ``password`` with ``--authorization privileges``, alice an administrator); ``vend``: False
-    leaves it off; ``sts``: another STS endpoint than moto's."""
+    leaves it off; ``sts``: another STS endpoint than moto's; ``sign``: remote signing on."""
     (work / "moto").mkdir()
     moto = MotoS3(work / "moto", role="vendor")
     with moto as s3:
         args = ["--rest-port", str(free_port(LOOPBACK)), "--log-level", "debug"]
         args += (vend_flags(s3, sts=sts) if vend
                  else ["--s3-endpoint", s3.url, "--s3-region", "us-east-1"])  # fmt: skip
+        if sign:
+            args += ["--rest-remote-signing", "on"]
         if auth == "password":
             from metastore_server.server.passwords import hash_password
 
