@@ -123,3 +123,21 @@ def without_own_credentials(monkeypatch: Any, home: Path) -> None:
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(home / "no-credentials"))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(home / "no-config"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def grant_select(vend: Vending, db: str, name: str, to: str) -> None:
+    """alice (an administrator) grants SELECT on ``db.name`` to user ``to``, over Thrift."""
+    from metastore_server.sasl_client import SaslLogin, open_sasl_client
+    from metastore_server.thrift_api import hms
+
+    client = open_sasl_client(LOOPBACK, vend.server.port,
+                              SaslLogin("plain", user="alice", password=PASSWORDS["alice"]))
+    try:
+        ref = hms.HiveObjectRef(objectType=hms.HiveObjectType.TABLE, dbName=db, objectName=name)
+        info = hms.PrivilegeGrantInfo(privilege="SELECT", createTime=0, grantor="alice",
+                                      grantorType=hms.PrincipalType.USER, grantOption=False)
+        assert client.grant_privileges(hms.PrivilegeBag(privileges=[hms.HiveObjectPrivilege(
+            hiveObject=ref, principalName=to, principalType=hms.PrincipalType.USER,
+            grantInfo=info)]))  # fmt: skip
+    finally:
+        client.close()
