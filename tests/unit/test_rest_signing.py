@@ -4,6 +4,8 @@ of a kind signed; and its SigV4 signature, made for the server's endpoint and re
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from metastore_server.rest.errors import RestError
@@ -151,3 +153,21 @@ def test_signature_is_for_the_servers_endpoint_and_region() -> None:
     assert signing.sign(virtual, {})["uri"] == "http://lake.127.0.0.1:9000/wh/db.db/t/x"
     uploads = parse_target("POST", f"{BASE}/x?uploads", ENDPOINT)
     assert signing.sign(uploads, {})["uri"] == f"{BASE}/x?uploads"
+
+
+def test_the_setting_flag_environment_and_file(tmp_path: Path) -> None:
+    from metastore_server.cli import main as cli
+    from metastore_server.server.config import ServerConfig
+
+    assert ServerConfig().rest_remote_signing == "off"
+    assert ServerConfig.from_env({"METASTORE_REST_REMOTE_SIGNING": "on"}).rest_remote_signing \
+        == "on"  # fmt: skip
+    path = tmp_path / "server.toml"
+    path.write_text('rest_remote_signing = "on"\n')
+    assert ServerConfig.from_file(path).rest_remote_signing == "on"
+    argv = ["serve", "--rest-remote-signing", "on"]
+    defaults = cli._file_defaults(argv)
+    config = cli._config_from_args(cli.build_parser(defaults).parse_args(argv), defaults)
+    assert config.rest_remote_signing == "on"
+    with pytest.raises(ValueError, match="rest_remote_signing"):
+        ServerConfig(rest_remote_signing="maybe").validate()
