@@ -8,6 +8,7 @@ every refusal; a reader's read, signed, is one moto serves."""
 
 from __future__ import annotations
 
+import os
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -171,3 +172,43 @@ def test_no_secret_of_the_server_is_answered_or_logged(secured: Vending,
     log = secured.log_text()
     assert "rest_request_signed" in log and signature not in log
     assert s3.admin.secret not in str(signed) and s3.admin.secret not in log
+
+
+def test_pyiceberg_with_basic_auth_reads_as_a_reader_and_may_not_write(
+    secured: Vending, lake: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """pyiceberg (FsspecFileIO, no AWS keys, HTTP Basic): alice writes a table through the
+    signer; bob, who may read it, reads it, and his append is refused by the signer (nothing
+    written)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+    from pyiceberg.catalog.rest import RestCatalog
+    from pyiceberg.utils.concurrent import ExecutorFactory
+    from support.rest_attacks import PASSWORDS
+    from support.rest_vend import without_own_credentials
+
+    without_own_credentials(monkeypatch, tmp_path)
+    single = ThreadPoolExecutor(max_workers=1)  # one reading thread: see test_rest_sign.py
+    monkeypatch.setattr(ExecutorFactory, "_instance", single)
+    monkeypatch.setattr(ExecutorFactory, "_instance_pid", os.getpid())
+
+    def catalog(user: str) -> Any:
+        return RestCatalog(user, uri=secured.both.uri, **{
+            "py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO",
+            "header.X-Iceberg-Access-Delegation": "remote-signing",
+            "auth": {"type": "basic", "basic": {"username": user,
+                                                "password": PASSWORDS[user]}}})  # fmt: skip
+
+    schema = pa.schema([pa.field("id", pa.int64())])
+    table = catalog("alice").create_table("owned.written", schema=schema)
+    table.append(pa.table({"id": [1, 2]}, schema=schema))
+    grant_select(secured, "owned", "written", "bob")
+    theirs = catalog("bob").load_table("owned.written")
+    before = _everything(secured)
+    with pytest.raises(Exception, match="Failed to sign request 403"):
+        theirs.append(pa.table({"id": [9]}, schema=schema))
+    assert _everything(secured) == before
+    rows = catalog("bob").load_table("owned.written").scan().to_arrow()["id"].to_pylist()
+    single.shutdown(wait=True)
+    assert sorted(rows) == [1, 2]
