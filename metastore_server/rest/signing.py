@@ -7,6 +7,7 @@ reads the server's credentials, which never leave it (only the signature does)."
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from dataclasses import dataclass, field
@@ -252,6 +253,9 @@ class Signing:
         from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
         from botocore.config import Config  # type: ignore[import-untyped]
 
+        # botocore logs each signature at DEBUG: never, whatever the process's logging says
+        quiet = logging.getLogger("botocore.auth")
+        quiet.setLevel(max(quiet.level, logging.INFO))
         url = target.url(self.endpoint)
         request = AWSRequest(method=target.method, url=url, headers=dict(headers))
         request.context["client_config"] = Config(s3={"payload_signing_enabled": False})

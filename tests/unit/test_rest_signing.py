@@ -171,3 +171,16 @@ def test_the_setting_flag_environment_and_file(tmp_path: Path) -> None:
     assert config.rest_remote_signing == "on"
     with pytest.raises(ValueError, match="rest_remote_signing"):
         ServerConfig(rest_remote_signing="maybe").validate()
+
+
+def test_no_signature_reaches_the_logs_at_debug(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from botocore.credentials import Credentials  # type: ignore[import-untyped]
+
+    signing = Signing(True, ENDPOINT, _credentials=Credentials("AKIDSERVER", "SECRETKEY"))
+    with caplog.at_level(logging.DEBUG):
+        logging.getLogger("botocore.auth").setLevel(logging.NOTSET)
+        answer = signing.sign(parse_target("GET", f"{BASE}/x", ENDPOINT), {})
+    signature = answer["headers"]["Authorization"][0].split("Signature=")[1]
+    assert signature not in caplog.text and "SECRETKEY" not in caplog.text
