@@ -122,7 +122,7 @@ UNMATCHED = "unmatched"
 
 def _mutates(method: str, path: str) -> bool:
     """Whether a route changes the catalog (takes an ``Idempotency-Key``): every POST and
-    DELETE but a metrics report and scan planning (which changes nothing kept)."""
+    DELETE but a metrics report, scan planning and signing (which change nothing kept)."""
     path = "/v1/" + path.removeprefix("/v1/").removeprefix("{prefix}/")  # a catalog's too
     return method in ("POST", "DELETE") and not path.endswith(("/metrics", "/tasks", "/sign")) \
         and not path.startswith(PLAN)

@@ -212,3 +212,30 @@ def test_pyiceberg_with_basic_auth_reads_as_a_reader_and_may_not_write(
     rows = catalog("bob").load_table("owned.written").scan().to_arrow()["id"].to_pylist()
     single.shutdown(wait=True)
     assert sorted(rows) == [1, 2]
+
+
+def test_the_signer_takes_jwts_as_every_route_does(tmp_path: Any) -> None:
+    """``--auth none`` with JWTs of an issuer: the issuer's token gets a request signed; none,
+    an unsigned one or one signed by another key gets a 401 and nothing."""
+    pytest.importorskip("jwt", reason="the 'rest' extra is not installed")
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from support.jwt_issuer import AUDIENCE, ISSUER, Issuer, serving, unsigned
+
+    issuer = Issuer()
+    with serving(issuer) as url:
+        flags = ["--rest-jwt-issuer", ISSUER, "--rest-jwt-jwks-url", url,
+                 "--rest-jwt-audience", AUDIENCE]  # fmt: skip
+        with vending(tmp_path, vend=False, sign=True, extra=flags) as vend:
+            token = issuer.token("alice")
+            assert vend.both.http("POST", "/v1/namespaces", {"namespace": ["owned"], "properties": {
+                "location": f"s3://{vend.s3.bucket}/wh/owned.db"}}, token=token)[0] == 200
+            assert vend.both.http("POST", "/v1/namespaces/owned/tables",
+                                  {"name": "shared", "schema": SCHEMA}, token=token)[0] == 200
+            uri = f"{vend.s3.url}/{vend.s3.bucket}/wh/owned.db/shared/data/x.parquet"
+            status, _, signed = _sign(vend, token, "GET", uri)
+            assert status == 200 and signed["uri"] == uri
+            stranger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+            claims = {"iss": ISSUER, "aud": AUDIENCE, "sub": "alice", "exp": 4102444800}
+            for forged in ("", unsigned(claims), issuer.token("alice", key=stranger)):
+                status, _, answer = _sign(vend, forged, "PUT", uri)
+                assert status == 401 and set(answer) == {"error"}, answer

@@ -85,10 +85,12 @@ def vend_flags(s3: S3Endpoint, duration: int = 900, sts: str = "") -> list[str]:
 
 @contextlib.contextmanager
 def vending(work: Path, auth: str = "none", vend: bool = True,
-            sts: str = "", sign: bool = False) -> Iterator[Vending]:  # fmt: skip
+            sts: str = "", sign: bool = False,
+            extra: list[str] | None = None) -> Iterator[Vending]:  # fmt: skip
     """moto's server with the role, and our server over it (``auth``: ``none``, or
     ``password`` with ``--authorization privileges``, alice an administrator); ``vend``: False
-    leaves it off; ``sts``: another STS endpoint than moto's; ``sign``: remote signing on."""
+    leaves it off; ``sts``: another STS endpoint than moto's; ``sign``: remote signing on;
+    ``extra``: more flags."""
     (work / "moto").mkdir()
     moto = MotoS3(work / "moto", role="vendor")
     with moto as s3:
@@ -97,6 +99,7 @@ def vending(work: Path, auth: str = "none", vend: bool = True,
                  else ["--s3-endpoint", s3.url, "--s3-region", "us-east-1"])  # fmt: skip
         if sign:
             args += ["--rest-remote-signing", "on"]
+        args += extra or []
         if auth == "password":
             from metastore_server.server.passwords import hash_password
 
@@ -111,7 +114,8 @@ def vending(work: Path, auth: str = "none", vend: bool = True,
         server = OurServer(work / "server", extra_args=args, env=s3.admin.env(s3.url))
         with server:
             rest_port = int(args[1])
-            both = ready(Both(server, rest_port), 401 if auth == "password" else 200)
+            both = ready(Both(server, rest_port),
+                         401 if auth == "password" or "--rest-jwt-issuer" in args else 200)
             yield Vending(both, s3, server, moto.recording)
 
 
