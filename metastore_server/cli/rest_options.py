@@ -83,6 +83,12 @@ def _add_vend_options(group: Any, defaults: ServerConfig) -> None:
                        default=defaults.rest_vend_reuse,
                        help="hand a credential again for the same table, access and user while "
                        "half its lifetime is left (default %(default)s)")  # fmt: skip
+    group.add_argument("--rest-remote-signing", choices=("on", "off"),
+                       default=defaults.rest_remote_signing,
+                       help="sign S3 requests for REST clients that ask (X-Iceberg-Access-"
+                       "Delegation: remote-signing), inside their table's location, with the "
+                       "server's own credentials for --s3-endpoint/--s3-region (default "
+                       "%(default)s)")  # fmt: skip
 
 
 class RestArguments(TypedDict):
@@ -103,6 +109,7 @@ class RestArguments(TypedDict):
     rest_vend_sts_endpoint: str
     rest_vend_duration: int
     rest_vend_reuse: str
+    rest_remote_signing: str
 
 
 def rest_arguments(args: argparse.Namespace) -> RestArguments:
@@ -121,4 +128,5 @@ def rest_arguments(args: argparse.Namespace) -> RestArguments:
             "rest_vend_role_arn": args.rest_vend_role_arn,
             "rest_vend_sts_endpoint": args.rest_vend_sts_endpoint,
             "rest_vend_duration": args.rest_vend_duration,
-            "rest_vend_reuse": args.rest_vend_reuse}
+            "rest_vend_reuse": args.rest_vend_reuse,
+            "rest_remote_signing": args.rest_remote_signing}

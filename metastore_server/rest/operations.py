@@ -18,6 +18,7 @@ from metastore_server.rest import (
     metrics_reports,
     namespaces,
     paging,
+    remote_signing,
     scan_service,
     tables,
     views,
@@ -28,6 +29,7 @@ from metastore_server.rest.commits import commit_table, parse_commit
 from metastore_server.rest.errors import bad_request
 from metastore_server.rest.iceberg_tables import MetadataFiles
 from metastore_server.rest.scan_plans import Planner
+from metastore_server.rest.signing import Signing
 from metastore_server.rest.transactions import commit_transaction
 from metastore_server.rest.vending import Vending
 
@@ -61,6 +63,10 @@ class Call:
     vending: Vending = field(default_factory=Vending)
     #: The scan plans held for callers.
     planner: Planner = field(default_factory=Planner)
+    #: Remote signing of S3 requests (off unless configured).
+    signing: Signing = field(default_factory=Signing)
+    #: The catalog's base URL as the client reached it (the signer's URI).
+    base: str = ""
 
     def namespace(self) -> list[str]:
         """The path's namespace, its levels split."""
@@ -112,6 +118,8 @@ def config(call: Call) -> Any:
     overrides = warehouses.overrides(call.calls, call.query.get("warehouse"))
     endpoints = ENDPOINTS + ([advertised("GET", credentials.CREDENTIALS_PATH)]
                              if call.vending.offered else [])  # fmt: skip
+    if call.signing.enabled:
+        endpoints.append(advertised("POST", remote_signing.SIGN_PATH))
     return {"defaults": dict(call.files.properties), "overrides": overrides,
             "endpoints": endpoints, **call.advertised}
 
@@ -174,7 +182,8 @@ def _load_table(call: Call) -> Any:
     table = tables.load_table(call.calls, call.files, call.db(), unquote(call.path["table"]))
     form = "refs" if call.query.get("snapshots", "all").lower() == "refs" else "all"
     vends = credentials.wanted(call.vending, call.headers, table.metadata.location)
-    unchanged = _not_modified(call, "table", table.metadata_location, form, vends)
+    signs = remote_signing.wanted(call.signing, call.headers, table.metadata.location)
+    unchanged = _not_modified(call, "table", table.metadata_location, form, vends or signs)
     if unchanged is not None:
         return unchanged
     if form == "refs":
@@ -183,9 +192,12 @@ def _load_table(call: Call) -> Any:
     else:
         answer = loaded(table.metadata_location,
                         call.files.read_with_json(table.metadata_location)[1])
+    db, name = call.db(), unquote(call.path["table"])
+    if signs:
+        answer = remote_signing.with_signer(answer, remote_signing.signer_config(
+            call.base, db, name, call.path.get("prefix")))
     if not vends:
         return answer
-    db, name = call.db(), unquote(call.path["table"])
     vended = credentials.for_table(call.vending, call.calls, db, name, table)
     return credentials.with_credentials(answer, vended, call.vending.properties,
                                         credentials.refresh_path(db, name,
@@ -195,6 +207,15 @@ def _load_table(call: Call) -> Any:
 def load_credentials(call: Call) -> Any:
     return credentials.load_credentials(call.vending, call.calls, call.files, call.db(),
                                         unquote(call.path["table"]))
+
+
+def sign_request(call: Call) -> Any:
+    return remote_signing.sign(call.signing, call.calls, call.files, call.db(),
+                               unquote(call.path["table"]), call.json())
+
+
+def generic_sign(_: Call) -> Any:
+    raise remote_signing.generic()
 
 
 def _table_exists(call: Call) -> Any:

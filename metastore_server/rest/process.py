@@ -56,6 +56,7 @@ def run_rest_catalog(config: ServerConfig) -> bool:
                                 max_body=config.max_message_size,
                                 body_timeout=config.message_timeout,
                                 idempotency=kept, vending=_vending(config),
+                                signing=_signing(config),
                                 planner=Planner(PlanSettings(
                                     async_files=config.rest_plan_async_files,
                                     batch=config.rest_plan_batch))))  # fmt: skip
@@ -92,6 +93,15 @@ def _vending(config: ServerConfig) -> Any:
     return Vending(config.rest_vend_role_arn, config.rest_vend_sts_endpoint, config.s3_region,
                    config.rest_vend_duration, properties,
                    reuse=config.rest_vend_reuse == "on")  # fmt: skip
+
+
+def _signing(config: ServerConfig) -> Any:
+    """The catalog's remote signing (off unless ``--rest-remote-signing on``), for the
+    server's S3 endpoint and region."""
+    from metastore_server.rest.signing import Endpoint, Signing
+
+    return Signing(config.rest_remote_signing == "on",
+                   Endpoint.of(config.s3_endpoint, config.s3_region))
 
 
 def _stop_at_end_of_input(stop: Any) -> None:

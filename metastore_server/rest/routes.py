@@ -22,7 +22,7 @@ from starlette.routing import Route
 from metastore_server import metrics
 from metastore_server.caller import Session
 from metastore_server.catalog.core.metrics_reports import MetricsReports
-from metastore_server.rest import credentials, idempotency, warehouses
+from metastore_server.rest import credentials, idempotency, remote_signing, warehouses
 from metastore_server.rest.auth import OAuthError, RestAuth
 from metastore_server.rest.calls import MetastoreCalls
 from metastore_server.rest.errors import RestError, from_metastore, not_found
@@ -37,11 +37,14 @@ from metastore_server.rest.operations import (
     Operation,
     config,
     create_table,
+    generic_sign,
     load_credentials,
     loaded,
     prefixed,
+    sign_request,
 )
 from metastore_server.rest.scan_plans import Planner
+from metastore_server.rest.signing import Signing
 from metastore_server.rest.vending import Vending
 from metastore_server.thrift_api import hms
 
@@ -67,6 +70,8 @@ class RestContext:
     vending: Vending = field(default_factory=Vending)
     #: The scan plans held for callers (server-side scan planning).
     planner: Planner = field(default_factory=Planner)
+    #: Remote signing of S3 requests (off unless configured).
+    signing: Signing = field(default_factory=Signing)
 
 
 
@@ -87,6 +92,9 @@ def build_app(context: RestContext) -> Starlette:
     served = CATALOG + EXTRA
     if context.vending.offered:  # served and advertised only when on
         served += ((credentials.CREDENTIALS_PATH, "GET", load_credentials, 200),)
+    if context.signing.enabled:  # served and advertised only when on
+        served += ((remote_signing.SIGN_PATH, "POST", sign_request, 200),)
+        routes.append(route(remote_signing.GENERIC_PATH, "POST", generic_sign))
     routes.extend(route(path, method, operation, ok) for path, method, operation, ok in served)
     # The unprefixed routes first: ``/v1/namespaces/x`` is the default catalog's namespace.
     routes.extend(route(prefixed(path), method, operation, ok)
@@ -114,9 +122,9 @@ UNMATCHED = "unmatched"
 
 def _mutates(method: str, path: str) -> bool:
     """Whether a route changes the catalog (takes an ``Idempotency-Key``): every POST and
-    DELETE but a metrics report and scan planning (which changes nothing kept)."""
+    DELETE but a metrics report, scan planning and signing (which change nothing kept)."""
     path = "/v1/" + path.removeprefix("/v1/").removeprefix("{prefix}/")  # a catalog's too
-    return method in ("POST", "DELETE") and not path.endswith(("/metrics", "/tasks")) \
+    return method in ("POST", "DELETE") and not path.endswith(("/metrics", "/tasks", "/sign")) \
         and not path.startswith(PLAN)
 
 
@@ -181,7 +189,8 @@ async def _respond(context: RestContext, served: Served, request: Request,
                 dict(request.path_params), dict(request.query_params), body,
                 dict(request.headers), request.method, _target(request),
                 context.idempotency.advertised(), context.reports,
-                context.vending, context.planner)  # fmt: skip
+                context.vending, context.planner, context.signing,
+                str(request.base_url))  # fmt: skip
     return await run_in_threadpool(_authenticated_answer, context,
                                    request.headers.get("authorization"), call, served)
 
@@ -264,13 +273,18 @@ def _authenticated_answer(context: RestContext, authorization: str | None, call:
 
 
 def _vended_after(call: Call, served: Served, response: Response) -> Response:
-    """A create answer with its vended credentials, added after the answer was kept for an
-    ``Idempotency-Key`` (the kept answer never holds them)."""
-    if served.operation is not create_table or not call.vending.offered:
+    """A create answer with its vended credentials (and its signer), added after the answer
+    was kept for an ``Idempotency-Key`` (the kept answer never holds them)."""
+    if served.operation is not create_table or not (call.vending.offered or
+                                                    call.signing.enabled):
         return response
     try:
         db, name = call.db(), call.json().get("name")
     except RestError:
+        return response
+    response = remote_signing.after_create(call.signing, call.headers, response, call.base,
+                                           db, name, call.path.get("prefix"))
+    if not call.vending.offered:
         return response
     return _answer(call, lambda _: credentials.after_create(
         call.vending, call.calls, call.files, db, name, call.headers, response,

@@ -172,6 +172,9 @@ class ServerConfig:
     #: on: a credential minted is handed again for the same table, access and user while half
     #: its lifetime is left (STS asked once, not at every load); off: minted at every request.
     rest_vend_reuse: str = "on"
+    #: Remote signing of S3 requests for REST clients that ask (on/off), with the server's
+    #: own credentials, for ``s3_endpoint`` and ``s3_region``.
+    rest_remote_signing: str = "off"
     #: The port of /health, /ready and /metrics on ``host`` (0: not served;
     #: ``metastore_server.server.monitoring``).
     metrics_port: int = 0
@@ -264,6 +267,7 @@ class ServerConfig:
             "rest_oauth_tokens",
             "rest_vend_role_arn",
             "rest_vend_sts_endpoint",
+            "rest_remote_signing",
         ):
             value = env.get(ENV_PREFIX + name.upper())
             if value:
@@ -435,6 +439,9 @@ class ServerConfig:
         than this one's loopback."""
         if self.rest_oauth_tokens not in ("on", "off"):
             raise ValueError(f"rest_oauth_tokens must be on or off, not {self.rest_oauth_tokens!r}")
+        if self.rest_remote_signing not in ("on", "off"):
+            raise ValueError("rest_remote_signing must be on or off, not "
+                             f"{self.rest_remote_signing!r}")  # fmt: skip
         if not 0 <= self.rest_jwt_leeway <= 600:
             raise ValueError(f"rest_jwt_leeway must be 0 to 600 s, not {self.rest_jwt_leeway}")
         if not self.rest_jwt_issuer:

@@ -88,16 +88,21 @@ def vend_flags(s3: S3Endpoint, duration: int = 900, sts: str = "",
 
 @contextlib.contextmanager
 def vending(work: Path, auth: str = "none", vend: bool = True,
-            sts: str = "", reuse: bool = False) -> Iterator[Vending]:  # fmt: skip
+            sts: str = "", reuse: bool = False, sign: bool = False,
+            extra: list[str] | None = None) -> Iterator[Vending]:  # fmt: skip
     """moto's server with the role, and our server over it (``auth``: ``none``, or
     ``password`` with ``--authorization privileges``, alice an administrator); ``vend``: False
-    leaves it off; ``sts``: another STS endpoint than moto's; ``reuse``: as ``vend_flags``."""
+    leaves it off; ``sts``: another STS endpoint than moto's; ``reuse``: as ``vend_flags``;
+    ``sign``: remote signing on; ``extra``: more flags."""
     (work / "moto").mkdir()
     moto = MotoS3(work / "moto", role="vendor")
     with moto as s3:
         args = ["--rest-port", str(free_port(LOOPBACK)), "--log-level", "debug"]
         args += (vend_flags(s3, sts=sts, reuse=reuse) if vend
                  else ["--s3-endpoint", s3.url, "--s3-region", "us-east-1"])  # fmt: skip
+        if sign:
+            args += ["--rest-remote-signing", "on"]
+        args += extra or []
         if auth == "password":
             from metastore_server.server.passwords import hash_password
 
@@ -112,7 +117,8 @@ def vending(work: Path, auth: str = "none", vend: bool = True,
         server = OurServer(work / "server", extra_args=args, env=s3.admin.env(s3.url))
         with server:
             rest_port = int(args[1])
-            both = ready(Both(server, rest_port), 401 if auth == "password" else 200)
+            both = ready(Both(server, rest_port),
+                         401 if auth == "password" or "--rest-jwt-issuer" in args else 200)
             yield Vending(both, s3, server, moto.recording)
 
 
@@ -124,3 +130,21 @@ def without_own_credentials(monkeypatch: Any, home: Path) -> None:
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(home / "no-credentials"))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(home / "no-config"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def grant_select(vend: Vending, db: str, name: str, to: str) -> None:
+    """alice (an administrator) grants SELECT on ``db.name`` to user ``to``, over Thrift."""
+    from metastore_server.sasl_client import SaslLogin, open_sasl_client
+    from metastore_server.thrift_api import hms
+
+    client = open_sasl_client(LOOPBACK, vend.server.port,
+                              SaslLogin("plain", user="alice", password=PASSWORDS["alice"]))
+    try:
+        ref = hms.HiveObjectRef(objectType=hms.HiveObjectType.TABLE, dbName=db, objectName=name)
+        info = hms.PrivilegeGrantInfo(privilege="SELECT", createTime=0, grantor="alice",
+                                      grantorType=hms.PrincipalType.USER, grantOption=False)
+        assert client.grant_privileges(hms.PrivilegeBag(privileges=[hms.HiveObjectPrivilege(
+            hiveObject=ref, principalName=to, principalType=hms.PrincipalType.USER,
+            grantInfo=info)]))  # fmt: skip
+    finally:
+        client.close()

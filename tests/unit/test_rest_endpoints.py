@@ -123,3 +123,33 @@ def test_the_credentials_endpoint_is_served_and_advertised_only_with_vending() -
         response = asyncio.run(config.endpoint(Request(scope, receive)))
         endpoints = json.loads(bytes(response.body))["endpoints"]
         assert endpoints == EXPECTED + ([credentials] if served else [])
+
+
+def test_the_signing_endpoints_are_served_and_advertised_only_with_remote_signing() -> None:
+    from metastore_server.rest import remote_signing
+    from metastore_server.rest.signing import Signing
+
+    sign = "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign"
+    signing = routes.RestContext(handler=object(), files=MetadataFiles({}),
+                                 signing=Signing(enabled=True))  # fmt: skip
+    for context, served in ((signing, True), (routes.RestContext(object(), MetadataFiles({})),
+                                              False)):  # fmt: skip
+        app = routes.build_app(context)
+        paths = {(r.path, m) for r in app.routes if isinstance(r, Route) for m in _declared(r)}
+        assert ((remote_signing.SIGN_PATH, "POST") in paths) is served
+        assert ((operations.prefixed(remote_signing.SIGN_PATH), "POST") in paths) is served
+        # the spec's generic route: served (to refuse it, 400) only when on, never advertised
+        assert ((remote_signing.GENERIC_PATH, "POST") in paths) is served
+        config = next(r for r in app.routes if isinstance(r, Route) and r.path == "/v1/config")
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        scope = {"type": "http", "method": "GET", "path": "/v1/config", "headers": [],
+                 "query_string": b"", "path_params": {}}  # fmt: skip
+        response = asyncio.run(config.endpoint(Request(scope, receive)))
+        endpoints = json.loads(bytes(response.body))["endpoints"]
+        assert endpoints == EXPECTED + ([sign] if served else [])
+    # a sign request changes nothing kept: no Idempotency-Key taken
+    assert not routes._mutates("POST", remote_signing.SIGN_PATH)
+    assert not routes._mutates("POST", operations.prefixed(remote_signing.SIGN_PATH))
