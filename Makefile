@@ -56,13 +56,13 @@ lock: $(UV)
 
 # The whole suite runs in a private network namespace (loopback only) when this user may create
 # one: the reference Hive Metastore used by the compatibility tests listens on every interface.
-# The integration suite runs a second time on the HBase backend, against the HBase test double.
+# The integration suite runs a second time on the HBase backend, against the HBase test double,
+# beside the first pass (in a namespace of its own): tests/run-both-passes.sh.
 test: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python tests/typecheck.py
 	command -v npm >/dev/null 2>&1 && cd tests/clients/node && npm install --silent || true
-	sh tests/run-isolated.sh $(BIN)/python -m pytest $(PYTEST_ARGS)
-	METASTORE_TEST_STORAGE=hbase-double $(BIN)/python -m pytest tests/integration $(PYTEST_ARGS)
+	sh tests/run-both-passes.sh $(BIN)/python $(PYTEST_ARGS)
 
 test-fast: $(TEST_STAMP)
 	$(BIN)/python -m pytest -m 'not spark and not compat' $(PYTEST_ARGS)
