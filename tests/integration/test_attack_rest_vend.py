@@ -25,10 +25,9 @@ pytest.importorskip("pyiceberg.catalog.rest", reason="pyiceberg is not installed
 pytest.importorskip("moto.server", reason="the S3 tests need moto[server]")
 from support.rest_attacks import SCHEMA  # noqa: E402
 from support.rest_attacks import token as _token  # noqa: E402
-from support.rest_vend import ASK, Vending, permits, vending  # noqa: E402
+from support.rest_vend import ASK, Vending, grant_select, permits, vending  # noqa: E402
 
 from metastore_server.rest.vending import ACCESS_KEY, SECRET_KEY, TOKEN  # noqa: E402
-from metastore_server.thrift_api import hms  # noqa: E402
 
 WRITES = ("s3:PutObject", "s3:DeleteObject")
 
@@ -115,31 +114,13 @@ def test_a_credential_reaches_its_table_and_not_one_whose_name_extends_it(
     assert listing and all(s["Condition"] for s in listing)
 
 
-def _grant_select(vend: Vending, db: str, name: str, to: str) -> None:
-    from support.net import LOOPBACK
-
-    from metastore_server.sasl_client import SaslLogin, open_sasl_client
-
-    client = open_sasl_client(LOOPBACK, vend.server.port,
-                              SaslLogin("plain", user="alice", password="wonderland"))
-    try:
-        ref = hms.HiveObjectRef(objectType=hms.HiveObjectType.TABLE, dbName=db, objectName=name)
-        info = hms.PrivilegeGrantInfo(privilege="SELECT", createTime=0, grantor="alice",
-                                      grantorType=hms.PrincipalType.USER, grantOption=False)
-        assert client.grant_privileges(hms.PrivilegeBag(privileges=[hms.HiveObjectPrivilege(
-            hiveObject=ref, principalName=to, principalType=hms.PrincipalType.USER,
-            grantInfo=info)]))  # fmt: skip
-    finally:
-        client.close()
-
-
 def test_a_reader_gets_read_only_credentials_and_a_stranger_none(secured_vend: Vending) -> None:
     vend = secured_vend
     alice, bob = _token(vend.both, "alice"), _token(vend.both, "bob")
     _namespace(vend, "owned", alice)
     for name in ("shared", "private"):
         assert _create(vend, "owned", name, alice)[0] == 200
-    _grant_select(vend, "owned", "shared", "bob")
+    grant_select(vend, "owned", "shared", "bob")
     inside = f"arn:aws:s3:::{vend.s3.bucket}/wh/owned.db/shared/data/x.parquet"
     for path in ("/v1/namespaces/owned/tables/shared",
                  "/v1/namespaces/owned/tables/shared/credentials"):

@@ -100,6 +100,19 @@ def test_config_reply_lists_the_endpoints() -> None:
     assert json.loads(bytes(response.body))["endpoints"] == EXPECTED
 
 
+def _advertised(app: Any) -> list[str]:
+    """The endpoints ``GET /v1/config`` of ``app`` lists."""
+    config = next(r for r in app.routes if isinstance(r, Route) and r.path == "/v1/config")
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    scope = {"type": "http", "method": "GET", "path": "/v1/config", "headers": [],
+             "query_string": b"", "path_params": {}}  # fmt: skip
+    response = asyncio.run(config.endpoint(Request(scope, receive)))
+    return list(json.loads(bytes(response.body))["endpoints"])
+
+
 def test_the_credentials_endpoint_is_served_and_advertised_only_with_vending() -> None:
     from metastore_server.rest.vending import Vending
 
@@ -113,15 +126,7 @@ def test_the_credentials_endpoint_is_served_and_advertised_only_with_vending() -
         assert (operations.credentials.CREDENTIALS_PATH in paths) is served
         # under a prefix (a catalog) too
         assert (operations.prefixed(operations.credentials.CREDENTIALS_PATH) in paths) is served
-        config = next(r for r in app.routes if isinstance(r, Route) and r.path == "/v1/config")
-
-        async def receive() -> dict[str, Any]:
-            return {"type": "http.request", "body": b"", "more_body": False}
-
-        scope = {"type": "http", "method": "GET", "path": "/v1/config", "headers": [],
-                 "query_string": b"", "path_params": {}}  # fmt: skip
-        response = asyncio.run(config.endpoint(Request(scope, receive)))
-        endpoints = json.loads(bytes(response.body))["endpoints"]
+        endpoints = _advertised(app)
         assert endpoints == EXPECTED + ([credentials] if served else [])
 
 
@@ -140,15 +145,7 @@ def test_the_signing_endpoints_are_served_and_advertised_only_with_remote_signin
         assert ((operations.prefixed(remote_signing.SIGN_PATH), "POST") in paths) is served
         # the spec's generic route: served (to refuse it, 400) only when on, never advertised
         assert ((remote_signing.GENERIC_PATH, "POST") in paths) is served
-        config = next(r for r in app.routes if isinstance(r, Route) and r.path == "/v1/config")
-
-        async def receive() -> dict[str, Any]:
-            return {"type": "http.request", "body": b"", "more_body": False}
-
-        scope = {"type": "http", "method": "GET", "path": "/v1/config", "headers": [],
-                 "query_string": b"", "path_params": {}}  # fmt: skip
-        response = asyncio.run(config.endpoint(Request(scope, receive)))
-        endpoints = json.loads(bytes(response.body))["endpoints"]
+        endpoints = _advertised(app)
         assert endpoints == EXPECTED + ([sign] if served else [])
     # a sign request changes nothing kept: no Idempotency-Key taken
     assert not routes._mutates("POST", remote_signing.SIGN_PATH)
