@@ -4,7 +4,10 @@ They start with these signals blocked (:func:`blocked` around their start: a sig
 inherited), so one sent while they are still a copy of their parent, or importing, is not lost
 nor a KeyboardInterrupt: :func:`take_at_start`, first thing in ``python -m metastore_server``,
 unblocks them; until the process serves, one ends its start (:class:`StoppedAtStart`), exit
-code 0. Only ``signal`` is imported here: this runs before the program's imports."""
+code 0. A raise from a signal handler can be swallowed (in a finalizer, say, or a library's
+``except BaseException``), so the signal is also remembered (:func:`taken_at_start`): the code
+that takes over the signals stops at once if one came. Only ``signal`` is imported here: this
+runs before the program's imports."""
 
 from __future__ import annotations
 
@@ -15,6 +18,8 @@ from collections.abc import Iterator, Sequence
 STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
 #: The options that make ``serve`` one of the processes a server starts.
 _CHILD_OPTIONS = ("--worker-channel-fd", "--rest-process")
+#: The name of the stop signal that ended the start, once one did.
+_taken: str | None = None
 
 
 class StoppedAtStart(BaseException):
@@ -46,6 +51,13 @@ def take_at_start() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
+def taken_at_start() -> str | None:
+    """The stop signal (its name) that came while the process started, if one did: whoever
+    installs the serving handlers stops at once on it, as the start's raise may have been
+    swallowed."""
+    return _taken
+
+
 def ignore() -> None:
     """Once stopped, a process ignores the stop signals: one more while it exits (Ctrl-C's
     SIGINT and then its parent's SIGTERM) would otherwise kill it as the interpreter
@@ -57,9 +69,11 @@ def ignore() -> None:
 def _end_start(signum: int, _frame: object) -> None:
     # The first ends the start: one more must not interrupt its ending. (A Python handler that
     # does nothing: SIG_IGN set here would make CPython report one already taken.)
+    global _taken
     signal.signal(signal.SIGTERM, _already_stopping)
     signal.signal(signal.SIGINT, _already_stopping)
-    raise StoppedAtStart(signal.Signals(signum).name)
+    _taken = signal.Signals(signum).name
+    raise StoppedAtStart(_taken)
 
 
 def _already_stopping(_signum: int, _frame: object) -> None:

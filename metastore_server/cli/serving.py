@@ -148,7 +148,8 @@ def _rest_extra_missing() -> str | None:
 
 class StopOnce:
     """Stops a server once, whatever asks first: SIGTERM, SIGINT (Ctrl-C), or ``__call__``,
-    which runs ``before`` at once (it must be safe in a signal handler); a stopper thread then
+    which runs ``before`` at once (it must be safe in a signal handler), or a stop signal that
+    came while the process started (:func:`stop_signals.taken_at_start`); a stopper thread then
     logs ``event`` with the reason and stops the server (``server.stop`` lets calls in flight
     finish). A signal handler only takes a lock without waiting and sets an event only that
     thread waits for: nothing it does can deadlock with the code it interrupts, nor with a
@@ -164,6 +165,8 @@ class StopOnce:
         self._thread.start()
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
+        if (taken := stop_signals.taken_at_start()) is not None:  # its raise was swallowed
+            self(taken)
 
     def __call__(self, reason: str) -> None:
         """Ask for the stop (the first request counts)."""

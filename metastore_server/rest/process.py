@@ -14,6 +14,7 @@ from typing import Any
 
 import structlog
 
+from metastore_server import stop_signals
 from metastore_server.server.config import ServerConfig
 
 log = structlog.get_logger(__name__)
@@ -73,6 +74,8 @@ def run_rest_catalog(config: ServerConfig) -> bool:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    if stop_signals.taken_at_start() is not None:  # one came while it started, not taken
+        stop()
     threading.Thread(target=_stop_at_end_of_input, args=(stop,), daemon=True).start()
     log.info("rest_catalog_serving", host=config.host, port=config.rest_port,
              tls=bool(config.tls_cert))  # fmt: skip
