@@ -17,7 +17,7 @@ from support.net import MetastoreEndpoint
 from support.our_server import OurServer
 from support.thrift_bytes import message
 
-from metastore_server.server.supervisor import HEARTBEAT_S, STOP_TIMEOUT_S
+from metastore_server.server.supervisor import HEARTBEAT_S
 from metastore_server.thrift_api import hms, make_client
 
 from .conftest import ON_HBASE
@@ -133,7 +133,6 @@ def test_sigterm_stops_an_idle_server_promptly(tmp_path: Path) -> None:
         # STOP_TIMEOUT_S (a loaded machine may take seconds; that is not what is checked).
         assert "worker_killed" not in log, log[-6000:]
         assert log.count("worker_stopped") == len(workers), log[-6000:]
-        assert took < STOP_TIMEOUT_S
         for pid in workers:  # no worker left behind
             wait_for(lambda pid=pid: not Path(f"/proc/{pid}").exists()
                      or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], 10)  # fmt: skip
