@@ -21,14 +21,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+import thriftpy2
 from thriftpy2.protocol import binary as _pybin
 from thriftpy2.protocol.base import TProtocolFactory
 from thriftpy2.protocol.compact import TCompactProtocol, TCompactProtocolFactory
 from thriftpy2.rpc import make_client as _thriftpy_make_client
 from thriftpy2.thrift import TClient, TException, TPayload, TType
 from thriftpy2.transport import TBufferedTransportFactory, TFramedTransportFactory
-
-from metastore_server import idl_loading
 
 try:  # the Cython extensions are absent on PyPy and on builds without a compiler
     from thriftpy2.protocol.cybin import TCyBinaryProtocol, TCyBinaryProtocolFactory
@@ -114,7 +113,9 @@ def find_idl_dir() -> Path:
 def load_idl(idl_dir: Path | None = None, module_name: str = MODULE_NAME) -> ModuleType:
     """Load ``hive_metastore.thrift`` (and its ``fb303.thrift`` include) with thriftpy2."""
     directory = idl_dir if idl_dir is not None else find_idl_dir()
-    return idl_loading.load(directory / IDL_FILE, module_name, include_dirs=[str(directory)])
+    return thriftpy2.load(
+        str(directory / IDL_FILE), module_name=module_name, include_dirs=[str(directory)]
+    )
 
 
 def _bind_exceptions(wire: ModuleType, main: ModuleType) -> None:
@@ -133,7 +134,7 @@ def _bind_exceptions(wire: ModuleType, main: ModuleType) -> None:
 def load_wire_2_3(main: ModuleType, idl_dir: Path | None = None) -> ModuleType:
     """Load ``hive_metastore_2_3_wire.thrift``: the 2.3 layouts HMS 3/4 changed in place."""
     directory = idl_dir if idl_dir is not None else find_idl_dir()
-    wire = idl_loading.load(directory / WIRE_2_3_FILE, WIRE_2_3_MODULE_NAME)
+    wire = thriftpy2.load(str(directory / WIRE_2_3_FILE), module_name=WIRE_2_3_MODULE_NAME)
     _bind_exceptions(wire, main)
     return wire
 
