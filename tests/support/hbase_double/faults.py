@@ -100,6 +100,11 @@ class FaultHooks:
             self._regions_back = time.monotonic() + seconds
             self._regions_give_up_s = give_up_s
 
+    def regions_paused(self) -> bool:
+        """Whether table calls still wait for the regions (``pause_regions``)."""
+        with self._lock:
+            return time.monotonic() < self._regions_back
+
     def _wait_for_regions(self, method: str) -> None:
         if method in _GATEWAY_CALLS:
             return
