@@ -3,6 +3,11 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
+# Python keeps its compiled modules (__pycache__) whatever the environment says: the suite starts
+# well over a thousand Python processes (servers, their workers, clients) and `serve` one per worker;
+# with PYTHONDONTWRITEBYTECODE set (as on some machines and images) each would compile every
+# module it imports from source again, about half of a process's start.
+unexport PYTHONDONTWRITEBYTECODE
 #: uv installs from the committed uv.lock: no resolver search on a fresh machine, and progress.
 UV_VERSION ?= 0.13.9
 UV := $(BIN)/uv
