@@ -32,6 +32,8 @@ from support.rest_attacks import namespace as _namespace  # noqa: E402
 
 from metastore_server.rest import jwt_auth  # noqa: E402
 
+pytestmark = pytest.mark.any_store
+
 ISSUER_KEYS = Issuer()
 
 

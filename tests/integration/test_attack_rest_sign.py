@@ -23,6 +23,8 @@ from support.rest_attacks import SCHEMA  # noqa: E402
 from support.rest_attacks import token as _token  # noqa: E402
 from support.rest_vend import Vending, grant_select, vending  # noqa: E402
 
+pytestmark = pytest.mark.any_store
+
 SIGN = {"X-Iceberg-Access-Delegation": "remote-signing"}
 
 

@@ -26,6 +26,8 @@ from metastore_server.tools.progress import ProgressBar
 
 from .conftest import RunningServer
 
+pytestmark = pytest.mark.any_store
+
 SIZES = (10, 50)
 TINY = ["--partitions", "10,50", "--calls", "3", "--warmup", "1", "--no-progress"]
 

@@ -19,6 +19,8 @@ from metastore_server.cli import values as cli_values
 from metastore_server.cli.errors import DEBUG_HINT
 from metastore_server.server.supervisor import STOP_TIMEOUT_S
 
+pytestmark = pytest.mark.any_store
+
 TIMEOUT_S = 60
 
 

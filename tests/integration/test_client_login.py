@@ -25,6 +25,8 @@ from metastore_server.server.passwords import hash_password
 
 from .conftest import RunningServer, create_db, make_partition, make_table
 
+pytestmark = pytest.mark.any_store
+
 DAYS = ["2024-01-01", "2024-01-02", "2024-01-03"]
 _GSSAPI_SKIP = KDC_SKIP_REASON or (
     "python-gssapi is not installed (needs libkrb5-dev)"

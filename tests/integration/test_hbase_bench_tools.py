@@ -15,6 +15,8 @@ import happybase
 import pytest
 from support.hbase_double import HBaseDouble
 
+pytestmark = pytest.mark.own_double
+
 TESTS = Path(__file__).resolve().parents[1]
 
 

@@ -20,6 +20,8 @@ from metastore_server.thrift_api import hms
 
 from .conftest import RunningServer, create_db, make_partition, make_table
 
+pytestmark = pytest.mark.own_double
+
 DB = "faults"
 LEASE_S = 1.0
 #: How long the gateway stays away unless brought back: longer than a call may wait (the test

@@ -18,6 +18,8 @@ from metastore_server.thrift_api import hms
 
 from .conftest import RunningServer, create_db, make_partition, make_table
 
+pytestmark = pytest.mark.own_double
+
 
 @pytest.fixture
 def double() -> Iterator[HBaseDouble]:

@@ -22,6 +22,8 @@ from metastore_server.thrift_api import hms, make_client
 
 from .conftest import create_db, make_partition, make_table
 
+pytestmark = pytest.mark.own_double
+
 PREFIX = "rc_"
 PARTITIONS = 600
 

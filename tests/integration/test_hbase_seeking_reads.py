@@ -15,6 +15,8 @@ from metastore_server.thrift_api import hms
 
 from .conftest import RunningServer, create_db, make_partition, make_table
 
+pytestmark = pytest.mark.own_double
+
 DAYS = [f"2024-03-{d:02d}" for d in range(1, 13)]
 HOURS, REGIONS = 24, 8  # 192 rows a day: more than a seeking round trip asks for
 ROWS = len(DAYS) * HOURS * REGIONS

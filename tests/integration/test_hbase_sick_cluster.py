@@ -19,7 +19,10 @@ from metastore_server.thrift_api import hms, make_client
 
 from .conftest import create_db, make_table
 
-pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds workers in /proc")
+pytestmark = [
+    pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds workers in /proc"),
+    pytest.mark.own_double,
+]
 
 #: The call timeout the server runs with (small, so that the test is short).
 CALL_TIMEOUT_S = 3.0

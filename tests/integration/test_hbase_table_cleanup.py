@@ -19,6 +19,8 @@ from support.hbase_double import HBaseDouble
 from . import conftest as harness
 from .conftest import RunningServer, create_db
 
+pytestmark = pytest.mark.own_double
+
 #: Seconds the double takes per table operation here: enough to be a cost, small enough for
 #: ``make test`` (a real HBase takes about 1; METASTORE_TEST_HBASE_DDL_S sets the suite's).
 DDL_S = 0.05

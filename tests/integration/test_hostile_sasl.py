@@ -44,6 +44,8 @@ from metastore_server.server.passwords import hash_password
 from metastore_server.server.thrift_server import MetastoreServer
 from metastore_server.thrift_api import hms
 
+pytestmark = pytest.mark.any_store
+
 START, OK, BAD, ERROR, COMPLETE = 1, 2, 3, 4, 5
 SERVICE = "hive/localhost"
 #: The servers' max_message_size: small, so that frames over it are cheap to declare.

@@ -25,7 +25,10 @@ from metastore_server.thrift_api import hms, make_client
 
 from .conftest import RunningServer
 
-pytestmark = pytest.mark.skipif(KDC_SKIP_REASON is not None, reason=KDC_SKIP_REASON or "")
+pytestmark = [
+    pytest.mark.skipif(KDC_SKIP_REASON is not None, reason=KDC_SKIP_REASON or ""),
+    pytest.mark.any_store,
+]
 gssapi = pytest.importorskip("gssapi", reason="python-gssapi is not installed (needs libkrb5-dev)")
 
 SERVICE = "hive/localhost"

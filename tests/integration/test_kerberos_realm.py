@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 from support.kdc import KDC_SKIP_REASON, Kdc
 
-pytestmark = pytest.mark.skipif(KDC_SKIP_REASON is not None, reason=KDC_SKIP_REASON or "")
+pytestmark = [
+    pytest.mark.skipif(KDC_SKIP_REASON is not None, reason=KDC_SKIP_REASON or ""),
+    pytest.mark.any_store,
+]
 
 SERVICE = "hive/localhost"
 

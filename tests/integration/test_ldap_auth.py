@@ -34,7 +34,10 @@ from metastore_server.thrift_api import hms
 
 from .conftest import RunningServer
 
-pytestmark = pytest.mark.skipif(LDAP_SKIP_REASON is not None, reason=LDAP_SKIP_REASON or "")
+pytestmark = [
+    pytest.mark.skipif(LDAP_SKIP_REASON is not None, reason=LDAP_SKIP_REASON or ""),
+    pytest.mark.any_store,
+]
 pytest.importorskip("ldap3", reason="ldap3 (the ldap extra) is not installed")
 
 START, OK, BAD, COMPLETE = 1, 2, 3, 5

@@ -13,6 +13,8 @@ from support.our_server import REPO_ROOT, OurServer
 
 from metastore_server.thrift_api import hms, make_client
 
+pytestmark = pytest.mark.any_store
+
 FULL = Path("/dev/full")  # every write fails with ENOSPC; reading it never ends: never read it
 
 

@@ -6,6 +6,8 @@ import pytest
 
 from metastore_server.thrift_api import hms
 
+pytestmark = pytest.mark.any_store
+
 KEY = "hive.metastore.disallow.incompatible.col.type.changes"
 
 

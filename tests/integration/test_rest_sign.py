@@ -18,6 +18,8 @@ from support.rest_vend import Vending, vending, without_own_credentials  # noqa:
 
 from metastore_server.rest.vending import ACCESS_KEY  # noqa: E402
 
+pytestmark = pytest.mark.any_store
+
 SIGN = {"X-Iceberg-Access-Delegation": "remote-signing"}
 FSSPEC = "pyiceberg.io.fsspec.FsspecFileIO"
 

@@ -34,6 +34,8 @@ from metastore_server.thrift_api import hms, make_client
 
 from .conftest import RunningServer, create_db, make_partition, make_table
 
+pytestmark = pytest.mark.any_store
+
 START, OK, BAD, ERROR, COMPLETE = 1, 2, 3, 4, 5
 #: What a client sees when the server refuses it or closes on it.
 REFUSED = (TTransportException, ConnectionError, OSError)

@@ -23,6 +23,8 @@ from metastore_server.thrift_api import make_client
 
 from .conftest import RunningServer
 
+pytestmark = pytest.mark.any_store
+
 #: What a client sees when the other side does not speak its language.
 MISMATCH_ERRORS = (TTransportException, ssl.SSLError, ConnectionError, OSError)
 

@@ -32,6 +32,8 @@ from metastore_server.thrift_api import hms, make_client
 
 from .conftest import RunningServer, _storage_url
 
+pytestmark = pytest.mark.any_store
+
 CALL = 0x80010000 | TMessageType.CALL
 SMALL_LIMIT = 64 * 1024
 #: Most the server process may grow over the malformed cases (the server is in-process).
