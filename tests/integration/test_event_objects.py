@@ -63,3 +63,26 @@ def test_every_event_carries_the_objects_followers_read(client: Any) -> None:
                for name in OBJECT_FIELDS.get(e.eventType, ())
                if not json.loads(e.message or "{}").get(name)]  # fmt: skip
     assert lacking == []
+
+
+def test_a_rename_without_a_storage_descriptor_keeps_the_old_place_in_its_event(
+    client: Any,
+) -> None:
+    """``rename_partition`` with no ``sd`` takes the old one, and a managed partition's
+    directory follows its new name: the event's before-image still names the old place."""
+    client.create_database(hms.Database(name="renamed_sd", parameters={}))
+    client.create_table(make_table("renamed_sd", "t", keys=[("p", "string")]))
+    client.add_partition(make_partition("renamed_sd", "t", ["1"]))
+    old_place = client.get_partition("renamed_sd", "t", ["1"]).sd.location
+    first = client.get_current_notificationEventId().eventId
+    moved = hms.Partition(values=["2"], dbName="renamed_sd", tableName="t", parameters={})
+    client.rename_partition("renamed_sd", "t", ["1"], moved)
+    new_place = client.get_partition("renamed_sd", "t", ["2"]).sd.location
+    events = client.get_next_notification(
+        hms.NotificationEventRequest(lastEvent=first, maxEvents=100)).events  # fmt: skip
+    (altered,) = [e for e in events if e.eventType == "ALTER_PARTITION"]
+    message = json.loads(altered.message)
+    before, after = message["partitionObjBeforeJson"], message["partitionObjAfterJson"]
+    assert new_place != old_place and new_place.endswith("/p=2")
+    assert old_place in before and new_place not in before
+    assert new_place in after

@@ -152,8 +152,8 @@ class Altering(PartitionWriter):
             updated.sd = shallow_copy(updated.sd)
         updated.dbName, updated.tableName, updated.catName = ref.db, ref.name, None
         updated.createTime = old.createTime
-        if updated.sd is None:
-            updated.sd = old.sd
+        if updated.sd is None:  # a copy: a rename sets its location, ``old`` keeps its own
+            updated.sd = shallow_copy(old.sd) if old.sd is not None else None
         elif not updated.sd.location and old.sd is not None:
             updated.sd.location = old.sd.location
         location = updated.sd.location if updated.sd else None
