@@ -36,12 +36,13 @@ _KINDS = ("booleanStats", "longStats", "doubleStats", "stringStats", "binaryStat
 
 
 def forget(store: StoragePort, table_id: int, part_names: Iterable[str]) -> None:
-    """Remove the statistics of dropped partitions."""
-    deletes: list[Put | Delete] = [
-        Delete(layout.META, layout.stats_key(table_id, name)) for name in part_names
-    ]
-    if deletes:
-        store.mutate(deletes)
+    """Remove the statistics of dropped partitions: those that have any (one read of them
+    all; on HBase a delete of a missing row still writes a tombstone, and the change's intent
+    would carry each one's image)."""
+    keys = [layout.stats_key(table_id, name) for name in part_names]
+    found = [key for key, _row in store.get_many(layout.META, keys)] if keys else []
+    if found:
+        store.mutate([Delete(layout.META, key) for key in found])
 
 
 def forget_table(store: StoragePort, table_id: int) -> None:
