@@ -44,8 +44,8 @@ def _altered(c: PartitionChange) -> Iterable[Event]:
 
 def _dropped(c: PartitionChange) -> Iterable[Event]:
     table = c.table.table
-    fields = messages.table_fields(table)
-    return (messages.drop_partition(table, [partition], c.when, fields)
+    table_data = to_bytes(table)  # the table's encoding once, not once an event
+    return (messages.drop_partition(table, [partition], c.when, table_data=table_data)
             for partition in c.before)  # fmt: skip
 
 

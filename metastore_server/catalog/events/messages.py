@@ -232,12 +232,14 @@ def _unframe(payload: bytes) -> Iterator[bytes]:
 
 def render(event_type: str, payload: bytes, timestamp: int) -> str:
     """The JSON message of an event stored as a payload (see :func:`added_partitions`;
-    :func:`create_table`, :func:`alter_table` and :func:`alter_partition` keep the time of their
-    change)."""
+    :func:`create_table`, :func:`alter_table`, :func:`alter_partition` and :func:`drop_partition`
+    keep the time of their change)."""
     if event_type in (CREATE_TABLE, ALTER_TABLE):
         return _table_message(event_type, payload)
     if event_type == ALTER_PARTITION:
         return _alter_partition_message(payload)
+    if event_type == DROP_PARTITION:
+        return _drop_partition_message(payload)
     if event_type != ADD_PARTITION:
         raise ValueError(f"no payload rendering for {event_type}")
     pieces = _unframe(payload)
@@ -290,14 +292,33 @@ def _alter_partition_message(payload: bytes) -> str:
 
 def drop_partition(
     table: hms.Table, partitions: Iterable[hms.Partition], now: int,
-    fields: dict[str, Any] | None = None,
+    *, table_data: bytes | None = None,
 ) -> Event:  # fmt: skip
-    """DROP_PARTITION of ``partitions``; ``fields`` as for :func:`alter_partition`."""
-    message = body(
-        now, cat=catalog_of(table), **(fields or table_fields(table)), timestamp=now,
-        partitions=[key_values(table, p.values or []) for p in partitions],
+    """DROP_PARTITION of ``partitions``, rendered when read (:func:`render`): the change
+    pays the partitions' values, not a JSON of the table for each (HMS writes one event a
+    partition); ``table_data`` as for :func:`alter_partition`."""
+    values = [_frame(_values_bytes(p.values or [])) for p in partitions]
+    payload = b"".join((_frame(_TIME.pack(now)), _frame(table_data or to_bytes(table)), *values))
+    return Event(DROP_PARTITION, table.dbName, table.tableName, "", payload, catalog_of(table))
+
+
+def _values_bytes(values: Sequence[str]) -> bytes:
+    """A partition's values, each framed (a value may hold any character)."""
+    return b"".join(_frame(value.encode("utf-8")) for value in values)
+
+
+def _drop_partition_message(payload: bytes) -> str:
+    """The message of a DROP_PARTITION event from its payload (:func:`drop_partition`)."""
+    pieces = _unframe(payload)
+    (now,) = _TIME.unpack(next(pieces))
+    table = _as_encoded(hms.Table, next(pieces))
+    partitions = [
+        key_values(table, [value.decode("utf-8") for value in _unframe(framed)])
+        for framed in pieces
+    ]
+    return body(
+        now, cat=catalog_of(table), **table_fields(table), timestamp=now, partitions=partitions,
     )  # fmt: skip
-    return Event(DROP_PARTITION, table.dbName, table.tableName, message, cat=catalog_of(table))
 
 
 # -- functions, inserts, reloads --------------------------------------------------------------
