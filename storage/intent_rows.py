@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import struct
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
@@ -44,12 +45,18 @@ OPEN, UNDO, DONE = b"open", b"undo", b"done"
 UNDONE = b"undone"
 #: Rows of entries undone together (one read, one write).
 UNDO_BATCH_ROWS = 1000
-_INLINE = b"\x00"
-_CHUNKED = b"\x01"
-#: Entries larger than this go to chunk rows of at most ``CHUNK_BYTES`` (HBase refuses cells
-#: over 10 MB).
+#: The first byte of an entry's cell: the entry inline or in chunk rows, as it is or deflated.
+_INLINE, _CHUNKED, _DEFLATED_INLINE, _DEFLATED_CHUNKED = b"\x00", b"\x01", b"\x02", b"\x03"
+#: Entries larger than this (deflated) go to chunk rows of at most ``CHUNK_BYTES`` (HBase
+#: refuses cells over 10 MB).
 INLINE_BYTES = 256 * 1024
 CHUNK_BYTES = 4 * 1024 * 1024
+#: Entries from this size are deflated (zlib, its fastest level) when that saves a tenth:
+#: the before-images of a batch of partitions are much alike (their storage descriptors,
+#: columns and parameters), and they are written by every change and read by every reader
+#: that meets the change open.
+DEFLATE_FROM_BYTES = 1024
+_DEFLATE_LEVEL = 1
 _SEQ = struct.Struct(">I")
 
 Write = Callable[[Sequence[Put | Delete], Condition | None], bool]
@@ -183,23 +190,37 @@ class IntentRows:
     def entry_value(self, key: bytes, seq: int, entry: bytes) -> tuple[bytes, list[bytes]]:
         """The cell value of entry ``seq`` of intent ``key``, and the chunk rows written for
         it first when it is too large to be inline."""
+        inline, chunked = _INLINE, _CHUNKED
+        if len(entry) >= DEFLATE_FROM_BYTES:
+            deflated = zlib.compress(entry, _DEFLATE_LEVEL)
+            if len(deflated) * 10 <= len(entry) * 9:
+                entry, inline, chunked = deflated, _DEFLATED_INLINE, _DEFLATED_CHUNKED
         if len(entry) <= INLINE_BYTES:
-            return _INLINE + entry, []
+            return inline + entry, []
         pieces = intent_entries.split(entry, CHUNK_BYTES)
         keys = [key + b"/" + _SEQ.pack(seq) + _SEQ.pack(n) for n in range(len(pieces))]
         self.write([Put(INTENTS, k, {_CHUNK: p}) for k, p in zip(keys, pieces, strict=True)], None)
-        return _CHUNKED + _SEQ.pack(len(pieces)), keys
+        return chunked + _SEQ.pack(len(pieces)), keys
 
     def entry_bytes(self, key: bytes, seq: int, value: bytes) -> bytes:
         """The bytes of entry ``seq`` of intent ``key`` from its cell value."""
-        if value[:1] == _INLINE:
-            return value[1:]
-        pieces = _SEQ.unpack(value[1:5])[0]
-        prefix = key + b"/" + _SEQ.pack(seq)
-        found = dict(self.reads.get_many(INTENTS, [prefix + _SEQ.pack(n) for n in range(pieces)]))
-        if len(found) != pieces:
-            raise ValueError(f"intent {key.hex()} lacks chunks of entry {seq}")
-        return b"".join(found[prefix + _SEQ.pack(n)][_CHUNK] for n in range(pieces))
+        kind = value[:1]
+        if kind in (_INLINE, _DEFLATED_INLINE):
+            data = value[1:]
+        else:
+            pieces = _SEQ.unpack(value[1:5])[0]
+            prefix = key + b"/" + _SEQ.pack(seq)
+            names = [prefix + _SEQ.pack(n) for n in range(pieces)]
+            found = dict(self.reads.get_many(INTENTS, names))
+            if len(found) != pieces:
+                raise ValueError(f"intent {key.hex()} lacks chunks of entry {seq}")
+            data = b"".join(found[name][_CHUNK] for name in names)
+        if kind in (_DEFLATED_INLINE, _DEFLATED_CHUNKED):
+            try:
+                return zlib.decompress(data)
+            except zlib.error as error:
+                raise ValueError(f"intent {key.hex()} has a damaged entry {seq}: {error}") from None
+        return data
 
     def chunk_keys(self, key: bytes) -> list[bytes]:
         """The chunk rows of intent ``key``."""

@@ -6,6 +6,7 @@ past the lease mid-rollback (the other takes over and finishes) or when they rac
 from __future__ import annotations
 
 import contextlib
+import random
 import threading
 import time
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ Backend = Any  # tests/storage/conftest.py Backend
 T = "t"
 LEASE_S = 0.5
 ROWS = 300
-BIG = {b"c:x": b"x" * INLINE_BYTES}  # a row whose before-image goes to chunk rows
+BIG = {b"c:x": random.Random(1).randbytes(INLINE_BYTES)}  # before-image in chunk rows
 
 
 @pytest.fixture()

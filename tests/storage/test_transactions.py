@@ -11,6 +11,7 @@ a change cut by a failing HBase is undone by the writer's next call once HBase i
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 import textwrap
@@ -144,7 +145,7 @@ def test_a_killed_writers_change_is_rolled_back_by_the_next_reader(
 ) -> None:
     backend, store = hbase
     _fill(store)
-    big = {b"c:x": b"x" * INLINE_BYTES}  # their before-images go to chunk rows
+    big = {b"c:x": random.Random(1).randbytes(INLINE_BYTES)}  # before-images in chunk rows
     store.mutate([Put(T, b"big%d" % i, big) for i in range(3)])
     before = _rows(store)
     script = textwrap.dedent(f"""
