@@ -36,7 +36,7 @@ from thriftpy2.thrift import TPayload, TType
 
 from metastore_server.catalog.basics.bounded_cache import BoundedCache
 from metastore_server.catalog.events import formats
-from metastore_server.catalog.events.messages import Event, render
+from metastore_server.catalog.events.messages import Event, render, stored_payload
 from metastore_server.storage import layout, retrying
 from metastore_server.storage.port import Capabilities, Condition, Delete, Put, StoragePort
 from metastore_server.storage.retrying import LOST, Lost
@@ -189,7 +189,7 @@ class NotificationLog:
                    layout.OBJECT: to_bytes(event.to_thrift(event_id, now,
                                                            self.message_format))}  # fmt: skip
             if event.payload is not None:
-                row[layout.EVENT_PAYLOAD] = event.payload
+                row[layout.EVENT_PAYLOAD] = stored_payload(event.payload)
             puts.append(Put(layout.META, key, row))
             if not blocks or index == 0:
                 conditions.append(
