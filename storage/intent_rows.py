@@ -45,7 +45,8 @@ OPEN, UNDO, DONE = b"open", b"undo", b"done"
 UNDONE = b"undone"
 #: Rows of entries undone together (one read, one write).
 UNDO_BATCH_ROWS = 1000
-#: The first byte of an entry's cell: the entry inline or in chunk rows, as it is or deflated.
+#: The first byte of an entry's cell: the entry inline or in chunk rows, as it is or deflated
+#: (a deflated inline entry has a count of no chunks before its bytes).
 _INLINE, _CHUNKED, _DEFLATED_INLINE, _DEFLATED_CHUNKED = b"\x00", b"\x01", b"\x02", b"\x03"
 #: Entries larger than this (deflated) go to chunk rows of at most ``CHUNK_BYTES`` (HBase
 #: refuses cells over 10 MB).
@@ -56,6 +57,9 @@ CHUNK_BYTES = 4 * 1024 * 1024
 #: columns and parameters), and they are written by every change and read by every reader
 #: that meets the change open.
 DEFLATE_FROM_BYTES = 1024
+#: Most chunk rows an entry may have (64 GiB: no write comes near it); a cell naming more is
+#: damaged.
+MAX_CHUNKS = 16 * 1024
 _DEFLATE_LEVEL = 1
 _SEQ = struct.Struct(">I")
 
@@ -196,6 +200,8 @@ class IntentRows:
             if len(deflated) * 10 <= len(entry) * 9:
                 entry, inline, chunked = deflated, _DEFLATED_INLINE, _DEFLATED_CHUNKED
         if len(entry) <= INLINE_BYTES:
+            if inline == _DEFLATED_INLINE:  # a count of no chunks first: older servers that
+                return inline + _SEQ.pack(0) + entry, []  # read it as chunked find it empty
             return inline + entry, []
         pieces = intent_entries.split(entry, CHUNK_BYTES)
         keys = [key + b"/" + _SEQ.pack(seq) + _SEQ.pack(n) for n in range(len(pieces))]
@@ -205,10 +211,18 @@ class IntentRows:
     def entry_bytes(self, key: bytes, seq: int, value: bytes) -> bytes:
         """The bytes of entry ``seq`` of intent ``key`` from its cell value."""
         kind = value[:1]
-        if kind in (_INLINE, _DEFLATED_INLINE):
+        if kind == _INLINE:
             data = value[1:]
+        elif kind == _DEFLATED_INLINE and value[1:5] == _SEQ.pack(0):
+            data = value[5:]
         else:
+            if kind not in (_CHUNKED, _DEFLATED_CHUNKED) or len(value) != 5:
+                raise ValueError(f"intent {key.hex()} has a damaged entry {seq}: a cell of "
+                                 f"{len(value)} bytes of an unknown form")  # fmt: skip
             pieces = _SEQ.unpack(value[1:5])[0]
+            if not 0 < pieces <= MAX_CHUNKS:
+                raise ValueError(f"intent {key.hex()} has a damaged entry {seq}: "
+                                 f"{pieces} chunks")  # fmt: skip
             prefix = key + b"/" + _SEQ.pack(seq)
             names = [prefix + _SEQ.pack(n) for n in range(pieces)]
             found = dict(self.reads.get_many(INTENTS, names))
@@ -216,10 +230,14 @@ class IntentRows:
                 raise ValueError(f"intent {key.hex()} lacks chunks of entry {seq}")
             data = b"".join(found[name][_CHUNK] for name in names)
         if kind in (_DEFLATED_INLINE, _DEFLATED_CHUNKED):
+            inflater = zlib.decompressobj()
             try:
-                return zlib.decompress(data)
+                data = inflater.decompress(data)
             except zlib.error as error:
                 raise ValueError(f"intent {key.hex()} has a damaged entry {seq}: {error}") from None
+            if not inflater.eof or inflater.unused_data:
+                raise ValueError(f"intent {key.hex()} has a damaged entry {seq}: "
+                                 "its deflated bytes are cut short or run on")  # fmt: skip
         return data
 
     def chunk_keys(self, key: bytes) -> list[bytes]:

@@ -107,8 +107,33 @@ def test_cells_written_before_deflating_are_read_alike() -> None:
     assert rows.entry_bytes(KEY, 1, b"\x01" + (2).to_bytes(4, "big")) == entry
 
 
-def test_a_damaged_deflated_entry_is_a_clear_error() -> None:
-    good = zlib.compress(_partitions(100))
+def test_a_deflated_inline_entry_reads_as_no_chunks_to_older_servers() -> None:
+    """Servers built before entries were deflated read any cell not marked inline as a chunk
+    count: they find none, and their decoding of no bytes fails as a truncated entry."""
+    _, value, _ = _kept(_partitions(2000))
+    assert value[1:5] == b"\x00\x00\x00\x00"
+    with pytest.raises(ValueError, match="truncated"):
+        intent_entries.decode(b"")
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        (b"\x02\x00\x00\x00\x00" + zlib.compress(_partitions(100))[:-40], "cut short"),
+        (b"\x02\x00\x00\x00\x00" + zlib.compress(_partitions(100)) + b"more", "run on"),
+        (b"\x02\x00\x00\x00\x00" + b"not deflated at all", "damaged entry 4"),
+        (b"\x02" + zlib.compress(_partitions(100)), "unknown form"),  # no count of no chunks
+        (b"\x07" + bytes(10), "unknown form"),
+        (b"", "unknown form"),
+        (b"\x01\xff\xff\xff\xff", "4294967295 chunks"),
+        (b"\x03\x00\x00\x00\x00", "0 chunks"),
+        (b"\x01\x00\x00\x00\x02", "lacks chunks"),
+    ],
+)
+def test_a_damaged_cell_is_a_clear_error(value: bytes, says: str) -> None:
+    """Whatever the damage, a ValueError naming the entry, at once (no read of billions of
+    chunk rows)."""
     rows = IntentRows(reads=_Store(), write=_Store().write)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="damaged entry 4"):
-        rows.entry_bytes(KEY, 4, b"\x02" + good[: len(good) // 2])
+    with pytest.raises(ValueError) as caught:
+        rows.entry_bytes(KEY, 4, value)
+    assert "entry 4" in str(caught.value) and says in str(caught.value)

@@ -66,19 +66,21 @@ class EventNames(Protocol):
 
 
 class _EventNames(TPayload):
-    """A NotificationEvent's type and names alone (what event filters test): decoding it
-    skips the message."""
+    """A NotificationEvent's id, type and names alone (what event filters test, and counts):
+    decoding it skips the message."""
 
+    eventId: int | None
     eventType: str | None
     dbName: str | None
     tableName: str | None
 
     thrift_spec = {
+        1: (TType.I64, "eventId", False),
         3: (TType.STRING, "eventType", False),
         4: (TType.STRING, "dbName", False),
         5: (TType.STRING, "tableName", False),
     }
-    default_spec = [("eventType", None), ("dbName", None), ("tableName", None)]
+    default_spec = [("eventId", None), ("eventType", None), ("dbName", None), ("tableName", None)]
 
 
 #: Bytes of events rendered when read (``ADD_PARTITION``'s JSON of every partition) kept.
@@ -317,18 +319,12 @@ class NotificationLog:
     ) -> int:
         """How many events with ids in ``(after, up_to]`` ``wanted`` accepts."""
         counted = 0
-        for event in self._after(after, None):
-            if up_to is not None and event.eventId > up_to:
+        for _key, data, _payload in self._stored_after(after, None):
+            event = from_bytes(_EventNames, data)  # no message decoded, none rendered
+            if up_to is not None and (event.eventId or 0) > up_to:
                 break
             counted += wanted(event)
         return counted
-
-    def _after(self, last_event: int | None, limit: int | None) -> Iterator[hms.NotificationEvent]:
-        for _key, data, payload in self._stored_after(last_event, limit):
-            event = from_bytes(hms.NotificationEvent, data)
-            if payload is not None:
-                event.message = _rendered(event, payload)
-            yield event
 
     def _stored_after(
         self, last_event: int | None, limit: int | None
