@@ -201,10 +201,11 @@ class Altering(PartitionWriter):
         old_key, new_key = row_key(ref, old_values), new_row_key(ref, new_values)
         if new_key != old_key:
             self._claim.hold(ref, "Renaming a partition")  # it creates a row
-        row = self._ctx.store.get(layout.PARTITIONS, old_key)
+        found = dict(self._ctx.store.get_many(layout.PARTITIONS, list({old_key, new_key})))
+        row = found.get(old_key)
         if row is None:
             raise hms.InvalidOperationException(message=RENAME_MISSING_PARTITION)
-        if new_key != old_key and self._ctx.store.get(layout.PARTITIONS, new_key) is not None:
+        if new_key != old_key and new_key in found:
             raise hms.InvalidOperationException(
                 message=f"Partition already exists:{ref.db}.{ref.name}.{java_list(new_values)}"
             )
