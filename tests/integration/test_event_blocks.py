@@ -17,6 +17,8 @@ from support.hbase_double import HBaseDouble, storage_url
 
 from metastore_server.catalog.events.log import NotificationLog
 from metastore_server.catalog.events.messages import Event
+from metastore_server.thrift_api import hms
+from metastore_server.wire.serde import from_bytes
 
 
 @pytest.fixture(params=["embedded", "hbase-double"])
@@ -68,7 +70,8 @@ def test_racing_blocks_get_every_id_once_each_change_consecutive(
             assert ids == list(range(ids[0], ids[0] + len(ids)))
         assert ids == sorted(ids)
     assert logs[0].current_id() == logs[1].current_id() == len(every)
-    messages = [e.message for e in logs[0]._after(0, None)]
+    stored = logs[0].next_stored(0, None)  # as a follower reads them
+    messages = [from_bytes(hms.NotificationEvent, data).message for data in stored]
     assert len(messages) == len(every)  # every event row there, in id order
     for ids in taken:  # each change's events in its own order at its ids
         got = [messages[i - 1] for i in ids]
