@@ -18,11 +18,10 @@ import importlib.resources
 import os
 import ssl
 import tempfile
-import types
 from collections.abc import Iterator, Sequence
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from types import ModuleType
+from types import FunctionType, ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import thriftpy2
@@ -129,7 +128,7 @@ def _as_rule(function: Any) -> Any:
     rules by their first line; the first rule names the grammar's start)."""
     code = function.__code__.replace(co_firstlineno=_original.__code__.co_firstlineno,
                                      co_filename=_original.__code__.co_filename)  # fmt: skip
-    rule = types.FunctionType(code, function.__globals__, _original.__name__)
+    rule = FunctionType(code, function.__globals__, _original.__name__)
     rule.__doc__ = _original.__doc__
     rule.__module__ = _original.__module__
     return rule
@@ -154,7 +153,7 @@ def _fast_rule() -> Iterator[None]:
 
 
 def _load_thrift(path: str | os.PathLike[str], module_name: str,
-         include_dirs: Sequence[str] = ()) -> types.ModuleType:  # fmt: skip
+         include_dirs: Sequence[str] = ()) -> ModuleType:  # fmt: skip
     """``thriftpy2.load`` of ``path`` as ``module_name``, with the linear reference lookup."""
     with _fast_rule():
         return thriftpy2.load(path, module_name=module_name,

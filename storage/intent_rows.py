@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import struct
 import time
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
 import structlog
-from metastore_server.storage import intent_entries
+from metastore_server.storage import deflating, intent_entries
 from metastore_server.storage.intent_entries import RowImage
 from metastore_server.storage.port import Condition, Delete, Put, Row, StorageError, TableSpec
 
@@ -52,15 +51,12 @@ _INLINE, _CHUNKED, _DEFLATED_INLINE, _DEFLATED_CHUNKED = b"\x00", b"\x01", b"\x0
 #: refuses cells over 10 MB).
 INLINE_BYTES = 256 * 1024
 CHUNK_BYTES = 4 * 1024 * 1024
-#: Entries from this size are deflated (zlib, its fastest level) when that saves a tenth:
-#: the before-images of a batch of partitions are much alike (their storage descriptors,
-#: columns and parameters), and they are written by every change and read by every reader
-#: that meets the change open.
-DEFLATE_FROM_BYTES = 1024
+#: Entries are deflated where that pays (``storage.deflating``): the before-images of a batch
+#: of partitions are much alike (their storage descriptors, columns and parameters), and they
+#: are written by every change and read by every reader that meets the change open.
 #: Most chunk rows an entry may have (64 GiB: no write comes near it); a cell naming more is
 #: damaged.
 MAX_CHUNKS = 16 * 1024
-_DEFLATE_LEVEL = 1
 _SEQ = struct.Struct(">I")
 
 Write = Callable[[Sequence[Put | Delete], Condition | None], bool]
@@ -195,10 +191,9 @@ class IntentRows:
         """The cell value of entry ``seq`` of intent ``key``, and the chunk rows written for
         it first when it is too large to be inline."""
         inline, chunked = _INLINE, _CHUNKED
-        if len(entry) >= DEFLATE_FROM_BYTES:
-            deflated = zlib.compress(entry, _DEFLATE_LEVEL)
-            if len(deflated) * 10 <= len(entry) * 9:
-                entry, inline, chunked = deflated, _DEFLATED_INLINE, _DEFLATED_CHUNKED
+        packed = deflating.deflated(entry)
+        if packed is not None:
+            entry, inline, chunked = packed, _DEFLATED_INLINE, _DEFLATED_CHUNKED
         if len(entry) <= INLINE_BYTES:
             if inline == _DEFLATED_INLINE:  # a count of no chunks first: older servers that
                 return inline + _SEQ.pack(0) + entry, []  # read it as chunked find it empty
@@ -230,14 +225,10 @@ class IntentRows:
                 raise ValueError(f"intent {key.hex()} lacks chunks of entry {seq}")
             data = b"".join(found[name][_CHUNK] for name in names)
         if kind in (_DEFLATED_INLINE, _DEFLATED_CHUNKED):
-            inflater = zlib.decompressobj()
             try:
-                data = inflater.decompress(data)
-            except zlib.error as error:
+                return deflating.inflated(data)
+            except ValueError as error:
                 raise ValueError(f"intent {key.hex()} has a damaged entry {seq}: {error}") from None
-            if not inflater.eof or inflater.unused_data:
-                raise ValueError(f"intent {key.hex()} has a damaged entry {seq}: "
-                                 "its deflated bytes are cut short or run on")  # fmt: skip
         return data
 
     def chunk_keys(self, key: bytes) -> list[bytes]:

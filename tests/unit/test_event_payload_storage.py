@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 
+from metastore_server.storage.deflating import DEFLATE_FROM_BYTES
+
 from metastore_server.catalog.events import messages
 from metastore_server.thrift_api import hms
 from metastore_server.wire.serde import stored_partition_bytes
@@ -52,7 +54,7 @@ def test_an_altered_partition_is_kept_deflated() -> None:
 
 def test_small_and_incompressible_payloads_are_kept_as_they_are() -> None:
     small = messages.drop_partition(_table(), [_partition("1")], 7)
-    assert len(small.payload or b"") < messages.DEFLATE_FROM_BYTES
+    assert len(small.payload or b"") < DEFLATE_FROM_BYTES
     assert _round_trip(small)[0] == small.payload
-    noise = random.Random(5).randbytes(4 * messages.DEFLATE_FROM_BYTES)
+    noise = random.Random(5).randbytes(4 * DEFLATE_FROM_BYTES)
     assert messages.stored_payload(noise) == noise

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 
 import pytest
 from metastore_server.storage import intent_entries
+from metastore_server.storage.deflating import DEFLATE_FROM_BYTES
 from metastore_server.storage.intent_entries import RowImage
 from metastore_server.storage.intent_rows import (
     CHUNK_BYTES,
-    DEFLATE_FROM_BYTES,
     INLINE_BYTES,
     INTENTS,
     IntentRows,

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 import struct
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from metastore_server.catalog.events import formats
+from metastore_server.storage import deflating
 from metastore_server.thrift_api import hms
 from metastore_server.wire.serde import from_bytes, from_bytes_into, shallow_copy, to_bytes
 from metastore_server.wire.thrift_json import to_json
@@ -40,8 +40,6 @@ _TIME = struct.Struct("!q")
 _TRUNCATE = b"T"
 #: The first byte of a deflated payload (a payload's first frame is far shorter than 4 GiB).
 _DEFLATED = b"\xff"
-#: Payloads from this size are kept deflated when that saves a tenth (``stored_payload``).
-DEFLATE_FROM_BYTES = 1024
 
 CREATE_DATABASE = "CREATE_DATABASE"
 ALTER_DATABASE = "ALTER_DATABASE"
@@ -236,14 +234,11 @@ def _unframe(payload: bytes) -> Iterator[bytes]:
 
 
 def stored_payload(payload: bytes) -> bytes:
-    """A payload as the log keeps it: deflated (zlib, fastest level, behind a byte no frame
-    begins with) from ``DEFLATE_FROM_BYTES`` when that saves a tenth. An ADD_PARTITION's
-    partitions are much alike (a thousand of them deflate to a fiftieth), an ALTER_PARTITION's
-    two partitions too (to about a quarter)."""
-    if len(payload) < DEFLATE_FROM_BYTES:
-        return payload
-    deflated = _DEFLATED + zlib.compress(payload, 1)
-    return deflated if len(deflated) * 10 <= len(payload) * 9 else payload
+    """A payload as the log keeps it: deflated where that pays (``storage.deflating``), behind a
+    byte no frame begins with. An ADD_PARTITION's partitions are much alike (a thousand of them
+    deflate to a fiftieth), an ALTER_PARTITION's two partitions too (to about a quarter)."""
+    packed = deflating.deflated(payload)
+    return payload if packed is None else _DEFLATED + packed
 
 
 def render(event_type: str, payload: bytes, timestamp: int) -> str:
@@ -251,7 +246,7 @@ def render(event_type: str, payload: bytes, timestamp: int) -> str:
     :func:`create_table`, :func:`alter_table`, :func:`alter_partition` and :func:`drop_partition`
     keep the time of their change), as it is or as :func:`stored_payload` kept it."""
     if payload[:1] == _DEFLATED:
-        payload = zlib.decompress(payload[1:])
+        payload = deflating.inflated(payload[1:])
     if event_type in (CREATE_TABLE, ALTER_TABLE):
         return _table_message(event_type, payload)
     if event_type == ALTER_PARTITION:
