@@ -226,7 +226,8 @@ def _check_size(text: str) -> None:
     bare = bare[:unmatched]  # the rest is inside an unterminated literal (an error anyway)
     if deep:
         parentheses = _NOT_PARENTHESES.sub("", bare)
-        if max(accumulate(map(_DEPTH_STEP.__getitem__, parentheses)), default=0) > MAX_PARENTHESES:
+        depths = accumulate(map(_DEPTH_STEP.__getitem__, parentheses))
+        if any(depth > MAX_PARENTHESES for depth in depths):  # stops at the first too deep
             raise FilterSyntaxError(
                 f"filter nested too deeply: parentheses deeper than {MAX_PARENTHESES} levels"
             )
